@@ -1,0 +1,123 @@
+import { assert } from '../assert.js';
+import { compareDecimals } from '../money/compare.js';
+import { isDecimal, type Decimal } from '../money/decimal.js';
+import type { AggregateSpec } from '../policy/aggregates.js';
+import type { CompiledPolicy } from '../policy/compile.js';
+import type { EvaluationInput } from '../policy/evaluation-input.js';
+import {
+  APPROVED,
+  declined,
+  NO_SHADOW_MATCHES,
+  withShadowMatches,
+  type Decision,
+  type ShadowMatch,
+} from './result.js';
+
+export type CardStatus = 'active' | 'frozen' | 'cancelled';
+export type VaultStatus = 'active' | 'frozen' | 'closed';
+
+export interface CardState {
+  readonly id: string;
+  readonly vaultId: string;
+  readonly status: CardStatus;
+}
+
+export interface VaultState {
+  readonly id: string;
+  readonly status: VaultStatus;
+  readonly currency: string;
+  /** Ledger minus open holds, before this authorization. */
+  readonly available: Decimal;
+}
+
+export interface DecisionInput extends EvaluationInput {
+  /** null when no card has the request's card id (in this account and mode). */
+  readonly card: CardState | null;
+  /** The card's vault; null only when `card` is null. */
+  readonly vault: VaultState | null;
+  /** The vault's compiled policy, or null when it has none. */
+  readonly policy: CompiledPolicy | null;
+}
+
+// The fixed checks of contract section 10, each decision built once.
+const CARD_NOT_FOUND = declined('card_declined', 'card_not_found', 'The card does not exist');
+const CARD_FROZEN = declined('card_declined', 'card_frozen', 'The card is frozen');
+const CARD_CANCELLED = declined('card_declined', 'card_cancelled', 'The card is cancelled');
+const VAULT_FROZEN = declined('card_declined', 'vault_frozen', 'The vault is frozen');
+const VAULT_CLOSED = declined('card_declined', 'vault_closed', 'The vault is closed');
+const CURRENCY_MISMATCH = declined(
+  'card_declined',
+  'currency_mismatch',
+  "The transaction currency differs from the vault's",
+);
+const INSUFFICIENT_BALANCE = declined(
+  'insufficient_balance',
+  'available_balance',
+  'The available balance does not cover the amount',
+);
+
+/**
+ * Decides one card authorization, in the order of contract section 10, first failure wins:
+ * card active, vault active, currency the vault's, the policy, the available balance.
+ * Pure and synchronous: the caller supplies every state it reads, including the time.
+ * Shadow rules are evaluated whenever the policy is reached and reported on any outcome.
+ */
+export function decide(input: DecisionInput): Decision {
+  const { card, vault, request } = input;
+  assert(
+    isDecimal(request.amount) && !request.amount.isNegative(),
+    'amount is a non-negative core Decimal',
+  );
+  assert(Number.isFinite(input.nowMs), 'nowMs is a finite epoch time');
+
+  if (card === null) return CARD_NOT_FOUND;
+  assert(card.id === request.cardId, 'the card is the one the request names');
+  if (card.status === 'frozen') return CARD_FROZEN;
+  if (card.status === 'cancelled') return CARD_CANCELLED;
+  assert(vault !== null && vault.id === card.vaultId, "the vault is the card's");
+  if (vault.status === 'frozen') return VAULT_FROZEN;
+  if (vault.status === 'closed') return VAULT_CLOSED;
+  if (request.currency !== vault.currency) return CURRENCY_MISMATCH;
+
+  let shadowMatches = NO_SHADOW_MATCHES;
+  let decision = APPROVED;
+  const policy = input.policy;
+  if (policy !== null) {
+    assert(
+      policy.currency.code === vault.currency,
+      "the policy was compiled for the vault's currency",
+    );
+    shadowMatches = evaluateShadow(policy, input);
+    decision = firstDecline(policy, input) ?? APPROVED;
+  }
+  if (decision === APPROVED) {
+    assert(isDecimal(vault.available), 'available is a core Decimal');
+    if (compareDecimals(vault.available, request.amount) < 0) decision = INSUFFICIENT_BALANCE;
+  }
+  return withShadowMatches(decision, shadowMatches);
+}
+
+/** The decision of the first enforcing check that holds, or null when none does. */
+export function firstDecline(policy: CompiledPolicy, input: EvaluationInput): Decision | null {
+  const checks = policy.checks;
+  for (let index = 0; index < checks.length; index++) {
+    const check = checks[index];
+    if (check !== undefined && check.test(input)) return check.decision;
+  }
+  return null;
+}
+
+function evaluateShadow(policy: CompiledPolicy, input: EvaluationInput): readonly ShadowMatch[] {
+  const checks = policy.shadowChecks;
+  let matches: ShadowMatch[] | null = null;
+  for (let index = 0; index < checks.length; index++) {
+    const check = checks[index];
+    if (check !== undefined && check.test(input)) (matches ??= []).push(check.match);
+  }
+  return matches ?? NO_SHADOW_MATCHES;
+}
+
+/** The aggregates `decide` will read for this policy: what the store must compute, no more. */
+export function requiredAggregates(policy: CompiledPolicy | null): readonly AggregateSpec[] {
+  return policy === null ? [] : policy.aggregates;
+}

@@ -1,0 +1,88 @@
+/**
+ * The pure core: money, policy compilation and the authorization decision. No I/O; imports
+ * nothing outside src/core but zod and decimal.js (ARCHITECTURE.md, invariants).
+ */
+export { assert, InvariantError } from './assert.js';
+export {
+  ERROR_CATALOGUE,
+  isErrorCode,
+  type CatalogueEntry,
+  type ErrorCode,
+  type ErrorType,
+} from './errors/catalogue.js';
+export { formatPath, PolicyInvalidError, SpendgateError } from './errors/spendgate-error.js';
+export { Decimal, isDecimal, ZERO } from './money/decimal.js';
+export { compareDecimals } from './money/compare.js';
+export {
+  CURRENCIES,
+  CURRENCY_CODES,
+  currencyOf,
+  isCurrencyCode,
+  SCALE_MAX,
+  type CurrencyCode,
+  type CurrencyInfo,
+} from './money/currencies.js';
+export {
+  AMOUNT_MAX,
+  formatAmount,
+  JSON_NUMBER_DIGITS_MAX,
+  parseAmount,
+  type ParseAmountOptions,
+} from './money/amount.js';
+export { dayOfWeekUtc, hourUtc } from './time.js';
+export {
+  aggregateSpec,
+  NO_SPEND,
+  type AggregateInterval,
+  type AggregateMeasure,
+  type AggregateSpec,
+  type SpendTotals,
+} from './policy/aggregates.js';
+export { POLICY_BOUNDS, TEMPLATE_BOUNDS } from './policy/bounds.js';
+export { COUNTRY_CODES, isCountryCode, MCC_PATTERN } from './policy/countries.js';
+export type { AuthorizationRequest, EvaluationInput, Merchant } from './policy/evaluation-input.js';
+export { FACT_NAMES, FACTS, type FactName } from './policy/facts.js';
+export { OPERATORS, type Operator } from './policy/operators.js';
+export {
+  LIMIT_INTERVALS,
+  policySchema,
+  RULE_MODES,
+  type LimitDocument,
+  type LimitInterval,
+  type PolicyDocument,
+  type RuleDocument,
+  type RuleMode,
+  type TemplateRefDocument,
+} from './policy/schema.js';
+export {
+  EMPTY_TEMPLATE_LIBRARY,
+  templateSchema,
+  type TemplateDocument,
+  type TemplateLibrary,
+  type TemplateParam,
+} from './policy/template-schema.js';
+export {
+  compilePolicy,
+  type CompiledCheck,
+  type CompiledPolicy,
+  type CompileOptions,
+} from './policy/compile.js';
+export { CompiledPolicyCache } from './policy/policy-cache.js';
+export {
+  decide,
+  firstDecline,
+  requiredAggregates,
+  type CardState,
+  type CardStatus,
+  type DecisionInput,
+  type VaultState,
+  type VaultStatus,
+} from './decision/decide.js';
+export {
+  APPROVED,
+  NO_SHADOW_MATCHES,
+  type Decision,
+  type DeclineCode,
+  type DeclineReason,
+  type ShadowMatch,
+} from './decision/result.js';

@@ -1,0 +1,45 @@
+import { SpendgateError } from '../errors/spendgate-error.js';
+
+/**
+ * The currency registry (contract section 1): adding a currency is one entry here. `scale` is
+ * the number of fraction digits the currency has on chain (USDC's mint has 6 decimals, SOL has
+ * 9: one lamport), so no amount finer than the chain can move is ever accepted.
+ */
+export interface CurrencyInfo {
+  readonly code: string;
+  readonly name: string;
+  readonly network: 'solana';
+  readonly scale: number;
+}
+
+export const CURRENCIES = {
+  USDC: { code: 'USDC', name: 'USD Coin', network: 'solana', scale: 6 },
+  SOL: { code: 'SOL', name: 'Solana', network: 'solana', scale: 9 },
+} as const satisfies Record<string, CurrencyInfo>;
+
+export type CurrencyCode = keyof typeof CURRENCIES;
+
+export const CURRENCY_CODES: readonly CurrencyCode[] = Object.freeze(
+  Object.keys(CURRENCIES) as CurrencyCode[],
+);
+
+/** The finest scale of any registered currency; policy constants may not be finer. */
+export const SCALE_MAX: number = Math.max(...CURRENCY_CODES.map((code) => CURRENCIES[code].scale));
+
+export function isCurrencyCode(value: unknown): value is CurrencyCode {
+  // hasOwn, not `in`: "constructor" or "__proto__" must not pass as a currency.
+  return typeof value === 'string' && Object.hasOwn(CURRENCIES, value);
+}
+
+/** Looks a currency up, refusing an unknown code with `invalid_currency` naming `param`. */
+export function currencyOf(code: unknown, param = 'currency'): CurrencyInfo {
+  if (!isCurrencyCode(code)) {
+    const shown = typeof code === 'string' ? code.slice(0, 16) : typeof code;
+    throw new SpendgateError(
+      'invalid_currency',
+      `Currency ${JSON.stringify(shown)} is not supported; use one of ${CURRENCY_CODES.join(', ')}.`,
+      param,
+    );
+  }
+  return CURRENCIES[code];
+}

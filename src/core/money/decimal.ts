@@ -1,0 +1,25 @@
+import { Decimal as DecimalJs } from 'decimal.js';
+
+/**
+ * spendgate's own decimal.js constructor. decimal.js rounds every result to 20 significant
+ * digits by default, yet an amount may need 22 (1,000,000,000,000 with SOL's 9 decimals) and a
+ * running total more, so arithmetic on money must never go through the default constructor.
+ * A private clone keeps the global decimal.js of an embedding service untouched; the core
+ * asserts `instanceof Decimal` on every money input so that no value of another configuration
+ * sneaks into a sum.
+ */
+export const Decimal = DecimalJs.clone({
+  // 64 digits hold any sum of amounts that fits the ledger (NUMERIC(38,9) at most) with room.
+  precision: 64,
+  rounding: DecimalJs.ROUND_HALF_EVEN,
+  // Plain notation in toString() for every value we can hold: never "1e-7" in an API body.
+  toExpNeg: -64,
+  toExpPos: 64,
+});
+export type Decimal = InstanceType<typeof Decimal>;
+
+export function isDecimal(value: unknown): value is Decimal {
+  return value instanceof Decimal;
+}
+
+export const ZERO: Decimal = new Decimal(0);

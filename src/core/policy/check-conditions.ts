@@ -1,0 +1,327 @@
+import { formatPath, PolicyInvalidError, SpendgateError } from '../errors/spendgate-error.js';
+import { parseAmount } from '../money/amount.js';
+import { isCurrencyCode, type CurrencyInfo } from '../money/currencies.js';
+import type { Decimal } from '../money/decimal.js';
+import type { AggregateSpec } from './aggregates.js';
+import { POLICY_BOUNDS } from './bounds.js';
+import type { ConditionIr } from './condition-ir.js';
+import { isCountryCode, MCC_PATTERN } from './countries.js';
+import { FACT_NAMES, FACTS, isFactName, type ScalarFact, type StringFact } from './facts.js';
+import {
+  LIST_OPERATORS,
+  ORDERING_OPERATORS,
+  SUBSTRING_OPERATORS,
+  type Operator,
+} from './operators.js';
+import { parseWith, policyError, type PathKey } from './parse-with.js';
+import {
+  allNodeSchema,
+  anyNodeSchema,
+  factRefSchema,
+  leafNodeSchema,
+  notNodeSchema,
+} from './schema.js';
+
+/** Counters shared by every check of one policy, so that bounds hold for the policy as a whole. */
+export interface CheckBudget {
+  conditionsLeft: number;
+  listValuesLeft: number;
+}
+
+export interface CheckContext {
+  readonly currency: CurrencyInfo;
+  readonly budget: CheckBudget;
+  /** Aggregates the checked conditions read, by key; filled in as facts are resolved. */
+  readonly aggregates: Map<string, AggregateSpec>;
+}
+
+const MERCHANT_PATHS = Object.keys(FACTS.merchant.paths).join(', ');
+
+/**
+ * Checks one rule's `conditions` and returns its IR. The root must be an all/any/not node (as
+ * json-rules-engine requires); depth is checked before each descent, so a hostile tree of any
+ * depth costs at most `depthMax` frames.
+ */
+export function checkConditions(
+  node: unknown,
+  path: readonly PathKey[],
+  ctx: CheckContext,
+): ConditionIr {
+  if (node === undefined) throw policyError(path, 'is required');
+  if (!isPlainObject(node) || !('all' in node || 'any' in node || 'not' in node)) {
+    throw policyError(path, 'must be an object with all, any or not at its top');
+  }
+  return checkNode(node, path, 1, ctx);
+}
+
+function checkNode(
+  node: unknown,
+  path: readonly PathKey[],
+  depth: number,
+  ctx: CheckContext,
+): ConditionIr {
+  if (depth > POLICY_BOUNDS.depthMax) {
+    throw policyError(path, `nests deeper than ${POLICY_BOUNDS.depthMax} levels`);
+  }
+  ctx.budget.conditionsLeft -= 1;
+  if (ctx.budget.conditionsLeft < 0) {
+    throw policyError(
+      path,
+      `exceeds the bound of ${POLICY_BOUNDS.conditionsMax} conditions in all rules`,
+    );
+  }
+  if (!isPlainObject(node)) throw policyError(path, 'must be a condition object');
+
+  if ('all' in node || 'any' in node) {
+    const kind = 'all' in node ? 'all' : 'any';
+    const children =
+      kind === 'all'
+        ? parseWith(allNodeSchema, node, path).all
+        : parseWith(anyNodeSchema, node, path).any;
+    const checked = children.map((child, index) =>
+      checkNode(child, [...path, kind, index], depth + 1, ctx),
+    );
+    return { kind, children: checked };
+  }
+  if ('not' in node) {
+    const { not } = parseWith(notNodeSchema, node, path);
+    return { kind: 'not', child: checkNode(not, [...path, 'not'], depth + 1, ctx) };
+  }
+  if ('fact' in node) return checkLeaf(node, path, ctx);
+  throw policyError(path, 'must have all, any, not or fact');
+}
+
+function checkLeaf(node: unknown, path: readonly PathKey[], ctx: CheckContext): ConditionIr {
+  const leaf = parseWith(leafNodeSchema, node, path);
+  const operator = leaf.operator;
+  const lhs = resolveFact(leaf.fact, leaf.path, path, ctx);
+  const valuePath = [...path, 'value'];
+  if (leaf.value === undefined) throw policyError(valuePath, 'is required');
+
+  if (lhs.kind === 'string' && ORDERING_OPERATORS.has(operator)) {
+    throw policyError(
+      [...path, 'operator'],
+      `${operator} does not apply to the string fact ${leaf.fact}`,
+    );
+  }
+  if (lhs.kind !== 'string' && SUBSTRING_OPERATORS.has(operator)) {
+    throw policyError([...path, 'operator'], `${operator} applies only to string facts`);
+  }
+
+  if (isPlainObject(leaf.value) && 'fact' in leaf.value) {
+    if (LIST_OPERATORS.has(operator) || SUBSTRING_OPERATORS.has(operator)) {
+      throw policyError(
+        valuePath,
+        `a fact reference works with equal, notEqual and the ordering operators, not ${operator}`,
+      );
+    }
+    const ref = parseWith(factRefSchema, leaf.value, valuePath);
+    const rhs = resolveFact(ref.fact, ref.path, valuePath, ctx);
+    if (rhs.kind !== lhs.kind) {
+      throw policyError(
+        [...valuePath, 'fact'],
+        `is a ${rhs.kind} fact and cannot be compared with a ${lhs.kind} fact`,
+      );
+    }
+    return leafIr(lhs, rhs, operator);
+  }
+
+  if (LIST_OPERATORS.has(operator)) {
+    if (!Array.isArray(leaf.value) || leaf.value.length === 0) {
+      throw policyError(valuePath, `must be a non-empty list for ${operator}`);
+    }
+    const list: readonly unknown[] = leaf.value;
+    spendListValues(list.length, valuePath, ctx);
+    return listIr(lhs, list, operator, valuePath, ctx);
+  }
+
+  if (SUBSTRING_OPERATORS.has(operator) && lhs.kind === 'string') {
+    const value = leaf.value;
+    if (
+      typeof value !== 'string' ||
+      value.length === 0 ||
+      value.length > POLICY_BOUNDS.stringValueLengthMax
+    ) {
+      throw policyError(
+        valuePath,
+        `must be a string of 1 to ${POLICY_BOUNDS.stringValueLengthMax} characters`,
+      );
+    }
+    return { kind: 'string', operator, read: lhs.read, operand: { kind: 'constant', value } };
+  }
+
+  return constantIr(lhs, leaf.value, operator, valuePath, ctx);
+}
+
+/** Counts list values against the policy-wide bound. */
+export function spendListValues(count: number, path: readonly PathKey[], ctx: CheckContext): void {
+  ctx.budget.listValuesLeft -= count;
+  if (ctx.budget.listValuesLeft < 0) {
+    throw policyError(
+      path,
+      `exceeds the bound of ${POLICY_BOUNDS.listValuesMax} list values in the policy`,
+    );
+  }
+}
+
+function resolveFact(
+  name: string,
+  factPath: string | undefined,
+  nodePath: readonly PathKey[],
+  ctx: CheckContext,
+): ScalarFact {
+  if (!isFactName(name)) {
+    throw policyError(
+      [...nodePath, 'fact'],
+      `names an unknown fact; facts are ${FACT_NAMES.join(', ')}`,
+    );
+  }
+  const fact = FACTS[name];
+  if (fact.kind === 'object') {
+    const paths: Readonly<Record<string, StringFact>> = fact.paths;
+    const field =
+      factPath !== undefined && Object.hasOwn(paths, factPath) ? paths[factPath] : undefined;
+    if (field === undefined) {
+      throw policyError(
+        [...nodePath, 'path'],
+        `must be one of ${MERCHANT_PATHS} for the ${name} fact`,
+      );
+    }
+    return field;
+  }
+  if (factPath !== undefined) {
+    throw policyError([...nodePath, 'path'], `applies only to the merchant fact, not ${name}`);
+  }
+  if (fact.kind !== 'string' && fact.aggregate !== null) {
+    ctx.aggregates.set(fact.aggregate.key, fact.aggregate);
+  }
+  return fact;
+}
+
+function leafIr(lhs: ScalarFact, rhs: ScalarFact, operator: Operator): ConditionIr {
+  // The kinds are equal (checked by the caller); the switch narrows both sides for the compiler.
+  if (lhs.kind === 'money' && rhs.kind === 'money') {
+    return { kind: 'money', operator, read: lhs.read, operand: { kind: 'fact', read: rhs.read } };
+  }
+  if (lhs.kind === 'integer' && rhs.kind === 'integer') {
+    return { kind: 'integer', operator, read: lhs.read, operand: { kind: 'fact', read: rhs.read } };
+  }
+  if (lhs.kind === 'string' && rhs.kind === 'string') {
+    return { kind: 'string', operator, read: lhs.read, operand: { kind: 'fact', read: rhs.read } };
+  }
+  throw policyError([], 'compares facts of different kinds');
+}
+
+function listIr(
+  lhs: ScalarFact,
+  list: readonly unknown[],
+  operator: Operator,
+  path: readonly PathKey[],
+  ctx: CheckContext,
+): ConditionIr {
+  switch (lhs.kind) {
+    case 'money': {
+      const values = list.map((item, index) => moneyConstant(item, [...path, index], ctx));
+      return { kind: 'money', operator, read: lhs.read, operand: { kind: 'list', values } };
+    }
+    case 'integer': {
+      const values = list.map((item, index) =>
+        integerConstant(lhs.min, lhs.max, item, [...path, index]),
+      );
+      return { kind: 'integer', operator, read: lhs.read, operand: { kind: 'list', values } };
+    }
+    case 'string': {
+      const values = list.map((item, index) => stringConstant(lhs, item, [...path, index]));
+      return { kind: 'string', operator, read: lhs.read, operand: { kind: 'list', values } };
+    }
+  }
+}
+
+function constantIr(
+  lhs: ScalarFact,
+  value: unknown,
+  operator: Operator,
+  path: readonly PathKey[],
+  ctx: CheckContext,
+): ConditionIr {
+  switch (lhs.kind) {
+    case 'money':
+      return {
+        kind: 'money',
+        operator,
+        read: lhs.read,
+        operand: { kind: 'constant', value: moneyConstant(value, path, ctx) },
+      };
+    case 'integer':
+      return {
+        kind: 'integer',
+        operator,
+        read: lhs.read,
+        operand: { kind: 'constant', value: integerConstant(lhs.min, lhs.max, value, path) },
+      };
+    case 'string':
+      return {
+        kind: 'string',
+        operator,
+        read: lhs.read,
+        operand: { kind: 'constant', value: stringConstant(lhs, value, path) },
+      };
+  }
+}
+
+/** Parses a money constant with the vault currency's scale, as a request amount would be. */
+export function moneyConstant(
+  value: unknown,
+  path: readonly PathKey[],
+  ctx: CheckContext,
+): Decimal {
+  try {
+    return parseAmount(value, ctx.currency, { param: formatPath(path) });
+  } catch (error) {
+    if (error instanceof SpendgateError)
+      throw new PolicyInvalidError(error.message, formatPath(path));
+    throw error;
+  }
+}
+
+function integerConstant(
+  min: number,
+  max: number,
+  value: unknown,
+  path: readonly PathKey[],
+): number {
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < min || value > max) {
+    throw policyError(path, `must be an integer from ${min} to ${max}`);
+  }
+  return value;
+}
+
+function stringConstant(fact: StringFact, value: unknown, path: readonly PathKey[]): string {
+  if (typeof value !== 'string') throw policyError(path, 'must be a string');
+  switch (fact.format) {
+    case 'mcc':
+      if (!MCC_PATTERN.test(value))
+        throw policyError(path, 'must be a four-digit merchant category code');
+      break;
+    case 'country':
+      if (!isCountryCode(value))
+        throw policyError(path, 'must be an ISO 3166-1 alpha-2 country code');
+      break;
+    case 'currency':
+      if (!isCurrencyCode(value)) throw policyError(path, 'must be a supported currency code');
+      break;
+    case 'text':
+      if (value.length === 0 || value.length > POLICY_BOUNDS.stringValueLengthMax) {
+        throw policyError(
+          path,
+          `must be a string of 1 to ${POLICY_BOUNDS.stringValueLengthMax} characters`,
+        );
+      }
+      break;
+  }
+  return value;
+}
+
+export function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}

@@ -1,0 +1,45 @@
+import type { z } from 'zod';
+import { formatPath, PolicyInvalidError } from '../errors/spendgate-error.js';
+
+export type PathKey = string | number;
+
+/**
+ * Parses `input` with a zod schema, turning the first issue into a `PolicyInvalidError` whose
+ * `param` is the full JSON path of the fault (the schema's path appended to `base`).
+ */
+export function parseWith<T extends z.ZodType>(
+  schema: T,
+  input: unknown,
+  base: readonly PathKey[],
+): z.output<T> {
+  // reportInput: to tell a missing field from a wrong one; the input never enters a message.
+  const result = schema.safeParse(input, { reportInput: true });
+  if (result.success) return result.data;
+  const issue = result.error.issues[0];
+  if (issue === undefined) throw policyError(base, 'is invalid');
+  const path: PathKey[] = [
+    ...base,
+    ...issue.path.map((key) => (typeof key === 'symbol' ? String(key) : key)),
+  ];
+  if (issue.code === 'unrecognized_keys') {
+    const key = issue.keys[0] ?? '';
+    // A key too long to echo is reported at its object, so no client text of any size returns.
+    if (key.length > 64) throw policyError(path, 'has a field that is not known');
+    throw policyError([...path, key], `is not a known field`);
+  }
+  if (issue.code === 'invalid_type' && issue.input === undefined) {
+    throw policyError(path, 'is required');
+  }
+  throw policyError(path, issue.message);
+}
+
+/**
+ * A `policy_invalid` error at `path`. Own messages read on from the path ("x must be ..."),
+ * zod's start a sentence of their own ("x: Too big: ...").
+ */
+export function policyError(path: readonly PathKey[], message: string): PolicyInvalidError {
+  const param = formatPath(path);
+  const subject = param === '' ? 'policy' : param;
+  const joiner = /^[A-Z]/.test(message) ? ': ' : ' ';
+  return new PolicyInvalidError(`${subject}${joiner}${message}`, subject);
+}

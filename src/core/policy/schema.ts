@@ -1,0 +1,128 @@
+import { z } from 'zod';
+import { POLICY_BOUNDS } from './bounds.js';
+import { isCountryCode, MCC_PATTERN } from './countries.js';
+import { OPERATORS } from './operators.js';
+
+/**
+ * The policy document of contract section 11, as zod schemas. Condition trees are validated one
+ * node at a time by `check-conditions.ts` (with these node schemas), so that their depth is
+ * bounded before anything recurses into them.
+ */
+
+export const mccSchema = z
+  .string()
+  .regex(MCC_PATTERN, { error: 'must be a four-digit merchant category code such as "5812"' });
+
+export const countrySchema = z
+  .string()
+  .refine(isCountryCode, { error: 'must be an ISO 3166-1 alpha-2 country code such as "US"' });
+
+/** An amount as a client writes it; parsed with the vault currency's scale by the checker. */
+export const amountInputSchema = z.union([z.number(), z.string()], {
+  error: 'must be a number or a decimal string',
+});
+
+export const LIMIT_INTERVALS = [
+  'perTransaction',
+  'daily',
+  'weekly',
+  'monthly',
+  'yearly',
+  'allTime',
+] as const;
+export type LimitInterval = (typeof LIMIT_INTERVALS)[number];
+
+export const limitSchema = z
+  .strictObject({
+    interval: z.enum(LIMIT_INTERVALS),
+    amount: amountInputSchema.optional(),
+    count: z.int().min(0).max(POLICY_BOUNDS.countMax).optional(),
+    merchantCategories: z.array(mccSchema).min(1).optional(),
+  })
+  .superRefine((limit, ctx) => {
+    if ((limit.amount === undefined) === (limit.count === undefined)) {
+      ctx.addIssue({ code: 'custom', message: 'must have either amount or count', path: [] });
+    } else if (limit.count !== undefined && limit.interval === 'perTransaction') {
+      ctx.addIssue({
+        code: 'custom',
+        message: 'a count limit needs a calendar interval, not perTransaction',
+        path: ['count'],
+      });
+    }
+  });
+export type LimitDocument = z.infer<typeof limitSchema>;
+
+function allowOrBlock<T extends z.ZodType<string>>(item: T) {
+  return z
+    .strictObject({
+      allow: z.array(item).min(1).optional(),
+      block: z.array(item).min(1).optional(),
+    })
+    .superRefine((lists, ctx) => {
+      if ((lists.allow === undefined) === (lists.block === undefined)) {
+        ctx.addIssue({
+          code: 'custom',
+          message: 'must have either allow or block, not both',
+          path: [],
+        });
+      }
+    });
+}
+
+export const RULE_MODES = ['enforce', 'shadow'] as const;
+export type RuleMode = (typeof RULE_MODES)[number];
+
+export const ruleNameSchema = z
+  .string()
+  .min(1)
+  .max(POLICY_BOUNDS.ruleNameLengthMax)
+  .regex(/^[A-Za-z0-9][A-Za-z0-9_.:-]*$/, {
+    error: 'must start with a letter or digit and hold only letters, digits and _ . : -',
+  });
+
+const messageSchema = z.string().min(1).max(POLICY_BOUNDS.messageLengthMax);
+
+export const ruleSchema = z.strictObject({
+  name: ruleNameSchema,
+  action: z.literal('decline').default('decline'),
+  mode: z.enum(RULE_MODES).default('enforce'),
+  message: messageSchema.optional(),
+  // Checked node by node by check-conditions.ts; `undefined` is refused there as missing.
+  conditions: z.unknown(),
+});
+export type RuleDocument = z.infer<typeof ruleSchema>;
+
+export const templateRefSchema = z.strictObject({
+  name: z.string().min(1).max(64),
+  params: z.record(z.string(), z.unknown()).optional(),
+  mode: z.enum(RULE_MODES).default('enforce'),
+});
+export type TemplateRefDocument = z.infer<typeof templateRefSchema>;
+
+export const policySchema = z.strictObject({
+  limits: z.array(limitSchema).max(POLICY_BOUNDS.limitsMax).optional(),
+  merchantCategories: allowOrBlock(mccSchema).optional(),
+  merchantCountries: allowOrBlock(countrySchema).optional(),
+  templates: z.array(templateRefSchema).max(POLICY_BOUNDS.templatesMax).optional(),
+  rules: z.array(ruleSchema).max(POLICY_BOUNDS.rulesMax).optional(),
+});
+export type PolicyDocument = z.infer<typeof policySchema>;
+
+// Condition nodes. A boolean node's children stay `unknown` here and are checked on the way down.
+export const allNodeSchema = z.strictObject({
+  all: z.array(z.unknown()).min(1).max(POLICY_BOUNDS.childrenMax),
+});
+export const anyNodeSchema = z.strictObject({
+  any: z.array(z.unknown()).min(1).max(POLICY_BOUNDS.childrenMax),
+});
+export const notNodeSchema = z.strictObject({ not: z.unknown() });
+export const leafNodeSchema = z.strictObject({
+  fact: z.string().max(64),
+  operator: z.enum(OPERATORS, { error: `must be one of ${OPERATORS.join(', ')}` }),
+  value: z.unknown(),
+  path: z.string().max(64).optional(),
+});
+export const factRefSchema = z.strictObject({
+  fact: z.string().max(64),
+  path: z.string().max(64).optional(),
+});

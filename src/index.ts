@@ -1,0 +1,24 @@
+/**
+ * The library entry: `import { compilePolicy, decide, parseAmount } from 'spendgate'`.
+ * Everything of the pure core, with `compilePolicy` defaulting to the built-in rule library.
+ */
+import {
+  compilePolicy as compileWithLibrary,
+  type CompiledPolicy,
+  type CompileOptions,
+} from './core/index.js';
+import { builtinRuleLibrary } from './rule-library/load.js';
+
+export * from './core/index.js';
+export { builtinRuleLibrary, loadRuleLibrary } from './rule-library/load.js';
+
+/**
+ * Compiles a vault's policy. Templates resolve against the built-in library in rules/ unless
+ * `options.templates` names another.
+ */
+export function compilePolicy(input: unknown, options: CompileOptions): CompiledPolicy {
+  return compileWithLibrary(input, {
+    ...options,
+    templates: options.templates ?? builtinRuleLibrary(),
+  });
+}

@@ -1,0 +1,65 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { dirname, join, relative, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+
+/**
+ * The invariants ARCHITECTURE.md states, checked: src/core does no I/O and imports nothing
+ * outside itself but zod and decimal.js; it reads no clock and no randomness (time is an input).
+ */
+const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+const core = join(root, 'src', 'core');
+
+function sources(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) return sources(path);
+    return entry.name.endsWith('.ts') ? [path] : [];
+  });
+}
+
+const IMPORT =
+  /(?:^|\n)\s*(?:import|export)\s[^;]*?from\s+['"]([^'"]+)['"]|import\(\s*['"]([^'"]+)['"]\s*\)/g;
+
+describe('src/core is pure', () => {
+  const files = sources(core);
+
+  it('has source files to check', () => {
+    expect(files.length).toBeGreaterThan(10);
+  });
+
+  it.each(files.map((file) => [relative(root, file), file]))(
+    '%s imports only zod, decimal.js and src/core',
+    (_name, file) => {
+      const text = readFileSync(file, 'utf8');
+      for (const match of text.matchAll(IMPORT)) {
+        const specifier = (match[1] ?? match[2]) as string;
+        if (specifier.startsWith('.')) {
+          const target = resolve(dirname(file), specifier);
+          expect(target.startsWith(`${core}/`), `${specifier} leaves src/core`).toBe(true);
+        } else {
+          expect(['zod', 'decimal.js'], specifier).toContain(specifier);
+        }
+      }
+    },
+  );
+
+  it.each(files.map((file) => [relative(root, file), file]))(
+    '%s reads no clock, randomness, process or console',
+    (_name, file) => {
+      const text = readFileSync(file, 'utf8');
+      for (const banned of [
+        'Date.now(',
+        'new Date(',
+        'Math.random(',
+        'process.',
+        'console.',
+        'require(',
+        'globalThis',
+        'fetch(',
+      ]) {
+        expect(text.includes(banned), banned).toBe(false);
+      }
+    },
+  );
+});

@@ -1,0 +1,128 @@
+import { Decimal as DecimalJs } from 'decimal.js';
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import {
+  AMOUNT_MAX,
+  compareDecimals,
+  CURRENCIES,
+  CURRENCY_CODES,
+  Decimal,
+  formatAmount,
+  JSON_NUMBER_DIGITS_MAX,
+  parseAmount,
+  SpendgateError,
+} from '../../src/core/index.js';
+
+const currency = fc.constantFrom(...CURRENCY_CODES);
+
+/** Any amount a currency can hold, as integer minor units up to the contract's maximum. */
+const minorUnits = (scale: number): fc.Arbitrary<bigint> =>
+  fc.oneof(
+    fc.bigInt({ min: 0n, max: 10n ** BigInt(12 + scale) }),
+    fc.bigInt({ min: 0n, max: 10n ** BigInt(scale + 2) }),
+  );
+
+function spell(units: bigint, scale: number, places: number): string {
+  // `places` fraction digits, at least as many as the value needs and at most the scale.
+  const text = units.toString().padStart(scale + 1, '0');
+  const whole = text.slice(0, text.length - scale);
+  const fraction = text.slice(text.length - scale).slice(0, places);
+  return places === 0 ? whole : `${whole}.${fraction}`;
+}
+
+describe('money properties', () => {
+  it('parse then format then parse is the identity, and the digits are exact', () => {
+    fc.assert(
+      fc.property(
+        currency.chain((code) => fc.tuple(fc.constant(code), minorUnits(CURRENCIES[code].scale))),
+        ([code, units]) => {
+          const scale = CURRENCIES[code].scale;
+          const text = spell(units, scale, scale);
+          const value = parseAmount(text, code);
+          // Exact: the value times 10^scale is the integer we started from.
+          expect(value.times(new Decimal(10).pow(scale)).toFixed()).toBe(units.toString());
+          const shown = formatAmount(value, code);
+          expect(parseAmount(shown, code).eq(value)).toBe(true);
+          expect(shown).toMatch(/^[0-9]+\.[0-9]{2,}$/);
+          expect(shown.split('.')[1]?.length ?? 0).toBeLessThanOrEqual(scale);
+        },
+      ),
+      { numRuns: 2000 },
+    );
+  });
+
+  it('a string with more fraction digits than the scale is refused, never rounded', () => {
+    fc.assert(
+      fc.property(
+        currency,
+        fc.nat({ max: 10 ** 6 }),
+        fc.integer({ min: 1, max: 5 }),
+        (code, whole, extra) => {
+          const scale = CURRENCIES[code].scale;
+          const text = `${whole}.${'0'.repeat(scale)}${'1'.repeat(extra)}`;
+          expect(() => parseAmount(text, code)).toThrow(SpendgateError);
+        },
+      ),
+    );
+  });
+
+  it('a JSON number is accepted exactly when it is within bounds, scale and 15 digits', () => {
+    fc.assert(
+      fc.property(currency, fc.double({ min: -1e14, max: 1e14, noNaN: true }), (code, input) => {
+        const spelled = new DecimalJs(input);
+        const acceptable =
+          input >= 0 &&
+          spelled.precision(false) <= JSON_NUMBER_DIGITS_MAX &&
+          spelled.decimalPlaces() <= CURRENCIES[code].scale &&
+          spelled.lte(AMOUNT_MAX.toFixed());
+        let parsed: Decimal | SpendgateError;
+        try {
+          parsed = parseAmount(input, code);
+        } catch (error) {
+          if (!(error instanceof SpendgateError)) throw error;
+          parsed = error;
+        }
+        if (acceptable) {
+          expect(parsed).toBeInstanceOf(Decimal);
+          expect((parsed as Decimal).eq(spelled.toFixed())).toBe(true);
+          expect((parsed as Decimal).isNegative()).toBe(false);
+        } else {
+          expect(parsed).toBeInstanceOf(SpendgateError);
+          expect((parsed as SpendgateError).code).toBe('invalid_amount');
+        }
+      }),
+      { numRuns: 2000 },
+    );
+  });
+
+  it('the bound is inclusive: the maximum parses, one unit more does not', () => {
+    fc.assert(
+      fc.property(currency, (code) => {
+        const scale = CURRENCIES[code].scale;
+        expect(parseAmount('1000000000000', code).eq(AMOUNT_MAX)).toBe(true);
+        const over = `1000000000000.${'0'.repeat(scale - 1)}1`;
+        expect(() => parseAmount(over, code)).toThrow(/must not exceed/);
+      }),
+    );
+  });
+
+  it('compareDecimals agrees with decimal.js cmp on any pair, signs and lengths', () => {
+    const decimal = fc.oneof(
+      fc
+        .tuple(fc.bigInt({ min: -(10n ** 30n), max: 10n ** 30n }), fc.integer({ min: 0, max: 25 }))
+        .map(([digits, places]) =>
+          new Decimal(digits.toString()).dividedBy(new Decimal(10).pow(places)),
+        ),
+      fc
+        .constantFrom('0', '-0', '1', '-1', '0.1', '10000000', '1e-20', '9999999.9999999')
+        .map((x) => new Decimal(x)),
+    );
+    fc.assert(
+      fc.property(decimal, decimal, (x, y) => {
+        expect(compareDecimals(x, y)).toBe(x.cmp(y));
+        expect(compareDecimals(x, x)).toBe(0);
+      }),
+      { numRuns: 5000 },
+    );
+  });
+});

@@ -1,0 +1,222 @@
+import fc from 'fast-check';
+
+/**
+ * Random valid policies and facts for the property tests. Values are drawn from small pools so
+ * that conditions hold about as often as they fail: a generator whose conditions never match
+ * would let a wrong evaluator agree with the reference by accident.
+ */
+
+export const MONEY_FACTS = ['amount', 'spentDaily', 'spentWeekly', 'spentMonthly'] as const;
+export const INTEGER_FACTS = {
+  hourUtc: [0, 23],
+  dayOfWeekUtc: [1, 7],
+  countDaily: [0, 30],
+} as const;
+const STRING_POOLS = {
+  mcc: ['5812', '5814', '7995', '6011', '5411', '4829'],
+  merchantCountry: ['US', 'CA', 'GB', 'FR', 'IR'],
+  merchantName: ['Cafe Rio', 'Casino Royale', 'casino', 'ACME Corp', 'Shop'],
+  merchantId: ['m_1', 'm_2', 'm_3'],
+  cardId: ['card_a', 'card_b'],
+  currency: ['USDC', 'SOL'],
+  city: ['Austin', 'Paris', 'London'],
+} as const;
+const MERCHANT_PATHS = {
+  '$.name': 'merchantName',
+  '$.mcc': 'mcc',
+  '$.country': 'merchantCountry',
+  '$.city': 'city',
+  '$.id': 'merchantId',
+} as const;
+const STRING_FACTS = [
+  'mcc',
+  'merchantCountry',
+  'merchantName',
+  'merchantId',
+  'cardId',
+  'currency',
+] as const;
+const SUBSTRINGS = ['Casino', 'casino', 'Rio', 'o', 'm_', '1', '58', 'US', 'z'];
+
+/** Decimal strings with up to 6 fraction digits, clustered near a few round values. */
+export const decimalString: fc.Arbitrary<string> = fc.oneof(
+  fc.constantFrom('0', '1', '1.5', '1.50', '10', '100', '100.000001', '200', '250.75'),
+  fc
+    .tuple(fc.integer({ min: 0, max: 1_000_000 }), fc.integer({ min: 0, max: 6 }), fc.nat())
+    .map(([whole, places, seed]) => {
+      if (places === 0) return String(whole);
+      const fraction = String(seed % 10 ** places).padStart(places, '0');
+      return `${whole}.${fraction}`;
+    }),
+);
+
+/**
+ * A money constant as a policy may write it: a decimal string, or the JSON number of the same
+ * value (exact: the strings above have at most 13 significant digits).
+ */
+const moneyValue: fc.Arbitrary<string | number> = decimalString.chain((text) =>
+  fc.constantFrom<string | number>(text, Number(text)),
+);
+
+type Json = unknown;
+
+function moneyLeaf(): fc.Arbitrary<Json> {
+  return fc.oneof(
+    fc.record({
+      fact: fc.constantFrom(...MONEY_FACTS),
+      operator: fc.constantFrom(
+        'equal',
+        'notEqual',
+        'lessThan',
+        'lessThanInclusive',
+        'greaterThan',
+        'greaterThanInclusive',
+      ),
+      value: fc.oneof(moneyValue, fc.record({ fact: fc.constantFrom(...MONEY_FACTS) })),
+    }),
+    fc.record({
+      fact: fc.constantFrom(...MONEY_FACTS),
+      operator: fc.constantFrom('in', 'notIn'),
+      value: fc.array(moneyValue, { minLength: 1, maxLength: 4 }),
+    }),
+  );
+}
+
+function integerLeaf(): fc.Arbitrary<Json> {
+  const facts = Object.keys(INTEGER_FACTS) as (keyof typeof INTEGER_FACTS)[];
+  return fc.constantFrom(...facts).chain((fact) => {
+    const [min, max] = INTEGER_FACTS[fact];
+    const value = fc.integer({ min, max });
+    return fc.oneof(
+      fc.record({
+        fact: fc.constant(fact),
+        operator: fc.constantFrom(
+          'equal',
+          'notEqual',
+          'lessThan',
+          'lessThanInclusive',
+          'greaterThan',
+          'greaterThanInclusive',
+        ),
+        value: fc.oneof(value, fc.record({ fact: fc.constantFrom(...facts) })),
+      }),
+      fc.record({
+        fact: fc.constant(fact),
+        operator: fc.constantFrom('in', 'notIn'),
+        value: fc.array(value, { minLength: 1, maxLength: 4 }),
+      }),
+    );
+  });
+}
+
+/** A string fact reference: a plain fact, or the merchant object with a path. */
+const stringRef: fc.Arbitrary<{ fact: string; path?: string; pool: readonly string[] }> = fc.oneof(
+  fc.constantFrom(...STRING_FACTS).map((fact) => ({ fact, pool: STRING_POOLS[fact] })),
+  fc
+    .constantFrom(...(Object.keys(MERCHANT_PATHS) as (keyof typeof MERCHANT_PATHS)[]))
+    .map((path) => ({
+      fact: 'merchant',
+      path,
+      pool: STRING_POOLS[MERCHANT_PATHS[path]],
+    })),
+);
+
+function stringLeaf(): fc.Arbitrary<Json> {
+  return stringRef.chain(({ fact, path, pool }) => {
+    const head = path === undefined ? { fact } : { fact, path };
+    const value = fc.constantFrom(...pool);
+    return fc
+      .oneof(
+        fc.record({
+          operator: fc.constantFrom('equal', 'notEqual'),
+          value: fc.oneof(
+            value,
+            stringRef.map((ref) =>
+              ref.path === undefined ? { fact: ref.fact } : { fact: ref.fact, path: ref.path },
+            ),
+          ),
+        }),
+        fc.record({
+          operator: fc.constantFrom('in', 'notIn'),
+          value: fc.array(value, { minLength: 1, maxLength: 4 }),
+        }),
+        fc.record({
+          operator: fc.constantFrom('contains', 'doesNotContain'),
+          value: fc.constantFrom(...SUBSTRINGS),
+        }),
+      )
+      .map((rest) => ({ ...head, ...rest }));
+  });
+}
+
+/** A condition tree of bounded depth, rooted (as json-rules-engine requires) in all/any/not. */
+export const conditions: fc.Arbitrary<Json> = fc.letrec<{ node: Json; root: Json }>((tie) => ({
+  node: fc.oneof(
+    { depthSize: 'small', withCrossShrink: true },
+    moneyLeaf(),
+    integerLeaf(),
+    stringLeaf(),
+    fc.record({ all: fc.array(tie('node'), { minLength: 1, maxLength: 4 }) }),
+    fc.record({ any: fc.array(tie('node'), { minLength: 1, maxLength: 4 }) }),
+    fc.record({ not: tie('node') }),
+  ),
+  root: fc.oneof(
+    fc.record({ all: fc.array(tie('node'), { minLength: 1, maxLength: 4 }) }),
+    fc.record({ any: fc.array(tie('node'), { minLength: 1, maxLength: 4 }) }),
+    fc.record({ not: tie('node') }),
+  ),
+})).root;
+
+export interface GeneratedRule {
+  name: string;
+  mode: 'enforce' | 'shadow';
+  conditions: Json;
+}
+
+export const rules: fc.Arbitrary<GeneratedRule[]> = fc
+  .array(fc.tuple(fc.constantFrom<'enforce' | 'shadow'>('enforce', 'shadow'), conditions), {
+    minLength: 1,
+    maxLength: 8,
+  })
+  .map((list) =>
+    list.map(([mode, tree], index) => ({ name: `rule-${index}`, mode, conditions: tree })),
+  );
+
+export interface GeneratedFacts {
+  amount: string;
+  spentDaily: string;
+  spentWeekly: string;
+  spentMonthly: string;
+  countDaily: number;
+  nowMs: number;
+  currency: string;
+  cardId: string;
+  merchant: { name: string; mcc: string; country: string; city?: string; id?: string };
+}
+
+const optional = <T>(arb: fc.Arbitrary<T>): fc.Arbitrary<T | undefined> =>
+  fc.option(arb, { nil: undefined });
+
+export const facts: fc.Arbitrary<GeneratedFacts> = fc.record({
+  amount: decimalString,
+  spentDaily: decimalString,
+  spentWeekly: decimalString,
+  spentMonthly: decimalString,
+  countDaily: fc.integer({ min: 0, max: 30 }),
+  nowMs: fc.integer({ min: Date.UTC(2020, 0, 1), max: Date.UTC(2030, 0, 1) }),
+  currency: fc.constantFrom(...STRING_POOLS.currency),
+  cardId: fc.constantFrom(...STRING_POOLS.cardId),
+  merchant: fc
+    .record({
+      name: fc.constantFrom(...STRING_POOLS.merchantName),
+      mcc: fc.constantFrom(...STRING_POOLS.mcc),
+      country: fc.constantFrom(...STRING_POOLS.merchantCountry),
+      city: optional(fc.constantFrom(...STRING_POOLS.city)),
+      id: optional(fc.constantFrom(...STRING_POOLS.merchantId)),
+    })
+    .map(({ city, id, ...rest }) => ({
+      ...rest,
+      ...(city === undefined ? {} : { city }),
+      ...(id === undefined ? {} : { id }),
+    })),
+});

@@ -1,0 +1,97 @@
+import { Decimal as DecimalJs } from 'decimal.js';
+import { Engine, Operator } from 'json-rules-engine';
+import { MONEY_FACTS, type GeneratedFacts, type GeneratedRule } from './policy-arbitraries.js';
+
+/**
+ * json-rules-engine set up as the reference for the differential test:
+ * - money facts are compared by decimal operators (`decimal:<op>`) on decimal.js's own default
+ *   constructor, an independent path from the core's allocation-free comparison;
+ * - `contains` / `doesNotContain` also accept strings (a substring test), the one intended
+ *   difference from stock json-rules-engine, which applies them to arrays only (README);
+ * - undefined facts (an absent merchant id or city) are allowed and read as undefined.
+ */
+const MONEY = new Set<string>(MONEY_FACTS);
+
+const decimalValidator = (value: unknown): boolean =>
+  (typeof value === 'string' || typeof value === 'number') && !new DecimalJs(value).isNaN();
+
+function decimalOperators(): Operator[] {
+  const compare = (a: unknown, b: unknown): number =>
+    new DecimalJs(a as string).cmp(new DecimalJs(b as string));
+  const list = (a: unknown, b: unknown): boolean =>
+    (b as unknown[]).some((item) => compare(a, item) === 0);
+  return [
+    new Operator('decimal:equal', (a, b) => compare(a, b) === 0, decimalValidator),
+    new Operator('decimal:notEqual', (a, b) => compare(a, b) !== 0, decimalValidator),
+    new Operator('decimal:lessThan', (a, b) => compare(a, b) < 0, decimalValidator),
+    new Operator('decimal:lessThanInclusive', (a, b) => compare(a, b) <= 0, decimalValidator),
+    new Operator('decimal:greaterThan', (a, b) => compare(a, b) > 0, decimalValidator),
+    new Operator('decimal:greaterThanInclusive', (a, b) => compare(a, b) >= 0, decimalValidator),
+    new Operator('decimal:in', (a, b) => list(a, b), decimalValidator),
+    new Operator('decimal:notIn', (a, b) => !list(a, b), decimalValidator),
+  ];
+}
+
+const isText = (value: unknown): boolean => typeof value === 'string' || Array.isArray(value);
+
+function rewrite(node: unknown): unknown {
+  if (Array.isArray(node)) return node.map(rewrite);
+  if (typeof node !== 'object' || node === null) return node;
+  const record = node as Record<string, unknown>;
+  if ('all' in record) return { all: rewrite(record.all) };
+  if ('any' in record) return { any: rewrite(record.any) };
+  if ('not' in record) return { not: rewrite(record.not) };
+  const fact = record.fact as string;
+  return MONEY.has(fact) ? { ...record, operator: `decimal:${record.operator as string}` } : record;
+}
+
+export function referenceEngine(rules: readonly GeneratedRule[]): Engine {
+  const engine = new Engine([], { allowUndefinedFacts: true });
+  for (const operator of decimalOperators()) engine.addOperator(operator);
+  engine.addOperator(new Operator('contains', (a: string, b: string) => a.indexOf(b) > -1, isText));
+  engine.addOperator(
+    new Operator('doesNotContain', (a: string, b: string) => a.indexOf(b) === -1, isText),
+  );
+  for (const rule of rules) {
+    engine.addRule({
+      name: rule.name,
+      conditions: rewrite(rule.conditions) as never,
+      event: { type: rule.name },
+    });
+  }
+  return engine;
+}
+
+/** The facts as json-rules-engine reads them, time fields from a Date as an independent path. */
+export function referenceFacts(facts: GeneratedFacts): Record<string, unknown> {
+  const now = new Date(facts.nowMs);
+  const day = now.getUTCDay();
+  return {
+    amount: facts.amount,
+    spentDaily: facts.spentDaily,
+    spentWeekly: facts.spentWeekly,
+    spentMonthly: facts.spentMonthly,
+    countDaily: facts.countDaily,
+    hourUtc: now.getUTCHours(),
+    dayOfWeekUtc: day === 0 ? 7 : day,
+    currency: facts.currency,
+    cardId: facts.cardId,
+    mcc: facts.merchant.mcc,
+    merchantCountry: facts.merchant.country,
+    merchantName: facts.merchant.name,
+    merchantId: facts.merchant.id,
+    merchant: facts.merchant,
+  };
+}
+
+/** Each rule's outcome by name. */
+export async function referenceOutcomes(
+  engine: Engine,
+  facts: GeneratedFacts,
+): Promise<Map<string, boolean>> {
+  const { results, failureResults } = await engine.run(referenceFacts(facts));
+  const outcomes = new Map<string, boolean>();
+  for (const result of [...results, ...failureResults])
+    outcomes.set(result.name, result.result as boolean);
+  return outcomes;
+}

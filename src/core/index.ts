@@ -70,7 +70,6 @@ export {
 export { CompiledPolicyCache } from './policy/policy-cache.js';
 export {
   decide,
-  firstDecline,
   requiredAggregates,
   type CardState,
   type CardStatus,

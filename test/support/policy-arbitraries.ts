@@ -152,7 +152,8 @@ function stringLeaf(): fc.Arbitrary<Json> {
 /** A condition tree of bounded depth, rooted (as json-rules-engine requires) in all/any/not. */
 export const conditions: fc.Arbitrary<Json> = fc.letrec<{ node: Json; root: Json }>((tie) => ({
   node: fc.oneof(
-    { depthSize: 'small', withCrossShrink: true },
+    // Root (depth 1) plus at most 8 levels: within the policy bound of 10.
+    { depthSize: 'small', withCrossShrink: true, maxDepth: 8, depthIdentifier: 'condition' },
     moneyLeaf(),
     integerLeaf(),
     stringLeaf(),

@@ -10,7 +10,7 @@ import { MONEY_FACTS, type GeneratedFacts, type GeneratedRule } from './policy-a
  *   difference from stock json-rules-engine, which applies them to arrays only (README);
  * - undefined facts (an absent merchant id or city) are allowed and read as undefined.
  */
-const MONEY = new Set<string>(MONEY_FACTS);
+const MONEY: ReadonlySet<string> = new Set<string>(MONEY_FACTS);
 
 const decimalValidator = (value: unknown): boolean =>
   (typeof value === 'string' || typeof value === 'number') && !new DecimalJs(value).isNaN();
@@ -34,28 +34,37 @@ function decimalOperators(): Operator[] {
 
 const isText = (value: unknown): boolean => typeof value === 'string' || Array.isArray(value);
 
-function rewrite(node: unknown): unknown {
-  if (Array.isArray(node)) return node.map(rewrite);
+/** Rewrites conditions on money facts to the decimal operators. */
+export function rewriteMoney(node: unknown, money: ReadonlySet<string> = MONEY): unknown {
+  if (Array.isArray(node)) return node.map((item) => rewriteMoney(item, money));
   if (typeof node !== 'object' || node === null) return node;
   const record = node as Record<string, unknown>;
-  if ('all' in record) return { all: rewrite(record.all) };
-  if ('any' in record) return { any: rewrite(record.any) };
-  if ('not' in record) return { not: rewrite(record.not) };
+  if ('all' in record) return { all: rewriteMoney(record.all, money) };
+  if ('any' in record) return { any: rewriteMoney(record.any, money) };
+  if ('not' in record) return { not: rewriteMoney(record.not, money) };
   const fact = record.fact as string;
-  return MONEY.has(fact) ? { ...record, operator: `decimal:${record.operator as string}` } : record;
+  return money.has(fact) ? { ...record, operator: `decimal:${record.operator as string}` } : record;
 }
 
-export function referenceEngine(rules: readonly GeneratedRule[]): Engine {
+/** An engine with no rules yet and the reference operators registered. */
+export function referenceEngineBase(): Engine {
   const engine = new Engine([], { allowUndefinedFacts: true });
   for (const operator of decimalOperators()) engine.addOperator(operator);
   engine.addOperator(new Operator('contains', (a: string, b: string) => a.indexOf(b) > -1, isText));
   engine.addOperator(
     new Operator('doesNotContain', (a: string, b: string) => a.indexOf(b) === -1, isText),
   );
+  return engine;
+}
+
+export function referenceEngine(
+  rules: readonly Pick<GeneratedRule, 'name' | 'conditions'>[],
+): Engine {
+  const engine = referenceEngineBase();
   for (const rule of rules) {
     engine.addRule({
       name: rule.name,
-      conditions: rewrite(rule.conditions) as never,
+      conditions: rewriteMoney(rule.conditions) as never,
       event: { type: rule.name },
     });
   }

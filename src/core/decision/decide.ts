@@ -10,7 +10,6 @@ import {
   NO_SHADOW_MATCHES,
   withShadowMatches,
   type Decision,
-  type ShadowMatch,
 } from './result.js';
 
 export type CardStatus = 'active' | 'frozen' | 'cancelled';
@@ -87,34 +86,14 @@ export function decide(input: DecisionInput): Decision {
       policy.currency.code === vault.currency,
       "the policy was compiled for the vault's currency",
     );
-    shadowMatches = evaluateShadow(policy, input);
-    decision = firstDecline(policy, input) ?? APPROVED;
+    shadowMatches = policy.shadowMatches(input);
+    decision = policy.firstDecline(input) ?? APPROVED;
   }
   if (decision === APPROVED) {
     assert(isDecimal(vault.available), 'available is a core Decimal');
     if (compareDecimals(vault.available, request.amount) < 0) decision = INSUFFICIENT_BALANCE;
   }
   return withShadowMatches(decision, shadowMatches);
-}
-
-/** The decision of the first enforcing check that holds, or null when none does. */
-export function firstDecline(policy: CompiledPolicy, input: EvaluationInput): Decision | null {
-  const checks = policy.checks;
-  for (let index = 0; index < checks.length; index++) {
-    const check = checks[index];
-    if (check !== undefined && check.test(input)) return check.decision;
-  }
-  return null;
-}
-
-function evaluateShadow(policy: CompiledPolicy, input: EvaluationInput): readonly ShadowMatch[] {
-  const checks = policy.shadowChecks;
-  let matches: ShadowMatch[] | null = null;
-  for (let index = 0; index < checks.length; index++) {
-    const check = checks[index];
-    if (check !== undefined && check.test(input)) (matches ??= []).push(check.match);
-  }
-  return matches ?? NO_SHADOW_MATCHES;
 }
 
 /** The aggregates `decide` will read for this policy: what the store must compute, no more. */

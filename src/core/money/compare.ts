@@ -30,3 +30,27 @@ export function compareDecimals(x: Decimal, y: Decimal): number {
   if (xLength === yLength) return 0;
   return xLength > yLength !== xs < 0 ? 1 : -1;
 }
+
+/** Sorted and without duplicates by value ("1.5" and "1.50" are one), for `hasDecimal`. */
+export function sortedUniqueDecimals(values: readonly Decimal[]): readonly Decimal[] {
+  const sorted = [...values].sort(compareDecimals);
+  return Object.freeze(
+    sorted.filter(
+      (value, index) => index === 0 || compareDecimals(value, sorted[index - 1] as Decimal) !== 0,
+    ),
+  );
+}
+
+/** Membership by value in a list from `sortedUniqueDecimals`, by halving, allocation-free. */
+export function hasDecimal(sorted: readonly Decimal[], value: Decimal): boolean {
+  let low = 0;
+  let high = sorted.length - 1;
+  while (low <= high) {
+    const middle = (low + high) >>> 1;
+    const order = compareDecimals(sorted[middle] as Decimal, value);
+    if (order === 0) return true;
+    if (order < 0) low = middle + 1;
+    else high = middle - 1;
+  }
+  return false;
+}

@@ -147,7 +147,13 @@ function checkLeaf(node: unknown, path: readonly PathKey[], ctx: CheckContext): 
         `must be a string of 1 to ${POLICY_BOUNDS.stringValueLengthMax} characters`,
       );
     }
-    return { kind: 'string', operator, read: lhs.read, operand: { kind: 'constant', value } };
+    return {
+      kind: 'compare',
+      valueKind: 'string',
+      operator,
+      source: lhs.source,
+      operand: { kind: 'constant', value },
+    };
   }
 
   return constantIr(lhs, leaf.value, operator, valuePath, ctx);
@@ -192,24 +198,16 @@ function resolveFact(
   if (factPath !== undefined) {
     throw policyError([...nodePath, 'path'], `applies only to the merchant fact, not ${name}`);
   }
-  if (fact.kind !== 'string' && fact.aggregate !== null) {
-    ctx.aggregates.set(fact.aggregate.key, fact.aggregate);
+  if (fact.source.kind === 'aggregate') {
+    ctx.aggregates.set(fact.source.aggregate.key, fact.source.aggregate);
   }
   return fact;
 }
 
 function leafIr(lhs: ScalarFact, rhs: ScalarFact, operator: Operator): ConditionIr {
-  // The kinds are equal (checked by the caller); the switch narrows both sides for the compiler.
-  if (lhs.kind === 'money' && rhs.kind === 'money') {
-    return { kind: 'money', operator, read: lhs.read, operand: { kind: 'fact', read: rhs.read } };
-  }
-  if (lhs.kind === 'integer' && rhs.kind === 'integer') {
-    return { kind: 'integer', operator, read: lhs.read, operand: { kind: 'fact', read: rhs.read } };
-  }
-  if (lhs.kind === 'string' && rhs.kind === 'string') {
-    return { kind: 'string', operator, read: lhs.read, operand: { kind: 'fact', read: rhs.read } };
-  }
-  throw policyError([], 'compares facts of different kinds');
+  // The caller checked that both sides are of one kind.
+  const operand = { kind: 'fact', source: rhs.source } as const;
+  return { kind: 'compare', valueKind: lhs.kind, operator, source: lhs.source, operand };
 }
 
 function listIr(
@@ -219,20 +217,39 @@ function listIr(
   path: readonly PathKey[],
   ctx: CheckContext,
 ): ConditionIr {
+  const source = lhs.source;
   switch (lhs.kind) {
     case 'money': {
       const values = list.map((item, index) => moneyConstant(item, [...path, index], ctx));
-      return { kind: 'money', operator, read: lhs.read, operand: { kind: 'list', values } };
+      return {
+        kind: 'compare',
+        valueKind: 'money',
+        operator,
+        source,
+        operand: { kind: 'list', values },
+      };
     }
     case 'integer': {
       const values = list.map((item, index) =>
         integerConstant(lhs.min, lhs.max, item, [...path, index]),
       );
-      return { kind: 'integer', operator, read: lhs.read, operand: { kind: 'list', values } };
+      return {
+        kind: 'compare',
+        valueKind: 'integer',
+        operator,
+        source,
+        operand: { kind: 'list', values },
+      };
     }
     case 'string': {
       const values = list.map((item, index) => stringConstant(lhs, item, [...path, index]));
-      return { kind: 'string', operator, read: lhs.read, operand: { kind: 'list', values } };
+      return {
+        kind: 'compare',
+        valueKind: 'string',
+        operator,
+        source,
+        operand: { kind: 'list', values },
+      };
     }
   }
 }
@@ -244,28 +261,23 @@ function constantIr(
   path: readonly PathKey[],
   ctx: CheckContext,
 ): ConditionIr {
+  const source = lhs.source;
   switch (lhs.kind) {
-    case 'money':
-      return {
-        kind: 'money',
-        operator,
-        read: lhs.read,
-        operand: { kind: 'constant', value: moneyConstant(value, path, ctx) },
-      };
-    case 'integer':
-      return {
-        kind: 'integer',
-        operator,
-        read: lhs.read,
-        operand: { kind: 'constant', value: integerConstant(lhs.min, lhs.max, value, path) },
-      };
-    case 'string':
-      return {
-        kind: 'string',
-        operator,
-        read: lhs.read,
-        operand: { kind: 'constant', value: stringConstant(lhs, value, path) },
-      };
+    case 'money': {
+      const operand = { kind: 'constant', value: moneyConstant(value, path, ctx) } as const;
+      return { kind: 'compare', valueKind: 'money', operator, source, operand };
+    }
+    case 'integer': {
+      const operand = {
+        kind: 'constant',
+        value: integerConstant(lhs.min, lhs.max, value, path),
+      } as const;
+      return { kind: 'compare', valueKind: 'integer', operator, source, operand };
+    }
+    case 'string': {
+      const operand = { kind: 'constant', value: stringConstant(lhs, value, path) } as const;
+      return { kind: 'compare', valueKind: 'string', operator, source, operand };
+    }
   }
 }
 

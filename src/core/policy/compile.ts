@@ -1,8 +1,6 @@
 import { assert } from '../assert.js';
 import { formatAmount } from '../money/amount.js';
-import { compareDecimals } from '../money/compare.js';
 import { currencyOf, type CurrencyCode, type CurrencyInfo } from '../money/currencies.js';
-import { isDecimal } from '../money/decimal.js';
 import { declined, type Decision, type ShadowMatch } from '../decision/result.js';
 import { aggregateSpec, type AggregateSpec } from './aggregates.js';
 import { POLICY_BOUNDS } from './bounds.js';
@@ -13,10 +11,11 @@ import {
   type CheckBudget,
   type CheckContext,
 } from './check-conditions.js';
-import { compileCondition, type Predicate } from './compile-conditions.js';
+import { generateEvaluators, generatePredicate, type CheckIr, type Predicate } from './codegen.js';
+import type { ConditionIr } from './condition-ir.js';
 import type { EvaluationInput } from './evaluation-input.js';
-import { missingAggregate } from './facts.js';
 import { expandTemplate } from './expand-templates.js';
+import type { Source } from './facts.js';
 import { parseWith, policyError, type PathKey } from './parse-with.js';
 import {
   limitSchema,
@@ -28,8 +27,9 @@ import {
 import { EMPTY_TEMPLATE_LIBRARY, type TemplateLibrary } from './template-schema.js';
 
 /**
- * The policy compiler: validated policy document in, plain synchronous evaluator out.
- * Design note: src/core/policy/DESIGN.md.
+ * The policy compiler: policy document in, plain synchronous evaluator out. Validation and
+ * type checking (schema.ts, check-conditions.ts) turn the document into condition IR; the code
+ * generator (codegen.ts) turns the IR into functions. Design note: ./DESIGN.md.
  */
 
 export interface CompileOptions {
@@ -39,14 +39,17 @@ export interface CompileOptions {
   readonly templates?: TemplateLibrary;
 }
 
-/** One compiled check: declines (or, in shadow mode, reports) when `test` holds. */
+/** One check of a compiled policy: a rule, a limit, a list or a template's rule. */
 export interface CompiledCheck {
   readonly rule: string;
   readonly message: string;
+  readonly mode: RuleMode;
+  /**
+   * This check's condition alone, generated on first use: for inspecting one rule (and for
+   * the tests that hold each rule to json-rules-engine). `decide` does not use it.
+   */
   readonly test: Predicate;
-  /** Built once: the decision an enforcing check answers. */
   readonly decision: Decision;
-  /** Built once: the report a shadow check adds. */
   readonly match: ShadowMatch;
 }
 
@@ -54,12 +57,22 @@ export interface CompiledPolicy {
   /** The document as validated, defaults applied (rule `action` and `mode`). */
   readonly document: PolicyDocument;
   readonly currency: CurrencyInfo;
-  /** Exactly the spend aggregates the checks read; the store computes only these. */
+  /** Exactly the spend aggregates the evaluators read; the store computes only these. */
   readonly aggregates: readonly AggregateSpec[];
   /** Enforcing checks in contract order: categories, countries, limits, templates, rules. */
   readonly checks: readonly CompiledCheck[];
   /** Shadow checks, all evaluated on every decision that reaches the policy. */
   readonly shadowChecks: readonly CompiledCheck[];
+  /** The generated evaluator: the decision of the first enforcing check that holds, or null. */
+  readonly firstDecline: (input: EvaluationInput) => Decision | null;
+  /** The generated shadow evaluator: every shadow check that holds, in order. */
+  readonly shadowMatches: (input: EvaluationInput) => readonly ShadowMatch[];
+}
+
+interface PendingCheck extends CheckIr {
+  readonly rule: string;
+  readonly message: string;
+  readonly mode: RuleMode;
 }
 
 /**
@@ -85,43 +98,37 @@ export function compilePolicy(input: unknown, options: CompileOptions): Compiled
     aggregates: ctx.aggregates,
   };
 
-  const checks: CompiledCheck[] = [];
-  const shadowChecks: CompiledCheck[] = [];
-  const add = (mode: RuleMode, check: CompiledCheck): void => {
-    (mode === 'shadow' ? shadowChecks : checks).push(check);
+  const pending: PendingCheck[] = [];
+  const add = (mode: RuleMode, rule: string, message: string, condition: ConditionIr): void => {
+    pending.push({
+      rule,
+      message,
+      mode,
+      condition,
+      decision: declined('authorization_failed', rule, message),
+      match: Object.freeze({ rule, message }),
+    });
   };
 
   if (document.merchantCategories !== undefined) {
-    const lists = document.merchantCategories;
-    const path: PathKey[] = ['merchantCategories', lists.allow ? 'allow' : 'block'];
-    const codes = lists.allow ?? lists.block ?? [];
-    spendListValues(codes.length, path, ctx);
-    const set = new Set(codes);
-    const test: Predicate = lists.allow
-      ? (input) => !set.has(input.request.merchant.mcc)
-      : (input) => set.has(input.request.merchant.mcc);
-    const message = lists.allow
-      ? 'Merchant category is not allowed'
-      : 'Merchant category is blocked';
-    add('enforce', makeCheck('merchantCategories', message, test));
+    const { allow, block } = document.merchantCategories;
+    const codes = allow ?? block ?? [];
+    spendListValues(codes.length, ['merchantCategories', allow ? 'allow' : 'block'], ctx);
+    const message = allow ? 'Merchant category is not allowed' : 'Merchant category is blocked';
+    add('enforce', 'merchantCategories', message, inList(MCC, codes, allow !== undefined));
   }
 
   if (document.merchantCountries !== undefined) {
-    const lists = document.merchantCountries;
-    const path: PathKey[] = ['merchantCountries', lists.allow ? 'allow' : 'block'];
-    const codes = lists.allow ?? lists.block ?? [];
-    spendListValues(codes.length, path, ctx);
-    const set = new Set(codes);
-    const test: Predicate = lists.allow
-      ? (input) => !set.has(input.request.merchant.country)
-      : (input) => set.has(input.request.merchant.country);
-    const message = lists.allow ? 'Merchant country is not allowed' : 'Merchant country is blocked';
-    add('enforce', makeCheck('merchantCountries', message, test));
+    const { allow, block } = document.merchantCountries;
+    const codes = allow ?? block ?? [];
+    spendListValues(codes.length, ['merchantCountries', allow ? 'allow' : 'block'], ctx);
+    const message = allow ? 'Merchant country is not allowed' : 'Merchant country is blocked';
+    add('enforce', 'merchantCountries', message, inList(COUNTRY, codes, allow !== undefined));
   }
 
   (document.limits ?? []).forEach((limit, index) => {
-    const path = ['limits', index];
-    add('enforce', compileLimit(limit, `limits[${index}]`, path, ctx));
+    const { message, condition } = limitIr(limit, ['limits', index], ctx);
+    add('enforce', `limits[${index}]`, message, condition);
   });
 
   (document.templates ?? []).forEach((ref, index) => {
@@ -129,15 +136,17 @@ export function compilePolicy(input: unknown, options: CompileOptions): Compiled
     const expanded = expandTemplate(ref, library, path, ctx);
     expanded.limits.forEach((raw, limitIndex) => {
       const limit = parseWith(limitSchema, raw, [...path, 'limits', limitIndex]);
-      add(ref.mode, compileLimit(limit, expanded.name, path, templateCtx));
+      const { message, condition } = limitIr(limit, path, templateCtx);
+      add(ref.mode, expanded.name, message, condition);
     });
     expanded.rules.forEach((rule, ruleIndex) => {
-      const ir = checkConditions(
-        rule.conditions,
-        [...path, 'rules', ruleIndex, 'conditions'],
-        templateCtx,
+      const rulePath = [...path, 'rules', ruleIndex, 'conditions'];
+      add(
+        ref.mode,
+        expanded.name,
+        rule.message,
+        checkConditions(rule.conditions, rulePath, templateCtx),
       );
-      add(ref.mode, makeCheck(expanded.name, rule.message, compileCondition(ir)));
     });
   });
 
@@ -151,29 +160,53 @@ export function compilePolicy(input: unknown, options: CompileOptions): Compiled
       );
     }
     names.add(rule.name);
-    const ir = checkConditions(rule.conditions, [...path, 'conditions'], ctx);
-    const message = rule.message ?? `Declined by rule ${rule.name}`;
-    add(rule.mode, makeCheck(rule.name, message, compileCondition(ir)));
+    const condition = checkConditions(rule.conditions, [...path, 'conditions'], ctx);
+    add(rule.mode, rule.name, rule.message ?? `Declined by rule ${rule.name}`, condition);
   });
 
   assert(budget.conditionsLeft >= 0 && budget.listValuesLeft >= 0, 'bounds held while checking');
+  const enforce = pending.filter((check) => check.mode === 'enforce');
+  const shadow = pending.filter((check) => check.mode === 'shadow');
+  const evaluators = generateEvaluators(enforce, shadow);
   return Object.freeze({
     document,
     currency,
     aggregates: Object.freeze([...ctx.aggregates.values()]),
-    checks: Object.freeze(checks),
-    shadowChecks: Object.freeze(shadowChecks),
+    checks: Object.freeze(enforce.map(compiledCheck)),
+    shadowChecks: Object.freeze(shadow.map(compiledCheck)),
+    firstDecline: evaluators.firstDecline,
+    shadowMatches: evaluators.shadowMatches,
   });
 }
 
-function makeCheck(rule: string, message: string, test: Predicate): CompiledCheck {
+function compiledCheck(check: PendingCheck): CompiledCheck {
+  let test: Predicate | undefined;
   return Object.freeze({
-    rule,
-    message,
-    test,
-    decision: declined('authorization_failed', rule, message),
-    match: Object.freeze({ rule, message }),
+    rule: check.rule,
+    message: check.message,
+    mode: check.mode,
+    decision: check.decision,
+    match: check.match,
+    get test(): Predicate {
+      test ??= generatePredicate(check.condition);
+      return test;
+    },
   });
+}
+
+const MCC: Source = { kind: 'merchant', field: 'mcc' };
+const COUNTRY: Source = { kind: 'merchant', field: 'country' };
+const AMOUNT: Source = { kind: 'request', field: 'amount' };
+
+/** `source in codes`, or `notIn` for an allow list (which declines what it does not name). */
+function inList(source: Source, codes: readonly string[], allowList: boolean): ConditionIr {
+  return {
+    kind: 'compare',
+    valueKind: 'string',
+    operator: allowList ? 'notIn' : 'in',
+    source,
+    operand: { kind: 'list', values: codes },
+  };
 }
 
 const INTERVAL_WORDS = {
@@ -186,44 +219,44 @@ const INTERVAL_WORDS = {
 } as const;
 
 /**
- * A limit becomes one check. Windowed amount limits read their aggregate and add the request
- * amount: that sum is the one Decimal a decision allocates per such limit.
+ * A limit becomes one condition. A windowed amount limit adds the request amount to its
+ * aggregate: that sum is the one Decimal a decision allocates per such limit.
  */
-function compileLimit(
+function limitIr(
   limit: LimitDocument,
-  rule: string,
   path: readonly PathKey[],
   ctx: CheckContext,
-): CompiledCheck {
+): { message: string; condition: ConditionIr } {
   const mccList = limit.merchantCategories ?? null;
   if (mccList !== null) spendListValues(mccList.length, [...path, 'merchantCategories'], ctx);
-  const mccs = mccList === null ? null : new Set(mccList);
   const where = mccList === null ? '' : ` at merchant categories ${mccList.join(', ')}`;
-  const applies: Predicate =
-    mccs === null ? () => true : (input) => mccs.has(input.request.merchant.mcc);
+  const narrow = (condition: ConditionIr): ConditionIr =>
+    mccList === null
+      ? condition
+      : { kind: 'all', children: [inList(MCC, mccList, false), condition] };
   const words = INTERVAL_WORDS[limit.interval];
 
   if (limit.amount !== undefined) {
     const max = moneyConstant(limit.amount, [...path, 'amount'], ctx);
     const shown = `${formatAmount(max, ctx.currency)} ${ctx.currency.code}`;
     if (limit.interval === 'perTransaction') {
-      const message = `Amount exceeds the per-transaction limit of ${shown}${where}`;
-      return makeCheck(
-        rule,
-        message,
-        (input) => applies(input) && compareDecimals(input.request.amount, max) > 0,
-      );
+      return {
+        message: `Amount exceeds the per-transaction limit of ${shown}${where}`,
+        condition: narrow({
+          kind: 'compare',
+          valueKind: 'money',
+          operator: 'greaterThan',
+          source: AMOUNT,
+          operand: { kind: 'constant', value: max },
+        }),
+      };
     }
-    const spec = aggregateSpec('amount', limit.interval, mccList);
-    ctx.aggregates.set(spec.key, spec);
-    const key = spec.key;
-    const message = `${words} spend limit of ${shown}${where} would be exceeded`;
-    return makeCheck(rule, message, (input) => {
-      if (!applies(input)) return false;
-      const spent = input.spend[key];
-      if (!isDecimal(spent)) throw missingAggregate(key);
-      return compareDecimals(spent.plus(input.request.amount), max) > 0;
-    });
+    const aggregate = aggregateSpec('amount', limit.interval, mccList);
+    ctx.aggregates.set(aggregate.key, aggregate);
+    return {
+      message: `${words} spend limit of ${shown}${where} would be exceeded`,
+      condition: narrow({ kind: 'spendOver', spent: { kind: 'aggregate', aggregate }, max }),
+    };
   }
 
   const countMax = limit.count;
@@ -231,15 +264,17 @@ function compileLimit(
     countMax !== undefined && limit.interval !== 'perTransaction',
     'schema: count limits are windowed',
   );
-  const spec = aggregateSpec('count', limit.interval, mccList);
-  ctx.aggregates.set(spec.key, spec);
-  const key = spec.key;
-  const message = `${words} limit of ${countMax} transactions${where} reached`;
-  return makeCheck(rule, message, (input: EvaluationInput) => {
-    if (!applies(input)) return false;
-    const count = input.spend[key];
-    if (typeof count !== 'number') throw missingAggregate(key);
-    // This transaction would be number count + 1.
-    return count + 1 > countMax;
-  });
+  const aggregate = aggregateSpec('count', limit.interval, mccList);
+  ctx.aggregates.set(aggregate.key, aggregate);
+  return {
+    message: `${words} limit of ${countMax} transactions${where} reached`,
+    // This transaction would be number count + 1: over the limit once count >= countMax.
+    condition: narrow({
+      kind: 'compare',
+      valueKind: 'integer',
+      operator: 'greaterThanInclusive',
+      source: { kind: 'aggregate', aggregate },
+      operand: { kind: 'constant', value: countMax },
+    }),
+  };
 }

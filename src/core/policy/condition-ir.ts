@@ -1,38 +1,43 @@
 import type { Decimal } from '../money/decimal.js';
-import type { EvaluationInput } from './evaluation-input.js';
+import type { Source } from './facts.js';
 import type { Operator } from './operators.js';
 
 /**
- * A checked condition tree: every fact resolved to its reader, every constant parsed, every
- * operator known to fit its operand types. Only this, never raw JSON, reaches the compiler.
+ * A checked condition: every fact resolved to its source, every constant parsed, every operator
+ * known to fit its operand types. Only this, never raw JSON, reaches the code generator.
  */
 export type ConditionIr =
   | { readonly kind: 'all' | 'any'; readonly children: readonly ConditionIr[] }
   | { readonly kind: 'not'; readonly child: ConditionIr }
-  | MoneyLeaf
-  | IntegerLeaf
-  | StringLeaf;
+  | ComparisonIr
+  | SpendOverIr;
 
-type Operand<T> =
+export type ValueKind = 'money' | 'integer' | 'string';
+
+export type ValueOf<K extends ValueKind> = K extends 'money'
+  ? Decimal
+  : K extends 'integer'
+    ? number
+    : string;
+
+export type Operand<T> =
   | { readonly kind: 'constant'; readonly value: T }
   | { readonly kind: 'list'; readonly values: readonly T[] }
-  | { readonly kind: 'fact'; readonly read: (input: EvaluationInput) => T };
+  | { readonly kind: 'fact'; readonly source: Source };
 
-export interface MoneyLeaf {
-  readonly kind: 'money';
+interface Comparison<K extends ValueKind> {
+  readonly kind: 'compare';
+  readonly valueKind: K;
   readonly operator: Operator;
-  readonly read: (input: EvaluationInput) => Decimal;
-  readonly operand: Operand<Decimal>;
+  readonly source: Source;
+  readonly operand: Operand<ValueOf<K>>;
 }
-export interface IntegerLeaf {
-  readonly kind: 'integer';
-  readonly operator: Operator;
-  readonly read: (input: EvaluationInput) => number;
-  readonly operand: Operand<number>;
-}
-export interface StringLeaf {
-  readonly kind: 'string';
-  readonly operator: Operator;
-  readonly read: (input: EvaluationInput) => string | undefined;
-  readonly operand: Operand<string | undefined>;
+
+export type ComparisonIr = Comparison<'money'> | Comparison<'integer'> | Comparison<'string'>;
+
+/** A windowed spend limit: `spent + request amount > max`, compared as decimals. */
+export interface SpendOverIr {
+  readonly kind: 'spendOver';
+  readonly spent: Source;
+  readonly max: Decimal;
 }

@@ -1,34 +1,40 @@
 import { InvariantError } from '../assert.js';
-import { isDecimal, type Decimal } from '../money/decimal.js';
-import { dayOfWeekUtc, hourUtc } from '../time.js';
 import { aggregateSpec, type AggregateSpec } from './aggregates.js';
-import type { EvaluationInput } from './evaluation-input.js';
 
 /**
- * The facts a rule condition may name (contract section 11), each with its type and the field
- * of `EvaluationInput` it reads. Types are checked when a policy compiles, so a condition that
- * compares a string fact with a number is refused instead of silently never matching.
+ * The facts a rule condition may name (contract section 11), each with its type and the place
+ * in `EvaluationInput` it is read from (its `source`). Types are checked when a policy
+ * compiles, so a condition that compares a string fact with a number is refused instead of
+ * silently never matching.
  */
 export type StringFormat = 'mcc' | 'country' | 'currency' | 'text';
 
+/**
+ * Where a fact's value lives, by name rather than by closure, so that the code generator can
+ * read each source once into a local. Every name here is spendgate's own, never a client's.
+ */
+export type Source =
+  | { readonly kind: 'request'; readonly field: 'amount' | 'currency' | 'cardId' }
+  | { readonly kind: 'merchant'; readonly field: 'name' | 'mcc' | 'country' | 'city' | 'id' }
+  | { readonly kind: 'clock'; readonly field: 'hourUtc' | 'dayOfWeekUtc' }
+  | { readonly kind: 'aggregate'; readonly aggregate: AggregateSpec };
+
 export interface MoneyFact {
   readonly kind: 'money';
-  readonly aggregate: AggregateSpec | null;
-  readonly read: (input: EvaluationInput) => Decimal;
+  readonly source: Source;
 }
 export interface IntegerFact {
   readonly kind: 'integer';
   readonly min: number;
   readonly max: number;
-  readonly aggregate: AggregateSpec | null;
-  readonly read: (input: EvaluationInput) => number;
+  readonly source: Source;
 }
 export interface StringFact {
   readonly kind: 'string';
   readonly format: StringFormat;
   /** Whether the value may be absent (merchant city and id are optional in a request). */
   readonly optional: boolean;
-  readonly read: (input: EvaluationInput) => string | undefined;
+  readonly source: Source;
 }
 export interface ObjectFact {
   readonly kind: 'object';
@@ -43,74 +49,56 @@ export function missingAggregate(key: string): InvariantError {
   return new InvariantError(`spend aggregate ${key} was not supplied`);
 }
 
-function spentFact(aggregate: AggregateSpec): MoneyFact {
-  const key = aggregate.key;
-  return {
-    kind: 'money',
-    aggregate,
-    read: (input) => {
-      const value = input.spend[key];
-      // Explicit branch, not assert(): no message string is built on the hot path.
-      if (!isDecimal(value)) throw missingAggregate(key);
-      return value;
-    },
-  };
-}
-
-function stringFact(
+const merchant = (
+  field: 'name' | 'mcc' | 'country' | 'city' | 'id',
   format: StringFormat,
   optional: boolean,
-  read: (input: EvaluationInput) => string | undefined,
-): StringFact {
-  return { kind: 'string', format, optional, read };
-}
+): StringFact => ({ kind: 'string', format, optional, source: { kind: 'merchant', field } });
 
-const countDailySpec = aggregateSpec('count', 'daily', null);
+const request = (field: 'currency' | 'cardId', format: StringFormat): StringFact => ({
+  kind: 'string',
+  format,
+  optional: false,
+  source: { kind: 'request', field },
+});
+
+const spent = (interval: 'daily' | 'weekly' | 'monthly'): MoneyFact => ({
+  kind: 'money',
+  source: { kind: 'aggregate', aggregate: aggregateSpec('amount', interval, null) },
+});
 
 export const FACTS = {
-  amount: { kind: 'money', aggregate: null, read: (input) => input.request.amount },
-  currency: stringFact('currency', false, (input) => input.request.currency),
-  mcc: stringFact('mcc', false, (input) => input.request.merchant.mcc),
-  merchantCountry: stringFact('country', false, (input) => input.request.merchant.country),
-  merchantName: stringFact('text', false, (input) => input.request.merchant.name),
-  merchantId: stringFact('text', true, (input) => input.request.merchant.id),
-  cardId: stringFact('text', false, (input) => input.request.cardId),
-  hourUtc: {
-    kind: 'integer',
-    min: 0,
-    max: 23,
-    aggregate: null,
-    read: (input) => hourUtc(input.nowMs),
-  },
+  amount: { kind: 'money', source: { kind: 'request', field: 'amount' } },
+  currency: request('currency', 'currency'),
+  mcc: merchant('mcc', 'mcc', false),
+  merchantCountry: merchant('country', 'country', false),
+  merchantName: merchant('name', 'text', false),
+  merchantId: merchant('id', 'text', true),
+  cardId: request('cardId', 'text'),
+  hourUtc: { kind: 'integer', min: 0, max: 23, source: { kind: 'clock', field: 'hourUtc' } },
   dayOfWeekUtc: {
     kind: 'integer',
     min: 1,
     max: 7,
-    aggregate: null,
-    read: (input) => dayOfWeekUtc(input.nowMs),
+    source: { kind: 'clock', field: 'dayOfWeekUtc' },
   },
-  spentDaily: spentFact(aggregateSpec('amount', 'daily', null)),
-  spentWeekly: spentFact(aggregateSpec('amount', 'weekly', null)),
-  spentMonthly: spentFact(aggregateSpec('amount', 'monthly', null)),
+  spentDaily: spent('daily'),
+  spentWeekly: spent('weekly'),
+  spentMonthly: spent('monthly'),
   countDaily: {
     kind: 'integer',
     min: 0,
     max: 1_000_000_000,
-    aggregate: countDailySpec,
-    read: (input) => {
-      const value = input.spend[countDailySpec.key];
-      if (typeof value !== 'number') throw missingAggregate(countDailySpec.key);
-      return value;
-    },
+    source: { kind: 'aggregate', aggregate: aggregateSpec('count', 'daily', null) },
   },
   merchant: {
     kind: 'object',
     paths: {
-      '$.name': stringFact('text', false, (input) => input.request.merchant.name),
-      '$.mcc': stringFact('mcc', false, (input) => input.request.merchant.mcc),
-      '$.country': stringFact('country', false, (input) => input.request.merchant.country),
-      '$.city': stringFact('text', true, (input) => input.request.merchant.city),
-      '$.id': stringFact('text', true, (input) => input.request.merchant.id),
+      '$.name': merchant('name', 'text', false),
+      '$.mcc': merchant('mcc', 'mcc', false),
+      '$.country': merchant('country', 'country', false),
+      '$.city': merchant('city', 'text', true),
+      '$.id': merchant('id', 'text', true),
     },
   },
 } as const satisfies Record<string, Fact>;

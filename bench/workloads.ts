@@ -1,0 +1,420 @@
+import type { Engine } from 'json-rules-engine';
+import { Decimal, type DecisionInput } from '../src/core/index.js';
+import { referenceEngineBase, rewriteMoney } from '../test/support/reference-engine.js';
+
+/**
+ * The benchmark workloads, each as a spendgate policy and as the same rules for
+ * json-rules-engine, so both engines do the same work. `test/bench-workloads.test.ts` checks
+ * that they reach the same decisions before any figure is trusted.
+ */
+
+// 50 MCCs a conservative program blocks: gambling, cash, quasi-cash, transfers, adult, ...
+export const BLOCKED_MCCS = [
+  '4829',
+  '5933',
+  '5935',
+  '5937',
+  '5960',
+  '5961',
+  '5962',
+  '5963',
+  '5964',
+  '5965',
+  '5966',
+  '5967',
+  '5968',
+  '5969',
+  '5993',
+  '6010',
+  '6011',
+  '6012',
+  '6050',
+  '6051',
+  '6211',
+  '6300',
+  '6381',
+  '6399',
+  '6513',
+  '6529',
+  '6530',
+  '6531',
+  '6532',
+  '6533',
+  '6534',
+  '6535',
+  '6536',
+  '6537',
+  '6538',
+  '6540',
+  '7273',
+  '7276',
+  '7277',
+  '7297',
+  '7321',
+  '7322',
+  '7361',
+  '7375',
+  '7399',
+  '7631',
+  '7995',
+  '8651',
+  '9222',
+  '9311',
+];
+export const ALLOWED_COUNTRIES = ['US', 'CA', 'GB', 'DE', 'FR', 'NL', 'IE', 'ES', 'IT', 'AU'];
+
+const leaf = (fact: string, operator: string, value: unknown, path?: string) =>
+  path === undefined ? { fact, operator, value } : { fact, operator, value, path };
+
+/** 20 custom rules of the kind card programs write: thresholds crossed with context. */
+export const CUSTOM_RULES = [
+  {
+    name: 'big-restaurant',
+    conditions: {
+      all: [leaf('amount', 'greaterThan', '250'), leaf('mcc', 'in', ['5812', '5813', '5814'])],
+    },
+  },
+  {
+    name: 'casino-name',
+    conditions: {
+      any: [leaf('merchantName', 'contains', 'CASINO'), leaf('merchantName', 'contains', 'Casino')],
+    },
+  },
+  {
+    name: 'night-spend',
+    conditions: {
+      all: [leaf('amount', 'greaterThanInclusive', '100'), leaf('hourUtc', 'lessThan', 6)],
+    },
+  },
+  { name: 'las-vegas', conditions: { all: [leaf('merchant', 'equal', 'Las Vegas', '$.city')] } },
+  {
+    name: 'weekend-big',
+    conditions: { all: [leaf('amount', 'greaterThan', '150'), leaf('dayOfWeekUtc', 'in', [6, 7])] },
+  },
+  {
+    name: 'hot-day',
+    conditions: {
+      all: [leaf('spentDaily', 'greaterThan', '1500'), leaf('amount', 'greaterThan', '50')],
+    },
+  },
+  {
+    name: 'busy-day',
+    conditions: {
+      all: [leaf('countDaily', 'greaterThanInclusive', 15), leaf('amount', 'greaterThan', '20')],
+    },
+  },
+  {
+    name: 'fraud-merchants',
+    conditions: {
+      all: [
+        leaf(
+          'merchantId',
+          'in',
+          Array.from({ length: 10 }, (_, index) => `m_fraud_${index}`),
+        ),
+      ],
+    },
+  },
+  {
+    name: 'wires',
+    conditions: { any: [leaf('mcc', 'equal', '4829'), leaf('merchantName', 'contains', 'WIRE')] },
+  },
+  {
+    name: 'foreign-big',
+    conditions: {
+      all: [leaf('amount', 'greaterThan', '400'), leaf('merchantCountry', 'notIn', ['US'])],
+    },
+  },
+  {
+    name: 'weekly-heavy',
+    conditions: {
+      all: [leaf('spentWeekly', 'greaterThan', '8000'), leaf('amount', 'greaterThan', '100')],
+    },
+  },
+  {
+    name: 'monthly-heavy',
+    conditions: {
+      all: [leaf('spentMonthly', 'greaterThan', '25000'), leaf('amount', 'greaterThan', '100')],
+    },
+  },
+  {
+    name: 'gift-cards',
+    conditions: {
+      all: [leaf('merchantName', 'contains', 'GIFT'), leaf('amount', 'greaterThan', '50')],
+    },
+  },
+  {
+    name: 'airline-cap',
+    conditions: {
+      all: [
+        leaf('mcc', 'in', ['3000', '3001', '3005', '4511']),
+        leaf('amount', 'greaterThan', '1500'),
+      ],
+    },
+  },
+  {
+    name: 'hotel-cap',
+    conditions: {
+      all: [leaf('mcc', 'in', ['3501', '3502', '7011']), leaf('amount', 'greaterThan', '800')],
+    },
+  },
+  {
+    name: 'fuel-cap',
+    conditions: {
+      all: [leaf('mcc', 'in', ['5541', '5542']), leaf('amount', 'greaterThan', '200')],
+    },
+  },
+  {
+    name: 'round-amounts',
+    conditions: {
+      all: [
+        leaf('amount', 'in', ['100', '200', '300', '400', '500']),
+        leaf('merchantCountry', 'notIn', ['US', 'CA']),
+      ],
+    },
+  },
+  { name: 'not-usdc', conditions: { not: leaf('currency', 'equal', 'USDC') } },
+  {
+    name: 'late-and-far',
+    conditions: {
+      all: [leaf('hourUtc', 'greaterThan', 22), leaf('merchantCountry', 'notIn', ['US'])],
+    },
+  },
+  {
+    name: 'velocity-big',
+    conditions: {
+      all: [
+        leaf('countDaily', 'greaterThan', 5),
+        leaf('amount', 'greaterThan', { fact: 'spentDaily' }),
+      ],
+    },
+  },
+];
+
+export const REALISTIC_POLICY = {
+  limits: [
+    { interval: 'perTransaction', amount: '500' },
+    { interval: 'daily', amount: '2000' },
+    { interval: 'monthly', amount: '300', merchantCategories: ['5812'] },
+    { interval: 'daily', count: 20 },
+  ],
+  merchantCategories: { block: BLOCKED_MCCS },
+  merchantCountries: { allow: ALLOWED_COUNTRIES },
+  templates: [
+    { name: 'block-gambling' },
+    { name: 'business-hours', params: { startHour: 6, endHour: 22 } },
+    { name: 'large-purchase-review', params: { amount: '1000' } },
+  ],
+  rules: CUSTOM_RULES,
+};
+
+export interface WorkloadFacts {
+  amount: string;
+  mcc: string;
+  country: string;
+  name: string;
+  city?: string;
+  merchantId?: string;
+  nowMs: number;
+  spentDaily: string;
+  spentWeekly: string;
+  spentMonthly: string;
+  spentMonthlyAt5812: string;
+  countDaily: number;
+}
+
+/** An ordinary approved purchase: every check runs, none declines (the common, slowest case). */
+export const ORDINARY_PURCHASE: WorkloadFacts = {
+  amount: '42.50',
+  mcc: '5411',
+  country: 'US',
+  name: 'Whole Foods',
+  city: 'Austin',
+  merchantId: 'm_wf_1',
+  nowMs: Date.UTC(2026, 10, 18, 15, 30),
+  spentDaily: '310.25',
+  spentWeekly: '1200',
+  spentMonthly: '4800.75',
+  spentMonthlyAt5812: '120',
+  countDaily: 4,
+};
+
+export function spendgateInput(facts: WorkloadFacts): Omit<DecisionInput, 'policy'> {
+  return {
+    card: { id: 'card_1', vaultId: 'vlt_1', status: 'active' },
+    vault: { id: 'vlt_1', status: 'active', currency: 'USDC', available: new Decimal('100000') },
+    spend: {
+      'amount:daily': new Decimal(facts.spentDaily),
+      'amount:weekly': new Decimal(facts.spentWeekly),
+      'amount:monthly': new Decimal(facts.spentMonthly),
+      'amount:monthly:5812': new Decimal(facts.spentMonthlyAt5812),
+      'count:daily': facts.countDaily,
+    },
+    nowMs: facts.nowMs,
+    request: {
+      cardId: 'card_1',
+      amount: new Decimal(facts.amount),
+      currency: 'USDC',
+      merchant: {
+        name: facts.name,
+        mcc: facts.mcc,
+        country: facts.country,
+        city: facts.city,
+        id: facts.merchantId,
+      },
+    },
+  };
+}
+
+export function referenceFacts(facts: WorkloadFacts): Record<string, unknown> {
+  const now = new Date(facts.nowMs);
+  const day = now.getUTCDay();
+  return {
+    amount: facts.amount,
+    currency: 'USDC',
+    mcc: facts.mcc,
+    merchantCountry: facts.country,
+    merchantName: facts.name,
+    merchantId: facts.merchantId,
+    cardId: 'card_1',
+    hourUtc: now.getUTCHours(),
+    dayOfWeekUtc: day === 0 ? 7 : day,
+    spentDaily: facts.spentDaily,
+    spentWeekly: facts.spentWeekly,
+    spentMonthly: facts.spentMonthly,
+    spentMonthlyAt5812: facts.spentMonthlyAt5812,
+    countDaily: facts.countDaily,
+    merchant: {
+      name: facts.name,
+      mcc: facts.mcc,
+      country: facts.country,
+      city: facts.city,
+      id: facts.merchantId,
+    },
+  };
+}
+
+const MONEY = new Set([
+  'amount',
+  'spentDaily',
+  'spentWeekly',
+  'spentMonthly',
+  'projectedDaily',
+  'projectedMonthlyAt5812',
+]);
+
+/**
+ * Workload 1 for json-rules-engine: the same checks in the same order, limits through derived
+ * facts (spend plus this amount), the templates written out as the rules they expand to.
+ */
+export function realisticReferenceEngine(): Engine {
+  const engine = referenceEngineBase();
+  engine.addFact('projectedDaily', async (_params, almanac) => {
+    const [spent, amount] = await Promise.all([
+      almanac.factValue<string>('spentDaily'),
+      almanac.factValue<string>('amount'),
+    ]);
+    return new Decimal(spent).plus(amount).toFixed();
+  });
+  engine.addFact('projectedMonthlyAt5812', async (_params, almanac) => {
+    const [spent, amount] = await Promise.all([
+      almanac.factValue<string>('spentMonthlyAt5812'),
+      almanac.factValue<string>('amount'),
+    ]);
+    return new Decimal(spent).plus(amount).toFixed();
+  });
+  const rules: { name: string; conditions: unknown }[] = [
+    { name: 'merchantCategories', conditions: { all: [leaf('mcc', 'in', BLOCKED_MCCS)] } },
+    {
+      name: 'merchantCountries',
+      conditions: { all: [leaf('merchantCountry', 'notIn', ALLOWED_COUNTRIES)] },
+    },
+    { name: 'limits[0]', conditions: { all: [leaf('amount', 'greaterThan', '500')] } },
+    { name: 'limits[1]', conditions: { all: [leaf('projectedDaily', 'greaterThan', '2000')] } },
+    {
+      name: 'limits[2]',
+      conditions: {
+        all: [leaf('mcc', 'in', ['5812']), leaf('projectedMonthlyAt5812', 'greaterThan', '300')],
+      },
+    },
+    { name: 'limits[3]', conditions: { all: [leaf('countDaily', 'greaterThanInclusive', 20)] } },
+    {
+      name: 'block-gambling',
+      conditions: { all: [leaf('mcc', 'in', ['7995', '7800', '7801', '7802', '9406'])] },
+    },
+    {
+      name: 'business-hours',
+      conditions: { any: [leaf('hourUtc', 'lessThan', 6), leaf('hourUtc', 'greaterThan', 22)] },
+    },
+    {
+      name: 'large-purchase-review',
+      conditions: {
+        all: [
+          leaf('amount', 'greaterThanInclusive', '1000'),
+          leaf('merchantCountry', 'notIn', ['US']),
+        ],
+      },
+    },
+    ...CUSTOM_RULES,
+  ];
+  // Priorities make json-rules-engine report rules in policy order (higher runs first).
+  rules.forEach((rule, index) => {
+    engine.addRule({
+      name: rule.name,
+      priority: rules.length - index,
+      conditions: rewriteMoney(rule.conditions, MONEY) as never,
+      event: { type: rule.name },
+    });
+  });
+  return engine;
+}
+
+/** Workload 2 reads the ordinary purchase's facts: 15:30 UTC on a Wednesday, MCC 5411, US. */
+export function flatInput(): DecisionInput {
+  return { ...spendgateInput(ORDINARY_PURCHASE), policy: null };
+}
+
+/**
+ * Workload 2: 30 flat `all` rules of 2 to 4 comparisons on plain number and string facts,
+ * the shape public rule-engine benchmarks use. No money facts, so json-rules-engine runs its
+ * own native operators and pays no decimal cost.
+ */
+export const FLAT_FACT_VALUES = {
+  hourUtc: 15,
+  countDaily: 4,
+  dayOfWeekUtc: 3,
+  mcc: '5411',
+  merchantCountry: 'US',
+  currency: 'USDC',
+};
+
+export const FLAT_RULES = Array.from({ length: 30 }, (_, index) => {
+  const comparisons = [
+    leaf('hourUtc', index % 2 === 0 ? 'greaterThan' : 'lessThan', index % 24),
+    leaf('countDaily', 'greaterThanInclusive', (index % 7) + 1),
+    leaf('mcc', index % 4 === 0 ? 'equal' : 'notEqual', String(5404 + index)),
+    leaf('merchantCountry', index % 3 === 0 ? 'equal' : 'notEqual', ['US', 'CA', 'FR'][index % 3]),
+  ].slice(0, 2 + (index % 3));
+  return { name: `flat-${index}`, conditions: { all: comparisons } };
+});
+
+export function flatReferenceEngine(): Engine {
+  const engine = referenceEngineBase();
+  FLAT_RULES.forEach((rule, index) => {
+    engine.addRule({
+      name: rule.name,
+      priority: FLAT_RULES.length - index,
+      conditions: rule.conditions,
+      event: { type: rule.name },
+    });
+  });
+  return engine;
+}
+
+/** A 100-rule policy for the compile-time benchmark: the custom rules five times over. */
+export const HUNDRED_RULE_POLICY = {
+  rules: Array.from({ length: 100 }, (_, index) => ({
+    ...(CUSTOM_RULES[index % CUSTOM_RULES.length] as object),
+    name: `rule-${index}`,
+  })),
+};

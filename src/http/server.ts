@@ -1,0 +1,71 @@
+import Fastify, { type FastifyError, type FastifyInstance } from 'fastify';
+import { v7 as uuidv7 } from 'uuid';
+import { ERROR_CATALOGUE, SpendgateError, type ErrorCode } from '../core/index.js';
+import type { Config } from '../config/env.js';
+import { errorBody } from './error-body.js';
+
+/**
+ * The HTTP adapter's platform: request ids, the contract's error body for every error the
+ * framework raises, and health. Routes of the REST interface join it issue by issue.
+ */
+
+/** Largest request body accepted (contract: 413 `payload_too_large` above it). */
+export const BODY_BYTES_MAX = 1024 * 1024;
+
+/** Framework error codes and the catalogue code each becomes. */
+const FRAMEWORK_ERRORS: Readonly<Record<string, ErrorCode>> = {
+  FST_ERR_CTP_INVALID_JSON_BODY: 'invalid_json',
+  FST_ERR_CTP_EMPTY_JSON_BODY: 'invalid_json',
+  FST_ERR_CTP_BODY_TOO_LARGE: 'payload_too_large',
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: 'unsupported_media_type',
+  FST_ERR_CTP_INVALID_CONTENT_LENGTH: 'parameter_invalid',
+};
+
+export function createServer(config: Pick<Config, 'logLevel'>): FastifyInstance {
+  const app = Fastify({
+    bodyLimit: BODY_BYTES_MAX,
+    genReqId: () => `req_${uuidv7().replaceAll('-', '')}`,
+    logger: {
+      level: config.logLevel,
+      // Never log credentials, card data or secrets, whatever a later route puts in a log line.
+      redact: {
+        paths: [
+          'req.headers.authorization',
+          'req.headers["x-two-factor-code"]',
+          '*.number',
+          '*.cvv',
+          '*.secret',
+        ],
+        censor: '[redacted]',
+      },
+    },
+  });
+
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header('Request-Id', request.id);
+  });
+
+  app.get('/healthz', async () => ({ status: 'ok' }));
+
+  app.setNotFoundHandler(async (request, reply) => {
+    const message = `No route ${request.method} ${request.url.split('?')[0] ?? ''}.`;
+    return reply.code(404).send(errorBody('route_not_found', request.id, message.slice(0, 200)));
+  });
+
+  app.setErrorHandler(async (error: FastifyError, request, reply) => {
+    if (error instanceof SpendgateError) {
+      return reply
+        .code(error.status)
+        .send(errorBody(error.code, request.id, error.message, error.param));
+    }
+    const code = FRAMEWORK_ERRORS[error.code];
+    if (code !== undefined) {
+      return reply.code(ERROR_CATALOGUE[code].status).send(errorBody(code, request.id));
+    }
+    // Anything else is a bug: log it in full, answer without internals.
+    request.log.error({ err: error }, 'unhandled error');
+    return reply.code(500).send(errorBody('internal_error', request.id));
+  });
+
+  return app;
+}

@@ -1,0 +1,87 @@
+import type { FastifyInstance } from 'fastify';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from '../../src/config/env.js';
+import { createServer } from '../../src/http/server.js';
+
+/** The HTTP platform over real HTTP on loopback: health, request ids, the common error body. */
+let app: FastifyInstance;
+let base: string;
+
+beforeAll(async () => {
+  app = createServer({ logLevel: 'silent' });
+  // A route that takes a body, so the framework's body errors can be provoked.
+  app.post('/v1/echo', async (request) => ({ received: request.body }));
+  base = await app.listen({ port: 0, host: '127.0.0.1' });
+});
+
+afterAll(async () => {
+  await app.close();
+});
+
+async function errorOf(response: Response): Promise<Record<string, unknown>> {
+  const body = (await response.json()) as { error: Record<string, unknown> };
+  expect(body.error.requestId).toBe(response.headers.get('request-id'));
+  expect(String(body.error.requestId)).toMatch(/^req_[0-9a-f]{32}$/);
+  return body.error;
+}
+
+describe('HTTP platform', () => {
+  it('answers /healthz with a Request-Id', async () => {
+    const response = await fetch(`${base}/healthz`);
+    expect(response.status).toBe(200);
+    expect(await response.json()).toEqual({ status: 'ok' });
+    expect(response.headers.get('request-id')).toMatch(/^req_/);
+  });
+
+  it.each(['/v1/nothing', '/v2/vaults', '/'])(
+    'answers %s with 404 route_not_found',
+    async (path) => {
+      const response = await fetch(`${base}${path}`);
+      expect(response.status).toBe(404);
+      expect(await errorOf(response)).toMatchObject({
+        type: 'invalid_request_error',
+        code: 'route_not_found',
+      });
+    },
+  );
+
+  it.each([
+    ['invalid JSON', '{"a":', 'application/json', 400, 'invalid_json'],
+    [
+      'a body over 1 MiB',
+      JSON.stringify({ pad: 'x'.repeat(1024 * 1024) }),
+      'application/json',
+      413,
+      'payload_too_large',
+    ],
+    [
+      'another media type',
+      'a=1',
+      'application/x-www-form-urlencoded',
+      415,
+      'unsupported_media_type',
+    ],
+  ])('answers %s in the common error body', async (_title, body, type, status, code) => {
+    const response = await fetch(`${base}/v1/echo`, {
+      method: 'POST',
+      headers: { 'content-type': type },
+      body,
+    });
+    expect(response.status).toBe(status);
+    const error = await errorOf(response);
+    expect(error.code).toBe(code);
+    expect(JSON.stringify(error)).not.toMatch(/FST_|stack|at \//);
+  });
+});
+
+describe('configuration', () => {
+  it('defaults to 127.0.0.1:3000', () => {
+    expect(loadConfig({})).toEqual({ port: 3000, host: '127.0.0.1', logLevel: 'info' });
+  });
+
+  it('refuses a malformed setting, naming it', () => {
+    expect(() => loadConfig({ PORT: 'eighty' })).toThrow(ConfigError);
+    expect(() => loadConfig({ PORT: '70000' })).toThrow(/PORT/);
+    expect(() => loadConfig({ LOG_LEVEL: 'loud' })).toThrow(/LOG_LEVEL/);
+  });
+});

@@ -18,8 +18,12 @@ async function serve(): Promise<void> {
     force.unref();
     void app.close().then(() => process.exit(0));
   };
-  process.once('SIGTERM', () => stop('SIGTERM'));
-  process.once('SIGINT', () => stop('SIGINT'));
+  process.once('SIGTERM', () => {
+    stop('SIGTERM');
+  });
+  process.once('SIGINT', () => {
+    stop('SIGINT');
+  });
 }
 
 const USAGE = 'usage: spendgate serve';

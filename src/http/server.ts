@@ -45,7 +45,7 @@ export function createServer(config: Pick<Config, 'logLevel'>): FastifyInstance 
     reply.header('Request-Id', request.id);
   });
 
-  app.get('/healthz', async () => ({ status: 'ok' }));
+  app.get('/healthz', (_request, reply) => reply.send({ status: 'ok' }));
 
   app.setNotFoundHandler(async (request, reply) => {
     const message = `No route ${request.method} ${request.url.split('?')[0] ?? ''}.`;

@@ -10,7 +10,7 @@ let base: string;
 beforeAll(async () => {
   app = createServer({ logLevel: 'silent' });
   // A route that takes a body, so the framework's body errors can be provoked.
-  app.post('/v1/echo', async (request) => ({ received: request.body }));
+  app.post('/v1/echo', (request, reply) => reply.send({ received: request.body }));
   base = await app.listen({ port: 0, host: '127.0.0.1' });
 });
 

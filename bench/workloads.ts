@@ -1,5 +1,5 @@
 import type { Engine } from 'json-rules-engine';
-import { Decimal, type DecisionInput } from '../src/core/index.js';
+import { Decimal, type DecisionInput, type Merchant } from '../src/core/index.js';
 import { referenceEngineBase, rewriteMoney } from '../test/support/reference-engine.js';
 
 /**
@@ -239,6 +239,16 @@ export const ORDINARY_PURCHASE: WorkloadFacts = {
   countDaily: 4,
 };
 
+function merchantOf(facts: WorkloadFacts): Merchant {
+  return {
+    name: facts.name,
+    mcc: facts.mcc,
+    country: facts.country,
+    city: facts.city,
+    id: facts.merchantId,
+  };
+}
+
 export function spendgateInput(facts: WorkloadFacts): Omit<DecisionInput, 'policy'> {
   return {
     card: { id: 'card_1', vaultId: 'vlt_1', status: 'active' },
@@ -255,13 +265,7 @@ export function spendgateInput(facts: WorkloadFacts): Omit<DecisionInput, 'polic
       cardId: 'card_1',
       amount: new Decimal(facts.amount),
       currency: 'USDC',
-      merchant: {
-        name: facts.name,
-        mcc: facts.mcc,
-        country: facts.country,
-        city: facts.city,
-        id: facts.merchantId,
-      },
+      merchant: merchantOf(facts),
     },
   };
 }
@@ -284,13 +288,7 @@ export function referenceFacts(facts: WorkloadFacts): Record<string, unknown> {
     spentMonthly: facts.spentMonthly,
     spentMonthlyAt5812: facts.spentMonthlyAt5812,
     countDaily: facts.countDaily,
-    merchant: {
-      name: facts.name,
-      mcc: facts.mcc,
-      country: facts.country,
-      city: facts.city,
-      id: facts.merchantId,
-    },
+    merchant: merchantOf(facts),
   };
 }
 

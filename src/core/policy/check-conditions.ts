@@ -4,7 +4,7 @@ import { isCurrencyCode, type CurrencyInfo } from '../money/currencies.js';
 import type { Decimal } from '../money/decimal.js';
 import type { AggregateSpec } from './aggregates.js';
 import { POLICY_BOUNDS } from './bounds.js';
-import type { ConditionIr } from './condition-ir.js';
+import type { ComparisonIr, ConditionIr, Operand } from './condition-ir.js';
 import { isCountryCode, MCC_PATTERN } from './countries.js';
 import { FACT_NAMES, FACTS, isFactName, type ScalarFact, type StringFact } from './facts.js';
 import {
@@ -217,41 +217,8 @@ function listIr(
   path: readonly PathKey[],
   ctx: CheckContext,
 ): ConditionIr {
-  const source = lhs.source;
-  switch (lhs.kind) {
-    case 'money': {
-      const values = list.map((item, index) => moneyConstant(item, [...path, index], ctx));
-      return {
-        kind: 'compare',
-        valueKind: 'money',
-        operator,
-        source,
-        operand: { kind: 'list', values },
-      };
-    }
-    case 'integer': {
-      const values = list.map((item, index) =>
-        integerConstant(lhs.min, lhs.max, item, [...path, index]),
-      );
-      return {
-        kind: 'compare',
-        valueKind: 'integer',
-        operator,
-        source,
-        operand: { kind: 'list', values },
-      };
-    }
-    case 'string': {
-      const values = list.map((item, index) => stringConstant(lhs, item, [...path, index]));
-      return {
-        kind: 'compare',
-        valueKind: 'string',
-        operator,
-        source,
-        operand: { kind: 'list', values },
-      };
-    }
-  }
+  const values = list.map((item, index) => parseConstant(lhs, item, [...path, index], ctx));
+  return comparisonIr(lhs, operator, { kind: 'list', values });
 }
 
 function constantIr(
@@ -261,24 +228,43 @@ function constantIr(
   path: readonly PathKey[],
   ctx: CheckContext,
 ): ConditionIr {
-  const source = lhs.source;
+  return comparisonIr(lhs, operator, {
+    kind: 'constant',
+    value: parseConstant(lhs, value, path, ctx),
+  });
+}
+
+/** A constant parsed by its fact's kind: a Decimal for money, a number, or a string. */
+function parseConstant(
+  lhs: ScalarFact,
+  value: unknown,
+  path: readonly PathKey[],
+  ctx: CheckContext,
+): Decimal | number | string {
   switch (lhs.kind) {
-    case 'money': {
-      const operand = { kind: 'constant', value: moneyConstant(value, path, ctx) } as const;
-      return { kind: 'compare', valueKind: 'money', operator, source, operand };
-    }
-    case 'integer': {
-      const operand = {
-        kind: 'constant',
-        value: integerConstant(lhs.min, lhs.max, value, path),
-      } as const;
-      return { kind: 'compare', valueKind: 'integer', operator, source, operand };
-    }
-    case 'string': {
-      const operand = { kind: 'constant', value: stringConstant(lhs, value, path) } as const;
-      return { kind: 'compare', valueKind: 'string', operator, source, operand };
-    }
+    case 'money':
+      return moneyConstant(value, path, ctx);
+    case 'integer':
+      return integerConstant(lhs.min, lhs.max, value, path);
+    case 'string':
+      return stringConstant(lhs, value, path);
   }
+}
+
+function comparisonIr(
+  lhs: ScalarFact,
+  operator: Operator,
+  operand: Operand<Decimal | number | string>,
+): ConditionIr {
+  // parseConstant made every value of the operand of lhs.kind, so the pair is one of the
+  // union's members; TypeScript cannot follow that through the switch, hence the cast.
+  return {
+    kind: 'compare',
+    valueKind: lhs.kind,
+    operator,
+    source: lhs.source,
+    operand,
+  } as ComparisonIr;
 }
 
 /** Parses a money constant with the vault currency's scale, as a request amount would be. */

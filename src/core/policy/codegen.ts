@@ -17,6 +17,14 @@ import type { Operator } from './operators.js';
  * passed in as an element of the constants array `k` and named `k<index>`; the source is made
  * only of this module's own literals (operators, field names from `Source`, helper names) and
  * the indexes it counts itself.
+ *
+ * Semantics are json-rules-engine's, operator by operator, with these intended differences
+ * (README, "Differences from json-rules-engine"; the differential test's reference engine
+ * mirrors each one):
+ * - money facts compare as decimals through `compareDecimals`, never as floats;
+ * - `contains` / `doesNotContain` test substrings of string facts (json-rules-engine: arrays);
+ * - an absent optional fact is `undefined`: it equals nothing and is in no list, and both
+ *   substring tests are false for it (as json-rules-engine's fact validator makes them).
  */
 
 export interface CheckIr {

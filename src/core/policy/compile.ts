@@ -110,20 +110,16 @@ export function compilePolicy(input: unknown, options: CompileOptions): Compiled
     });
   };
 
-  if (document.merchantCategories !== undefined) {
-    const { allow, block } = document.merchantCategories;
-    const codes = allow ?? block ?? [];
-    spendListValues(codes.length, ['merchantCategories', allow ? 'allow' : 'block'], ctx);
-    const message = allow ? 'Merchant category is not allowed' : 'Merchant category is blocked';
-    add('enforce', 'merchantCategories', message, inList(MCC, codes, allow !== undefined));
-  }
-
-  if (document.merchantCountries !== undefined) {
-    const { allow, block } = document.merchantCountries;
-    const codes = allow ?? block ?? [];
-    spendListValues(codes.length, ['merchantCountries', allow ? 'allow' : 'block'], ctx);
-    const message = allow ? 'Merchant country is not allowed' : 'Merchant country is blocked';
-    add('enforce', 'merchantCountries', message, inList(COUNTRY, codes, allow !== undefined));
+  const lists = [
+    ['merchantCategories', MCC, 'category', document.merchantCategories],
+    ['merchantCountries', COUNTRY, 'country', document.merchantCountries],
+  ] as const;
+  for (const [name, source, noun, list] of lists) {
+    if (list === undefined) continue;
+    const codes = list.allow ?? list.block ?? [];
+    spendListValues(codes.length, [name, list.allow ? 'allow' : 'block'], ctx);
+    const message = `Merchant ${noun} is ${list.allow ? 'not allowed' : 'blocked'}`;
+    add('enforce', name, message, inList(source, codes, list.allow !== undefined));
   }
 
   (document.limits ?? []).forEach((limit, index) => {

@@ -29,7 +29,15 @@ export {
   parseAmount,
   type ParseAmountOptions,
 } from './money/amount.js';
-export { dayOfWeekUtc, hourUtc } from './time.js';
+export {
+  dayNumberOf,
+  dayOfWeekUtc,
+  hourUtc,
+  isoDate,
+  isoTimestamp,
+  utcDayNumber,
+  windowStartDay,
+} from './time.js';
 export {
   aggregateSpec,
   NO_SPEND,
@@ -85,3 +93,22 @@ export {
   type DeclineReason,
   type ShadowMatch,
 } from './decision/result.js';
+export type {
+  AuthorizationOutcome,
+  CardRecord,
+  Metadata,
+  Mode,
+  Scope,
+  TransactionRecord,
+  TransactionStatus,
+  TransactionType,
+  TransferRecord,
+  TransferStatus,
+  VaultRecord,
+} from './objects/records.js';
+export {
+  presentCard,
+  presentTransaction,
+  presentTransfer,
+  presentVault,
+} from './objects/presenters.js';

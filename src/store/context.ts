@@ -1,0 +1,73 @@
+import {
+  SpendgateError,
+  type CompiledPolicyCache,
+  type Scope,
+  type TemplateLibrary,
+  type VaultRecord,
+} from '../core/index.js';
+import type { Keyring } from './secrets/index.js';
+import type { SqlClient, SqlQueryable } from './sql/client.js';
+import { VAULT_COLUMNS, vaultFromRow, type VaultRow } from './rows.js';
+
+/** What every store operation works with. The clock is injected so tests can move time. */
+export interface StoreContext {
+  readonly client: SqlClient;
+  readonly clock: () => number;
+  readonly keyring: Keyring;
+  readonly policyCache: CompiledPolicyCache;
+  readonly templates: TemplateLibrary;
+}
+
+export function vaultNotFound(vaultId: string, param = 'vaultId'): SpendgateError {
+  return new SpendgateError('vault_not_found', `No vault ${vaultId.slice(0, 64)} exists.`, param);
+}
+
+/**
+ * Reads a vault of `scope` and locks its row until the transaction ends. Every operation that
+ * changes a vault's money locks it first, so its ledger, pending and the CHECK on available
+ * balance are judged on the latest committed values.
+ */
+export async function lockVault(
+  tx: SqlQueryable,
+  scope: Pick<Scope, 'mode'> & { readonly accountId: string | null },
+  vaultId: string,
+  param = 'vaultId',
+): Promise<VaultRecord> {
+  const { rows } = await tx.query<VaultRow>(
+    `SELECT ${VAULT_COLUMNS} FROM vaults
+     WHERE id = $1 AND mode = $2 AND ($3::text IS NULL OR account_id = $3)
+     FOR UPDATE`,
+    [vaultId, scope.mode, scope.accountId],
+  );
+  const row = rows[0];
+  if (row === undefined) throw vaultNotFound(vaultId, param);
+  return vaultFromRow(row);
+}
+
+/** Refuses money movement on a vault that is not active (contract section 9). */
+export function assertVaultActive(vault: VaultRecord, param = 'vaultId'): void {
+  if (vault.status === 'frozen') {
+    throw new SpendgateError('vault_frozen', `Vault ${vault.id} is frozen.`, param);
+  }
+  if (vault.status === 'closed') {
+    throw new SpendgateError('vault_closed', `Vault ${vault.id} is closed.`, param);
+  }
+}
+
+/** Updates a locked vault's totals by deltas and returns the new record. */
+export async function changeVaultTotals(
+  tx: SqlQueryable,
+  vaultId: string,
+  ledgerDelta: string,
+  pendingDelta: string,
+  nowMs: number,
+): Promise<VaultRecord> {
+  const { rows } = await tx.query<VaultRow>(
+    `UPDATE vaults SET ledger = ledger + $2::numeric, pending = pending + $3::numeric, updated_at = $4
+     WHERE id = $1 RETURNING ${VAULT_COLUMNS}`,
+    [vaultId, ledgerDelta, pendingDelta, new Date(nowMs)],
+  );
+  const row = rows[0];
+  if (row === undefined) throw vaultNotFound(vaultId);
+  return vaultFromRow(row);
+}

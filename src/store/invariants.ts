@@ -1,0 +1,67 @@
+import type { SqlQueryable } from './sql/client.js';
+import { ALL_TIME_DAY } from './spend.js';
+
+/**
+ * The ledger's invariants, as queries that list violations (empty lists mean all hold). Tests
+ * run this after every step; an operator can run it against production at any time.
+ */
+export interface Violation {
+  readonly invariant: string;
+  readonly detail: string;
+}
+
+const CHECKS: readonly { readonly invariant: string; readonly sql: string }[] = [
+  {
+    invariant: 'entries sum to zero per mode and currency',
+    sql: `SELECT mode || ' ' || currency || ': ' || sum(amount) AS detail FROM ledger_entries
+          GROUP BY mode, currency HAVING sum(amount) <> 0`,
+  },
+  {
+    invariant: 'every posting sums to zero',
+    sql: `SELECT posting_id || ': ' || sum(amount) AS detail FROM ledger_entries
+          GROUP BY posting_id HAVING sum(amount) <> 0`,
+  },
+  {
+    invariant: "a vault's ledger is the sum of its entries",
+    sql: `SELECT v.id || ': ledger ' || v.ledger || ', entries ' || coalesce(e.total, 0) AS detail
+          FROM vaults v LEFT JOIN (SELECT ledger_account_id, sum(amount) AS total FROM ledger_entries GROUP BY 1) e
+            ON e.ledger_account_id = v.id
+          WHERE v.ledger <> coalesce(e.total, 0)`,
+  },
+  {
+    invariant: "a vault's pending is the sum of its open holds",
+    sql: `SELECT v.id || ': pending ' || v.pending || ', holds ' || coalesce(h.total, 0) AS detail
+          FROM vaults v LEFT JOIN (SELECT vault_id, sum(hold_remaining) AS total FROM transactions
+                                   WHERE status = 'pending' GROUP BY 1) h ON h.vault_id = v.id
+          WHERE v.pending <> coalesce(h.total, 0)`,
+  },
+  {
+    invariant: 'available balance is never negative',
+    sql: `SELECT id || ': available ' || (ledger - pending) AS detail FROM vaults WHERE ledger - pending < 0`,
+  },
+  {
+    invariant: 'a closed vault holds nothing',
+    sql: `SELECT id AS detail FROM vaults WHERE status = 'closed' AND (ledger <> 0 OR pending <> 0)`,
+  },
+  {
+    invariant: 'all-time spend counters equal approved card spend',
+    sql: `SELECT v.id || ': counted ' || coalesce(c.amount, 0) || '/' || coalesce(c.count, 0)
+                 || ', spent ' || coalesce(t.amount, 0) || '/' || coalesce(t.count, 0) AS detail
+          FROM vaults v
+          LEFT JOIN spend_counters c ON c.vault_id = v.id AND c.mcc = '' AND c.day = '${ALL_TIME_DAY}'
+          LEFT JOIN (SELECT vault_id, sum(hold_remaining + captured_amount) AS amount, count(*) AS count
+                     FROM transactions WHERE type = 'card_authorization' AND status IN ('pending', 'completed')
+                     GROUP BY 1) t ON t.vault_id = v.id
+          WHERE coalesce(c.amount, 0) <> coalesce(t.amount, 0) OR coalesce(c.count, 0) <> coalesce(t.count, 0)`,
+  },
+];
+
+/** Checks and returns the first violations of each invariant (at most 10 each). */
+export async function checkInvariants(db: SqlQueryable): Promise<Violation[]> {
+  const violations: Violation[] = [];
+  for (const check of CHECKS) {
+    const { rows } = await db.query<{ detail: string }>(`${check.sql} LIMIT 10`);
+    for (const row of rows) violations.push({ invariant: check.invariant, detail: row.detail });
+  }
+  return violations;
+}

@@ -1,0 +1,379 @@
+import {
+  assert,
+  decide,
+  Decimal,
+  isCurrencyCode,
+  presentTransaction,
+  SpendgateError,
+  type AuthorizationOutcome,
+  type AuthorizationRequest,
+  type Decision,
+  type Scope,
+  type TransactionRecord,
+} from '../../core/index.js';
+import { newId } from '../../ids.js';
+import { changeVaultTotals, lockVault, type StoreContext } from '../context.js';
+import { post, systemAccountId, transferEntries } from '../ledger.js';
+import { appendEvent } from '../outbox.js';
+import {
+  CARD_COLUMNS,
+  cardFromRow,
+  TRANSACTION_COLUMNS,
+  transactionFromRow,
+  type CardRow,
+  type TransactionRow,
+} from '../rows.js';
+import { changeSpend, readSpend, spendDayOf } from '../spend.js';
+import type { SqlQueryable } from '../sql/client.js';
+import { isRetryable, runTransaction } from '../sql/transaction.js';
+import { loadCompiledPolicy } from './policies.js';
+
+export interface AuthorizeInput extends AuthorizationRequest {
+  /** The card network's id for this authorization: its idempotency key (contract section 5). */
+  readonly networkTransactionId: string;
+}
+
+/**
+ * authorize: one transaction (contract section 10).
+ * In: scope, the request (amount parsed at the edge), its networkTransactionId.
+ * Out: the decision and the recorded transaction (a pending hold or a declined record), or the
+ *   first outcome again when the network repeats a networkTransactionId.
+ * Reads: the card; the vault, locked (so concurrent authorizations on one vault are decided one
+ *   after another against the latest balance); the compiled policy (cached by version); exactly
+ *   the spend aggregates the policy lists.
+ * Writes, on approval: transactions (pending, hold_remaining = amount), vaults.pending,
+ *   spend_counters, outbox (authorization.approved). On decline: transactions (declined),
+ *   outbox (authorization.declined). Nothing when the card is unknown (no vault to record on).
+ * Fails: nothing: a decline is a decision. The vaults CHECK (available >= 0) would abort a hold
+ *   that overdraws, which the locked balance check makes unreachable.
+ */
+export async function authorize(
+  ctx: StoreContext,
+  scope: Scope,
+  input: AuthorizeInput,
+): Promise<AuthorizationOutcome> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await runTransaction(ctx.client, (tx) => authorizeIn(ctx, tx, scope, input));
+    } catch (error) {
+      // Two first callbacks with one networkTransactionId on different vaults race to the unique
+      // index; the loser runs again and finds the winner's decision.
+      if (!isUniqueViolation(error) || attempt >= 2) throw error;
+    }
+  }
+}
+
+function isUniqueViolation(error: unknown): boolean {
+  return (
+    typeof error === 'object' &&
+    error !== null &&
+    'code' in error &&
+    error.code === '23505' &&
+    !isRetryable(error)
+  );
+}
+
+async function authorizeIn(
+  ctx: StoreContext,
+  tx: SqlQueryable,
+  scope: Scope,
+  input: AuthorizeInput,
+): Promise<AuthorizationOutcome> {
+  const nowMs = ctx.clock();
+  const { rows: cardRows } = await tx.query<CardRow>(
+    `SELECT ${CARD_COLUMNS} FROM cards WHERE id = $1 AND account_id = $2 AND mode = $3`,
+    [input.cardId, scope.accountId, scope.mode],
+  );
+  const cardRow = cardRows[0];
+  if (cardRow === undefined) {
+    const decision = decide({
+      card: null,
+      vault: null,
+      policy: null,
+      spend: {},
+      nowMs,
+      request: input,
+    });
+    return { decision, transaction: null, replayed: false };
+  }
+  const card = cardFromRow(cardRow);
+  const vault = await lockVault(tx, { mode: scope.mode, accountId: null }, card.vaultId);
+
+  // Under the vault lock: a repeated callback for this vault cannot slip past this check.
+  const previous = await tx.query<TransactionRow>(
+    `SELECT ${TRANSACTION_COLUMNS} FROM transactions WHERE account_id = $1 AND mode = $2 AND network_transaction_id = $3`,
+    [scope.accountId, scope.mode, input.networkTransactionId],
+  );
+  const first = previous.rows[0];
+  if (first !== undefined) return replay(transactionFromRow(first));
+
+  const policy =
+    vault.status === 'active' ? await loadCompiledPolicy(ctx, tx, vault.id, vault.currency) : null;
+  const spend = policy === null ? {} : await readSpend(tx, vault.id, policy.aggregates, nowMs);
+  const decision = decide({
+    card: { id: card.id, vaultId: card.vaultId, status: card.status },
+    vault: {
+      id: vault.id,
+      status: vault.status,
+      currency: vault.currency,
+      available: vault.ledger.minus(vault.pending),
+    },
+    policy,
+    spend,
+    nowMs,
+    request: input,
+  });
+
+  const spendDay = spendDayOf(nowMs);
+  const amount = input.amount.toFixed();
+  const { rows } = await tx.query<TransactionRow>(
+    `INSERT INTO transactions (id, account_id, mode, vault_id, type, status, currency, amount, hold_remaining, card_id,
+                               merchant, mcc, network_transaction_id, decline_code, decline_reason, spend_day,
+                               created_at, updated_at)
+     VALUES ($1, $2, $3, $4, 'card_authorization', $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $16)
+     RETURNING ${TRANSACTION_COLUMNS}`,
+    [
+      newId('transaction', nowMs),
+      scope.accountId,
+      scope.mode,
+      vault.id,
+      decision.approved ? 'pending' : 'declined',
+      // The amount was parsed in the request's currency (a registered one, or the edge would
+      // have refused it), so that is the row's currency, even on a currency-mismatch decline.
+      isCurrencyCode(input.currency) ? input.currency : vault.currency,
+      amount,
+      decision.approved ? amount : '0',
+      card.id,
+      JSON.stringify(input.merchant),
+      input.merchant.mcc,
+      input.networkTransactionId,
+      decision.declineCode,
+      decision.declineReason === null ? null : JSON.stringify(decision.declineReason),
+      decision.approved ? spendDay : null,
+      new Date(nowMs),
+    ],
+  );
+  const transaction = transactionFromRow(rows[0] as TransactionRow);
+  if (decision.approved) {
+    await changeVaultTotals(tx, vault.id, '0', amount, nowMs);
+    await changeSpend(tx, {
+      vaultId: vault.id,
+      day: spendDay,
+      mcc: input.merchant.mcc,
+      amountDelta: input.amount,
+      countDelta: 1,
+    });
+  }
+  await appendEvent(
+    tx,
+    scope,
+    decision.approved ? 'authorization.approved' : 'authorization.declined',
+    presentTransaction(transaction),
+    nowMs,
+  );
+  return { decision, transaction, replayed: false };
+}
+
+function replay(transaction: TransactionRecord): AuthorizationOutcome {
+  const approved = transaction.declineCode === null;
+  const decision: Decision = {
+    approved,
+    declineCode: transaction.declineCode,
+    declineReason: transaction.declineReason,
+    shadowMatches: [],
+  };
+  return { decision, transaction, replayed: true };
+}
+
+async function lockAuthorization(
+  ctx: StoreContext,
+  tx: SqlQueryable,
+  scope: Scope,
+  transactionId: string,
+): Promise<TransactionRecord> {
+  // Vault first, then the transaction: the order authorize uses, so the two never deadlock.
+  const { rows: found } = await tx.query<{ vault_id: string }>(
+    `SELECT vault_id FROM transactions WHERE id = $1 AND account_id = $2 AND mode = $3 AND type = 'card_authorization'`,
+    [transactionId, scope.accountId, scope.mode],
+  );
+  const vaultId = found[0]?.vault_id;
+  if (vaultId === undefined) {
+    throw new SpendgateError(
+      'transaction_not_found',
+      `No authorization ${transactionId.slice(0, 64)} exists.`,
+      'id',
+    );
+  }
+  await lockVault(tx, { mode: scope.mode, accountId: null }, vaultId);
+  const { rows } = await tx.query<TransactionRow>(
+    `SELECT ${TRANSACTION_COLUMNS} FROM transactions WHERE id = $1 FOR UPDATE`,
+    [transactionId],
+  );
+  const transaction = transactionFromRow(rows[0] as TransactionRow);
+  if (transaction.status !== 'pending') {
+    throw new SpendgateError(
+      'parameter_invalid',
+      `Authorization ${transaction.id} is ${transaction.status}; only a pending authorization can change.`,
+      'id',
+    );
+  }
+  return transaction;
+}
+
+function amountWithinHold(transaction: TransactionRecord, requested: Decimal | null): Decimal {
+  const amount = requested ?? transaction.holdRemaining;
+  if (amount.gt(transaction.holdRemaining)) {
+    throw new SpendgateError(
+      'invalid_amount',
+      `amount exceeds the remaining hold of ${transaction.holdRemaining.toFixed()}.`,
+      'amount',
+    );
+  }
+  if (amount.isZero())
+    throw new SpendgateError('invalid_amount', 'amount must be greater than 0.', 'amount');
+  return amount;
+}
+
+/**
+ * capture: one transaction (contract section 9).
+ * In: scope, authorization id, amount (null: the whole remaining hold).
+ * Out: the completed transaction.
+ * Writes: a posting vault -> card_settlement of the amount; vaults.ledger -= amount and
+ *   vaults.pending -= the whole remaining hold (a partial capture releases the rest);
+ *   spend_counters -= the released part; transactions; outbox (transaction.completed).
+ * Fails: transaction_not_found, parameter_invalid (not pending), invalid_amount (above the
+ *   remaining hold, or zero).
+ */
+export async function capture(
+  ctx: StoreContext,
+  scope: Scope,
+  transactionId: string,
+  requested: Decimal | null,
+): Promise<TransactionRecord> {
+  return runTransaction(ctx.client, async (tx) => {
+    const nowMs = ctx.clock();
+    const held = await lockAuthorization(ctx, tx, scope, transactionId);
+    const amount = amountWithinHold(held, requested);
+    const released = held.holdRemaining.minus(amount);
+    await post(tx, {
+      mode: scope.mode,
+      currency: held.currency,
+      transactionId: held.id,
+      entries: transferEntries(
+        held.vaultId,
+        systemAccountId(scope.mode, held.currency, 'card_settlement'),
+        amount,
+      ),
+      nowMs,
+    });
+    await changeVaultTotals(
+      tx,
+      held.vaultId,
+      amount.negated().toFixed(),
+      held.holdRemaining.negated().toFixed(),
+      nowMs,
+    );
+    if (released.gt(0)) await releaseSpend(tx, held, released, 0);
+    const { rows } = await tx.query<TransactionRow>(
+      `UPDATE transactions SET status = 'completed', captured_amount = $2, hold_remaining = 0, completed_at = $3, updated_at = $3
+       WHERE id = $1 RETURNING ${TRANSACTION_COLUMNS}`,
+      [held.id, amount.toFixed(), new Date(nowMs)],
+    );
+    const completed = transactionFromRow(rows[0] as TransactionRow);
+    await appendEvent(tx, scope, 'transaction.completed', presentTransaction(completed), nowMs);
+    return completed;
+  });
+}
+
+/**
+ * reverse (and expiry): one transaction (contract section 9).
+ * In: scope, authorization id, amount (null: the whole remaining hold), the failure reason.
+ * Out: the transaction: failed when nothing remains held, else still pending, smaller.
+ * Writes: vaults.pending -= amount; spend_counters -= amount (and the count, when the whole
+ *   authorization fails); transactions; outbox (transaction.failed when it fails).
+ * Fails: transaction_not_found, parameter_invalid (not pending), invalid_amount.
+ */
+export async function reverse(
+  ctx: StoreContext,
+  scope: Scope,
+  transactionId: string,
+  requested: Decimal | null,
+  reason: 'reversed' | 'expired' = 'reversed',
+): Promise<TransactionRecord> {
+  return runTransaction(ctx.client, async (tx) => {
+    const nowMs = ctx.clock();
+    const held = await lockAuthorization(ctx, tx, scope, transactionId);
+    const amount = amountWithinHold(held, requested);
+    const remaining = held.holdRemaining.minus(amount);
+    const fails = remaining.isZero();
+    await changeVaultTotals(tx, held.vaultId, '0', amount.negated().toFixed(), nowMs);
+    await releaseSpend(tx, held, amount, fails ? 1 : 0);
+    const { rows } = await tx.query<TransactionRow>(
+      `UPDATE transactions SET hold_remaining = $2, status = $3, failure_reason = $4, updated_at = $5
+       WHERE id = $1 RETURNING ${TRANSACTION_COLUMNS}`,
+      [
+        held.id,
+        remaining.toFixed(),
+        fails ? 'failed' : 'pending',
+        fails ? reason : null,
+        new Date(nowMs),
+      ],
+    );
+    const result = transactionFromRow(rows[0] as TransactionRow);
+    if (fails)
+      await appendEvent(tx, scope, 'transaction.failed', presentTransaction(result), nowMs);
+    return result;
+  });
+}
+
+async function releaseSpend(
+  tx: SqlQueryable,
+  held: TransactionRecord,
+  amount: Decimal,
+  count: number,
+): Promise<void> {
+  const { rows } = await tx.query<{ spend_day: string | null; mcc: string | null }>(
+    'SELECT spend_day, mcc FROM transactions WHERE id = $1',
+    [held.id],
+  );
+  const day = rows[0]?.spend_day ?? null;
+  assert(day !== null, 'an approved authorization has a spend day');
+  await changeSpend(tx, {
+    vaultId: held.vaultId,
+    day,
+    mcc: rows[0]?.mcc ?? null,
+    amountDelta: amount.negated(),
+    countDelta: -count,
+  });
+}
+
+/**
+ * expireHolds: releases card holds older than `ageMsMax`, at most `batchMax` per call, each in
+ * its own transaction (as `reverse` with reason `expired`). Returns how many it expired; call
+ * again while that equals `batchMax`.
+ */
+export async function expireHolds(
+  ctx: StoreContext,
+  ageMsMax: number,
+  batchMax = 500,
+): Promise<number> {
+  assert(ageMsMax > 0 && batchMax > 0 && batchMax <= 10_000, 'positive, bounded expiry parameters');
+  const cutoff = new Date(ctx.clock() - ageMsMax);
+  const { rows } = await ctx.client.query<{ id: string; account_id: string; mode: Scope['mode'] }>(
+    `SELECT id, account_id, mode FROM transactions
+     WHERE hold_remaining > 0 AND type = 'card_authorization' AND created_at < $1
+     ORDER BY created_at LIMIT $2`,
+    [cutoff, batchMax],
+  );
+  let expired = 0;
+  for (const row of rows) {
+    try {
+      await reverse(ctx, { accountId: row.account_id, mode: row.mode }, row.id, null, 'expired');
+      expired += 1;
+    } catch (error) {
+      // Captured or reversed since it was listed: nothing left to expire.
+      if (!(error instanceof SpendgateError && error.code === 'parameter_invalid')) throw error;
+    }
+  }
+  return expired;
+}

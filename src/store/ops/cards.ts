@@ -1,0 +1,148 @@
+import { randomInt } from 'node:crypto';
+import {
+  assert,
+  presentCard,
+  SpendgateError,
+  type CardRecord,
+  type Metadata,
+  type Scope,
+} from '../../core/index.js';
+import { newId } from '../../ids.js';
+import { assertVaultActive, lockVault, type StoreContext } from '../context.js';
+import { appendEvent } from '../outbox.js';
+import { CARD_COLUMNS, cardFromRow, type CardRow } from '../rows.js';
+import { runTransaction } from '../sql/transaction.js';
+
+/** Card numbers: 16 digits, the issuer's BIN first, a Luhn check digit last. */
+export const PAN_DIGITS = 16;
+export const DEFAULT_BIN = '424242';
+const CARD_VALIDITY_YEARS = 3;
+
+export function luhnCheckDigit(payload: string): number {
+  let sum = 0;
+  for (let index = 0; index < payload.length; index++) {
+    // Double every second digit counting from the right of the payload (the check digit's left).
+    let digit = Number(payload[payload.length - 1 - index]);
+    if (index % 2 === 0) {
+      digit *= 2;
+      if (digit > 9) digit -= 9;
+    }
+    sum += digit;
+  }
+  return (10 - (sum % 10)) % 10;
+}
+
+export function isLuhnValid(number: string): boolean {
+  return (
+    /^[0-9]{2,19}$/.test(number) && luhnCheckDigit(number.slice(0, -1)) === Number(number.slice(-1))
+  );
+}
+
+export function generatePan(bin: string): string {
+  assert(/^[0-9]{6,8}$/.test(bin), 'a BIN is 6 to 8 digits');
+  let payload = bin;
+  while (payload.length < PAN_DIGITS - 1) payload += String(randomInt(10));
+  return `${payload}${luhnCheckDigit(payload)}`;
+}
+
+export interface CreateCardInput {
+  readonly vaultId: string;
+  readonly cardholderName: string;
+  readonly metadata: Metadata;
+  readonly bin?: string;
+}
+
+/**
+ * createCard: one transaction.
+ * In: scope, vaultId, cardholderName, metadata.  Out: the card (never its number or CVV).
+ * Writes: cards (number and CVV encrypted under the vault's data key), outbox (card.created).
+ * Fails: vault_not_found, vault_frozen, vault_closed (contract section 7, Create Card).
+ */
+export async function createCard(
+  ctx: StoreContext,
+  scope: Scope,
+  input: CreateCardInput,
+): Promise<CardRecord> {
+  return runTransaction(ctx.client, async (tx) => {
+    const nowMs = ctx.clock();
+    // Lock, so the vault cannot close between the check and the insert.
+    const vault = await lockVault(tx, scope, input.vaultId);
+    assertVaultActive(vault);
+    const { rows: keyRows } = await tx.query<{ data_key_wrapped: string }>(
+      'SELECT data_key_wrapped FROM vaults WHERE id = $1',
+      [vault.id],
+    );
+    const wrapped = keyRows[0]?.data_key_wrapped;
+    assert(wrapped !== undefined, 'a vault has a data key');
+    const id = newId('card', nowMs);
+    const number = generatePan(input.bin ?? DEFAULT_BIN);
+    const cvv = String(randomInt(1000)).padStart(3, '0');
+    const issued = new Date(nowMs);
+    const { rows } = await tx.query<CardRow>(
+      `INSERT INTO cards (id, account_id, mode, vault_id, status, last4, exp_month, exp_year, cardholder_name,
+                          number_enc, cvv_enc, metadata, created_at, updated_at)
+       VALUES ($1, $2, $3, $4, 'active', $5, $6, $7, $8, $9, $10, $11, $12, $12)
+       RETURNING ${CARD_COLUMNS}`,
+      [
+        id,
+        scope.accountId,
+        scope.mode,
+        vault.id,
+        number.slice(-4),
+        issued.getUTCMonth() + 1,
+        issued.getUTCFullYear() + CARD_VALIDITY_YEARS,
+        input.cardholderName,
+        ctx.keyring.encrypt(vault.id, wrapped, number, `card:${id}:number`),
+        ctx.keyring.encrypt(vault.id, wrapped, cvv, `card:${id}:cvv`),
+        JSON.stringify(input.metadata),
+        issued,
+      ],
+    );
+    const card = cardFromRow(rows[0] as CardRow);
+    await appendEvent(tx, scope, 'card.created', presentCard(card), nowMs);
+    return card;
+  });
+}
+
+/**
+ * setCardStatus (freeze, unfreeze, cancel): one transaction (contract section 9).
+ * In: scope, cardId, target status.  Out: the card.
+ * Writes: cards.status, outbox (card.frozen / card.unfrozen / card.cancelled) on a change.
+ * Fails: card_not_found; card_cancelled for freeze or unfreeze of a cancelled card.
+ */
+export async function setCardStatus(
+  ctx: StoreContext,
+  scope: Scope,
+  cardId: string,
+  target: 'active' | 'frozen' | 'cancelled',
+): Promise<CardRecord> {
+  return runTransaction(ctx.client, async (tx) => {
+    const nowMs = ctx.clock();
+    const { rows } = await tx.query<CardRow>(
+      `SELECT ${CARD_COLUMNS} FROM cards WHERE id = $1 AND account_id = $2 AND mode = $3 FOR UPDATE`,
+      [cardId, scope.accountId, scope.mode],
+    );
+    const row = rows[0];
+    if (row === undefined)
+      throw new SpendgateError('card_not_found', `No card ${cardId.slice(0, 64)} exists.`, 'id');
+    const card = cardFromRow(row);
+    if (card.status === target) return card;
+    if (card.status === 'cancelled')
+      throw new SpendgateError('card_cancelled', `Card ${card.id} is cancelled.`, 'id');
+    const { rows: updated } = await tx.query<CardRow>(
+      `UPDATE cards SET status = $2::text, updated_at = $3::timestamptz,
+           cancelled_at = CASE WHEN $2::text = 'cancelled' THEN $3::timestamptz ELSE NULL END
+       WHERE id = $1 RETURNING ${CARD_COLUMNS}`,
+      [card.id, target, new Date(nowMs)],
+    );
+    const result = cardFromRow(updated[0] as CardRow);
+    const event =
+      target === 'active'
+        ? 'card.unfrozen'
+        : target === 'frozen'
+          ? 'card.frozen'
+          : 'card.cancelled';
+    await appendEvent(tx, scope, event, presentCard(result), nowMs);
+    return result;
+  });
+}

@@ -1,0 +1,163 @@
+import {
+  compilePolicy,
+  isoTimestamp,
+  SpendgateError,
+  type CompiledPolicy,
+  type CurrencyCode,
+  type PolicyDocument,
+  type Scope,
+} from '../../core/index.js';
+import { lockVault, type StoreContext } from '../context.js';
+import { appendEvent } from '../outbox.js';
+import type { SqlQueryable } from '../sql/client.js';
+import { runTransaction } from '../sql/transaction.js';
+
+export interface PolicyRecord {
+  readonly vaultId: string;
+  readonly version: number;
+  readonly document: PolicyDocument;
+  readonly createdAtMs: number;
+  readonly updatedAtMs: number;
+}
+
+export function presentPolicy(policy: PolicyRecord) {
+  return {
+    object: 'policy' as const,
+    vaultId: policy.vaultId,
+    version: policy.version,
+    ...policy.document,
+    createdAt: isoTimestamp(policy.createdAtMs),
+    updatedAt: isoTimestamp(policy.updatedAtMs),
+  };
+}
+
+interface PolicyRow {
+  vault_id: string;
+  version: number;
+  document: PolicyDocument | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+function policyFromRow(row: PolicyRow & { document: PolicyDocument }): PolicyRecord {
+  return {
+    vaultId: row.vault_id,
+    version: row.version,
+    document: row.document,
+    createdAtMs: row.created_at.getTime(),
+    updatedAtMs: row.updated_at.getTime(),
+  };
+}
+
+/**
+ * setPolicy: one transaction.
+ * In: scope, vaultId, the policy document (compiled first: invalid ones never reach the table).
+ * Out: the policy with its new version (one more than any before, deleted ones included).
+ * Writes: policies, outbox (policy.updated).
+ * Fails: policy_invalid (with param), vault_not_found, vault_closed.
+ */
+export async function setPolicy(
+  ctx: StoreContext,
+  scope: Scope,
+  vaultId: string,
+  input: unknown,
+): Promise<PolicyRecord> {
+  return runTransaction(ctx.client, async (tx) => {
+    const nowMs = ctx.clock();
+    const vault = await lockVault(tx, scope, vaultId, 'id');
+    if (vault.status === 'closed')
+      throw new SpendgateError('vault_closed', `Vault ${vault.id} is closed.`, 'id');
+    const compiled = compilePolicy(input, { currency: vault.currency, templates: ctx.templates });
+    const at = new Date(nowMs);
+    const { rows } = await tx.query<PolicyRow & { document: PolicyDocument }>(
+      `INSERT INTO policies (vault_id, version, document, created_at, updated_at)
+       VALUES ($1, 1, $2, $3, $3)
+       ON CONFLICT (vault_id) DO UPDATE
+         SET version = policies.version + 1, document = EXCLUDED.document, updated_at = EXCLUDED.updated_at,
+             created_at = CASE WHEN policies.document IS NULL THEN EXCLUDED.created_at ELSE policies.created_at END,
+             deleted_at = NULL
+       RETURNING vault_id, version, document, created_at, updated_at`,
+      [vault.id, JSON.stringify(compiled.document), at],
+    );
+    const policy = policyFromRow(rows[0] as PolicyRow & { document: PolicyDocument });
+    ctx.policyCache.getOrCompile(vault.id, policy.version, () => compiled);
+    await appendEvent(tx, scope, 'policy.updated', presentPolicy(policy), nowMs);
+    return policy;
+  });
+}
+
+export async function getPolicy(
+  ctx: StoreContext,
+  scope: Scope,
+  vaultId: string,
+): Promise<PolicyRecord> {
+  const { rows } = await ctx.client.query<PolicyRow>(
+    `SELECT p.vault_id, p.version, p.document, p.created_at, p.updated_at
+     FROM vaults v LEFT JOIN policies p ON p.vault_id = v.id
+     WHERE v.id = $1 AND v.account_id = $2 AND v.mode = $3`,
+    [vaultId, scope.accountId, scope.mode],
+  );
+  const row = rows[0];
+  if (row === undefined)
+    throw new SpendgateError('vault_not_found', `No vault ${vaultId.slice(0, 64)} exists.`, 'id');
+  if (row.document === null || row.vault_id === null) {
+    throw new SpendgateError(
+      'policy_not_found',
+      `Vault ${vaultId} has no authorization policy.`,
+      'id',
+    );
+  }
+  return policyFromRow(row as PolicyRow & { document: PolicyDocument });
+}
+
+/**
+ * deletePolicy: one transaction.
+ * In: scope, vaultId.  Out: nothing.  Writes: policies.document = NULL (the version stays),
+ * outbox (policy.deleted).  Fails: vault_not_found, policy_not_found.
+ */
+export async function deletePolicy(
+  ctx: StoreContext,
+  scope: Scope,
+  vaultId: string,
+): Promise<void> {
+  await runTransaction(ctx.client, async (tx) => {
+    const nowMs = ctx.clock();
+    const vault = await lockVault(tx, scope, vaultId, 'id');
+    const { rowCount } = await tx.query(
+      'UPDATE policies SET document = NULL, deleted_at = $2, updated_at = $2 WHERE vault_id = $1 AND document IS NOT NULL',
+      [vault.id, new Date(nowMs)],
+    );
+    if (rowCount === 0)
+      throw new SpendgateError(
+        'policy_not_found',
+        `Vault ${vault.id} has no authorization policy.`,
+        'id',
+      );
+    ctx.policyCache.evictVault(vault.id);
+    await appendEvent(
+      tx,
+      scope,
+      'policy.deleted',
+      { object: 'policy', vaultId: vault.id, deleted: true },
+      nowMs,
+    );
+  });
+}
+
+/** The vault's compiled policy from the cache, compiled on a miss; null when it has none. */
+export async function loadCompiledPolicy(
+  ctx: StoreContext,
+  tx: SqlQueryable,
+  vaultId: string,
+  currency: CurrencyCode,
+): Promise<CompiledPolicy | null> {
+  const { rows } = await tx.query<{ version: number; document: unknown }>(
+    'SELECT version, document FROM policies WHERE vault_id = $1 AND document IS NOT NULL',
+    [vaultId],
+  );
+  const row = rows[0];
+  if (row === undefined) return null;
+  return ctx.policyCache.getOrCompile(vaultId, row.version, () =>
+    compilePolicy(row.document, { currency, templates: ctx.templates }),
+  );
+}

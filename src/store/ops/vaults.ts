@@ -1,0 +1,375 @@
+import {
+  assert,
+  currencyOf,
+  presentTransaction,
+  presentVault,
+  SpendgateError,
+  type CurrencyCode,
+  type Decimal,
+  type Metadata,
+  type Scope,
+  type TransactionRecord,
+  type VaultRecord,
+} from '../../core/index.js';
+import { newId } from '../../ids.js';
+import {
+  assertVaultActive,
+  changeVaultTotals,
+  lockVault,
+  vaultNotFound,
+  type StoreContext,
+} from '../context.js';
+import { post, systemAccountId, transferEntries } from '../ledger.js';
+import { appendEvent } from '../outbox.js';
+import {
+  TRANSACTION_COLUMNS,
+  transactionFromRow,
+  VAULT_COLUMNS,
+  vaultFromRow,
+  type TransactionRow,
+  type VaultRow,
+} from '../rows.js';
+import type { SqlQueryable } from '../sql/client.js';
+import { runTransaction } from '../sql/transaction.js';
+
+export interface CreateVaultInput {
+  readonly name: string;
+  readonly currency: CurrencyCode;
+  readonly metadata: Metadata;
+  /** Parsed at the edge; zero means no deposit. */
+  readonly initialDeposit: Decimal;
+}
+
+/**
+ * createVault: one transaction.
+ * In: scope, name, currency, metadata, initialDeposit >= 0.
+ * Out: the vault (and, when initialDeposit > 0, its completed `deposit` transaction).
+ * Writes: vaults, ledger_accounts, a posting funding -> vault, transactions, outbox
+ *   (vault.created, and transaction.completed for the deposit).
+ * Fails: nothing a client can cause (inputs are validated at the edge).
+ */
+export async function createVault(
+  ctx: StoreContext,
+  scope: Scope,
+  input: CreateVaultInput,
+): Promise<{ vault: VaultRecord; deposit: TransactionRecord | null }> {
+  assert(!input.initialDeposit.isNegative(), 'initialDeposit is not negative');
+  const info = currencyOf(input.currency);
+  return runTransaction(ctx.client, async (tx) => {
+    const nowMs = ctx.clock();
+    const id = newId('vault', nowMs);
+    const { wrapped } = ctx.keyring.newVaultKey(id);
+    const { rows } = await tx.query<VaultRow>(
+      `INSERT INTO vaults (id, account_id, mode, name, currency, network, status, metadata, data_key_wrapped, created_at, updated_at)
+       VALUES ($1, $2, $3, $4, $5, $6, 'active', $7, $8, $9, $9)
+       RETURNING ${VAULT_COLUMNS}`,
+      [
+        id,
+        scope.accountId,
+        scope.mode,
+        input.name,
+        info.code,
+        info.network,
+        JSON.stringify(input.metadata),
+        wrapped,
+        new Date(nowMs),
+      ],
+    );
+    await tx.query(
+      `INSERT INTO ledger_accounts (id, kind, mode, currency, vault_id) VALUES ($1, 'vault', $2, $3, $1)`,
+      [id, scope.mode, info.code],
+    );
+    let vault = vaultFromRow(rows[0] as VaultRow);
+    let deposit: TransactionRecord | null = null;
+    if (input.initialDeposit.gt(0)) {
+      ({ vault, deposit } = await depositInto(tx, scope, vault, input.initialDeposit, nowMs));
+    }
+    // The event shows the vault as created, initial deposit included: one event, one state.
+    await appendEvent(tx, scope, 'vault.created', presentVault(vault), nowMs);
+    if (deposit !== null)
+      await appendEvent(tx, scope, 'transaction.completed', presentTransaction(deposit), nowMs);
+    return { vault, deposit };
+  });
+}
+
+/** Posts a deposit from the funding account into a locked or new vault. */
+async function depositInto(
+  tx: SqlQueryable,
+  scope: Scope,
+  vault: VaultRecord,
+  amount: Decimal,
+  nowMs: number,
+): Promise<{ vault: VaultRecord; deposit: TransactionRecord }> {
+  const transactionId = newId('transaction', nowMs);
+  const { rows } = await tx.query<TransactionRow>(
+    `INSERT INTO transactions (id, account_id, mode, vault_id, type, status, currency, amount, created_at, updated_at, completed_at)
+     VALUES ($1, $2, $3, $4, 'deposit', 'completed', $5, $6, $7, $7, $7)
+     RETURNING ${TRANSACTION_COLUMNS}`,
+    [
+      transactionId,
+      scope.accountId,
+      scope.mode,
+      vault.id,
+      vault.currency,
+      amount.toFixed(),
+      new Date(nowMs),
+    ],
+  );
+  await post(tx, {
+    mode: scope.mode,
+    currency: vault.currency,
+    transactionId,
+    entries: transferEntries(
+      systemAccountId(scope.mode, vault.currency, 'funding'),
+      vault.id,
+      amount,
+    ),
+    nowMs,
+  });
+  const updated = await changeVaultTotals(tx, vault.id, amount.toFixed(), '0', nowMs);
+  return { vault: updated, deposit: transactionFromRow(rows[0] as TransactionRow) };
+}
+
+/**
+ * deposit (Simulate Deposit in test mode, and funding generally): one transaction.
+ * In: scope, vaultId, amount > 0.  Out: the updated vault and the completed deposit.
+ * Writes: a posting funding -> vault, vaults.ledger, transactions, outbox (transaction.completed).
+ * Fails: vault_not_found, vault_frozen, vault_closed.
+ */
+export async function deposit(
+  ctx: StoreContext,
+  scope: Scope,
+  vaultId: string,
+  amount: Decimal,
+): Promise<{ vault: VaultRecord; deposit: TransactionRecord }> {
+  assert(amount.gt(0), 'a deposit is positive');
+  return runTransaction(ctx.client, async (tx) => {
+    const nowMs = ctx.clock();
+    const vault = await lockVault(tx, scope, vaultId);
+    assertVaultActive(vault);
+    const result = await depositInto(tx, scope, vault, amount, nowMs);
+    await appendEvent(
+      tx,
+      scope,
+      'transaction.completed',
+      presentTransaction(result.deposit),
+      nowMs,
+    );
+    return result;
+  });
+}
+
+export async function getVault(
+  ctx: StoreContext,
+  scope: Scope,
+  vaultId: string,
+): Promise<VaultRecord> {
+  const { rows } = await ctx.client.query<VaultRow>(
+    `SELECT ${VAULT_COLUMNS} FROM vaults WHERE id = $1 AND account_id = $2 AND mode = $3`,
+    [vaultId, scope.accountId, scope.mode],
+  );
+  const row = rows[0];
+  if (row === undefined) throw vaultNotFound(vaultId, 'id');
+  return vaultFromRow(row);
+}
+
+/**
+ * freezeVault / unfreezeVault: one transaction each (contract section 9).
+ * In: scope, vaultId (and a reason for freeze).  Out: the vault.
+ * Writes: vaults.status, outbox (vault.frozen / vault.unfrozen) unless already in that state.
+ * Fails: vault_not_found, vault_closed.
+ */
+export async function setVaultFrozen(
+  ctx: StoreContext,
+  scope: Scope,
+  vaultId: string,
+  frozen: boolean,
+  reason: string | null,
+): Promise<VaultRecord> {
+  return runTransaction(ctx.client, async (tx) => {
+    const nowMs = ctx.clock();
+    const vault = await lockVault(tx, scope, vaultId, 'id');
+    if (vault.status === 'closed')
+      throw new SpendgateError('vault_closed', `Vault ${vault.id} is closed.`, 'id');
+    if ((vault.status === 'frozen') === frozen) return vault;
+    const { rows } = await tx.query<VaultRow>(
+      `UPDATE vaults SET status = $2, freeze_reason = $3, frozen_at = $4, updated_at = $5
+       WHERE id = $1 RETURNING ${VAULT_COLUMNS}`,
+      [
+        vault.id,
+        frozen ? 'frozen' : 'active',
+        frozen ? reason : null,
+        frozen ? new Date(nowMs) : null,
+        new Date(nowMs),
+      ],
+    );
+    const updated = vaultFromRow(rows[0] as VaultRow);
+    await appendEvent(
+      tx,
+      scope,
+      frozen ? 'vault.frozen' : 'vault.unfrozen',
+      presentVault(updated),
+      nowMs,
+    );
+    return updated;
+  });
+}
+
+/**
+ * closeVault: one transaction.
+ * In: scope, vaultId, destination vault id (needed when the ledger balance is above zero).
+ * Out: the closed vault.
+ * Writes: a withdrawal posting vault -> destination vault with a `withdrawal` and a
+ *   `transfer_in` transaction, cards.status = cancelled for its cards, vaults.status,
+ *   outbox (vault.closed, card.cancelled for each card).
+ * Fails: vault_not_found, vault_closed, vault_has_pending_transactions, parameter_missing
+ *   (balance above zero, no destination), and for the destination: vault_not_found,
+ *   vault_frozen, vault_closed, currency_mismatch, parameter_invalid (itself).
+ */
+export async function closeVault(
+  ctx: StoreContext,
+  scope: Scope,
+  vaultId: string,
+  destinationVaultId: string | null,
+): Promise<VaultRecord> {
+  return runTransaction(ctx.client, async (tx) => {
+    const nowMs = ctx.clock();
+    // Lock in id order with the destination, as transfers do, so the two never deadlock.
+    const ids = destinationVaultId === null ? [vaultId] : [vaultId, destinationVaultId].sort();
+    const locked = new Map<string, VaultRecord>();
+    for (const id of ids) {
+      const isSource = id === vaultId;
+      const vault = await lockVault(
+        tx,
+        { mode: scope.mode, accountId: isSource ? scope.accountId : null },
+        id,
+        isSource ? 'id' : 'destination.vaultId',
+      );
+      locked.set(id, vault);
+    }
+    const vault = locked.get(vaultId);
+    assert(vault !== undefined, 'the source is locked');
+    if (vault.status === 'closed')
+      throw new SpendgateError('vault_closed', `Vault ${vault.id} is closed.`, 'id');
+    if (vault.pending.gt(0)) {
+      throw new SpendgateError(
+        'vault_has_pending_transactions',
+        `Vault ${vault.id} has open holds.`,
+        'id',
+      );
+    }
+    if (vault.ledger.gt(0)) {
+      if (destinationVaultId === null) {
+        throw new SpendgateError(
+          'parameter_missing',
+          'A vault with a balance needs a destination to close.',
+          'destination',
+        );
+      }
+      if (destinationVaultId === vaultId) {
+        throw new SpendgateError(
+          'parameter_invalid',
+          'A vault cannot be its own destination.',
+          'destination.vaultId',
+        );
+      }
+      const destination = locked.get(destinationVaultId);
+      assert(destination !== undefined, 'the destination is locked');
+      assertVaultActive(destination, 'destination.vaultId');
+      if (destination.currency !== vault.currency) {
+        throw new SpendgateError(
+          'currency_mismatch',
+          'The destination vault holds another currency.',
+          'destination.vaultId',
+        );
+      }
+      await moveBetweenVaults(tx, scope, vault, destination, vault.ledger, 'withdrawal', nowMs);
+    }
+    assert(!vault.ledger.isNegative(), 'a vault ledger is never negative');
+    const cancelled = await tx.query<{ id: string }>(
+      `UPDATE cards SET status = 'cancelled', cancelled_at = $2, updated_at = $2
+       WHERE vault_id = $1 AND status <> 'cancelled' RETURNING id`,
+      [vault.id, new Date(nowMs)],
+    );
+    const { rows } = await tx.query<VaultRow>(
+      `UPDATE vaults SET status = 'closed', closed_at = $2, updated_at = $2 WHERE id = $1 RETURNING ${VAULT_COLUMNS}`,
+      [vault.id, new Date(nowMs)],
+    );
+    const closed = vaultFromRow(rows[0] as VaultRow);
+    assert(closed.ledger.isZero() && closed.pending.isZero(), 'a closed vault holds nothing');
+    for (const card of cancelled.rows) {
+      await appendEvent(
+        tx,
+        scope,
+        'card.cancelled',
+        { id: card.id, object: 'card', status: 'cancelled' },
+        nowMs,
+      );
+    }
+    await appendEvent(tx, scope, 'vault.closed', presentVault(closed), nowMs);
+    return closed;
+  });
+}
+
+/**
+ * Moves `amount` between two locked vaults: one posting, both totals, a debit transaction of
+ * `debitType` on the source and a `transfer_in` on the destination (owned by its account).
+ */
+export async function moveBetweenVaults(
+  tx: SqlQueryable,
+  scope: Scope,
+  from: VaultRecord,
+  to: VaultRecord,
+  amount: Decimal,
+  debitType: 'transfer_out' | 'withdrawal',
+  nowMs: number,
+  transferId: string | null = null,
+): Promise<{ debit: TransactionRecord; credit: TransactionRecord }> {
+  assert(amount.gt(0) && from.currency === to.currency, 'a positive amount in one currency');
+  const debitId = newId('transaction', nowMs);
+  const creditId = newId('transaction', nowMs);
+  const insert = `INSERT INTO transactions (id, account_id, mode, vault_id, type, status, currency, amount, transfer_id,
+                    counterparty_account_id, counterparty_vault_id, created_at, updated_at, completed_at)
+                  VALUES ($1, $2, $3, $4, $5, 'completed', $6, $7, $8, $9, $10, $11, $11, $11)
+                  RETURNING ${TRANSACTION_COLUMNS}`;
+  const at = new Date(nowMs);
+  const debit = await tx.query<TransactionRow>(insert, [
+    debitId,
+    from.accountId,
+    scope.mode,
+    from.id,
+    debitType,
+    from.currency,
+    amount.toFixed(),
+    transferId,
+    to.accountId,
+    to.id,
+    at,
+  ]);
+  const credit = await tx.query<TransactionRow>(insert, [
+    creditId,
+    to.accountId,
+    scope.mode,
+    to.id,
+    'transfer_in',
+    to.currency,
+    amount.toFixed(),
+    transferId,
+    from.accountId,
+    from.id,
+    at,
+  ]);
+  await post(tx, {
+    mode: scope.mode,
+    currency: from.currency,
+    transactionId: debitId,
+    entries: transferEntries(from.id, to.id, amount),
+    nowMs,
+  });
+  await changeVaultTotals(tx, from.id, amount.negated().toFixed(), '0', nowMs);
+  await changeVaultTotals(tx, to.id, amount.toFixed(), '0', nowMs);
+  return {
+    debit: transactionFromRow(debit.rows[0] as TransactionRow),
+    credit: transactionFromRow(credit.rows[0] as TransactionRow),
+  };
+}

@@ -1,0 +1,51 @@
+import { isoTimestamp, type Scope } from '../core/index.js';
+import { newId } from '../ids.js';
+import type { SqlQueryable } from './sql/client.js';
+
+/**
+ * The event outbox (contract section 13): an event is a row written in the transaction of the
+ * change it describes, so a committed change always has its event and a rolled-back one never
+ * does. Relays (the workers issue) claim rows and fan them out.
+ */
+export type EventType =
+  | 'vault.created'
+  | 'vault.updated'
+  | 'vault.frozen'
+  | 'vault.unfrozen'
+  | 'vault.closed'
+  | 'card.created'
+  | 'card.frozen'
+  | 'card.unfrozen'
+  | 'card.cancelled'
+  | 'authorization.approved'
+  | 'authorization.declined'
+  | 'transaction.completed'
+  | 'transaction.failed'
+  | 'transfer.created'
+  | 'transfer.completed'
+  | 'transfer.failed'
+  | 'policy.updated'
+  | 'policy.deleted';
+
+export async function appendEvent(
+  tx: SqlQueryable,
+  scope: Scope,
+  type: EventType,
+  object: object,
+  nowMs: number,
+): Promise<string> {
+  const id = newId('event', nowMs);
+  const payload = {
+    id,
+    object: 'event',
+    type,
+    createdAt: isoTimestamp(nowMs),
+    mode: scope.mode,
+    data: { object },
+  };
+  await tx.query(
+    'INSERT INTO outbox_events (id, account_id, mode, type, payload, created_at) VALUES ($1, $2, $3, $4, $5, $6)',
+    [id, scope.accountId, scope.mode, type, JSON.stringify(payload), new Date(nowMs)],
+  );
+  return id;
+}

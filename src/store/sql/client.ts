@@ -1,0 +1,38 @@
+/**
+ * The SQL port the store speaks: one interface over a PostgreSQL server (`pg`) and the
+ * embedded PostgreSQL (PGlite). Both run the same SQL; the adapters make them return the same
+ * JavaScript values: numeric, int8 and date as strings (exact; parsed at the edge), timestamptz
+ * as Date, jsonb as parsed JSON, arrays as arrays.
+ */
+export interface SqlResult<Row> {
+  readonly rows: Row[];
+  readonly rowCount: number;
+}
+
+// Function-valued properties rather than methods: adapters hand out closures, never `this`.
+export interface SqlQueryable {
+  /** One statement with `$1`-style parameters. */
+  readonly query: <Row = Record<string, unknown>>(
+    text: string,
+    params?: readonly unknown[],
+  ) => Promise<SqlResult<Row>>;
+  /** Several statements, no parameters (migrations). */
+  readonly exec: (text: string) => Promise<void>;
+}
+
+export interface SqlClient extends SqlQueryable {
+  readonly kind: 'pg' | 'pglite';
+  /**
+   * Runs `work` in one transaction: committed when it resolves, rolled back when it throws.
+   * Not retried here; `runTransaction` in transaction.ts retries serialization failures.
+   */
+  transaction<T>(work: (tx: SqlQueryable) => Promise<T>): Promise<T>;
+  close(): Promise<void>;
+}
+
+/** PostgreSQL type OIDs whose values the adapters return as the server's text. */
+export const TEXT_TYPE_OIDS = {
+  int8: 20,
+  date: 1082,
+  numeric: 1700,
+} as const;

@@ -1,0 +1,76 @@
+import pg from 'pg';
+import type { SqlClient, SqlQueryable, SqlResult } from './client.js';
+import { TEXT_TYPE_OIDS } from './client.js';
+
+/** `pg` returns int8 and date as text only when told: a per-pool parser, never the global one. */
+const TEXT_OIDS: ReadonlySet<number> = new Set(Object.values(TEXT_TYPE_OIDS));
+const asText = (value: string): string => value;
+// pg's own parser table is typed by an enum of OIDs; any OID it does not know parses as text.
+const defaultParser = pg.types.getTypeParser as (
+  oid: number,
+  format?: 'text' | 'binary',
+) => unknown;
+const typeParsers = {
+  getTypeParser: (oid: number, format?: 'text' | 'binary') =>
+    TEXT_OIDS.has(oid) ? asText : defaultParser(oid, format),
+};
+
+export interface PgClientOptions {
+  readonly connectionString: string;
+  /** Pool size; each concurrent transaction holds one connection. */
+  readonly connectionsMax?: number;
+}
+
+function queryable(target: pg.Pool | pg.PoolClient): SqlQueryable {
+  return {
+    query: async <Row>(text: string, params: readonly unknown[] = []): Promise<SqlResult<Row>> => {
+      const result = await target.query(text, params as unknown[]);
+      return { rows: result.rows as Row[], rowCount: result.rowCount ?? 0 };
+    },
+    exec: async (text: string): Promise<void> => {
+      await target.query(text);
+    },
+  };
+}
+
+export function createPgClient(options: PgClientOptions): SqlClient {
+  const pool = new pg.Pool({
+    connectionString: options.connectionString,
+    max: options.connectionsMax ?? 20,
+    types: typeParsers,
+    // Timestamps are written and read in UTC whatever the server's default zone.
+    options: '-c timezone=UTC',
+  });
+  // An idle connection that dies (server restart) must not crash the process; the next
+  // query gets a fresh connection.
+  pool.on('error', () => undefined);
+  const direct = queryable(pool);
+  return {
+    kind: 'pg',
+    query: direct.query,
+    exec: direct.exec,
+    async transaction<T>(work: (tx: SqlQueryable) => Promise<T>): Promise<T> {
+      const connection = await pool.connect();
+      let broken = false;
+      try {
+        await connection.query('BEGIN');
+        const result = await work(queryable(connection));
+        await connection.query('COMMIT');
+        return result;
+      } catch (error) {
+        try {
+          await connection.query('ROLLBACK');
+        } catch {
+          // The connection itself failed: do not return it to the pool.
+          broken = true;
+        }
+        throw error;
+      } finally {
+        connection.release(broken);
+      }
+    },
+    async close(): Promise<void> {
+      await pool.end();
+    },
+  };
+}

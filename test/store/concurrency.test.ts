@@ -1,0 +1,145 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SpendgateError, type Scope } from '../../src/core/index.js';
+import { testDatabase } from '../support/databases.js';
+import {
+  merchant,
+  networkTransactionId,
+  openTestStore,
+  usdc,
+  type TestStore,
+} from '../support/store.js';
+
+/**
+ * Concurrency on a real PostgreSQL server (PGlite runs one transaction at a time, so it cannot
+ * race): many connections, one vault, and the balance must hold exactly.
+ */
+describe('concurrency on PostgreSQL', () => {
+  const database = testDatabase('pg', 32);
+  let t: TestStore;
+  let scope: Scope;
+
+  beforeAll(async () => {
+    t = await openTestStore(database);
+    scope = await t.scope();
+  });
+
+  afterAll(async () => {
+    await database.close();
+  });
+
+  it('500 concurrent authorizations on a vault funded for exactly 200: 200 approved, 300 declined, 0 left', async () => {
+    const { vault } = await t.store.createVault(scope, {
+      name: 'Hot',
+      currency: 'USDC',
+      metadata: {},
+      initialDeposit: usdc('500'),
+    });
+    const card = await t.store.createCard(scope, {
+      vaultId: vault.id,
+      cardholderName: 'Ada',
+      metadata: {},
+    });
+    const outcomes = await Promise.all(
+      Array.from({ length: 500 }, () =>
+        t.store.authorize(scope, {
+          cardId: card.id,
+          amount: usdc('2.5'),
+          currency: 'USDC',
+          merchant: merchant(),
+          networkTransactionId: networkTransactionId(),
+        }),
+      ),
+    );
+    const approved = outcomes.filter((outcome) => outcome.decision.approved).length;
+    const declineCodes = new Set(
+      outcomes
+        .filter((outcome) => !outcome.decision.approved)
+        .map((outcome) => outcome.decision.declineCode),
+    );
+    expect(approved).toBe(200);
+    expect([...declineCodes]).toEqual(['insufficient_balance']);
+    const after = await t.store.getVault(scope, vault.id);
+    expect(after.ledger.minus(after.pending).toFixed()).toBe('0');
+    expect(after.pending.toFixed()).toBe('500');
+    await t.expectInvariants();
+  });
+
+  it('concurrent transfers in both directions between two vaults lose no update and leave no deadlock', async () => {
+    const create = async () =>
+      (
+        await t.store.createVault(scope, {
+          name: 'Side',
+          currency: 'USDC',
+          metadata: {},
+          initialDeposit: usdc('300'),
+        })
+      ).vault;
+    const [a, b] = [await create(), await create()];
+    // Amounts 1..20; 200 each way, far more than either balance: some must be refused.
+    const plans = Array.from({ length: 400 }, (_, index) => ({
+      from: index % 2 === 0 ? a.id : b.id,
+      to: index % 2 === 0 ? b.id : a.id,
+      amount: usdc(String((index % 20) + 1)),
+    }));
+    const results = await Promise.all(
+      plans.map(async (plan) => {
+        try {
+          await t.store.createInternalTransfer(scope, {
+            fromVaultId: plan.from,
+            toVaultId: plan.to,
+            amount: plan.amount,
+            description: null,
+          });
+          return { plan, ok: true as const };
+        } catch (error) {
+          if (error instanceof SpendgateError && error.code === 'insufficient_balance')
+            return { plan, ok: false as const };
+          throw error;
+        }
+      }),
+    );
+    let expectedA = usdc('300');
+    for (const { plan, ok } of results) {
+      if (!ok) continue;
+      expectedA = plan.from === a.id ? expectedA.minus(plan.amount) : expectedA.plus(plan.amount);
+    }
+    const [afterA, afterB] = [
+      await t.store.getVault(scope, a.id),
+      await t.store.getVault(scope, b.id),
+    ];
+    expect(afterA.ledger.toFixed()).toBe(expectedA.toFixed());
+    expect(afterA.ledger.plus(afterB.ledger).toFixed()).toBe('600');
+    expect(results.filter((result) => result.ok).length).toBeGreaterThan(100);
+    await t.expectInvariants();
+  });
+
+  it('one networkTransactionId sent 50 times at once holds once', async () => {
+    const { vault } = await t.store.createVault(scope, {
+      name: 'Dup',
+      currency: 'USDC',
+      metadata: {},
+      initialDeposit: usdc('100'),
+    });
+    const card = await t.store.createCard(scope, {
+      vaultId: vault.id,
+      cardholderName: 'Ada',
+      metadata: {},
+    });
+    const id = networkTransactionId();
+    const outcomes = await Promise.all(
+      Array.from({ length: 50 }, () =>
+        t.store.authorize(scope, {
+          cardId: card.id,
+          amount: usdc('10'),
+          currency: 'USDC',
+          merchant: merchant(),
+          networkTransactionId: id,
+        }),
+      ),
+    );
+    expect(new Set(outcomes.map((outcome) => outcome.transaction?.id)).size).toBe(1);
+    expect(outcomes.filter((outcome) => !outcome.replayed)).toHaveLength(1);
+    expect((await t.store.getVault(scope, vault.id)).pending.toFixed()).toBe('10');
+    await t.expectInvariants();
+  });
+});

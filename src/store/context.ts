@@ -1,5 +1,6 @@
 import {
   SpendgateError,
+  type Decimal,
   type CompiledPolicyCache,
   type Scope,
   type TemplateLibrary,
@@ -14,6 +15,8 @@ export interface StoreContext {
   readonly client: SqlClient;
   readonly clock: () => number;
   readonly keyring: Keyring;
+  /** For secrets that belong to no vault (webhook signing secrets); never logged. */
+  readonly masterKey: Buffer;
   readonly policyCache: CompiledPolicyCache;
   readonly templates: TemplateLibrary;
 }
@@ -54,20 +57,30 @@ export function assertVaultActive(vault: VaultRecord, param = 'vaultId'): void {
   }
 }
 
-/** Updates a locked vault's totals by deltas and returns the new record. */
+/**
+ * Updates a locked vault's totals by deltas and returns the new record. A change of pending is
+ * also journaled in hold_changes against `transactionId`, so past pending totals can be rebuilt.
+ */
 export async function changeVaultTotals(
   tx: SqlQueryable,
   vaultId: string,
-  ledgerDelta: string,
-  pendingDelta: string,
+  deltas: { readonly ledger: Decimal; readonly pending: Decimal },
+  transactionId: string,
   nowMs: number,
 ): Promise<VaultRecord> {
+  const at = new Date(nowMs);
   const { rows } = await tx.query<VaultRow>(
     `UPDATE vaults SET ledger = ledger + $2::numeric, pending = pending + $3::numeric, updated_at = $4
      WHERE id = $1 RETURNING ${VAULT_COLUMNS}`,
-    [vaultId, ledgerDelta, pendingDelta, new Date(nowMs)],
+    [vaultId, deltas.ledger.toFixed(), deltas.pending.toFixed(), at],
   );
   const row = rows[0];
   if (row === undefined) throw vaultNotFound(vaultId);
+  if (!deltas.pending.isZero()) {
+    await tx.query(
+      'INSERT INTO hold_changes (vault_id, transaction_id, delta, created_at) VALUES ($1, $2, $3, $4)',
+      [vaultId, transactionId, deltas.pending.toFixed(), at],
+    );
+  }
   return vaultFromRow(row);
 }

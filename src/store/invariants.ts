@@ -36,6 +36,13 @@ const CHECKS: readonly { readonly invariant: string; readonly sql: string }[] = 
           WHERE v.pending <> coalesce(h.total, 0)`,
   },
   {
+    invariant: "a vault's pending is the sum of its journaled hold changes",
+    sql: `SELECT v.id || ': pending ' || v.pending || ', journal ' || coalesce(h.total, 0) AS detail
+          FROM vaults v LEFT JOIN (SELECT vault_id, sum(delta) AS total FROM hold_changes GROUP BY 1) h
+            ON h.vault_id = v.id
+          WHERE v.pending <> coalesce(h.total, 0)`,
+  },
+  {
     invariant: 'available balance is never negative',
     sql: `SELECT id || ': available ' || (ledger - pending) AS detail FROM vaults WHERE ledger - pending < 0`,
   },
@@ -44,13 +51,14 @@ const CHECKS: readonly { readonly invariant: string; readonly sql: string }[] = 
     sql: `SELECT id AS detail FROM vaults WHERE status = 'closed' AND (ledger <> 0 OR pending <> 0)`,
   },
   {
-    invariant: 'all-time spend counters equal approved card spend',
+    invariant: 'all-time spend counters equal approved card spend and external transfers',
     sql: `SELECT v.id || ': counted ' || coalesce(c.amount, 0) || '/' || coalesce(c.count, 0)
                  || ', spent ' || coalesce(t.amount, 0) || '/' || coalesce(t.count, 0) AS detail
           FROM vaults v
           LEFT JOIN spend_counters c ON c.vault_id = v.id AND c.mcc = '' AND c.day = '${ALL_TIME_DAY}'
           LEFT JOIN (SELECT vault_id, sum(hold_remaining + captured_amount) AS amount, count(*) AS count
-                     FROM transactions WHERE type = 'card_authorization' AND status IN ('pending', 'completed')
+                     FROM transactions WHERE type IN ('card_authorization', 'external_transfer')
+                       AND status IN ('pending', 'completed')
                      GROUP BY 1) t ON t.vault_id = v.id
           WHERE coalesce(c.amount, 0) <> coalesce(t.amount, 0) OR coalesce(c.count, 0) <> coalesce(t.count, 0)`,
   },

@@ -1,79 +1,161 @@
 import {
   CompiledPolicyCache,
-  type AuthorizationOutcome,
-  type CardRecord,
-  type Decimal,
+  SpendgateError,
   type Scope,
   type TemplateLibrary,
-  type TransactionRecord,
-  type TransferRecord,
-  type VaultRecord,
 } from '../core/index.js';
-import { newId } from '../ids.js';
 import { builtinRuleLibrary } from '../rule-library/load.js';
 import type { StoreContext } from './context.js';
 import { ensureSystemAccounts } from './ledger.js';
 import { migrate } from './migrations/runner.js';
 import {
+  authenticateApiKey,
+  createApiKey,
+  findOrCreateAccount,
+  listApiKeys,
+  revokeApiKey,
+} from './ops/accounts.js';
+import {
   authorize,
   capture,
-  expireHolds,
+  isUniqueViolation,
+  listExpiredHolds,
   reverse,
-  type AuthorizeInput,
 } from './ops/authorizations.js';
-import { createCard, setCardStatus, type CreateCardInput } from './ops/cards.js';
-import { deletePolicy, getPolicy, setPolicy, type PolicyRecord } from './ops/policies.js';
-import { createInternalTransfer, type InternalTransferInput } from './ops/transfers.js';
+import { createCard, setCardStatus } from './ops/cards.js';
+import { claimEvents, markRelayed } from './ops/events.js';
 import {
-  closeVault,
-  createVault,
-  deposit,
-  getVault,
-  setVaultFrozen,
-  type CreateVaultInput,
-} from './ops/vaults.js';
+  completeExternalTransfer,
+  createExternalTransfer,
+  failExternalTransfer,
+} from './ops/external-transfers.js';
+import {
+  beginIdempotent,
+  purgeIdempotencyKeys,
+  saveIdempotent,
+  type IdempotentRequest,
+  type StoredResponse,
+} from './ops/idempotency.js';
+import {
+  listBalanceSnapshots,
+  listCards,
+  listTransactions,
+  listTransfers,
+  listVaults,
+  type ListBalanceSnapshotsQuery,
+  type ListCardsQuery,
+  type ListTransactionsQuery,
+  type ListTransfersQuery,
+  type ListVaultsQuery,
+} from './ops/lists.js';
+import { deletePolicy, getPolicy, setPolicy } from './ops/policies.js';
+import { snapshotDay } from './ops/snapshots.js';
+import { createInternalTransfer } from './ops/transfers.js';
+import { closeVault, createVault, deposit, getVault, setVaultFrozen } from './ops/vaults.js';
+import {
+  createWebhookEndpoint,
+  deleteWebhookEndpoint,
+  listWebhookEndpoints,
+  webhookSecret,
+} from './ops/webhook-endpoints.js';
 import { Keyring } from './secrets/index.js';
-import type { SqlClient } from './sql/client.js';
+import type { SqlClient, SqlQueryable } from './sql/client.js';
+import { runTransaction } from './sql/transaction.js';
 
 /**
- * The store port: every operation the service performs on money state, each one database
- * transaction (see the header of each operation in ops/ for its inputs, outputs and failure
- * codes). Implemented once over the SQL port, so the pg and PGlite adapters run the same code.
+ * The store port. `StoreOperations` are the operations the service performs on state, each
+ * bound to an open transaction (see each operation's header in ops/ for its inputs, outputs
+ * and failure codes). `Store` runs each in a transaction of its own, or several in one
+ * (`transaction`), or one effect with its idempotency record (`idempotent`). Implemented once
+ * over the SQL port, so the pg and PGlite adapters run the same code.
  */
-export interface Store {
+function bind(ctx: StoreContext, tx: SqlQueryable) {
+  return {
+    /** The transaction itself, for the store's own composite steps. */
+    client: tx,
+    findOrCreateAccount: (name: string) => findOrCreateAccount(ctx, tx, name),
+    createApiKey: (input: Parameters<typeof createApiKey>[2]) => createApiKey(ctx, tx, input),
+    authenticateApiKey: (key: string) => authenticateApiKey(ctx, tx, key),
+    listApiKeys: (accountId: string) => listApiKeys(ctx, tx, accountId),
+    revokeApiKey: (keyId: string) => revokeApiKey(ctx, tx, keyId),
+    createVault: (scope: Scope, input: Parameters<typeof createVault>[3]) =>
+      createVault(ctx, tx, scope, input),
+    deposit: (scope: Scope, vaultId: string, amount: Parameters<typeof deposit>[4]) =>
+      deposit(ctx, tx, scope, vaultId, amount),
+    getVault: (scope: Scope, vaultId: string) => getVault(ctx, tx, scope, vaultId),
+    freezeVault: (scope: Scope, vaultId: string, reason: string | null) =>
+      setVaultFrozen(ctx, tx, scope, vaultId, true, reason),
+    unfreezeVault: (scope: Scope, vaultId: string) =>
+      setVaultFrozen(ctx, tx, scope, vaultId, false, null),
+    closeVault: (scope: Scope, vaultId: string, destinationVaultId: string | null) =>
+      closeVault(ctx, tx, scope, vaultId, destinationVaultId),
+    createCard: (scope: Scope, input: Parameters<typeof createCard>[3]) =>
+      createCard(ctx, tx, scope, input),
+    setCardStatus: (scope: Scope, cardId: string, status: Parameters<typeof setCardStatus>[4]) =>
+      setCardStatus(ctx, tx, scope, cardId, status),
+    setPolicy: (scope: Scope, vaultId: string, document: unknown) =>
+      setPolicy(ctx, tx, scope, vaultId, document),
+    getPolicy: (scope: Scope, vaultId: string) => getPolicy(ctx, tx, scope, vaultId),
+    deletePolicy: (scope: Scope, vaultId: string) => deletePolicy(ctx, tx, scope, vaultId),
+    authorize: (scope: Scope, input: Parameters<typeof authorize>[3]) =>
+      authorize(ctx, tx, scope, input),
+    capture: (scope: Scope, transactionId: string, amount: Parameters<typeof capture>[4]) =>
+      capture(ctx, tx, scope, transactionId, amount),
+    reverse: (
+      scope: Scope,
+      transactionId: string,
+      amount: Parameters<typeof reverse>[4],
+      reason?: 'reversed' | 'expired',
+    ) => reverse(ctx, tx, scope, transactionId, amount, reason),
+    createInternalTransfer: (scope: Scope, input: Parameters<typeof createInternalTransfer>[3]) =>
+      createInternalTransfer(ctx, tx, scope, input),
+    createExternalTransfer: (scope: Scope, input: Parameters<typeof createExternalTransfer>[3]) =>
+      createExternalTransfer(ctx, tx, scope, input),
+    completeExternalTransfer: (transferId: string, signature: string) =>
+      completeExternalTransfer(ctx, tx, transferId, signature),
+    failExternalTransfer: (transferId: string, reason: string) =>
+      failExternalTransfer(ctx, tx, transferId, reason),
+    createWebhookEndpoint: (scope: Scope, input: Parameters<typeof createWebhookEndpoint>[3]) =>
+      createWebhookEndpoint(ctx, tx, scope, input),
+    listWebhookEndpoints: (scope: Scope) => listWebhookEndpoints(ctx, tx, scope),
+    deleteWebhookEndpoint: (scope: Scope, endpointId: string) =>
+      deleteWebhookEndpoint(ctx, tx, scope, endpointId),
+    webhookSecret: (endpointId: string) => webhookSecret(ctx, tx, endpointId),
+    claimEvents: (batchMax: number) => claimEvents(ctx, tx, batchMax),
+    markRelayed: (ids: readonly string[]) => markRelayed(ctx, tx, ids),
+    snapshotDay: (day: string, afterVaultId: string | null, batchMax?: number) =>
+      snapshotDay(ctx, tx, day, afterVaultId, batchMax),
+    purgeIdempotencyKeys: (batchMax?: number) => purgeIdempotencyKeys(ctx, tx, batchMax),
+    listVaults: (scope: Scope, query: ListVaultsQuery) => listVaults(tx, scope, query),
+    listCards: (scope: Scope, query: ListCardsQuery) => listCards(tx, scope, query),
+    listTransactions: (scope: Scope, query: ListTransactionsQuery) =>
+      listTransactions(tx, scope, query),
+    listTransfers: (scope: Scope, query: ListTransfersQuery) => listTransfers(tx, scope, query),
+    listBalanceSnapshots: (scope: Scope, vaultId: string, query: ListBalanceSnapshotsQuery) =>
+      listBalanceSnapshots(tx, scope, vaultId, query),
+  };
+}
+
+export type StoreOperations = ReturnType<typeof bind>;
+
+export interface Store extends StoreOperations {
   readonly client: SqlClient;
-  createAccount(name: string): Promise<{ id: string }>;
-  createVault(
+  /** Several operations in one transaction: all of them commit, or none. */
+  transaction<T>(work: (operations: StoreOperations) => Promise<T>): Promise<T>;
+  /**
+   * One effect with its idempotency record, in one transaction (contract section 5). A replay
+   * returns the stored response. A refusal (`SpendgateError`) that is not a 400 is stored as
+   * `presentError` renders it, with the effect's partial writes rolled back; a 400 or any
+   * other failure stores nothing, so the request may be retried with the same key.
+   */
+  idempotent(
     scope: Scope,
-    input: CreateVaultInput,
-  ): Promise<{ vault: VaultRecord; deposit: TransactionRecord | null }>;
-  deposit(
-    scope: Scope,
-    vaultId: string,
-    amount: Decimal,
-  ): Promise<{ vault: VaultRecord; deposit: TransactionRecord }>;
-  getVault(scope: Scope, vaultId: string): Promise<VaultRecord>;
-  freezeVault(scope: Scope, vaultId: string, reason: string | null): Promise<VaultRecord>;
-  unfreezeVault(scope: Scope, vaultId: string): Promise<VaultRecord>;
-  closeVault(
-    scope: Scope,
-    vaultId: string,
-    destinationVaultId: string | null,
-  ): Promise<VaultRecord>;
-  createCard(scope: Scope, input: CreateCardInput): Promise<CardRecord>;
-  setCardStatus(
-    scope: Scope,
-    cardId: string,
-    status: 'active' | 'frozen' | 'cancelled',
-  ): Promise<CardRecord>;
-  setPolicy(scope: Scope, vaultId: string, document: unknown): Promise<PolicyRecord>;
-  getPolicy(scope: Scope, vaultId: string): Promise<PolicyRecord>;
-  deletePolicy(scope: Scope, vaultId: string): Promise<void>;
-  authorize(scope: Scope, input: AuthorizeInput): Promise<AuthorizationOutcome>;
-  capture(scope: Scope, transactionId: string, amount: Decimal | null): Promise<TransactionRecord>;
-  reverse(scope: Scope, transactionId: string, amount: Decimal | null): Promise<TransactionRecord>;
+    request: IdempotentRequest,
+    work: (operations: StoreOperations) => Promise<StoredResponse>,
+    presentError: (error: SpendgateError) => StoredResponse,
+  ): Promise<{ replayed: boolean; response: StoredResponse }>;
+  /** Expires holds older than `ageMsMax`, each in its own transaction; returns how many. */
   expireHolds(ageMsMax: number, batchMax?: number): Promise<number>;
-  createInternalTransfer(scope: Scope, input: InternalTransferInput): Promise<TransferRecord>;
   close(): Promise<void>;
 }
 
@@ -94,36 +176,69 @@ export async function openStore(options: StoreOptions): Promise<Store> {
     client: options.client,
     clock: options.clock ?? Date.now,
     keyring: new Keyring(options.masterKey),
+    masterKey: options.masterKey,
     policyCache: new CompiledPolicyCache(options.policyCacheEntriesMax),
     templates: options.templates ?? builtinRuleLibrary(),
   };
+  const run = <T>(work: (operations: StoreOperations) => Promise<T>): Promise<T> =>
+    runTransaction(ctx.client, (tx) => work(bind(ctx, tx)));
+
+  // Each operation in a transaction of its own: the same names, wrapped one by one.
+  const perCall = {} as Record<keyof StoreOperations, unknown>;
+  for (const name of Object.keys(bind(ctx, ctx.client)) as (keyof StoreOperations)[]) {
+    if (name === 'client') continue;
+    perCall[name] = (...args: unknown[]) =>
+      run((operations) => (operations[name] as (...inner: unknown[]) => Promise<unknown>)(...args));
+  }
+  const single = perCall as StoreOperations;
+
   return {
+    ...single,
     client: options.client,
-    async createAccount(name) {
-      const id = newId('account', ctx.clock());
-      await ctx.client.query('INSERT INTO accounts (id, name, created_at) VALUES ($1, $2, $3)', [
-        id,
-        name,
-        new Date(ctx.clock()),
-      ]);
-      return { id };
+    async authorize(scope, input) {
+      for (let attempt = 1; ; attempt++) {
+        try {
+          return await run((operations) => operations.authorize(scope, input));
+        } catch (error) {
+          if (!isUniqueViolation(error) || attempt >= 2) throw error;
+        }
+      }
     },
-    createVault: (scope, input) => createVault(ctx, scope, input),
-    deposit: (scope, vaultId, amount) => deposit(ctx, scope, vaultId, amount),
-    getVault: (scope, vaultId) => getVault(ctx, scope, vaultId),
-    freezeVault: (scope, vaultId, reason) => setVaultFrozen(ctx, scope, vaultId, true, reason),
-    unfreezeVault: (scope, vaultId) => setVaultFrozen(ctx, scope, vaultId, false, null),
-    closeVault: (scope, vaultId, destination) => closeVault(ctx, scope, vaultId, destination),
-    createCard: (scope, input) => createCard(ctx, scope, input),
-    setCardStatus: (scope, cardId, status) => setCardStatus(ctx, scope, cardId, status),
-    setPolicy: (scope, vaultId, document) => setPolicy(ctx, scope, vaultId, document),
-    getPolicy: (scope, vaultId) => getPolicy(ctx, scope, vaultId),
-    deletePolicy: (scope, vaultId) => deletePolicy(ctx, scope, vaultId),
-    authorize: (scope, input) => authorize(ctx, scope, input),
-    capture: (scope, id, amount) => capture(ctx, scope, id, amount),
-    reverse: (scope, id, amount) => reverse(ctx, scope, id, amount),
-    expireHolds: (ageMsMax, batchMax) => expireHolds(ctx, ageMsMax, batchMax),
-    createInternalTransfer: (scope, input) => createInternalTransfer(ctx, scope, input),
+    transaction: run,
+    async idempotent(scope, request, work, presentError) {
+      return run(async (operations) => {
+        const stored = await beginIdempotent(ctx, operations.client, scope, request);
+        if (stored !== null) return { replayed: true, response: stored };
+        await operations.client.exec('SAVEPOINT idempotent_effect');
+        let response: StoredResponse;
+        try {
+          response = await work(operations);
+        } catch (error) {
+          if (!(error instanceof SpendgateError) || error.status === 400 || error.status >= 500)
+            throw error;
+          await operations.client.exec('ROLLBACK TO SAVEPOINT idempotent_effect');
+          response = presentError(error);
+        }
+        await saveIdempotent(ctx, operations.client, scope, request, response);
+        return { replayed: false, response };
+      });
+    },
+    async expireHolds(ageMsMax, batchMax = 500) {
+      const holds = await run((operations) =>
+        listExpiredHolds(ctx, operations.client, ageMsMax, batchMax),
+      );
+      let expired = 0;
+      for (const hold of holds) {
+        try {
+          await run((operations) => operations.reverse(hold.scope, hold.id, null, 'expired'));
+          expired += 1;
+        } catch (error) {
+          // Captured or reversed since it was listed: nothing left to expire.
+          if (!(error instanceof SpendgateError && error.code === 'parameter_invalid')) throw error;
+        }
+      }
+      return expired;
+    },
     close: () => options.client.close(),
   };
 }

@@ -35,7 +35,7 @@ export async function openTestStore(database: TestDatabase): Promise<TestStore> 
     clock,
     async scope(mode = 'test') {
       accounts += 1;
-      const { id } = await store.createAccount(
+      const { id } = await store.findOrCreateAccount(
         `account-${accounts}-${randomBytes(4).toString('hex')}`,
       );
       return { accountId: id, mode };

@@ -67,12 +67,19 @@ export interface CompiledPolicy {
   readonly firstDecline: (input: EvaluationInput) => Decision | null;
   /** The generated shadow evaluator: every shadow check that holds, in order. */
   readonly shadowMatches: (input: EvaluationInput) => readonly ShadowMatch[];
+  /**
+   * The enforcing limits that are not narrowed to merchant categories, alone: what an external
+   * transfer must pass (contract section 12: "subject to the source vault's policy limits").
+   */
+  readonly firstLimitDecline: (input: EvaluationInput) => Decision | null;
 }
 
 interface PendingCheck extends CheckIr {
   readonly rule: string;
   readonly message: string;
   readonly mode: RuleMode;
+  /** A limit not narrowed to merchant categories: it applies to external transfers too. */
+  readonly spendLimit: boolean;
 }
 
 /**
@@ -99,11 +106,18 @@ export function compilePolicy(input: unknown, options: CompileOptions): Compiled
   };
 
   const pending: PendingCheck[] = [];
-  const add = (mode: RuleMode, rule: string, message: string, condition: ConditionIr): void => {
+  const add = (
+    mode: RuleMode,
+    rule: string,
+    message: string,
+    condition: ConditionIr,
+    spendLimit = false,
+  ): void => {
     pending.push({
       rule,
       message,
       mode,
+      spendLimit,
       condition,
       decision: declined('authorization_failed', rule, message),
       match: Object.freeze({ rule, message }),
@@ -124,7 +138,7 @@ export function compilePolicy(input: unknown, options: CompileOptions): Compiled
 
   (document.limits ?? []).forEach((limit, index) => {
     const { message, condition } = limitIr(limit, ['limits', index], ctx);
-    add('enforce', `limits[${index}]`, message, condition);
+    add('enforce', `limits[${index}]`, message, condition, limit.merchantCategories === undefined);
   });
 
   (document.templates ?? []).forEach((ref, index) => {
@@ -133,7 +147,7 @@ export function compilePolicy(input: unknown, options: CompileOptions): Compiled
     expanded.limits.forEach((raw, limitIndex) => {
       const limit = parseWith(limitSchema, raw, [...path, 'limits', limitIndex]);
       const { message, condition } = limitIr(limit, path, templateCtx);
-      add(ref.mode, expanded.name, message, condition);
+      add(ref.mode, expanded.name, message, condition, limit.merchantCategories === undefined);
     });
     expanded.rules.forEach((rule, ruleIndex) => {
       const rulePath = [...path, 'rules', ruleIndex, 'conditions'];
@@ -164,6 +178,10 @@ export function compilePolicy(input: unknown, options: CompileOptions): Compiled
   const enforce = pending.filter((check) => check.mode === 'enforce');
   const shadow = pending.filter((check) => check.mode === 'shadow');
   const evaluators = generateEvaluators(enforce, shadow);
+  const limits = generateEvaluators(
+    enforce.filter((check) => check.spendLimit),
+    [],
+  );
   return Object.freeze({
     document,
     currency,
@@ -172,6 +190,7 @@ export function compilePolicy(input: unknown, options: CompileOptions): Compiled
     shadowChecks: Object.freeze(shadow.map(compiledCheck)),
     firstDecline: evaluators.firstDecline,
     shadowMatches: evaluators.shadowMatches,
+    firstLimitDecline: limits.firstDecline,
   });
 }
 

@@ -82,7 +82,8 @@ CREATE TABLE ledger_entries (
   created_at timestamptz NOT NULL
 );
 CREATE INDEX ledger_entries_posting ON ledger_entries (posting_id);
-CREATE INDEX ledger_entries_account ON ledger_entries (ledger_account_id, id);
+-- Balances as of a moment (snapshots) read one account's entries up to a time.
+CREATE INDEX ledger_entries_account ON ledger_entries (ledger_account_id, created_at);
 
 CREATE FUNCTION ledger_entries_immutable() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
@@ -170,6 +171,17 @@ CREATE INDEX transactions_open_holds ON transactions (created_at) WHERE hold_rem
 -- The card network's id is the idempotency key of an authorization (contract section 5).
 CREATE UNIQUE INDEX transactions_network_id ON transactions (account_id, mode, network_transaction_id)
   WHERE network_transaction_id IS NOT NULL;
+
+-- Every change of a vault's pending total, as a journal: pending at any past moment is the sum
+-- of the changes before it, so end-of-day snapshots can be taken, or backfilled, exactly.
+CREATE TABLE hold_changes (
+  id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+  vault_id text NOT NULL REFERENCES vaults (id),
+  transaction_id text NOT NULL,
+  delta numeric(38, 9) NOT NULL CHECK (delta <> 0),
+  created_at timestamptz NOT NULL
+);
+CREATE INDEX hold_changes_vault ON hold_changes (vault_id, created_at);
 
 -- Spend aggregates for policies, maintained on every approval and release: one row per vault,
 -- UTC day and MCC ('' for all merchants), plus one all-time row per vault and MCC (day NULL

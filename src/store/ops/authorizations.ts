@@ -3,6 +3,7 @@ import {
   decide,
   Decimal,
   isCurrencyCode,
+  ZERO,
   presentTransaction,
   SpendgateError,
   type AuthorizationOutcome,
@@ -25,7 +26,7 @@ import {
 } from '../rows.js';
 import { changeSpend, readSpend, spendDayOf } from '../spend.js';
 import type { SqlQueryable } from '../sql/client.js';
-import { isRetryable, runTransaction } from '../sql/transaction.js';
+import { isRetryable } from '../sql/transaction.js';
 import { loadCompiledPolicy } from './policies.js';
 
 export interface AuthorizeInput extends AuthorizationRequest {
@@ -47,23 +48,11 @@ export interface AuthorizeInput extends AuthorizationRequest {
  * Fails: nothing: a decline is a decision. The vaults CHECK (available >= 0) would abort a hold
  *   that overdraws, which the locked balance check makes unreachable.
  */
-export async function authorize(
-  ctx: StoreContext,
-  scope: Scope,
-  input: AuthorizeInput,
-): Promise<AuthorizationOutcome> {
-  for (let attempt = 1; ; attempt++) {
-    try {
-      return await runTransaction(ctx.client, (tx) => authorizeIn(ctx, tx, scope, input));
-    } catch (error) {
-      // Two first callbacks with one networkTransactionId on different vaults race to the unique
-      // index; the loser runs again and finds the winner's decision.
-      if (!isUniqueViolation(error) || attempt >= 2) throw error;
-    }
-  }
-}
-
-function isUniqueViolation(error: unknown): boolean {
+/**
+ * Two first callbacks with one networkTransactionId on different vaults race to the unique
+ * index; the loser must run again (and then finds the winner's decision).
+ */
+export function isUniqueViolation(error: unknown): boolean {
   return (
     typeof error === 'object' &&
     error !== null &&
@@ -73,7 +62,7 @@ function isUniqueViolation(error: unknown): boolean {
   );
 }
 
-async function authorizeIn(
+export async function authorize(
   ctx: StoreContext,
   tx: SqlQueryable,
   scope: Scope,
@@ -155,7 +144,13 @@ async function authorizeIn(
   );
   const transaction = transactionFromRow(rows[0] as TransactionRow);
   if (decision.approved) {
-    await changeVaultTotals(tx, vault.id, '0', amount, nowMs);
+    await changeVaultTotals(
+      tx,
+      vault.id,
+      { ledger: ZERO, pending: input.amount },
+      transaction.id,
+      nowMs,
+    );
     await changeSpend(tx, {
       vaultId: vault.id,
       day: spendDay,
@@ -246,43 +241,42 @@ function amountWithinHold(transaction: TransactionRecord, requested: Decimal | n
  */
 export async function capture(
   ctx: StoreContext,
+  tx: SqlQueryable,
   scope: Scope,
   transactionId: string,
   requested: Decimal | null,
 ): Promise<TransactionRecord> {
-  return runTransaction(ctx.client, async (tx) => {
-    const nowMs = ctx.clock();
-    const held = await lockAuthorization(ctx, tx, scope, transactionId);
-    const amount = amountWithinHold(held, requested);
-    const released = held.holdRemaining.minus(amount);
-    await post(tx, {
-      mode: scope.mode,
-      currency: held.currency,
-      transactionId: held.id,
-      entries: transferEntries(
-        held.vaultId,
-        systemAccountId(scope.mode, held.currency, 'card_settlement'),
-        amount,
-      ),
-      nowMs,
-    });
-    await changeVaultTotals(
-      tx,
+  const nowMs = ctx.clock();
+  const held = await lockAuthorization(ctx, tx, scope, transactionId);
+  const amount = amountWithinHold(held, requested);
+  const released = held.holdRemaining.minus(amount);
+  await post(tx, {
+    mode: scope.mode,
+    currency: held.currency,
+    transactionId: held.id,
+    entries: transferEntries(
       held.vaultId,
-      amount.negated().toFixed(),
-      held.holdRemaining.negated().toFixed(),
-      nowMs,
-    );
-    if (released.gt(0)) await releaseSpend(tx, held, released, 0);
-    const { rows } = await tx.query<TransactionRow>(
-      `UPDATE transactions SET status = 'completed', captured_amount = $2, hold_remaining = 0, completed_at = $3, updated_at = $3
-       WHERE id = $1 RETURNING ${TRANSACTION_COLUMNS}`,
-      [held.id, amount.toFixed(), new Date(nowMs)],
-    );
-    const completed = transactionFromRow(rows[0] as TransactionRow);
-    await appendEvent(tx, scope, 'transaction.completed', presentTransaction(completed), nowMs);
-    return completed;
+      systemAccountId(scope.mode, held.currency, 'card_settlement'),
+      amount,
+    ),
+    nowMs,
   });
+  await changeVaultTotals(
+    tx,
+    held.vaultId,
+    { ledger: amount.negated(), pending: held.holdRemaining.negated() },
+    held.id,
+    nowMs,
+  );
+  if (released.gt(0)) await releaseSpend(tx, held, released, 0);
+  const { rows } = await tx.query<TransactionRow>(
+    `UPDATE transactions SET status = 'completed', captured_amount = $2, hold_remaining = 0, completed_at = $3, updated_at = $3
+     WHERE id = $1 RETURNING ${TRANSACTION_COLUMNS}`,
+    [held.id, amount.toFixed(), new Date(nowMs)],
+  );
+  const completed = transactionFromRow(rows[0] as TransactionRow);
+  await appendEvent(tx, scope, 'transaction.completed', presentTransaction(completed), nowMs);
+  return completed;
 }
 
 /**
@@ -295,35 +289,39 @@ export async function capture(
  */
 export async function reverse(
   ctx: StoreContext,
+  tx: SqlQueryable,
   scope: Scope,
   transactionId: string,
   requested: Decimal | null,
   reason: 'reversed' | 'expired' = 'reversed',
 ): Promise<TransactionRecord> {
-  return runTransaction(ctx.client, async (tx) => {
-    const nowMs = ctx.clock();
-    const held = await lockAuthorization(ctx, tx, scope, transactionId);
-    const amount = amountWithinHold(held, requested);
-    const remaining = held.holdRemaining.minus(amount);
-    const fails = remaining.isZero();
-    await changeVaultTotals(tx, held.vaultId, '0', amount.negated().toFixed(), nowMs);
-    await releaseSpend(tx, held, amount, fails ? 1 : 0);
-    const { rows } = await tx.query<TransactionRow>(
-      `UPDATE transactions SET hold_remaining = $2, status = $3, failure_reason = $4, updated_at = $5
-       WHERE id = $1 RETURNING ${TRANSACTION_COLUMNS}`,
-      [
-        held.id,
-        remaining.toFixed(),
-        fails ? 'failed' : 'pending',
-        fails ? reason : null,
-        new Date(nowMs),
-      ],
-    );
-    const result = transactionFromRow(rows[0] as TransactionRow);
-    if (fails)
-      await appendEvent(tx, scope, 'transaction.failed', presentTransaction(result), nowMs);
-    return result;
-  });
+  const nowMs = ctx.clock();
+  const held = await lockAuthorization(ctx, tx, scope, transactionId);
+  const amount = amountWithinHold(held, requested);
+  const remaining = held.holdRemaining.minus(amount);
+  const fails = remaining.isZero();
+  await changeVaultTotals(
+    tx,
+    held.vaultId,
+    { ledger: ZERO, pending: amount.negated() },
+    held.id,
+    nowMs,
+  );
+  await releaseSpend(tx, held, amount, fails ? 1 : 0);
+  const { rows } = await tx.query<TransactionRow>(
+    `UPDATE transactions SET hold_remaining = $2, status = $3, failure_reason = $4, updated_at = $5
+     WHERE id = $1 RETURNING ${TRANSACTION_COLUMNS}`,
+    [
+      held.id,
+      remaining.toFixed(),
+      fails ? 'failed' : 'pending',
+      fails ? reason : null,
+      new Date(nowMs),
+    ],
+  );
+  const result = transactionFromRow(rows[0] as TransactionRow);
+  if (fails) await appendEvent(tx, scope, 'transaction.failed', presentTransaction(result), nowMs);
+  return result;
 }
 
 async function releaseSpend(
@@ -348,32 +346,22 @@ async function releaseSpend(
 }
 
 /**
- * expireHolds: releases card holds older than `ageMsMax`, at most `batchMax` per call, each in
- * its own transaction (as `reverse` with reason `expired`). Returns how many it expired; call
- * again while that equals `batchMax`.
+ * Lists card holds older than `ageMsMax`, at most `batchMax`, oldest first: the work of one
+ * expiry round. Each is then expired in a transaction of its own (`reverse`, reason
+ * `expired`), so one failure cannot hold the others back.
  */
-export async function expireHolds(
+export async function listExpiredHolds(
   ctx: StoreContext,
+  tx: SqlQueryable,
   ageMsMax: number,
-  batchMax = 500,
-): Promise<number> {
+  batchMax: number,
+): Promise<{ id: string; scope: Scope }[]> {
   assert(ageMsMax > 0 && batchMax > 0 && batchMax <= 10_000, 'positive, bounded expiry parameters');
-  const cutoff = new Date(ctx.clock() - ageMsMax);
-  const { rows } = await ctx.client.query<{ id: string; account_id: string; mode: Scope['mode'] }>(
+  const { rows } = await tx.query<{ id: string; account_id: string; mode: Scope['mode'] }>(
     `SELECT id, account_id, mode FROM transactions
      WHERE hold_remaining > 0 AND type = 'card_authorization' AND created_at < $1
      ORDER BY created_at LIMIT $2`,
-    [cutoff, batchMax],
+    [new Date(ctx.clock() - ageMsMax), batchMax],
   );
-  let expired = 0;
-  for (const row of rows) {
-    try {
-      await reverse(ctx, { accountId: row.account_id, mode: row.mode }, row.id, null, 'expired');
-      expired += 1;
-    } catch (error) {
-      // Captured or reversed since it was listed: nothing left to expire.
-      if (!(error instanceof SpendgateError && error.code === 'parameter_invalid')) throw error;
-    }
-  }
-  return expired;
+  return rows.map((row) => ({ id: row.id, scope: { accountId: row.account_id, mode: row.mode } }));
 }

@@ -8,10 +8,10 @@ import {
   type Scope,
 } from '../../core/index.js';
 import { newId } from '../../ids.js';
+import type { SqlQueryable } from '../sql/client.js';
 import { assertVaultActive, lockVault, type StoreContext } from '../context.js';
 import { appendEvent } from '../outbox.js';
 import { CARD_COLUMNS, cardFromRow, type CardRow } from '../rows.js';
-import { runTransaction } from '../sql/transaction.js';
 
 /** Card numbers: 16 digits, the issuer's BIN first, a Luhn check digit last. */
 export const PAN_DIGITS = 16;
@@ -60,48 +60,47 @@ export interface CreateCardInput {
  */
 export async function createCard(
   ctx: StoreContext,
+  tx: SqlQueryable,
   scope: Scope,
   input: CreateCardInput,
 ): Promise<CardRecord> {
-  return runTransaction(ctx.client, async (tx) => {
-    const nowMs = ctx.clock();
-    // Lock, so the vault cannot close between the check and the insert.
-    const vault = await lockVault(tx, scope, input.vaultId);
-    assertVaultActive(vault);
-    const { rows: keyRows } = await tx.query<{ data_key_wrapped: string }>(
-      'SELECT data_key_wrapped FROM vaults WHERE id = $1',
-      [vault.id],
-    );
-    const wrapped = keyRows[0]?.data_key_wrapped;
-    assert(wrapped !== undefined, 'a vault has a data key');
-    const id = newId('card', nowMs);
-    const number = generatePan(input.bin ?? DEFAULT_BIN);
-    const cvv = String(randomInt(1000)).padStart(3, '0');
-    const issued = new Date(nowMs);
-    const { rows } = await tx.query<CardRow>(
-      `INSERT INTO cards (id, account_id, mode, vault_id, status, last4, exp_month, exp_year, cardholder_name,
-                          number_enc, cvv_enc, metadata, created_at, updated_at)
-       VALUES ($1, $2, $3, $4, 'active', $5, $6, $7, $8, $9, $10, $11, $12, $12)
-       RETURNING ${CARD_COLUMNS}`,
-      [
-        id,
-        scope.accountId,
-        scope.mode,
-        vault.id,
-        number.slice(-4),
-        issued.getUTCMonth() + 1,
-        issued.getUTCFullYear() + CARD_VALIDITY_YEARS,
-        input.cardholderName,
-        ctx.keyring.encrypt(vault.id, wrapped, number, `card:${id}:number`),
-        ctx.keyring.encrypt(vault.id, wrapped, cvv, `card:${id}:cvv`),
-        JSON.stringify(input.metadata),
-        issued,
-      ],
-    );
-    const card = cardFromRow(rows[0] as CardRow);
-    await appendEvent(tx, scope, 'card.created', presentCard(card), nowMs);
-    return card;
-  });
+  const nowMs = ctx.clock();
+  // Lock, so the vault cannot close between the check and the insert.
+  const vault = await lockVault(tx, scope, input.vaultId);
+  assertVaultActive(vault);
+  const { rows: keyRows } = await tx.query<{ data_key_wrapped: string }>(
+    'SELECT data_key_wrapped FROM vaults WHERE id = $1',
+    [vault.id],
+  );
+  const wrapped = keyRows[0]?.data_key_wrapped;
+  assert(wrapped !== undefined, 'a vault has a data key');
+  const id = newId('card', nowMs);
+  const number = generatePan(input.bin ?? DEFAULT_BIN);
+  const cvv = String(randomInt(1000)).padStart(3, '0');
+  const issued = new Date(nowMs);
+  const { rows } = await tx.query<CardRow>(
+    `INSERT INTO cards (id, account_id, mode, vault_id, status, last4, exp_month, exp_year, cardholder_name,
+                        number_enc, cvv_enc, metadata, created_at, updated_at)
+     VALUES ($1, $2, $3, $4, 'active', $5, $6, $7, $8, $9, $10, $11, $12, $12)
+     RETURNING ${CARD_COLUMNS}`,
+    [
+      id,
+      scope.accountId,
+      scope.mode,
+      vault.id,
+      number.slice(-4),
+      issued.getUTCMonth() + 1,
+      issued.getUTCFullYear() + CARD_VALIDITY_YEARS,
+      input.cardholderName,
+      ctx.keyring.encrypt(vault.id, wrapped, number, `card:${id}:number`),
+      ctx.keyring.encrypt(vault.id, wrapped, cvv, `card:${id}:cvv`),
+      JSON.stringify(input.metadata),
+      issued,
+    ],
+  );
+  const card = cardFromRow(rows[0] as CardRow);
+  await appendEvent(tx, scope, 'card.created', presentCard(card), nowMs);
+  return card;
 }
 
 /**
@@ -112,37 +111,32 @@ export async function createCard(
  */
 export async function setCardStatus(
   ctx: StoreContext,
+  tx: SqlQueryable,
   scope: Scope,
   cardId: string,
   target: 'active' | 'frozen' | 'cancelled',
 ): Promise<CardRecord> {
-  return runTransaction(ctx.client, async (tx) => {
-    const nowMs = ctx.clock();
-    const { rows } = await tx.query<CardRow>(
-      `SELECT ${CARD_COLUMNS} FROM cards WHERE id = $1 AND account_id = $2 AND mode = $3 FOR UPDATE`,
-      [cardId, scope.accountId, scope.mode],
-    );
-    const row = rows[0];
-    if (row === undefined)
-      throw new SpendgateError('card_not_found', `No card ${cardId.slice(0, 64)} exists.`, 'id');
-    const card = cardFromRow(row);
-    if (card.status === target) return card;
-    if (card.status === 'cancelled')
-      throw new SpendgateError('card_cancelled', `Card ${card.id} is cancelled.`, 'id');
-    const { rows: updated } = await tx.query<CardRow>(
-      `UPDATE cards SET status = $2::text, updated_at = $3::timestamptz,
-           cancelled_at = CASE WHEN $2::text = 'cancelled' THEN $3::timestamptz ELSE NULL END
-       WHERE id = $1 RETURNING ${CARD_COLUMNS}`,
-      [card.id, target, new Date(nowMs)],
-    );
-    const result = cardFromRow(updated[0] as CardRow);
-    const event =
-      target === 'active'
-        ? 'card.unfrozen'
-        : target === 'frozen'
-          ? 'card.frozen'
-          : 'card.cancelled';
-    await appendEvent(tx, scope, event, presentCard(result), nowMs);
-    return result;
-  });
+  const nowMs = ctx.clock();
+  const { rows } = await tx.query<CardRow>(
+    `SELECT ${CARD_COLUMNS} FROM cards WHERE id = $1 AND account_id = $2 AND mode = $3 FOR UPDATE`,
+    [cardId, scope.accountId, scope.mode],
+  );
+  const row = rows[0];
+  if (row === undefined)
+    throw new SpendgateError('card_not_found', `No card ${cardId.slice(0, 64)} exists.`, 'id');
+  const card = cardFromRow(row);
+  if (card.status === target) return card;
+  if (card.status === 'cancelled')
+    throw new SpendgateError('card_cancelled', `Card ${card.id} is cancelled.`, 'id');
+  const { rows: updated } = await tx.query<CardRow>(
+    `UPDATE cards SET status = $2::text, updated_at = $3::timestamptz,
+         cancelled_at = CASE WHEN $2::text = 'cancelled' THEN $3::timestamptz ELSE NULL END
+     WHERE id = $1 RETURNING ${CARD_COLUMNS}`,
+    [card.id, target, new Date(nowMs)],
+  );
+  const result = cardFromRow(updated[0] as CardRow);
+  const event =
+    target === 'active' ? 'card.unfrozen' : target === 'frozen' ? 'card.frozen' : 'card.cancelled';
+  await appendEvent(tx, scope, event, presentCard(result), nowMs);
+  return result;
 }

@@ -10,7 +10,6 @@ import {
 import { lockVault, type StoreContext } from '../context.js';
 import { appendEvent } from '../outbox.js';
 import type { SqlQueryable } from '../sql/client.js';
-import { runTransaction } from '../sql/transaction.js';
 
 export interface PolicyRecord {
   readonly vaultId: string;
@@ -58,40 +57,40 @@ function policyFromRow(row: PolicyRow & { document: PolicyDocument }): PolicyRec
  */
 export async function setPolicy(
   ctx: StoreContext,
+  tx: SqlQueryable,
   scope: Scope,
   vaultId: string,
   input: unknown,
 ): Promise<PolicyRecord> {
-  return runTransaction(ctx.client, async (tx) => {
-    const nowMs = ctx.clock();
-    const vault = await lockVault(tx, scope, vaultId, 'id');
-    if (vault.status === 'closed')
-      throw new SpendgateError('vault_closed', `Vault ${vault.id} is closed.`, 'id');
-    const compiled = compilePolicy(input, { currency: vault.currency, templates: ctx.templates });
-    const at = new Date(nowMs);
-    const { rows } = await tx.query<PolicyRow & { document: PolicyDocument }>(
-      `INSERT INTO policies (vault_id, version, document, created_at, updated_at)
-       VALUES ($1, 1, $2, $3, $3)
-       ON CONFLICT (vault_id) DO UPDATE
-         SET version = policies.version + 1, document = EXCLUDED.document, updated_at = EXCLUDED.updated_at,
-             created_at = CASE WHEN policies.document IS NULL THEN EXCLUDED.created_at ELSE policies.created_at END,
-             deleted_at = NULL
-       RETURNING vault_id, version, document, created_at, updated_at`,
-      [vault.id, JSON.stringify(compiled.document), at],
-    );
-    const policy = policyFromRow(rows[0] as PolicyRow & { document: PolicyDocument });
-    ctx.policyCache.getOrCompile(vault.id, policy.version, () => compiled);
-    await appendEvent(tx, scope, 'policy.updated', presentPolicy(policy), nowMs);
-    return policy;
-  });
+  const nowMs = ctx.clock();
+  const vault = await lockVault(tx, scope, vaultId, 'id');
+  if (vault.status === 'closed')
+    throw new SpendgateError('vault_closed', `Vault ${vault.id} is closed.`, 'id');
+  const compiled = compilePolicy(input, { currency: vault.currency, templates: ctx.templates });
+  const at = new Date(nowMs);
+  const { rows } = await tx.query<PolicyRow & { document: PolicyDocument }>(
+    `INSERT INTO policies (vault_id, version, document, created_at, updated_at)
+     VALUES ($1, 1, $2, $3, $3)
+     ON CONFLICT (vault_id) DO UPDATE
+       SET version = policies.version + 1, document = EXCLUDED.document, updated_at = EXCLUDED.updated_at,
+           created_at = CASE WHEN policies.document IS NULL THEN EXCLUDED.created_at ELSE policies.created_at END,
+           deleted_at = NULL
+     RETURNING vault_id, version, document, created_at, updated_at`,
+    [vault.id, JSON.stringify(compiled.document), at],
+  );
+  const policy = policyFromRow(rows[0] as PolicyRow & { document: PolicyDocument });
+  ctx.policyCache.getOrCompile(vault.id, policy.version, () => compiled);
+  await appendEvent(tx, scope, 'policy.updated', presentPolicy(policy), nowMs);
+  return policy;
 }
 
 export async function getPolicy(
-  ctx: StoreContext,
+  _ctx: StoreContext,
+  tx: SqlQueryable,
   scope: Scope,
   vaultId: string,
 ): Promise<PolicyRecord> {
-  const { rows } = await ctx.client.query<PolicyRow>(
+  const { rows } = await tx.query<PolicyRow>(
     `SELECT p.vault_id, p.version, p.document, p.created_at, p.updated_at
      FROM vaults v LEFT JOIN policies p ON p.vault_id = v.id
      WHERE v.id = $1 AND v.account_id = $2 AND v.mode = $3`,
@@ -117,31 +116,30 @@ export async function getPolicy(
  */
 export async function deletePolicy(
   ctx: StoreContext,
+  tx: SqlQueryable,
   scope: Scope,
   vaultId: string,
 ): Promise<void> {
-  await runTransaction(ctx.client, async (tx) => {
-    const nowMs = ctx.clock();
-    const vault = await lockVault(tx, scope, vaultId, 'id');
-    const { rowCount } = await tx.query(
-      'UPDATE policies SET document = NULL, deleted_at = $2, updated_at = $2 WHERE vault_id = $1 AND document IS NOT NULL',
-      [vault.id, new Date(nowMs)],
+  const nowMs = ctx.clock();
+  const vault = await lockVault(tx, scope, vaultId, 'id');
+  const { rowCount } = await tx.query(
+    'UPDATE policies SET document = NULL, deleted_at = $2, updated_at = $2 WHERE vault_id = $1 AND document IS NOT NULL',
+    [vault.id, new Date(nowMs)],
+  );
+  if (rowCount === 0)
+    throw new SpendgateError(
+      'policy_not_found',
+      `Vault ${vault.id} has no authorization policy.`,
+      'id',
     );
-    if (rowCount === 0)
-      throw new SpendgateError(
-        'policy_not_found',
-        `Vault ${vault.id} has no authorization policy.`,
-        'id',
-      );
-    ctx.policyCache.evictVault(vault.id);
-    await appendEvent(
-      tx,
-      scope,
-      'policy.deleted',
-      { object: 'policy', vaultId: vault.id, deleted: true },
-      nowMs,
-    );
-  });
+  ctx.policyCache.evictVault(vault.id);
+  await appendEvent(
+    tx,
+    scope,
+    'policy.deleted',
+    { object: 'policy', vaultId: vault.id, deleted: true },
+    nowMs,
+  );
 }
 
 /** The vault's compiled policy from the cache, compiled on a miss; null when it has none. */

@@ -9,10 +9,10 @@ import {
   type VaultRecord,
 } from '../../core/index.js';
 import { newId } from '../../ids.js';
+import type { SqlQueryable } from '../sql/client.js';
 import { assertVaultActive, lockVault, type StoreContext } from '../context.js';
 import { appendEvent } from '../outbox.js';
 import { TRANSFER_COLUMNS, transferFromRow, type TransferRow } from '../rows.js';
-import { runTransaction } from '../sql/transaction.js';
 import { moveBetweenVaults } from './vaults.js';
 
 export interface InternalTransferInput {
@@ -36,6 +36,7 @@ export interface InternalTransferInput {
  */
 export async function createInternalTransfer(
   ctx: StoreContext,
+  tx: SqlQueryable,
   scope: Scope,
   input: InternalTransferInput,
 ): Promise<TransferRecord> {
@@ -47,79 +48,77 @@ export async function createInternalTransfer(
       'toVaultId',
     );
   }
-  return runTransaction(ctx.client, async (tx) => {
-    const nowMs = ctx.clock();
-    const locked = new Map<string, VaultRecord>();
-    for (const id of [input.fromVaultId, input.toVaultId].sort()) {
-      const isSource = id === input.fromVaultId;
-      locked.set(
+  const nowMs = ctx.clock();
+  const locked = new Map<string, VaultRecord>();
+  for (const id of [input.fromVaultId, input.toVaultId].sort()) {
+    const isSource = id === input.fromVaultId;
+    locked.set(
+      id,
+      await lockVault(
+        tx,
+        { mode: scope.mode, accountId: isSource ? scope.accountId : null },
         id,
-        await lockVault(
-          tx,
-          { mode: scope.mode, accountId: isSource ? scope.accountId : null },
-          id,
-          isSource ? 'fromVaultId' : 'toVaultId',
-        ),
-      );
-    }
-    const from = locked.get(input.fromVaultId);
-    const to = locked.get(input.toVaultId);
-    assert(from !== undefined && to !== undefined, 'both vaults are locked');
-    assertVaultActive(from, 'fromVaultId');
-    assertVaultActive(to, 'toVaultId');
-    if (from.currency !== to.currency) {
-      throw new SpendgateError(
-        'currency_mismatch',
-        `Vault ${from.id} holds ${from.currency}, vault ${to.id} holds ${to.currency}.`,
-        'toVaultId',
-      );
-    }
-    if (from.ledger.minus(from.pending).lt(input.amount)) {
-      throw new SpendgateError(
-        'insufficient_balance',
-        `Vault ${from.id} does not have that much available.`,
-        'amount',
-      );
-    }
-    const transferId = newId('transfer', nowMs);
-    const at = new Date(nowMs);
-    const { rows } = await tx.query<TransferRow>(
-      `INSERT INTO transfers (id, account_id, mode, kind, from_vault_id, to_vault_id, amount, currency, status,
-                              description, counterparty_account_id, created_at, updated_at, completed_at)
-       VALUES ($1, $2, $3, 'internal', $4, $5, $6, $7, 'completed', $8, $9, $10, $10, $10)
-       RETURNING ${TRANSFER_COLUMNS}`,
-      [
-        transferId,
-        scope.accountId,
-        scope.mode,
-        from.id,
-        to.id,
-        input.amount.toFixed(),
-        from.currency,
-        input.description,
-        to.accountId,
-        at,
-      ],
+        isSource ? 'fromVaultId' : 'toVaultId',
+      ),
     );
-    const { credit } = await moveBetweenVaults(
-      tx,
-      scope,
-      from,
-      to,
-      input.amount,
-      'transfer_out',
-      nowMs,
+  }
+  const from = locked.get(input.fromVaultId);
+  const to = locked.get(input.toVaultId);
+  assert(from !== undefined && to !== undefined, 'both vaults are locked');
+  assertVaultActive(from, 'fromVaultId');
+  assertVaultActive(to, 'toVaultId');
+  if (from.currency !== to.currency) {
+    throw new SpendgateError(
+      'currency_mismatch',
+      `Vault ${from.id} holds ${from.currency}, vault ${to.id} holds ${to.currency}.`,
+      'toVaultId',
+    );
+  }
+  if (from.ledger.minus(from.pending).lt(input.amount)) {
+    throw new SpendgateError(
+      'insufficient_balance',
+      `Vault ${from.id} does not have that much available.`,
+      'amount',
+    );
+  }
+  const transferId = newId('transfer', nowMs);
+  const at = new Date(nowMs);
+  const { rows } = await tx.query<TransferRow>(
+    `INSERT INTO transfers (id, account_id, mode, kind, from_vault_id, to_vault_id, amount, currency, status,
+                            description, counterparty_account_id, created_at, updated_at, completed_at)
+     VALUES ($1, $2, $3, 'internal', $4, $5, $6, $7, 'completed', $8, $9, $10, $10, $10)
+     RETURNING ${TRANSFER_COLUMNS}`,
+    [
       transferId,
-    );
-    const transfer = transferFromRow(rows[0] as TransferRow);
-    await appendEvent(tx, scope, 'transfer.completed', presentTransfer(transfer), nowMs);
-    await appendEvent(
-      tx,
-      { accountId: to.accountId, mode: scope.mode },
-      'transaction.completed',
-      presentTransaction(credit),
-      nowMs,
-    );
-    return transfer;
-  });
+      scope.accountId,
+      scope.mode,
+      from.id,
+      to.id,
+      input.amount.toFixed(),
+      from.currency,
+      input.description,
+      to.accountId,
+      at,
+    ],
+  );
+  const { credit } = await moveBetweenVaults(
+    tx,
+    scope,
+    from,
+    to,
+    input.amount,
+    'transfer_out',
+    nowMs,
+    transferId,
+  );
+  const transfer = transferFromRow(rows[0] as TransferRow);
+  await appendEvent(tx, scope, 'transfer.completed', presentTransfer(transfer), nowMs);
+  await appendEvent(
+    tx,
+    { accountId: to.accountId, mode: scope.mode },
+    'transaction.completed',
+    presentTransaction(credit),
+    nowMs,
+  );
+  return transfer;
 }

@@ -4,6 +4,7 @@ import {
   presentTransaction,
   presentVault,
   SpendgateError,
+  ZERO,
   type CurrencyCode,
   type Decimal,
   type Metadata,
@@ -30,7 +31,6 @@ import {
   type VaultRow,
 } from '../rows.js';
 import type { SqlQueryable } from '../sql/client.js';
-import { runTransaction } from '../sql/transaction.js';
 
 export interface CreateVaultInput {
   readonly name: string;
@@ -50,46 +50,45 @@ export interface CreateVaultInput {
  */
 export async function createVault(
   ctx: StoreContext,
+  tx: SqlQueryable,
   scope: Scope,
   input: CreateVaultInput,
 ): Promise<{ vault: VaultRecord; deposit: TransactionRecord | null }> {
   assert(!input.initialDeposit.isNegative(), 'initialDeposit is not negative');
   const info = currencyOf(input.currency);
-  return runTransaction(ctx.client, async (tx) => {
-    const nowMs = ctx.clock();
-    const id = newId('vault', nowMs);
-    const { wrapped } = ctx.keyring.newVaultKey(id);
-    const { rows } = await tx.query<VaultRow>(
-      `INSERT INTO vaults (id, account_id, mode, name, currency, network, status, metadata, data_key_wrapped, created_at, updated_at)
-       VALUES ($1, $2, $3, $4, $5, $6, 'active', $7, $8, $9, $9)
-       RETURNING ${VAULT_COLUMNS}`,
-      [
-        id,
-        scope.accountId,
-        scope.mode,
-        input.name,
-        info.code,
-        info.network,
-        JSON.stringify(input.metadata),
-        wrapped,
-        new Date(nowMs),
-      ],
-    );
-    await tx.query(
-      `INSERT INTO ledger_accounts (id, kind, mode, currency, vault_id) VALUES ($1, 'vault', $2, $3, $1)`,
-      [id, scope.mode, info.code],
-    );
-    let vault = vaultFromRow(rows[0] as VaultRow);
-    let deposit: TransactionRecord | null = null;
-    if (input.initialDeposit.gt(0)) {
-      ({ vault, deposit } = await depositInto(tx, scope, vault, input.initialDeposit, nowMs));
-    }
-    // The event shows the vault as created, initial deposit included: one event, one state.
-    await appendEvent(tx, scope, 'vault.created', presentVault(vault), nowMs);
-    if (deposit !== null)
-      await appendEvent(tx, scope, 'transaction.completed', presentTransaction(deposit), nowMs);
-    return { vault, deposit };
-  });
+  const nowMs = ctx.clock();
+  const id = newId('vault', nowMs);
+  const { wrapped } = ctx.keyring.newVaultKey(id);
+  const { rows } = await tx.query<VaultRow>(
+    `INSERT INTO vaults (id, account_id, mode, name, currency, network, status, metadata, data_key_wrapped, created_at, updated_at)
+     VALUES ($1, $2, $3, $4, $5, $6, 'active', $7, $8, $9, $9)
+     RETURNING ${VAULT_COLUMNS}`,
+    [
+      id,
+      scope.accountId,
+      scope.mode,
+      input.name,
+      info.code,
+      info.network,
+      JSON.stringify(input.metadata),
+      wrapped,
+      new Date(nowMs),
+    ],
+  );
+  await tx.query(
+    `INSERT INTO ledger_accounts (id, kind, mode, currency, vault_id) VALUES ($1, 'vault', $2, $3, $1)`,
+    [id, scope.mode, info.code],
+  );
+  let vault = vaultFromRow(rows[0] as VaultRow);
+  let deposit: TransactionRecord | null = null;
+  if (input.initialDeposit.gt(0)) {
+    ({ vault, deposit } = await depositInto(tx, scope, vault, input.initialDeposit, nowMs));
+  }
+  // The event shows the vault as created, initial deposit included: one event, one state.
+  await appendEvent(tx, scope, 'vault.created', presentVault(vault), nowMs);
+  if (deposit !== null)
+    await appendEvent(tx, scope, 'transaction.completed', presentTransaction(deposit), nowMs);
+  return { vault, deposit };
 }
 
 /** Posts a deposit from the funding account into a locked or new vault. */
@@ -126,7 +125,13 @@ async function depositInto(
     ),
     nowMs,
   });
-  const updated = await changeVaultTotals(tx, vault.id, amount.toFixed(), '0', nowMs);
+  const updated = await changeVaultTotals(
+    tx,
+    vault.id,
+    { ledger: amount, pending: ZERO },
+    transactionId,
+    nowMs,
+  );
   return { vault: updated, deposit: transactionFromRow(rows[0] as TransactionRow) };
 }
 
@@ -138,33 +143,27 @@ async function depositInto(
  */
 export async function deposit(
   ctx: StoreContext,
+  tx: SqlQueryable,
   scope: Scope,
   vaultId: string,
   amount: Decimal,
 ): Promise<{ vault: VaultRecord; deposit: TransactionRecord }> {
   assert(amount.gt(0), 'a deposit is positive');
-  return runTransaction(ctx.client, async (tx) => {
-    const nowMs = ctx.clock();
-    const vault = await lockVault(tx, scope, vaultId);
-    assertVaultActive(vault);
-    const result = await depositInto(tx, scope, vault, amount, nowMs);
-    await appendEvent(
-      tx,
-      scope,
-      'transaction.completed',
-      presentTransaction(result.deposit),
-      nowMs,
-    );
-    return result;
-  });
+  const nowMs = ctx.clock();
+  const vault = await lockVault(tx, scope, vaultId);
+  assertVaultActive(vault);
+  const result = await depositInto(tx, scope, vault, amount, nowMs);
+  await appendEvent(tx, scope, 'transaction.completed', presentTransaction(result.deposit), nowMs);
+  return result;
 }
 
 export async function getVault(
-  ctx: StoreContext,
+  _ctx: StoreContext,
+  tx: SqlQueryable,
   scope: Scope,
   vaultId: string,
 ): Promise<VaultRecord> {
-  const { rows } = await ctx.client.query<VaultRow>(
+  const { rows } = await tx.query<VaultRow>(
     `SELECT ${VAULT_COLUMNS} FROM vaults WHERE id = $1 AND account_id = $2 AND mode = $3`,
     [vaultId, scope.accountId, scope.mode],
   );
@@ -181,38 +180,37 @@ export async function getVault(
  */
 export async function setVaultFrozen(
   ctx: StoreContext,
+  tx: SqlQueryable,
   scope: Scope,
   vaultId: string,
   frozen: boolean,
   reason: string | null,
 ): Promise<VaultRecord> {
-  return runTransaction(ctx.client, async (tx) => {
-    const nowMs = ctx.clock();
-    const vault = await lockVault(tx, scope, vaultId, 'id');
-    if (vault.status === 'closed')
-      throw new SpendgateError('vault_closed', `Vault ${vault.id} is closed.`, 'id');
-    if ((vault.status === 'frozen') === frozen) return vault;
-    const { rows } = await tx.query<VaultRow>(
-      `UPDATE vaults SET status = $2, freeze_reason = $3, frozen_at = $4, updated_at = $5
-       WHERE id = $1 RETURNING ${VAULT_COLUMNS}`,
-      [
-        vault.id,
-        frozen ? 'frozen' : 'active',
-        frozen ? reason : null,
-        frozen ? new Date(nowMs) : null,
-        new Date(nowMs),
-      ],
-    );
-    const updated = vaultFromRow(rows[0] as VaultRow);
-    await appendEvent(
-      tx,
-      scope,
-      frozen ? 'vault.frozen' : 'vault.unfrozen',
-      presentVault(updated),
-      nowMs,
-    );
-    return updated;
-  });
+  const nowMs = ctx.clock();
+  const vault = await lockVault(tx, scope, vaultId, 'id');
+  if (vault.status === 'closed')
+    throw new SpendgateError('vault_closed', `Vault ${vault.id} is closed.`, 'id');
+  if ((vault.status === 'frozen') === frozen) return vault;
+  const { rows } = await tx.query<VaultRow>(
+    `UPDATE vaults SET status = $2, freeze_reason = $3, frozen_at = $4, updated_at = $5
+     WHERE id = $1 RETURNING ${VAULT_COLUMNS}`,
+    [
+      vault.id,
+      frozen ? 'frozen' : 'active',
+      frozen ? reason : null,
+      frozen ? new Date(nowMs) : null,
+      new Date(nowMs),
+    ],
+  );
+  const updated = vaultFromRow(rows[0] as VaultRow);
+  await appendEvent(
+    tx,
+    scope,
+    frozen ? 'vault.frozen' : 'vault.unfrozen',
+    presentVault(updated),
+    nowMs,
+  );
+  return updated;
 }
 
 /**
@@ -228,87 +226,86 @@ export async function setVaultFrozen(
  */
 export async function closeVault(
   ctx: StoreContext,
+  tx: SqlQueryable,
   scope: Scope,
   vaultId: string,
   destinationVaultId: string | null,
 ): Promise<VaultRecord> {
-  return runTransaction(ctx.client, async (tx) => {
-    const nowMs = ctx.clock();
-    // Lock in id order with the destination, as transfers do, so the two never deadlock.
-    const ids = destinationVaultId === null ? [vaultId] : [vaultId, destinationVaultId].sort();
-    const locked = new Map<string, VaultRecord>();
-    for (const id of ids) {
-      const isSource = id === vaultId;
-      const vault = await lockVault(
-        tx,
-        { mode: scope.mode, accountId: isSource ? scope.accountId : null },
-        id,
-        isSource ? 'id' : 'destination.vaultId',
-      );
-      locked.set(id, vault);
-    }
-    const vault = locked.get(vaultId);
-    assert(vault !== undefined, 'the source is locked');
-    if (vault.status === 'closed')
-      throw new SpendgateError('vault_closed', `Vault ${vault.id} is closed.`, 'id');
-    if (vault.pending.gt(0)) {
+  const nowMs = ctx.clock();
+  // Lock in id order with the destination, as transfers do, so the two never deadlock.
+  const ids = destinationVaultId === null ? [vaultId] : [vaultId, destinationVaultId].sort();
+  const locked = new Map<string, VaultRecord>();
+  for (const id of ids) {
+    const isSource = id === vaultId;
+    const vault = await lockVault(
+      tx,
+      { mode: scope.mode, accountId: isSource ? scope.accountId : null },
+      id,
+      isSource ? 'id' : 'destination.vaultId',
+    );
+    locked.set(id, vault);
+  }
+  const vault = locked.get(vaultId);
+  assert(vault !== undefined, 'the source is locked');
+  if (vault.status === 'closed')
+    throw new SpendgateError('vault_closed', `Vault ${vault.id} is closed.`, 'id');
+  if (vault.pending.gt(0)) {
+    throw new SpendgateError(
+      'vault_has_pending_transactions',
+      `Vault ${vault.id} has open holds.`,
+      'id',
+    );
+  }
+  if (vault.ledger.gt(0)) {
+    if (destinationVaultId === null) {
       throw new SpendgateError(
-        'vault_has_pending_transactions',
-        `Vault ${vault.id} has open holds.`,
-        'id',
+        'parameter_missing',
+        'A vault with a balance needs a destination to close.',
+        'destination',
       );
     }
-    if (vault.ledger.gt(0)) {
-      if (destinationVaultId === null) {
-        throw new SpendgateError(
-          'parameter_missing',
-          'A vault with a balance needs a destination to close.',
-          'destination',
-        );
-      }
-      if (destinationVaultId === vaultId) {
-        throw new SpendgateError(
-          'parameter_invalid',
-          'A vault cannot be its own destination.',
-          'destination.vaultId',
-        );
-      }
-      const destination = locked.get(destinationVaultId);
-      assert(destination !== undefined, 'the destination is locked');
-      assertVaultActive(destination, 'destination.vaultId');
-      if (destination.currency !== vault.currency) {
-        throw new SpendgateError(
-          'currency_mismatch',
-          'The destination vault holds another currency.',
-          'destination.vaultId',
-        );
-      }
-      await moveBetweenVaults(tx, scope, vault, destination, vault.ledger, 'withdrawal', nowMs);
-    }
-    assert(!vault.ledger.isNegative(), 'a vault ledger is never negative');
-    const cancelled = await tx.query<{ id: string }>(
-      `UPDATE cards SET status = 'cancelled', cancelled_at = $2, updated_at = $2
-       WHERE vault_id = $1 AND status <> 'cancelled' RETURNING id`,
-      [vault.id, new Date(nowMs)],
-    );
-    const { rows } = await tx.query<VaultRow>(
-      `UPDATE vaults SET status = 'closed', closed_at = $2, updated_at = $2 WHERE id = $1 RETURNING ${VAULT_COLUMNS}`,
-      [vault.id, new Date(nowMs)],
-    );
-    const closed = vaultFromRow(rows[0] as VaultRow);
-    assert(closed.ledger.isZero() && closed.pending.isZero(), 'a closed vault holds nothing');
-    for (const card of cancelled.rows) {
-      await appendEvent(
-        tx,
-        scope,
-        'card.cancelled',
-        { id: card.id, object: 'card', status: 'cancelled' },
-        nowMs,
+    if (destinationVaultId === vaultId) {
+      throw new SpendgateError(
+        'parameter_invalid',
+        'A vault cannot be its own destination.',
+        'destination.vaultId',
       );
     }
-    await appendEvent(tx, scope, 'vault.closed', presentVault(closed), nowMs);
-    return closed;
-  });
+    const destination = locked.get(destinationVaultId);
+    assert(destination !== undefined, 'the destination is locked');
+    assertVaultActive(destination, 'destination.vaultId');
+    if (destination.currency !== vault.currency) {
+      throw new SpendgateError(
+        'currency_mismatch',
+        'The destination vault holds another currency.',
+        'destination.vaultId',
+      );
+    }
+    await moveBetweenVaults(tx, scope, vault, destination, vault.ledger, 'withdrawal', nowMs);
+  }
+  assert(!vault.ledger.isNegative(), 'a vault ledger is never negative');
+  const cancelled = await tx.query<{ id: string }>(
+    `UPDATE cards SET status = 'cancelled', cancelled_at = $2, updated_at = $2
+     WHERE vault_id = $1 AND status <> 'cancelled' RETURNING id`,
+    [vault.id, new Date(nowMs)],
+  );
+  const { rows } = await tx.query<VaultRow>(
+    `UPDATE vaults SET status = 'closed', closed_at = $2, updated_at = $2 WHERE id = $1 RETURNING ${VAULT_COLUMNS}`,
+    [vault.id, new Date(nowMs)],
+  );
+  const closed = vaultFromRow(rows[0] as VaultRow);
+  assert(closed.ledger.isZero() && closed.pending.isZero(), 'a closed vault holds nothing');
+  for (const card of cancelled.rows) {
+    await appendEvent(
+      tx,
+      scope,
+      'card.cancelled',
+      { id: card.id, object: 'card', status: 'cancelled' },
+      nowMs,
+    );
+  }
+  await appendEvent(tx, scope, 'vault.closed', presentVault(closed), nowMs);
+  return closed;
 }
 
 /**
@@ -366,8 +363,8 @@ export async function moveBetweenVaults(
     entries: transferEntries(from.id, to.id, amount),
     nowMs,
   });
-  await changeVaultTotals(tx, from.id, amount.negated().toFixed(), '0', nowMs);
-  await changeVaultTotals(tx, to.id, amount.toFixed(), '0', nowMs);
+  await changeVaultTotals(tx, from.id, { ledger: amount.negated(), pending: ZERO }, debitId, nowMs);
+  await changeVaultTotals(tx, to.id, { ledger: amount, pending: ZERO }, creditId, nowMs);
   return {
     debit: transactionFromRow(debit.rows[0] as TransactionRow),
     credit: transactionFromRow(credit.rows[0] as TransactionRow),

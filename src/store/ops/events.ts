@@ -1,0 +1,55 @@
+import { assert } from '../../core/index.js';
+import type { StoreContext } from '../context.js';
+import type { SqlQueryable } from '../sql/client.js';
+
+/**
+ * The relay's side of the outbox. claimEvents locks up to `batchMax` unrelayed events with
+ * FOR UPDATE SKIP LOCKED, so any number of relays work side by side without taking the same
+ * rows; the relay hands them on and marks them relayed in the same transaction.
+ */
+export interface OutboxEvent {
+  readonly id: string;
+  readonly accountId: string;
+  readonly mode: 'test' | 'live';
+  readonly type: string;
+  readonly payload: unknown;
+}
+
+export async function claimEvents(
+  _ctx: StoreContext,
+  tx: SqlQueryable,
+  batchMax: number,
+): Promise<OutboxEvent[]> {
+  assert(Number.isSafeInteger(batchMax) && batchMax > 0 && batchMax <= 10_000, 'a bounded batch');
+  const { rows } = await tx.query<{
+    id: string;
+    account_id: string;
+    mode: 'test' | 'live';
+    type: string;
+    payload: unknown;
+  }>(
+    `SELECT id, account_id, mode, type, payload FROM outbox_events
+     WHERE relayed_at IS NULL ORDER BY id LIMIT $1 FOR UPDATE SKIP LOCKED`,
+    [batchMax],
+  );
+  return rows.map((row) => ({
+    id: row.id,
+    accountId: row.account_id,
+    mode: row.mode,
+    type: row.type,
+    payload: row.payload,
+  }));
+}
+
+export async function markRelayed(
+  ctx: StoreContext,
+  tx: SqlQueryable,
+  ids: readonly string[],
+): Promise<void> {
+  if (ids.length === 0) return;
+  const { rowCount } = await tx.query(
+    'UPDATE outbox_events SET relayed_at = $2 WHERE id = ANY($1) AND relayed_at IS NULL',
+    [ids, new Date(ctx.clock())],
+  );
+  assert(rowCount === ids.length, 'claimed events are still locked and unrelayed');
+}

@@ -1,0 +1,284 @@
+import {
+  assert,
+  presentTransaction,
+  presentTransfer,
+  SpendgateError,
+  ZERO,
+  type Decimal,
+  type Scope,
+  type TransactionRecord,
+  type TransferRecord,
+} from '../../core/index.js';
+import { newId } from '../../ids.js';
+import { assertVaultActive, changeVaultTotals, lockVault, type StoreContext } from '../context.js';
+import { post, systemAccountId, transferEntries } from '../ledger.js';
+import { appendEvent } from '../outbox.js';
+import {
+  TRANSACTION_COLUMNS,
+  transactionFromRow,
+  TRANSFER_COLUMNS,
+  transferFromRow,
+  type TransactionRow,
+  type TransferRow,
+} from '../rows.js';
+import { changeSpend, readSpend, spendDayOf } from '../spend.js';
+import type { SqlQueryable } from '../sql/client.js';
+import { loadCompiledPolicy } from './policies.js';
+
+export interface ExternalTransferInput {
+  readonly fromVaultId: string;
+  /** A valid Solana address, checked at the edge. */
+  readonly address: string;
+  readonly amount: Decimal;
+  readonly memo: string | null;
+}
+
+/**
+ * createExternalTransfer: one transaction (contract section 12).
+ * In: scope, source vault, address, amount > 0, memo.
+ * Out: the pending transfer. The amount is held at once; the Solana worker sends it and then
+ *   completes or fails it.
+ * Writes: transfers (pending), a pending external_transfer transaction holding the amount,
+ *   vaults.pending (and the hold journal), spend_counters (external transfers count as spend),
+ *   outbox (transfer.created).
+ * Fails: vault_not_found, vault_frozen, vault_closed, insufficient_balance, authorization_failed
+ *   (a policy limit, with the limit in the message).
+ */
+export async function createExternalTransfer(
+  ctx: StoreContext,
+  tx: SqlQueryable,
+  scope: Scope,
+  input: ExternalTransferInput,
+): Promise<TransferRecord> {
+  assert(input.amount.gt(0), 'a transfer is positive (refused at the edge otherwise)');
+  const nowMs = ctx.clock();
+  const vault = await lockVault(tx, scope, input.fromVaultId, 'fromVaultId');
+  assertVaultActive(vault, 'fromVaultId');
+  if (vault.ledger.minus(vault.pending).lt(input.amount)) {
+    throw new SpendgateError(
+      'insufficient_balance',
+      `Vault ${vault.id} does not have that much available.`,
+      'amount',
+    );
+  }
+  const policy = await loadCompiledPolicy(ctx, tx, vault.id, vault.currency);
+  if (policy !== null) {
+    const spend = await readSpend(tx, vault.id, policy.aggregates, nowMs);
+    const decline = policy.firstLimitDecline({
+      // Limits read the amount and the spend aggregates only; there is no card or merchant.
+      request: {
+        cardId: '',
+        amount: input.amount,
+        currency: vault.currency,
+        merchant: { name: '', mcc: '', country: '' },
+      },
+      spend,
+      nowMs,
+    });
+    if (decline !== null) {
+      throw new SpendgateError(
+        'authorization_failed',
+        decline.declineReason?.message ?? 'A policy limit refuses this transfer.',
+        'amount',
+      );
+    }
+  }
+  const at = new Date(nowMs);
+  const transferId = newId('transfer', nowMs);
+  const { rows } = await tx.query<TransferRow>(
+    `INSERT INTO transfers (id, account_id, mode, kind, from_vault_id, address, amount, currency, status, memo, created_at, updated_at)
+     VALUES ($1, $2, $3, 'external', $4, $5, $6, $7, 'pending', $8, $9, $9)
+     RETURNING ${TRANSFER_COLUMNS}`,
+    [
+      transferId,
+      scope.accountId,
+      scope.mode,
+      vault.id,
+      input.address,
+      input.amount.toFixed(),
+      vault.currency,
+      input.memo,
+      at,
+    ],
+  );
+  const spendDay = spendDayOf(nowMs);
+  const transactionId = newId('transaction', nowMs);
+  await tx.query(
+    `INSERT INTO transactions (id, account_id, mode, vault_id, type, status, currency, amount, hold_remaining,
+                               transfer_id, spend_day, created_at, updated_at)
+     VALUES ($1, $2, $3, $4, 'external_transfer', 'pending', $5, $6, $6, $7, $8, $9, $9)`,
+    [
+      transactionId,
+      scope.accountId,
+      scope.mode,
+      vault.id,
+      vault.currency,
+      input.amount.toFixed(),
+      transferId,
+      spendDay,
+      at,
+    ],
+  );
+  await changeVaultTotals(
+    tx,
+    vault.id,
+    { ledger: ZERO, pending: input.amount },
+    transactionId,
+    nowMs,
+  );
+  await changeSpend(tx, {
+    vaultId: vault.id,
+    day: spendDay,
+    mcc: null,
+    amountDelta: input.amount,
+    countDelta: 1,
+  });
+  const transfer = transferFromRow(rows[0] as TransferRow);
+  await appendEvent(tx, scope, 'transfer.created', presentTransfer(transfer), nowMs);
+  return transfer;
+}
+
+/** Locks the vault, then the pending transfer and its transaction (the order of all holds). */
+async function lockPendingTransfer(
+  tx: SqlQueryable,
+  transferId: string,
+): Promise<{ transfer: TransferRecord; transaction: TransactionRecord }> {
+  const { rows: found } = await tx.query<{ from_vault_id: string; mode: Scope['mode'] }>(
+    `SELECT from_vault_id, mode FROM transfers WHERE id = $1 AND kind = 'external'`,
+    [transferId],
+  );
+  const source = found[0];
+  if (source === undefined)
+    throw new SpendgateError(
+      'transfer_not_found',
+      `No transfer ${transferId.slice(0, 64)} exists.`,
+      'id',
+    );
+  await lockVault(tx, { mode: source.mode, accountId: null }, source.from_vault_id);
+  const { rows } = await tx.query<TransferRow>(
+    `SELECT ${TRANSFER_COLUMNS} FROM transfers WHERE id = $1 FOR UPDATE`,
+    [transferId],
+  );
+  const transfer = transferFromRow(rows[0] as TransferRow);
+  if (transfer.status !== 'pending') {
+    throw new SpendgateError(
+      'parameter_invalid',
+      `Transfer ${transfer.id} is already ${transfer.status}.`,
+      'id',
+    );
+  }
+  const { rows: transactions } = await tx.query<TransactionRow>(
+    `SELECT ${TRANSACTION_COLUMNS} FROM transactions WHERE transfer_id = $1 AND type = 'external_transfer' FOR UPDATE`,
+    [transferId],
+  );
+  const transaction = transactions[0];
+  assert(transaction !== undefined, 'a pending external transfer has its held transaction');
+  return { transfer, transaction: transactionFromRow(transaction) };
+}
+
+/**
+ * completeExternalTransfer: one transaction, by the Solana worker once the chain confirms.
+ * In: transfer id, the transaction signature.  Out: the completed transfer.
+ * Writes: a posting vault -> solana_outbound, vaults.ledger and pending, the transaction
+ *   (completed), the transfer (completed, signature), outbox (transfer.completed).
+ * Fails: transfer_not_found, parameter_invalid (no longer pending).
+ */
+export async function completeExternalTransfer(
+  ctx: StoreContext,
+  tx: SqlQueryable,
+  transferId: string,
+  signature: string,
+): Promise<TransferRecord> {
+  const nowMs = ctx.clock();
+  const { transfer, transaction } = await lockPendingTransfer(tx, transferId);
+  const scope: Scope = { accountId: transfer.accountId, mode: transfer.mode };
+  await post(tx, {
+    mode: transfer.mode,
+    currency: transfer.currency,
+    transactionId: transaction.id,
+    entries: transferEntries(
+      transfer.fromVaultId,
+      systemAccountId(transfer.mode, transfer.currency, 'solana_outbound'),
+      transfer.amount,
+    ),
+    nowMs,
+  });
+  await changeVaultTotals(
+    tx,
+    transfer.fromVaultId,
+    { ledger: transfer.amount.negated(), pending: transaction.holdRemaining.negated() },
+    transaction.id,
+    nowMs,
+  );
+  const at = new Date(nowMs);
+  const { rows: completedRows } = await tx.query<TransactionRow>(
+    `UPDATE transactions SET status = 'completed', captured_amount = amount, hold_remaining = 0, completed_at = $2, updated_at = $2
+     WHERE id = $1 RETURNING ${TRANSACTION_COLUMNS}`,
+    [transaction.id, at],
+  );
+  const { rows } = await tx.query<TransferRow>(
+    `UPDATE transfers SET status = 'completed', signature = $2, completed_at = $3, updated_at = $3
+     WHERE id = $1 RETURNING ${TRANSFER_COLUMNS}`,
+    [transfer.id, signature, at],
+  );
+  const completed = transferFromRow(rows[0] as TransferRow);
+  await appendEvent(tx, scope, 'transfer.completed', presentTransfer(completed), nowMs);
+  await appendEvent(
+    tx,
+    scope,
+    'transaction.completed',
+    presentTransaction(transactionFromRow(completedRows[0] as TransactionRow)),
+    nowMs,
+  );
+  return completed;
+}
+
+/**
+ * failExternalTransfer: one transaction, by the Solana worker on a definite failure.
+ * In: transfer id, the reason.  Out: the failed transfer.
+ * Writes: vaults.pending (the hold released), spend_counters back down, the transaction and the
+ *   transfer (failed, reason), outbox (transfer.failed).
+ * Fails: transfer_not_found, parameter_invalid (no longer pending).
+ */
+export async function failExternalTransfer(
+  ctx: StoreContext,
+  tx: SqlQueryable,
+  transferId: string,
+  reason: string,
+): Promise<TransferRecord> {
+  const nowMs = ctx.clock();
+  const { transfer, transaction } = await lockPendingTransfer(tx, transferId);
+  const scope: Scope = { accountId: transfer.accountId, mode: transfer.mode };
+  await changeVaultTotals(
+    tx,
+    transfer.fromVaultId,
+    { ledger: ZERO, pending: transaction.holdRemaining.negated() },
+    transaction.id,
+    nowMs,
+  );
+  const { rows: spendRows } = await tx.query<{ spend_day: string }>(
+    'SELECT spend_day FROM transactions WHERE id = $1',
+    [transaction.id],
+  );
+  const day = spendRows[0]?.spend_day;
+  assert(day !== undefined, 'a held transfer has a spend day');
+  await changeSpend(tx, {
+    vaultId: transfer.fromVaultId,
+    day,
+    mcc: null,
+    amountDelta: transaction.holdRemaining.negated(),
+    countDelta: -1,
+  });
+  const at = new Date(nowMs);
+  await tx.query(
+    `UPDATE transactions SET status = 'failed', hold_remaining = 0, failure_reason = $2, updated_at = $3 WHERE id = $1`,
+    [transaction.id, reason, at],
+  );
+  const { rows } = await tx.query<TransferRow>(
+    `UPDATE transfers SET status = 'failed', failure_reason = $2, updated_at = $3 WHERE id = $1 RETURNING ${TRANSFER_COLUMNS}`,
+    [transfer.id, reason, at],
+  );
+  const failed = transferFromRow(rows[0] as TransferRow);
+  await appendEvent(tx, scope, 'transfer.failed', presentTransfer(failed), nowMs);
+  return failed;
+}

@@ -142,4 +142,71 @@ describe('concurrency on PostgreSQL', () => {
     expect((await t.store.getVault(scope, vault.id)).pending.toFixed()).toBe('10');
     await t.expectInvariants();
   });
+
+  it('20 concurrent requests with one Idempotency-Key create one vault; the others get 409 in_use or the replay', async () => {
+    const request = {
+      key: `concurrent-${networkTransactionId()}`,
+      method: 'POST',
+      path: '/v1/vaults',
+      body: '{"name":"Once"}',
+    };
+    const results = await Promise.all(
+      Array.from({ length: 20 }, () =>
+        t.store
+          .idempotent(
+            scope,
+            request,
+            async (operations) => {
+              const { vault } = await operations.createVault(scope, {
+                name: 'Once',
+                currency: 'USDC',
+                metadata: {},
+                initialDeposit: usdc('0'),
+              });
+              return { status: 201, body: { id: vault.id } };
+            },
+            (error) => ({ status: error.status, body: { code: error.code } }),
+          )
+          .then(
+            (result) => (result.replayed ? 'replayed' : 'created'),
+            (error: unknown) => (error instanceof SpendgateError ? error.code : 'crash'),
+          ),
+      ),
+    );
+    expect(results.filter((result) => result === 'created')).toHaveLength(1);
+    expect(new Set(results.filter((result) => result !== 'created'))).toSatisfy(
+      (codes: Set<string>) =>
+        [...codes].every((code) => code === 'replayed' || code === 'idempotency_key_in_use'),
+    );
+    const { rows } = await t.store.client.query<{ n: number }>(
+      "SELECT count(*)::int AS n FROM vaults WHERE account_id = $1 AND name = 'Once'",
+      [scope.accountId],
+    );
+    expect(rows[0]?.n).toBe(1);
+  });
+
+  it('relays claiming at once each get their own events, none twice', async () => {
+    for (let index = 0; index < 30; index++) {
+      await t.store.createVault(scope, {
+        name: `e${index}`,
+        currency: 'USDC',
+        metadata: {},
+        initialDeposit: usdc('0'),
+      });
+    }
+    const claims = await Promise.all(
+      Array.from({ length: 6 }, () =>
+        t.store.transaction(async (operations) => {
+          const events = await operations.claimEvents(10);
+          // Hold the claim a moment, as a relay adding jobs would.
+          await new Promise((resolve) => setTimeout(resolve, 50));
+          await operations.markRelayed(events.map((event) => event.id));
+          return events.map((event) => event.id);
+        }),
+      ),
+    );
+    const all = claims.flat();
+    expect(new Set(all).size).toBe(all.length);
+    expect(claims.filter((claim) => claim.length > 0).length).toBeGreaterThan(1);
+  });
 });

@@ -52,6 +52,13 @@ export function createPgClient(options: PgClientOptions): SqlClient {
     async transaction<T>(work: (tx: SqlQueryable) => Promise<T>): Promise<T> {
       const connection = await pool.connect();
       let broken = false;
+      // A connection that dies while checked out (server restart, terminated session) emits
+      // 'error' on itself; unheard, that would end the process. The failed query rejects on
+      // its own, so the listener only marks the connection to be discarded.
+      const onError = (): void => {
+        broken = true;
+      };
+      connection.on('error', onError);
       try {
         await connection.query('BEGIN');
         const result = await work(queryable(connection));
@@ -66,6 +73,7 @@ export function createPgClient(options: PgClientOptions): SqlClient {
         }
         throw error;
       } finally {
+        connection.off('error', onError);
         connection.release(broken);
       }
     },

@@ -1,0 +1,139 @@
+import { randomBytes } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Scope } from '../../src/core/index.js';
+import type { SqlClient, SqlQueryable } from '../../src/store/sql/client.js';
+import { openStore, type Store } from '../../src/store/store.js';
+import { testDatabase } from '../support/databases.js';
+import { merchant, networkTransactionId, TestClock, usdc } from '../support/store.js';
+import { checkInvariants } from '../../src/store/invariants.js';
+
+/**
+ * Crash safety on a real PostgreSQL server: the database session is killed in the middle of a
+ * store operation (pg_terminate_backend on the transaction's own connection, right before its
+ * Nth statement). Whatever statement it dies at, nothing of the operation may remain, the
+ * invariants must hold, and the store must go on working on fresh connections.
+ */
+function crashingClient(client: SqlClient): SqlClient & { crashAt: number | null } {
+  const wrapper: SqlClient & { crashAt: number | null } = {
+    ...client,
+    crashAt: null,
+    transaction<T>(work: (tx: SqlQueryable) => Promise<T>): Promise<T> {
+      return client.transaction((tx) => {
+        let statements = 0;
+        const dying: SqlQueryable = {
+          async query(text, params) {
+            statements += 1;
+            if (wrapper.crashAt !== null && statements === wrapper.crashAt) {
+              wrapper.crashAt = null;
+              await tx
+                .query('SELECT pg_terminate_backend(pg_backend_pid())')
+                .catch(() => undefined);
+            }
+            return tx.query(text, params);
+          },
+          exec: tx.exec,
+        };
+        return work(dying);
+      });
+    },
+  };
+  return wrapper;
+}
+
+describe('crash safety on PostgreSQL', () => {
+  const database = testDatabase('pg');
+  let store: Store;
+  let client: ReturnType<typeof crashingClient>;
+  let scope: Scope;
+
+  beforeAll(async () => {
+    client = crashingClient(await database.client());
+    store = await openStore({ client, masterKey: randomBytes(32), clock: new TestClock().now });
+    const account = await store.findOrCreateAccount('crash');
+    scope = { accountId: account.id, mode: 'test' };
+  });
+
+  afterAll(async () => {
+    await database.close();
+  });
+
+  const snapshot = async () => {
+    const { rows } = await store.client.query<Record<string, string>>(
+      `SELECT (SELECT count(*) FROM ledger_entries)::text AS entries, (SELECT count(*) FROM transactions)::text AS transactions,
+              (SELECT count(*) FROM outbox_events)::text AS events, (SELECT coalesce(sum(pending), 0) FROM vaults)::text AS pending,
+              (SELECT coalesce(sum(ledger), 0) FROM vaults)::text AS ledger, (SELECT count(*) FROM hold_changes)::text AS holds`,
+    );
+    return rows[0];
+  };
+
+  it('an operation killed at any statement leaves nothing behind', async () => {
+    const { vault } = await store.createVault(scope, {
+      name: 'c',
+      currency: 'USDC',
+      metadata: {},
+      initialDeposit: usdc('100'),
+    });
+    const other = (
+      await store.createVault(scope, {
+        name: 'd',
+        currency: 'USDC',
+        metadata: {},
+        initialDeposit: usdc('0'),
+      })
+    ).vault;
+    const card = await store.createCard(scope, {
+      vaultId: vault.id,
+      cardholderName: 'Ada',
+      metadata: {},
+    });
+    const operations: [string, () => Promise<unknown>][] = [
+      [
+        'authorize',
+        () =>
+          store.authorize(scope, {
+            cardId: card.id,
+            amount: usdc('10'),
+            currency: 'USDC',
+            merchant: merchant(),
+            networkTransactionId: networkTransactionId(),
+          }),
+      ],
+      [
+        'transfer',
+        () =>
+          store.createInternalTransfer(scope, {
+            fromVaultId: vault.id,
+            toVaultId: other.id,
+            amount: usdc('5'),
+            description: null,
+          }),
+      ],
+      ['deposit', () => store.deposit(scope, vault.id, usdc('3'))],
+    ];
+    let crashes = 0;
+    for (const [name, operation] of operations) {
+      for (let statement = 1; statement <= 12; statement++) {
+        const before = await snapshot();
+        client.crashAt = statement;
+        const outcome = await operation().then(
+          () => 'committed',
+          () => 'crashed',
+        );
+        const survived = client.crashAt !== null; // the operation ended before that statement
+        client.crashAt = null;
+        if (outcome === 'crashed') {
+          crashes += 1;
+          expect(await snapshot(), `${name} killed at statement ${statement}`).toEqual(before);
+        } else {
+          expect(survived, `${name} committed although killed at statement ${statement}`).toBe(
+            true,
+          );
+        }
+        expect(await checkInvariants(store.client)).toEqual([]);
+      }
+    }
+    expect(crashes).toBeGreaterThan(15);
+    // The pool replaced the dead connections: the store still works.
+    expect((await store.deposit(scope, vault.id, usdc('1'))).vault.status).toBe('active');
+  });
+});

@@ -51,7 +51,14 @@ import {
 import { deletePolicy, getPolicy, setPolicy } from './ops/policies.js';
 import { snapshotDay } from './ops/snapshots.js';
 import { createInternalTransfer } from './ops/transfers.js';
-import { closeVault, createVault, deposit, getVault, setVaultFrozen } from './ops/vaults.js';
+import {
+  closeVault,
+  createVault,
+  deposit,
+  getVault,
+  setVaultFrozen,
+  type CloseDestination,
+} from './ops/vaults.js';
 import {
   createWebhookEndpoint,
   deleteWebhookEndpoint,
@@ -87,8 +94,8 @@ function bind(ctx: StoreContext, tx: SqlQueryable) {
       setVaultFrozen(ctx, tx, scope, vaultId, true, reason),
     unfreezeVault: (scope: Scope, vaultId: string) =>
       setVaultFrozen(ctx, tx, scope, vaultId, false, null),
-    closeVault: (scope: Scope, vaultId: string, destinationVaultId: string | null) =>
-      closeVault(ctx, tx, scope, vaultId, destinationVaultId),
+    closeVault: (scope: Scope, vaultId: string, destination: CloseDestination) =>
+      closeVault(ctx, tx, scope, vaultId, destination),
     createCard: (scope: Scope, input: Parameters<typeof createCard>[3]) =>
       createCard(ctx, tx, scope, input),
     setCardStatus: (scope: Scope, cardId: string, status: Parameters<typeof setCardStatus>[4]) =>

@@ -225,7 +225,9 @@ forEachDatabase('ledger properties', (database) => {
                           : to.status !== 'active'
                             ? `vault_${to.status}`
                             : 'ok';
-                expect(await codeOf(t.store.closeVault(scope, vault.id, to.id))).toBe(expected);
+                expect(await codeOf(t.store.closeVault(scope, vault.id, { vaultId: to.id }))).toBe(
+                  expected,
+                );
                 if (expected === 'ok') {
                   if (vault.ledger.gt(0)) to.ledger = to.ledger.plus(vault.ledger);
                   vault.ledger = ZERO;

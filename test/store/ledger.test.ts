@@ -263,20 +263,20 @@ forEachDatabase('ledger operations', (database) => {
     expect((await store.freezeVault(scope, source.id, 'again')).freezeReason).toBe('incident');
     expect((await store.unfreezeVault(scope, source.id)).status).toBe('active');
     const held = (await authorize(cardId, '5')).transaction;
-    expect((await refusal(store.closeVault(scope, source.id, destination.id))).code).toBe(
-      'vault_has_pending_transactions',
-    );
+    expect(
+      (await refusal(store.closeVault(scope, source.id, { vaultId: destination.id }))).code,
+    ).toBe('vault_has_pending_transactions');
     await store.reverse(scope, held?.id ?? '', null);
     expect((await refusal(store.closeVault(scope, source.id, null))).code).toBe(
       'parameter_missing',
     );
-    const closed = await store.closeVault(scope, source.id, destination.id);
+    const closed = await store.closeVault(scope, source.id, { vaultId: destination.id });
     expect([closed.status, closed.ledger.toFixed()]).toEqual(['closed', '0']);
     expect((await store.getVault(scope, destination.id)).ledger.toFixed()).toBe('25');
     expect((await authorize(cardId, '1')).decision.declineReason?.rule).toBe('card_cancelled');
-    expect((await refusal(store.closeVault(scope, source.id, destination.id))).code).toBe(
-      'vault_closed',
-    );
+    expect(
+      (await refusal(store.closeVault(scope, source.id, { vaultId: destination.id }))).code,
+    ).toBe('vault_closed');
     expect((await refusal(store.freezeVault(scope, source.id, null))).code).toBe('vault_closed');
     expect((await refusal(store.deposit(scope, source.id, usdc('1')))).code).toBe('vault_closed');
     expect(

@@ -332,6 +332,42 @@ forEachDatabase('store operations', (database) => {
     expect(next.rows).toEqual([{ ledger: '87.000000000', pending: '0.000000000' }]);
   });
 
+  it('closes a vault to an address: the balance leaves at once, the chain transfer completes from withdrawals', async () => {
+    const address = '9xQeWvG816bUx9EPjHmaT23yvVM2ZWbrrpZb9PusVFin';
+    const closing = await vault('12.5');
+    const closed = await store.closeVault(scope, closing.id, { address });
+    expect([closed.status, closed.ledger.toFixed()]).toEqual(['closed', '0']);
+    const { rows } = await store.client.query<{
+      id: string;
+      status: string;
+      source: string;
+      amount: string;
+    }>(
+      "SELECT id, status, source, amount::text FROM transfers WHERE from_vault_id = $1 AND kind = 'external'",
+      [closing.id],
+    );
+    expect(rows.map((row) => [row.status, row.source, row.amount])).toEqual([
+      ['pending', 'withdrawal', '12.500000000'],
+    ]);
+    await t.expectInvariants();
+    const completed = await store.completeExternalTransfer(rows[0]?.id ?? '', 'sig-close');
+    expect(completed.status).toBe('completed');
+    const outbound = await store.client.query<{ total: string }>(
+      "SELECT coalesce(sum(amount), 0)::text AS total FROM ledger_entries WHERE ledger_account_id = 'sys_test_USDC_withdrawals'",
+    );
+    expect(outbound.rows[0]?.total).toBe('0.000000000');
+    await t.expectInvariants();
+    const failing = await vault('3');
+    await store.closeVault(scope, failing.id, { address });
+    const { rows: failRows } = await store.client.query<{ id: string }>(
+      'SELECT id FROM transfers WHERE from_vault_id = $1',
+      [failing.id],
+    );
+    const failed = await store.failExternalTransfer(failRows[0]?.id ?? '', 'chain_failed');
+    expect(failed.status).toBe('failed');
+    await t.expectInvariants();
+  });
+
   it('keeps webhook secrets encrypted, lists and deletes endpoints within the scope', async () => {
     const { endpoint, secret } = await store.createWebhookEndpoint(scope, {
       url: 'https://example.test/hooks',

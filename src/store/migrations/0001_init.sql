@@ -212,6 +212,9 @@ CREATE TABLE transfers (
   account_id text NOT NULL REFERENCES accounts (id),
   mode text NOT NULL CHECK (mode IN ('test', 'live')),
   kind text NOT NULL CHECK (kind IN ('internal', 'external')),
+  -- Where an external transfer's money waits: a hold on the vault, or (closing a vault to an
+  -- address) the withdrawals system account, the vault being closed and empty already.
+  source text NOT NULL DEFAULT 'hold' CHECK (source IN ('hold', 'withdrawal')),
   from_vault_id text NOT NULL REFERENCES vaults (id),
   to_vault_id text REFERENCES vaults (id),
   address text,

@@ -138,28 +138,38 @@ export async function createExternalTransfer(
   return transfer;
 }
 
-/** Locks the vault, then the pending transfer and its transaction (the order of all holds). */
+/**
+ * Locks the vault, then the pending transfer and its held transaction (the order of all holds).
+ * A transfer of source `withdrawal` (closing a vault to an address) has no hold: its money
+ * already waits in the withdrawals system account.
+ */
 async function lockPendingTransfer(
   tx: SqlQueryable,
   transferId: string,
-): Promise<{ transfer: TransferRecord; transaction: TransactionRecord }> {
+): Promise<{
+  transfer: TransferRecord;
+  source: 'hold' | 'withdrawal';
+  transaction: TransactionRecord | null;
+}> {
   const { rows: found } = await tx.query<{ from_vault_id: string; mode: Scope['mode'] }>(
     `SELECT from_vault_id, mode FROM transfers WHERE id = $1 AND kind = 'external'`,
     [transferId],
   );
-  const source = found[0];
-  if (source === undefined)
+  const origin = found[0];
+  if (origin === undefined) {
     throw new SpendgateError(
       'transfer_not_found',
       `No transfer ${transferId.slice(0, 64)} exists.`,
       'id',
     );
-  await lockVault(tx, { mode: source.mode, accountId: null }, source.from_vault_id);
-  const { rows } = await tx.query<TransferRow>(
-    `SELECT ${TRANSFER_COLUMNS} FROM transfers WHERE id = $1 FOR UPDATE`,
+  }
+  await lockVault(tx, { mode: origin.mode, accountId: null }, origin.from_vault_id);
+  const { rows } = await tx.query<TransferRow & { source: 'hold' | 'withdrawal' }>(
+    `SELECT ${TRANSFER_COLUMNS}, source FROM transfers WHERE id = $1 FOR UPDATE`,
     [transferId],
   );
-  const transfer = transferFromRow(rows[0] as TransferRow);
+  const row = rows[0] as TransferRow & { source: 'hold' | 'withdrawal' };
+  const transfer = transferFromRow(row);
   if (transfer.status !== 'pending') {
     throw new SpendgateError(
       'parameter_invalid',
@@ -167,13 +177,14 @@ async function lockPendingTransfer(
       'id',
     );
   }
+  if (row.source === 'withdrawal') return { transfer, source: 'withdrawal', transaction: null };
   const { rows: transactions } = await tx.query<TransactionRow>(
     `SELECT ${TRANSACTION_COLUMNS} FROM transactions WHERE transfer_id = $1 AND type = 'external_transfer' FOR UPDATE`,
     [transferId],
   );
   const transaction = transactions[0];
   assert(transaction !== undefined, 'a pending external transfer has its held transaction');
-  return { transfer, transaction: transactionFromRow(transaction) };
+  return { transfer, source: 'hold', transaction: transactionFromRow(transaction) };
 }
 
 /**
@@ -190,32 +201,46 @@ export async function completeExternalTransfer(
   signature: string,
 ): Promise<TransferRecord> {
   const nowMs = ctx.clock();
-  const { transfer, transaction } = await lockPendingTransfer(tx, transferId);
+  const { transfer, source, transaction } = await lockPendingTransfer(tx, transferId);
   const scope: Scope = { accountId: transfer.accountId, mode: transfer.mode };
+  const at = new Date(nowMs);
+  const from =
+    source === 'hold'
+      ? transfer.fromVaultId
+      : systemAccountId(transfer.mode, transfer.currency, 'withdrawals');
   await post(tx, {
     mode: transfer.mode,
     currency: transfer.currency,
-    transactionId: transaction.id,
+    transactionId: transaction?.id ?? null,
     entries: transferEntries(
-      transfer.fromVaultId,
+      from,
       systemAccountId(transfer.mode, transfer.currency, 'solana_outbound'),
       transfer.amount,
     ),
     nowMs,
   });
-  await changeVaultTotals(
-    tx,
-    transfer.fromVaultId,
-    { ledger: transfer.amount.negated(), pending: transaction.holdRemaining.negated() },
-    transaction.id,
-    nowMs,
-  );
-  const at = new Date(nowMs);
-  const { rows: completedRows } = await tx.query<TransactionRow>(
-    `UPDATE transactions SET status = 'completed', captured_amount = amount, hold_remaining = 0, completed_at = $2, updated_at = $2
-     WHERE id = $1 RETURNING ${TRANSACTION_COLUMNS}`,
-    [transaction.id, at],
-  );
+  if (transaction !== null) {
+    await changeVaultTotals(
+      tx,
+      transfer.fromVaultId,
+      { ledger: transfer.amount.negated(), pending: transaction.holdRemaining.negated() },
+      transaction.id,
+      nowMs,
+    );
+    const { rows: completedRows } = await tx.query<TransactionRow>(
+      `UPDATE transactions SET status = 'completed', captured_amount = amount, hold_remaining = 0, completed_at = $2, updated_at = $2
+       WHERE id = $1 RETURNING ${TRANSACTION_COLUMNS}`,
+      [transaction.id, at],
+    );
+    const completedTransaction = transactionFromRow(completedRows[0] as TransactionRow);
+    await appendEvent(
+      tx,
+      scope,
+      'transaction.completed',
+      presentTransaction(completedTransaction),
+      nowMs,
+    );
+  }
   const { rows } = await tx.query<TransferRow>(
     `UPDATE transfers SET status = 'completed', signature = $2, completed_at = $3, updated_at = $3
      WHERE id = $1 RETURNING ${TRANSFER_COLUMNS}`,
@@ -223,13 +248,6 @@ export async function completeExternalTransfer(
   );
   const completed = transferFromRow(rows[0] as TransferRow);
   await appendEvent(tx, scope, 'transfer.completed', presentTransfer(completed), nowMs);
-  await appendEvent(
-    tx,
-    scope,
-    'transaction.completed',
-    presentTransaction(transactionFromRow(completedRows[0] as TransactionRow)),
-    nowMs,
-  );
   return completed;
 }
 
@@ -249,6 +267,11 @@ export async function failExternalTransfer(
   const nowMs = ctx.clock();
   const { transfer, transaction } = await lockPendingTransfer(tx, transferId);
   const scope: Scope = { accountId: transfer.accountId, mode: transfer.mode };
+  if (transaction === null) {
+    // A withdrawal of a closed vault: its money stays in the withdrawals account, for an
+    // operator to send again or return (transfer.failed tells the account).
+    return markFailed(tx, scope, transfer.id, reason, nowMs);
+  }
   await changeVaultTotals(
     tx,
     transfer.fromVaultId,
@@ -269,14 +292,23 @@ export async function failExternalTransfer(
     amountDelta: transaction.holdRemaining.negated(),
     countDelta: -1,
   });
-  const at = new Date(nowMs);
   await tx.query(
     `UPDATE transactions SET status = 'failed', hold_remaining = 0, failure_reason = $2, updated_at = $3 WHERE id = $1`,
-    [transaction.id, reason, at],
+    [transaction.id, reason, new Date(nowMs)],
   );
+  return markFailed(tx, scope, transfer.id, reason, nowMs);
+}
+
+async function markFailed(
+  tx: SqlQueryable,
+  scope: Scope,
+  transferId: string,
+  reason: string,
+  nowMs: number,
+): Promise<TransferRecord> {
   const { rows } = await tx.query<TransferRow>(
     `UPDATE transfers SET status = 'failed', failure_reason = $2, updated_at = $3 WHERE id = $1 RETURNING ${TRANSFER_COLUMNS}`,
-    [transfer.id, reason, at],
+    [transferId, reason, new Date(nowMs)],
   );
   const failed = transferFromRow(rows[0] as TransferRow);
   await appendEvent(tx, scope, 'transfer.failed', presentTransfer(failed), nowMs);

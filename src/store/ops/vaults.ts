@@ -2,6 +2,7 @@ import {
   assert,
   currencyOf,
   presentTransaction,
+  presentTransfer,
   presentVault,
   SpendgateError,
   ZERO,
@@ -23,6 +24,9 @@ import {
 import { post, systemAccountId, transferEntries } from '../ledger.js';
 import { appendEvent } from '../outbox.js';
 import {
+  TRANSFER_COLUMNS,
+  transferFromRow,
+  type TransferRow,
   TRANSACTION_COLUMNS,
   transactionFromRow,
   VAULT_COLUMNS,
@@ -224,15 +228,19 @@ export async function setVaultFrozen(
  *   (balance above zero, no destination), and for the destination: vault_not_found,
  *   vault_frozen, vault_closed, currency_mismatch, parameter_invalid (itself).
  */
+export type CloseDestination = { readonly vaultId: string } | { readonly address: string } | null;
+
 export async function closeVault(
   ctx: StoreContext,
   tx: SqlQueryable,
   scope: Scope,
   vaultId: string,
-  destinationVaultId: string | null,
+  destination: CloseDestination,
 ): Promise<VaultRecord> {
   const nowMs = ctx.clock();
   // Lock in id order with the destination, as transfers do, so the two never deadlock.
+  const destinationVaultId =
+    destination !== null && 'vaultId' in destination ? destination.vaultId : null;
   const ids = destinationVaultId === null ? [vaultId] : [vaultId, destinationVaultId].sort();
   const locked = new Map<string, VaultRecord>();
   for (const id of ids) {
@@ -257,31 +265,35 @@ export async function closeVault(
     );
   }
   if (vault.ledger.gt(0)) {
-    if (destinationVaultId === null) {
+    if (destination === null) {
       throw new SpendgateError(
         'parameter_missing',
         'A vault with a balance needs a destination to close.',
         'destination',
       );
     }
-    if (destinationVaultId === vaultId) {
-      throw new SpendgateError(
-        'parameter_invalid',
-        'A vault cannot be its own destination.',
-        'destination.vaultId',
-      );
+    if ('address' in destination) {
+      await withdrawToAddress(tx, scope, vault, destination.address, nowMs);
+    } else {
+      if (destination.vaultId === vaultId) {
+        throw new SpendgateError(
+          'parameter_invalid',
+          'A vault cannot be its own destination.',
+          'destination.vaultId',
+        );
+      }
+      const target = locked.get(destination.vaultId);
+      assert(target !== undefined, 'the destination is locked');
+      assertVaultActive(target, 'destination.vaultId');
+      if (target.currency !== vault.currency) {
+        throw new SpendgateError(
+          'currency_mismatch',
+          'The destination vault holds another currency.',
+          'destination.vaultId',
+        );
+      }
+      await moveBetweenVaults(tx, scope, vault, target, vault.ledger, 'withdrawal', nowMs);
     }
-    const destination = locked.get(destinationVaultId);
-    assert(destination !== undefined, 'the destination is locked');
-    assertVaultActive(destination, 'destination.vaultId');
-    if (destination.currency !== vault.currency) {
-      throw new SpendgateError(
-        'currency_mismatch',
-        'The destination vault holds another currency.',
-        'destination.vaultId',
-      );
-    }
-    await moveBetweenVaults(tx, scope, vault, destination, vault.ledger, 'withdrawal', nowMs);
   }
   assert(!vault.ledger.isNegative(), 'a vault ledger is never negative');
   const cancelled = await tx.query<{ id: string }>(
@@ -369,4 +381,76 @@ export async function moveBetweenVaults(
     debit: transactionFromRow(debit.rows[0] as TransactionRow),
     credit: transactionFromRow(credit.rows[0] as TransactionRow),
   };
+}
+
+/**
+ * Closing to an address: the balance leaves the vault at once (a completed `withdrawal`,
+ * posted to the withdrawals system account) and a pending external transfer of source
+ * `withdrawal` carries it on chain; the Solana worker completes it from that account.
+ */
+async function withdrawToAddress(
+  tx: SqlQueryable,
+  scope: Scope,
+  vault: VaultRecord,
+  address: string,
+  nowMs: number,
+): Promise<void> {
+  const amount = vault.ledger;
+  const at = new Date(nowMs);
+  const transferId = newId('transfer', nowMs);
+  const transactionId = newId('transaction', nowMs);
+  const { rows } = await tx.query<TransferRow>(
+    `INSERT INTO transfers (id, account_id, mode, kind, source, from_vault_id, address, amount, currency, status, created_at, updated_at)
+     VALUES ($1, $2, $3, 'external', 'withdrawal', $4, $5, $6, $7, 'pending', $8, $8)
+     RETURNING ${TRANSFER_COLUMNS}`,
+    [
+      transferId,
+      scope.accountId,
+      scope.mode,
+      vault.id,
+      address,
+      amount.toFixed(),
+      vault.currency,
+      at,
+    ],
+  );
+  await tx.query(
+    `INSERT INTO transactions (id, account_id, mode, vault_id, type, status, currency, amount, transfer_id, created_at, updated_at, completed_at)
+     VALUES ($1, $2, $3, $4, 'withdrawal', 'completed', $5, $6, $7, $8, $8, $8)`,
+    [
+      transactionId,
+      scope.accountId,
+      scope.mode,
+      vault.id,
+      vault.currency,
+      amount.toFixed(),
+      transferId,
+      at,
+    ],
+  );
+  await post(tx, {
+    mode: scope.mode,
+    currency: vault.currency,
+    transactionId,
+    entries: transferEntries(
+      vault.id,
+      systemAccountId(scope.mode, vault.currency, 'withdrawals'),
+      amount,
+    ),
+    nowMs,
+  });
+  await changeVaultTotals(
+    tx,
+    vault.id,
+    { ledger: amount.negated(), pending: ZERO },
+    transactionId,
+    nowMs,
+  );
+  await appendEvent(
+    tx,
+    scope,
+    'transfer.created',
+    presentTransfer(transferFromRow(rows[0] as TransferRow)),
+    nowMs,
+  );
 }

@@ -9,12 +9,21 @@ const configSchema = z.object({
   PORT: z.coerce.number().int().min(0).max(65_535).default(3000),
   HOST: z.string().min(1).default('127.0.0.1'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  // A PostgreSQL server; without it, the embedded PostgreSQL (PGlite) keeps its files in the data folder.
+  DATABASE_URL: z
+    .url({ protocol: /^postgres(ql)?$/, error: 'must be a postgres:// or postgresql:// URL' })
+    .optional(),
+  SPENDGATE_DATA_DIR: z.string().min(1).default('./data'),
 });
 
 export interface Config {
   readonly port: number;
   readonly host: string;
   readonly logLevel: z.infer<typeof configSchema>['LOG_LEVEL'];
+  /** null: the embedded PostgreSQL in `dataDir`. */
+  readonly databaseUrl: string | null;
+  /** Where the embedded database and its master key live. */
+  readonly dataDir: string;
 }
 
 export class ConfigError extends Error {
@@ -24,12 +33,19 @@ export class ConfigError extends Error {
 export function loadConfig(
   env: Readonly<Record<string, string | undefined>> = process.env,
 ): Config {
-  const result = configSchema.safeParse(env);
+  // An empty variable is an unset one: `DATABASE_URL= npm start` means the embedded default.
+  const present = Object.fromEntries(Object.entries(env).filter(([, value]) => value !== ''));
+  const result = configSchema.safeParse(present);
   if (!result.success) {
-    const problems = result.error.issues.map(
-      (issue) => `${issue.path.join('.')}: ${issue.message}`,
-    );
+    // Names and reasons only: a setting's value may be a secret (a password in DATABASE_URL).
+    const problems = result.error.issues.map((issue) => `${issue.path.join('.')} ${issue.message}`);
     throw new ConfigError(`invalid configuration: ${problems.join('; ')}`);
   }
-  return { port: result.data.PORT, host: result.data.HOST, logLevel: result.data.LOG_LEVEL };
+  return {
+    port: result.data.PORT,
+    host: result.data.HOST,
+    logLevel: result.data.LOG_LEVEL,
+    databaseUrl: result.data.DATABASE_URL ?? null,
+    dataDir: result.data.SPENDGATE_DATA_DIR,
+  };
 }

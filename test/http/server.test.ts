@@ -76,12 +76,22 @@ describe('HTTP platform', () => {
 
 describe('configuration', () => {
   it('defaults to 127.0.0.1:3000', () => {
-    expect(loadConfig({})).toEqual({ port: 3000, host: '127.0.0.1', logLevel: 'info' });
+    expect(loadConfig({})).toEqual({
+      port: 3000,
+      host: '127.0.0.1',
+      logLevel: 'info',
+      databaseUrl: null,
+      dataDir: './data',
+    });
+    expect(loadConfig({ DATABASE_URL: '' }).databaseUrl).toBeNull();
   });
 
   it('refuses a malformed setting, naming it', () => {
     expect(() => loadConfig({ PORT: 'eighty' })).toThrow(ConfigError);
     expect(() => loadConfig({ PORT: '70000' })).toThrow(/PORT/);
     expect(() => loadConfig({ LOG_LEVEL: 'loud' })).toThrow(/LOG_LEVEL/);
+    const secret = 'mysql://root:hunter2@db/x';
+    expect(() => loadConfig({ DATABASE_URL: secret })).toThrow(/DATABASE_URL must be a postgres/);
+    expect(() => loadConfig({ DATABASE_URL: secret })).not.toThrow(/hunter2/);
   });
 });

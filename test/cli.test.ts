@@ -1,0 +1,135 @@
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { testDatabase } from './support/databases.js';
+
+/**
+ * The spendgate command as an operator runs it: a real process, its output and exit code.
+ * `serve` on the embedded default must need nothing installed and keep its key to itself.
+ */
+const MAIN = new URL('../src/cli/main.ts', import.meta.url).pathname;
+const TSX = new URL('../node_modules/.bin/tsx', import.meta.url).pathname;
+
+interface Run {
+  code: number | null;
+  output: string;
+}
+
+function run(
+  args: string[],
+  env: Record<string, string>,
+  whileRunning?: (output: () => string) => Promise<void>,
+): Promise<Run> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(TSX, [MAIN, ...args], {
+      env: { ...process.env, LOG_LEVEL: 'info', ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let output = '';
+    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    child.on('error', reject);
+    child.on('exit', (code) => {
+      resolve({ code, output });
+    });
+    if (whileRunning !== undefined) {
+      whileRunning(() => output)
+        .catch((error: unknown) => {
+          output += `\nTEST ERROR: ${String(error)}`;
+        })
+        .finally(() => child.kill('SIGTERM'));
+    }
+  });
+}
+
+async function listeningUrl(output: () => string): Promise<string> {
+  for (let attempt = 0; attempt < 200; attempt++) {
+    const match = /Server listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(output());
+    if (match?.[1] !== undefined) return match[1];
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  throw new Error(`the server did not start:\n${output()}`);
+}
+
+describe('spendgate serve (embedded default)', () => {
+  it('starts with nothing configured, answers health, keeps a 0600 master key, and stops on SIGTERM', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'spendgate-data-'));
+    const env = {
+      PORT: '0',
+      SPENDGATE_DATA_DIR: dataDir,
+      DATABASE_URL: '',
+      SPENDGATE_MASTER_KEY: '',
+    };
+    let health: unknown;
+    const first = await run(['serve'], env, async (output) => {
+      const url = await listeningUrl(output);
+      health = await (await fetch(`${url}/healthz`)).json();
+    });
+    expect(first.output).not.toContain('TEST ERROR');
+    expect(health).toEqual({ status: 'ok' });
+    expect(first.code).toBe(0);
+    const keyFile = join(dataDir, 'master.key');
+    expect(statSync(keyFile).mode & 0o777).toBe(0o600);
+    const key = readFileSync(keyFile, 'utf8');
+    expect(first.output).not.toContain(key.trim());
+    // A second start reuses the key and the database.
+    const second = await run(['serve'], env, async (output) => {
+      await listeningUrl(output);
+    });
+    expect(second.code).toBe(0);
+    expect(readFileSync(keyFile, 'utf8')).toBe(key);
+  });
+
+  it('refuses to start with a malformed setting, naming it and not its value', async () => {
+    const result = await run(['serve'], { DATABASE_URL: 'mysql://root:hunter2@db/x' });
+    expect(result.code).toBe(1);
+    expect(result.output).toContain('DATABASE_URL');
+    expect(result.output).not.toContain('hunter2');
+  });
+
+  it('refuses a PostgreSQL server without SPENDGATE_MASTER_KEY', async () => {
+    const result = await run(['serve'], {
+      DATABASE_URL: 'postgres://postgres@127.0.0.1:5432/test',
+      SPENDGATE_MASTER_KEY: '',
+    });
+    expect(result.code).toBe(1);
+    expect(result.output).toContain('SPENDGATE_MASTER_KEY');
+  });
+});
+
+describe('spendgate migrate', () => {
+  const database = testDatabase('pg');
+  afterAll(async () => {
+    await database.close();
+  });
+
+  it('applies the schema to a PostgreSQL server once, then has nothing to apply', async () => {
+    await database.client();
+    const { rows } = await (
+      await database.client()
+    ).query<{ url: string }>(
+      "SELECT 'postgres://postgres@127.0.0.1:5432/' || current_database() AS url",
+    );
+    const env = { DATABASE_URL: rows[0]?.url ?? '' };
+    const first = await run(['migrate'], env);
+    expect([first.code, first.output.trim()]).toEqual([
+      0,
+      'applied 0001_init.sql (0 already applied)',
+    ]);
+    const second = await run(['migrate'], env);
+    expect([second.code, second.output.trim()]).toEqual([
+      0,
+      'nothing to apply (1 already applied)',
+    ]);
+  });
+
+  it('prints its usage for an unknown command', async () => {
+    const result = await run(['launch'], {});
+    expect([result.code, result.output.trim()]).toEqual([
+      2,
+      'usage: spendgate serve | spendgate migrate',
+    ]);
+  });
+});

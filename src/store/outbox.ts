@@ -27,13 +27,13 @@ export type EventType =
   | 'policy.updated'
   | 'policy.deleted';
 
-export async function appendEvent(
-  tx: SqlQueryable,
+/** An event's id and stored payload (the row appendEvent writes; authorize writes it inline). */
+export function eventRow(
   scope: Scope,
   type: EventType,
   object: object,
   nowMs: number,
-): Promise<string> {
+): { readonly id: string; readonly payload: string } {
   const id = newId('event', nowMs);
   const payload = {
     id,
@@ -43,9 +43,20 @@ export async function appendEvent(
     mode: scope.mode,
     data: { object },
   };
+  return { id, payload: JSON.stringify(payload) };
+}
+
+export async function appendEvent(
+  tx: SqlQueryable,
+  scope: Scope,
+  type: EventType,
+  object: object,
+  nowMs: number,
+): Promise<string> {
+  const { id, payload } = eventRow(scope, type, object, nowMs);
   await tx.query(
     'INSERT INTO outbox_events (id, account_id, mode, type, payload, created_at) VALUES ($1, $2, $3, $4, $5, $6)',
-    [id, scope.accountId, scope.mode, type, JSON.stringify(payload), new Date(nowMs)],
+    [id, scope.accountId, scope.mode, type, payload, new Date(nowMs)],
   );
   return id;
 }

@@ -31,32 +31,41 @@ export function spendDayOf(nowMs: number): string {
   return isoDate(utcDayNumber(nowMs));
 }
 
-export async function changeSpend(tx: SqlQueryable, change: SpendChange): Promise<void> {
-  assert(Number.isSafeInteger(change.countDelta), 'count deltas are integers');
+/** The counter rows a change touches, as parallel (mcc, day) arrays in lock order. */
+export function spendKeys(change: Pick<SpendChange, 'day' | 'mcc'>): {
+  mccs: string[];
+  days: string[];
+} {
   const mccs = change.mcc === null ? [ALL_MERCHANTS] : [ALL_MERCHANTS, change.mcc];
   const keys = mccs.flatMap((mcc) => [
     [mcc, change.day],
     [mcc, ALL_TIME_DAY],
   ]);
-  const params = [
-    change.vaultId,
-    keys.map((key) => key[0]),
-    keys.map((key) => key[1]),
-    change.amountDelta.toFixed(),
-    change.countDelta,
-  ];
+  return { mccs: keys.map((key) => key[0] as string), days: keys.map((key) => key[1] as string) };
+}
+
+/**
+ * The upsert of an approval, written once: `$1` vault, `$2`/`$3` the keys of `spendKeys`, `$4`
+ * amount, `$5` count; `guard` is an SQL condition that must hold (authorize's approval flag).
+ */
+export function spendUpsertSql(guard = 'true'): string {
+  return `INSERT INTO spend_counters (vault_id, mcc, day, amount, count)
+     SELECT $1, mcc, day::date, $4::numeric, $5::integer
+     FROM unnest($2::text[], $3::text[]) AS k(mcc, day)
+     WHERE ${guard}
+     ORDER BY mcc, day
+     ON CONFLICT (vault_id, mcc, day) DO UPDATE
+       SET amount = spend_counters.amount + EXCLUDED.amount,
+           count = spend_counters.count + EXCLUDED.count`;
+}
+
+export async function changeSpend(tx: SqlQueryable, change: SpendChange): Promise<void> {
+  assert(Number.isSafeInteger(change.countDelta), 'count deltas are integers');
+  const { mccs, days } = spendKeys(change);
+  const params = [change.vaultId, mccs, days, change.amountDelta.toFixed(), change.countDelta];
   if (!change.amountDelta.isNegative() && change.countDelta >= 0) {
     // One statement, rows in key order, so concurrent changes lock them in the same order.
-    await tx.query(
-      `INSERT INTO spend_counters (vault_id, mcc, day, amount, count)
-       SELECT $1, mcc, day::date, $4::numeric, $5::integer
-       FROM unnest($2::text[], $3::text[]) AS k(mcc, day)
-       ORDER BY mcc, day
-       ON CONFLICT (vault_id, mcc, day) DO UPDATE
-         SET amount = spend_counters.amount + EXCLUDED.amount,
-             count = spend_counters.count + EXCLUDED.count`,
-      params,
-    );
+    await tx.query(spendUpsertSql(), params);
     return;
   }
   // A release takes back what an approval added, so its rows exist. (An upsert would not do:
@@ -67,13 +76,51 @@ export async function changeSpend(tx: SqlQueryable, change: SpendChange): Promis
      WHERE c.vault_id = $1 AND c.mcc = k.mcc AND c.day = k.day::date`,
     params,
   );
-  assert(rowCount === keys.length, 'a release finds the counters its approval wrote');
+  assert(rowCount === mccs.length, 'a release finds the counters its approval wrote');
 }
 
 /**
- * The values of `specs` for a vault at `nowMs`, in one query: each is a sum over at most 366
- * daily rows (or one all-time row per MCC) found through the primary key.
+ * SQL select-list columns `s0`, `s1`, ... with the value of each spec for the vault `vaultRef`
+ * names (a parameter or a column), appending their parameters to `params`. Each is a sum over
+ * at most 366 daily rows (or one all-time row per MCC) found through the primary key.
  */
+export function spendColumns(
+  specs: readonly AggregateSpec[],
+  nowMs: number,
+  params: unknown[],
+  vaultRef: string,
+): string[] {
+  return specs.map((spec, index) => {
+    params.push(spec.merchantCategories ?? [ALL_MERCHANTS]);
+    const mccParam = `$${params.length}`;
+    let dayFilter: string;
+    if (spec.interval === 'allTime') {
+      dayFilter = `day = '${ALL_TIME_DAY}'`;
+    } else {
+      params.push(isoDate(windowStartDay(spec.interval, nowMs)), isoDate(utcDayNumber(nowMs)));
+      dayFilter = `day >= $${params.length - 1}::date AND day <= $${params.length}::date`;
+    }
+    const measure = spec.measure === 'amount' ? 'amount' : 'count';
+    return `(SELECT coalesce(sum(${measure}), 0)::text FROM spend_counters
+             WHERE vault_id = ${vaultRef} AND mcc = ANY(${mccParam}::text[]) AND ${dayFilter}) AS s${index}`;
+  });
+}
+
+/** Reads the `s<index>` columns of `spendColumns` into spend totals by key. */
+export function spendTotalsFrom(
+  specs: readonly AggregateSpec[],
+  row: Readonly<Record<string, unknown>>,
+): SpendTotals {
+  const totals: Record<string, Decimal | number> = {};
+  specs.forEach((spec, index) => {
+    const value = row[`s${index}`];
+    assert(typeof value === 'string', 'each aggregate column is read');
+    totals[spec.key] = spec.measure === 'amount' ? new Decimal(value) : Number(value);
+  });
+  return totals;
+}
+
+/** The values of `specs` for a vault at `nowMs`, in one query. */
 export async function readSpend(
   tx: SqlQueryable,
   vaultId: string,
@@ -82,30 +129,11 @@ export async function readSpend(
 ): Promise<SpendTotals> {
   if (specs.length === 0) return {};
   const params: unknown[] = [vaultId];
-  const columns = specs.map((spec, index) => {
-    params.push(spec.merchantCategories ?? [ALL_MERCHANTS]);
-    const mccParam = `$${params.length}`;
-    let dayFilter: string;
-    if (spec.interval === 'allTime') {
-      dayFilter = `day = '${ALL_TIME_DAY}'`;
-    } else {
-      params.push(isoDate(windowStartDay(spec.interval, nowMs)));
-      dayFilter = `day >= $${params.length}::date AND day <= $${params.length + 1}::date`;
-      params.push(isoDate(utcDayNumber(nowMs)));
-    }
-    const measure = spec.measure === 'amount' ? 'amount' : 'count';
-    return `(SELECT coalesce(sum(${measure}), 0)::text FROM spend_counters
-             WHERE vault_id = $1 AND mcc = ANY(${mccParam}::text[]) AND ${dayFilter}) AS s${index}`;
-  });
+  const columns = spendColumns(specs, nowMs, params, '$1');
   const { rows } = await tx.query<Record<string, string>>(`SELECT ${columns.join(', ')}`, params);
   const row = rows[0];
   assert(row !== undefined, 'a SELECT of scalars returns one row');
-  const totals: Record<string, Decimal | number> = {};
-  specs.forEach((spec, index) => {
-    const value = row[`s${index}`] ?? '0';
-    totals[spec.key] = spec.measure === 'amount' ? new Decimal(value) : Number(value);
-  });
-  return totals;
+  return spendTotalsFrom(specs, row);
 }
 
 /** The counters' view for one vault, for tests and the invariant checker. */

@@ -186,6 +186,7 @@ export async function openStore(options: StoreOptions): Promise<Store> {
     masterKey: options.masterKey,
     policyCache: new CompiledPolicyCache(options.policyCacheEntriesMax),
     templates: options.templates ?? builtinRuleLibrary(),
+    authorizeHints: new Map(),
   };
   const run = <T>(work: (operations: StoreOperations) => Promise<T>): Promise<T> =>
     runTransaction(ctx.client, (tx) => work(bind(ctx, tx)));

@@ -64,6 +64,71 @@ describe('concurrency on PostgreSQL', () => {
     await t.expectInvariants();
   });
 
+  it('500 concurrent authorizations against a daily count limit of 120 and an amount limit: the limits hold exactly', async () => {
+    const { vault } = await t.store.createVault(scope, {
+      name: 'Limited',
+      currency: 'USDC',
+      metadata: {},
+      initialDeposit: usdc('100000'),
+    });
+    await t.store.setPolicy(scope, vault.id, {
+      limits: [
+        { interval: 'daily', count: 120 },
+        { interval: 'weekly', amount: '250' },
+      ],
+    });
+    const card = await t.store.createCard(scope, {
+      vaultId: vault.id,
+      cardholderName: 'Ada',
+      metadata: {},
+    });
+    const outcomes = await Promise.all(
+      Array.from({ length: 500 }, () =>
+        t.store.authorize(scope, {
+          cardId: card.id,
+          amount: usdc('2.5'),
+          currency: 'USDC',
+          merchant: merchant(),
+          networkTransactionId: networkTransactionId(),
+        }),
+      ),
+    );
+    // 2.5 x 100 = 250 reaches the weekly amount first; the count limit of 120 would allow more.
+    expect(outcomes.filter((outcome) => outcome.decision.approved)).toHaveLength(100);
+    expect(
+      new Set(
+        outcomes.filter((o) => !o.decision.approved).map((o) => o.decision.declineReason?.rule),
+      ),
+    ).toEqual(new Set(['limits[1]']));
+    const second = await t.store.createVault(scope, {
+      name: 'Counted',
+      currency: 'USDC',
+      metadata: {},
+      initialDeposit: usdc('100000'),
+    });
+    await t.store.setPolicy(scope, second.vault.id, {
+      limits: [{ interval: 'daily', count: 120 }],
+    });
+    const card2 = await t.store.createCard(scope, {
+      vaultId: second.vault.id,
+      cardholderName: 'Ada',
+      metadata: {},
+    });
+    const counted = await Promise.all(
+      Array.from({ length: 500 }, () =>
+        t.store.authorize(scope, {
+          cardId: card2.id,
+          amount: usdc('1'),
+          currency: 'USDC',
+          merchant: merchant(),
+          networkTransactionId: networkTransactionId(),
+        }),
+      ),
+    );
+    expect(counted.filter((outcome) => outcome.decision.approved)).toHaveLength(120);
+    await t.expectInvariants();
+  });
+
   it('concurrent transfers in both directions between two vaults lose no update and leave no deadlock', async () => {
     const create = async () =>
       (

@@ -6,25 +6,36 @@ import {
   ZERO,
   presentTransaction,
   SpendgateError,
+  type AggregateSpec,
   type AuthorizationOutcome,
   type AuthorizationRequest,
+  type CardStatus,
+  type CompiledPolicy,
+  type CurrencyCode,
   type Decision,
   type Scope,
   type TransactionRecord,
+  type VaultStatus,
 } from '../../core/index.js';
 import { newId } from '../../ids.js';
 import { changeVaultTotals, lockVault, type StoreContext } from '../context.js';
 import { post, systemAccountId, transferEntries } from '../ledger.js';
-import { appendEvent } from '../outbox.js';
+import { appendEvent, eventRow } from '../outbox.js';
 import {
-  CARD_COLUMNS,
-  cardFromRow,
+  currencyFromRow,
   TRANSACTION_COLUMNS,
   transactionFromRow,
-  type CardRow,
   type TransactionRow,
 } from '../rows.js';
-import { changeSpend, readSpend, spendDayOf } from '../spend.js';
+import {
+  changeSpend,
+  readSpend,
+  spendColumns,
+  spendDayOf,
+  spendKeys,
+  spendTotalsFrom,
+  spendUpsertSql,
+} from '../spend.js';
 import type { SqlQueryable } from '../sql/client.js';
 import { isRetryable } from '../sql/transaction.js';
 import { loadCompiledPolicy } from './policies.js';
@@ -69,12 +80,25 @@ export async function authorize(
   input: AuthorizeInput,
 ): Promise<AuthorizationOutcome> {
   const nowMs = ctx.clock();
-  const { rows: cardRows } = await tx.query<CardRow>(
-    `SELECT ${CARD_COLUMNS} FROM cards WHERE id = $1 AND account_id = $2 AND mode = $3`,
-    [input.cardId, scope.accountId, scope.mode],
+  // Read and lock in one statement, with the aggregates the card's policy needed last time.
+  const hint = ctx.authorizeHints.get(input.cardId);
+  const params: unknown[] = [input.cardId, scope.accountId, scope.mode, input.networkTransactionId];
+  const spendSql = spendColumns(hint?.aggregates ?? [], nowMs, params, 'v.id');
+  const { rows } = await tx.query<LockedRow>(
+    `SELECT c.status AS card_status, c.vault_id, v.status AS vault_status, v.currency, v.ledger, v.pending,
+            v.xmin::text AS locked_xmin,
+            (SELECT xmin::text FROM vaults WHERE id = v.id) AS snapshot_xmin,
+            (SELECT version FROM policies WHERE vault_id = v.id AND document IS NOT NULL) AS policy_version,
+            (SELECT id FROM transactions
+             WHERE account_id = $2 AND mode = $3 AND network_transaction_id = $4) AS previous_id
+            ${spendSql.map((column) => `, ${column}`).join('')}
+     FROM cards c JOIN vaults v ON v.id = c.vault_id
+     WHERE c.id = $1 AND c.account_id = $2 AND c.mode = $3
+     FOR UPDATE OF v`,
+    params,
   );
-  const cardRow = cardRows[0];
-  if (cardRow === undefined) {
+  const locked = rows[0];
+  if (locked === undefined) {
     const decision = decide({
       card: null,
       vault: null,
@@ -85,88 +109,203 @@ export async function authorize(
     });
     return { decision, transaction: null, replayed: false };
   }
-  const card = cardFromRow(cardRow);
-  const vault = await lockVault(tx, { mode: scope.mode, accountId: null }, card.vaultId);
+  // The subqueries above read the statement's snapshot, taken before the lock was granted. If
+  // another transaction changed the vault meanwhile (every change of its spend counters does),
+  // the locked row is newer than that snapshot: read what depends on it again, now.
+  const stale = locked.locked_xmin !== locked.snapshot_xmin;
+  const previousId = stale ? await previousAuthorization(tx, scope, input) : locked.previous_id;
+  if (previousId !== null) return replay(await readTransaction(tx, previousId));
 
-  // Under the vault lock: a repeated callback for this vault cannot slip past this check.
-  const previous = await tx.query<TransactionRow>(
-    `SELECT ${TRANSACTION_COLUMNS} FROM transactions WHERE account_id = $1 AND mode = $2 AND network_transaction_id = $3`,
-    [scope.accountId, scope.mode, input.networkTransactionId],
-  );
-  const first = previous.rows[0];
-  if (first !== undefined) return replay(transactionFromRow(first));
-
+  const vault = {
+    id: locked.vault_id,
+    status: locked.vault_status,
+    currency: currencyFromRow(locked.currency),
+  };
   const policy =
-    vault.status === 'active' ? await loadCompiledPolicy(ctx, tx, vault.id, vault.currency) : null;
-  const spend = policy === null ? {} : await readSpend(tx, vault.id, policy.aggregates, nowMs);
+    vault.status === 'active' && locked.policy_version !== null
+      ? await compiledPolicy(ctx, tx, vault.id, vault.currency, locked.policy_version)
+      : null;
+  const aggregates = policy?.aggregates ?? [];
+  const spend =
+    !stale && sameAggregates(hint?.aggregates ?? [], aggregates)
+      ? spendTotalsFrom(aggregates, locked)
+      : await readSpend(tx, vault.id, aggregates, nowMs);
+  rememberHint(ctx, input.cardId, aggregates);
+
   const decision = decide({
-    card: { id: card.id, vaultId: card.vaultId, status: card.status },
-    vault: {
-      id: vault.id,
-      status: vault.status,
-      currency: vault.currency,
-      available: vault.ledger.minus(vault.pending),
-    },
+    card: { id: input.cardId, vaultId: vault.id, status: locked.card_status },
+    vault: { ...vault, available: new Decimal(locked.ledger).minus(locked.pending) },
     policy,
     spend,
     nowMs,
     request: input,
   });
+  const transaction: TransactionRecord = {
+    id: newId('transaction', nowMs),
+    accountId: scope.accountId,
+    mode: scope.mode,
+    vaultId: vault.id,
+    type: 'card_authorization',
+    status: decision.approved ? 'pending' : 'declined',
+    // The amount was parsed in the request's currency (a registered one, or the edge would
+    // have refused it), so that is the row's currency, even on a currency-mismatch decline.
+    currency: isCurrencyCode(input.currency) ? input.currency : vault.currency,
+    amount: input.amount,
+    capturedAmount: ZERO,
+    holdRemaining: decision.approved ? input.amount : ZERO,
+    cardId: input.cardId,
+    transferId: null,
+    merchant: input.merchant,
+    networkTransactionId: input.networkTransactionId,
+    declineCode: decision.declineCode,
+    declineReason: decision.declineReason,
+    failureReason: null,
+    standIn: false,
+    hasMetadata: false,
+    createdAtMs: nowMs,
+    completedAtMs: null,
+  };
+  await recordAuthorization(tx, scope, transaction, nowMs);
+  return { decision, transaction, replayed: false };
+}
 
-  const spendDay = spendDayOf(nowMs);
-  const amount = input.amount.toFixed();
-  const { rows } = await tx.query<TransactionRow>(
-    `INSERT INTO transactions (id, account_id, mode, vault_id, type, status, currency, amount, hold_remaining, card_id,
-                               merchant, mcc, network_transaction_id, decline_code, decline_reason, spend_day,
-                               created_at, updated_at)
-     VALUES ($1, $2, $3, $4, 'card_authorization', $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $16)
-     RETURNING ${TRANSACTION_COLUMNS}`,
-    [
-      newId('transaction', nowMs),
-      scope.accountId,
-      scope.mode,
-      vault.id,
-      decision.approved ? 'pending' : 'declined',
-      // The amount was parsed in the request's currency (a registered one, or the edge would
-      // have refused it), so that is the row's currency, even on a currency-mismatch decline.
-      isCurrencyCode(input.currency) ? input.currency : vault.currency,
-      amount,
-      decision.approved ? amount : '0',
-      card.id,
-      JSON.stringify(input.merchant),
-      input.merchant.mcc,
-      input.networkTransactionId,
-      decision.declineCode,
-      decision.declineReason === null ? null : JSON.stringify(decision.declineReason),
-      decision.approved ? spendDay : null,
-      new Date(nowMs),
-    ],
-  );
-  const transaction = transactionFromRow(rows[0] as TransactionRow);
-  if (decision.approved) {
-    await changeVaultTotals(
-      tx,
-      vault.id,
-      { ledger: ZERO, pending: input.amount },
-      transaction.id,
-      nowMs,
-    );
-    await changeSpend(tx, {
-      vaultId: vault.id,
-      day: spendDay,
-      mcc: input.merchant.mcc,
-      amountDelta: input.amount,
-      countDelta: 1,
-    });
+interface LockedRow extends Record<string, unknown> {
+  card_status: CardStatus;
+  vault_id: string;
+  vault_status: VaultStatus;
+  currency: string;
+  ledger: string;
+  pending: string;
+  locked_xmin: string;
+  snapshot_xmin: string | null;
+  policy_version: number | null;
+  previous_id: string | null;
+}
+
+/** Hints kept per card; the oldest is dropped past this (cards per process, not per vault). */
+const AUTHORIZE_HINTS_MAX = 100_000;
+
+function rememberHint(
+  ctx: StoreContext,
+  cardId: string,
+  aggregates: readonly AggregateSpec[],
+): void {
+  ctx.authorizeHints.delete(cardId);
+  ctx.authorizeHints.set(cardId, { aggregates });
+  if (ctx.authorizeHints.size > AUTHORIZE_HINTS_MAX) {
+    const oldest = ctx.authorizeHints.keys().next();
+    if (oldest.done !== true) ctx.authorizeHints.delete(oldest.value);
   }
-  await appendEvent(
-    tx,
+}
+
+function sameAggregates(a: readonly AggregateSpec[], b: readonly AggregateSpec[]): boolean {
+  return a.length === b.length && a.every((spec, index) => spec.key === b[index]?.key);
+}
+
+async function previousAuthorization(
+  tx: SqlQueryable,
+  scope: Scope,
+  input: AuthorizeInput,
+): Promise<string | null> {
+  const { rows } = await tx.query<{ id: string }>(
+    'SELECT id FROM transactions WHERE account_id = $1 AND mode = $2 AND network_transaction_id = $3',
+    [scope.accountId, scope.mode, input.networkTransactionId],
+  );
+  return rows[0]?.id ?? null;
+}
+
+async function readTransaction(tx: SqlQueryable, id: string): Promise<TransactionRecord> {
+  const { rows } = await tx.query<TransactionRow>(
+    `SELECT ${TRANSACTION_COLUMNS} FROM transactions WHERE id = $1`,
+    [id],
+  );
+  return transactionFromRow(rows[0] as TransactionRow);
+}
+
+/** The compiled policy of this version, from the cache, or read and compiled on a miss. */
+async function compiledPolicy(
+  ctx: StoreContext,
+  tx: SqlQueryable,
+  vaultId: string,
+  currency: CurrencyCode,
+  version: number,
+): Promise<CompiledPolicy | null> {
+  return (
+    ctx.policyCache.get(vaultId, version) ?? (await loadCompiledPolicy(ctx, tx, vaultId, currency))
+  );
+}
+
+/**
+ * Writes a decided authorization in one statement: the transaction, and for an approval the
+ * hold (vault pending and its journal row) and the spend counters; the event either way. The
+ * same rows changeVaultTotals, changeSpend and appendEvent write, sharing their SQL pieces.
+ */
+async function recordAuthorization(
+  tx: SqlQueryable,
+  scope: Scope,
+  transaction: TransactionRecord,
+  nowMs: number,
+): Promise<void> {
+  const approved = transaction.status === 'pending';
+  const event = eventRow(
     scope,
-    decision.approved ? 'authorization.approved' : 'authorization.declined',
+    approved ? 'authorization.approved' : 'authorization.declined',
     presentTransaction(transaction),
     nowMs,
   );
-  return { decision, transaction, replayed: false };
+  const spendDay = spendDayOf(nowMs);
+  const keys = spendKeys({ day: spendDay, mcc: transaction.merchant?.mcc ?? null });
+  const { rows } = await tx.query<{ updated: number }>(
+    `WITH counters AS (${spendUpsertSql('$19::boolean')}),
+     inserted AS (
+       INSERT INTO transactions (id, account_id, mode, vault_id, type, status, currency, amount, hold_remaining, card_id,
+                                 merchant, mcc, network_transaction_id, decline_code, decline_reason, spend_day,
+                                 created_at, updated_at)
+       VALUES ($6, $7, $8, $1, 'card_authorization', $9, $10, $11, $4::numeric, $12, $13, $14, $15, $16, $17,
+               CASE WHEN $19::boolean THEN $18::date END, $20, $20)
+     ),
+     totals AS (
+       UPDATE vaults SET pending = pending + $4::numeric, updated_at = $20
+       WHERE id = $1 AND $19::boolean RETURNING id
+     ),
+     journal AS (
+       INSERT INTO hold_changes (vault_id, transaction_id, delta, created_at)
+       SELECT $1, $6, $4::numeric, $20 WHERE $19::boolean
+     ),
+     event AS (
+       INSERT INTO outbox_events (id, account_id, mode, type, payload, created_at) VALUES ($21, $7, $8, $22, $23, $20)
+     )
+     SELECT count(*)::int AS updated FROM totals`,
+    [
+      transaction.vaultId,
+      keys.mccs,
+      keys.days,
+      transaction.holdRemaining.toFixed(),
+      1,
+      transaction.id,
+      scope.accountId,
+      scope.mode,
+      transaction.status,
+      transaction.currency,
+      transaction.amount.toFixed(),
+      transaction.cardId,
+      JSON.stringify(transaction.merchant),
+      transaction.merchant?.mcc ?? null,
+      transaction.networkTransactionId,
+      transaction.declineCode,
+      transaction.declineReason === null ? null : JSON.stringify(transaction.declineReason),
+      spendDay,
+      approved,
+      new Date(nowMs),
+      event.id,
+      approved ? 'authorization.approved' : 'authorization.declined',
+      event.payload,
+    ],
+  );
+  assert(
+    rows[0]?.updated === (approved ? 1 : 0),
+    'an approval updates its vault, a decline does not',
+  );
 }
 
 function replay(transaction: TransactionRecord): AuthorizationOutcome {

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import pg from 'pg';
 import type { SqlClient, SqlQueryable, SqlResult } from './client.js';
 import { TEXT_TYPE_OIDS } from './client.js';
@@ -21,10 +22,30 @@ export interface PgClientOptions {
   readonly connectionsMax?: number;
 }
 
+/**
+ * Statement names by SQL text. A named statement is parsed and planned once per connection
+ * and then only bound and executed, which is most of a short query's server time. The set of
+ * texts is bounded by the code (dynamic parts are parameters, and the few texts that vary do
+ * so by a bounded shape); past the bound, queries run unnamed rather than grow without end.
+ */
+const STATEMENT_NAMES_MAX = 2000;
+const statementNames = new Map<string, string>();
+
+function statementName(text: string): string | undefined {
+  const known = statementNames.get(text);
+  if (known !== undefined || statementNames.size >= STATEMENT_NAMES_MAX) return known;
+  const name = `sg_${createHash('sha1').update(text).digest('hex').slice(0, 20)}`;
+  statementNames.set(text, name);
+  return name;
+}
+
 function queryable(target: pg.Pool | pg.PoolClient): SqlQueryable {
   return {
     query: async <Row>(text: string, params: readonly unknown[] = []): Promise<SqlResult<Row>> => {
-      const result = await target.query(text, params as unknown[]);
+      const name = params.length === 0 ? undefined : statementName(text);
+      const config: pg.QueryConfig = { text, values: params as unknown[] };
+      if (name !== undefined) config.name = name;
+      const result = await target.query(config);
       return { rows: result.rows as Row[], rowCount: result.rowCount ?? 0 };
     },
     exec: async (text: string): Promise<void> => {

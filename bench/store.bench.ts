@@ -99,15 +99,30 @@ try {
   await runLoad('warmup', CONCURRENCY, 1500, () => authorize(cards[random()] as string));
   await runLoad('warmup', CONCURRENCY, 500, () => baseline(random()));
 
+  const cpu = async (label: string, work: () => Promise<LoadResult>) => {
+    const before = process.cpuUsage();
+    const result = await work();
+    const used = process.cpuUsage(before);
+    if (process.env.BENCH_CPU === '1') {
+      console.log(
+        `${label}: node CPU ${((used.user + used.system) / 1000 / DURATION_MS).toFixed(2)} cores, ${((used.user + used.system) / result.operations).toFixed(0)} us/op`,
+      );
+    }
+    return result;
+  };
   const results: LoadResult[] = [];
   results.push(
-    await runLoad('baseline: bare SQL transaction, 1,000 rows', CONCURRENCY, DURATION_MS, () =>
-      baseline(random()),
+    await cpu('baseline', () =>
+      runLoad('baseline: bare SQL transaction, 1,000 rows', CONCURRENCY, DURATION_MS, () =>
+        baseline(random()),
+      ),
     ),
   );
   results.push(
-    await runLoad('store authorize, 1,000 vaults', CONCURRENCY, DURATION_MS, () =>
-      authorize(cards[random()] as string),
+    await cpu('store', () =>
+      runLoad('store authorize, 1,000 vaults', CONCURRENCY, DURATION_MS, () =>
+        authorize(cards[random()] as string),
+      ),
     ),
   );
   results.push(

@@ -48,6 +48,7 @@ import {
   type ListTransfersQuery,
   type ListVaultsQuery,
 } from './ops/lists.js';
+import { readTransactionMetadata } from './ops/metadata.js';
 import { deletePolicy, getPolicy, setPolicy } from './ops/policies.js';
 import { snapshotDay } from './ops/snapshots.js';
 import { createInternalTransfer } from './ops/transfers.js';
@@ -87,8 +88,14 @@ function bind(ctx: StoreContext, tx: SqlQueryable) {
     revokeApiKey: (keyId: string) => revokeApiKey(ctx, tx, keyId),
     createVault: (scope: Scope, input: Parameters<typeof createVault>[3]) =>
       createVault(ctx, tx, scope, input),
-    deposit: (scope: Scope, vaultId: string, amount: Parameters<typeof deposit>[4]) =>
-      deposit(ctx, tx, scope, vaultId, amount),
+    deposit: (
+      scope: Scope,
+      vaultId: string,
+      amount: Parameters<typeof deposit>[4],
+      metadata?: Parameters<typeof deposit>[5],
+    ) => deposit(ctx, tx, scope, vaultId, amount, metadata),
+    readTransactionMetadata: (scope: Scope, transactionId: string) =>
+      readTransactionMetadata(ctx, tx, scope, transactionId),
     getVault: (scope: Scope, vaultId: string) => getVault(ctx, tx, scope, vaultId),
     freezeVault: (scope: Scope, vaultId: string, reason: string | null) =>
       setVaultFrozen(ctx, tx, scope, vaultId, true, reason),

@@ -368,6 +368,64 @@ forEachDatabase('store operations', (database) => {
     await t.expectInvariants();
   });
 
+  it('keeps transaction metadata encrypted, readable by the owner and the counterparty only', async () => {
+    const counterparty = await t.scope();
+    const from = await vault('50');
+    const to = (
+      await store.createVault(counterparty, {
+        name: 'Theirs',
+        currency: 'USDC',
+        metadata: {},
+        initialDeposit: usdc('0'),
+      })
+    ).vault;
+    const metadata = { invoice: 'INV-42', note: 'café ☕' };
+    await store.createInternalTransfer(scope, {
+      fromVaultId: from.id,
+      toVaultId: to.id,
+      amount: usdc('5'),
+      description: null,
+      metadata,
+    });
+    const { rows } = await store.client.query<{
+      id: string;
+      account_id: string;
+      metadata_enc: string | null;
+      type: string;
+    }>(
+      'SELECT id, account_id, metadata_enc, type FROM transactions WHERE vault_id IN ($1, $2) AND type IN ($3, $4) ORDER BY type',
+      [from.id, to.id, 'transfer_in', 'transfer_out'],
+    );
+    const [credit, debit] = rows;
+    if (credit === undefined || debit === undefined)
+      throw new Error('transfer transactions missing');
+    expect(debit.metadata_enc).not.toContain('INV-42');
+    expect(await store.readTransactionMetadata(scope, debit.id)).toEqual(metadata);
+    expect(await store.readTransactionMetadata(counterparty, credit.id)).toEqual(metadata);
+    // The counterparty of the debit is the other account: it may read that side too.
+    expect(await store.readTransactionMetadata(counterparty, debit.id)).toEqual(metadata);
+    const stranger = await t.scope();
+    expect((await refusal(store.readTransactionMetadata(stranger, debit.id))).code).toBe(
+      'transaction_not_found',
+    );
+    expect(
+      (await refusal(store.readTransactionMetadata({ ...scope, mode: 'live' }, debit.id))).code,
+    ).toBe('transaction_not_found');
+    // A ciphertext copied onto another transaction does not decrypt there.
+    await store.client.query('UPDATE transactions SET metadata_enc = $1 WHERE id = $2', [
+      debit.metadata_enc,
+      credit.id,
+    ]);
+    await expect(store.readTransactionMetadata(counterparty, credit.id)).rejects.toThrow(
+      'decryption failed',
+    );
+    const { deposit } = await store.deposit(scope, from.id, usdc('1'), { source: 'wire' });
+    expect(deposit.hasMetadata).toBe(true);
+    expect(await store.readTransactionMetadata(scope, deposit.id)).toEqual({ source: 'wire' });
+    const plain = await store.deposit(scope, from.id, usdc('1'));
+    expect(await store.readTransactionMetadata(scope, plain.deposit.id)).toEqual({});
+  });
+
   it('keeps webhook secrets encrypted, lists and deletes endpoints within the scope', async () => {
     const { endpoint, secret } = await store.createWebhookEndpoint(scope, {
       url: 'https://example.test/hooks',

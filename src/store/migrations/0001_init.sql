@@ -157,6 +157,7 @@ CREATE TABLE transactions (
   spend_day date,
   counterparty_account_id text,
   counterparty_vault_id text,
+  -- Metadata, encrypted under the vault's data key (contract section 14); never inline.
   metadata_enc text,
   created_at timestamptz NOT NULL,
   updated_at timestamptz NOT NULL,
@@ -226,7 +227,6 @@ CREATE TABLE transfers (
   signature text,
   failure_reason text,
   counterparty_account_id text,
-  metadata_enc text,
   created_at timestamptz NOT NULL,
   updated_at timestamptz NOT NULL,
   completed_at timestamptz,

@@ -5,6 +5,7 @@ import {
   SpendgateError,
   ZERO,
   type Decimal,
+  type Metadata,
   type Scope,
   type TransactionRecord,
   type TransferRecord,
@@ -23,6 +24,7 @@ import {
 } from '../rows.js';
 import { changeSpend, readSpend, spendDayOf } from '../spend.js';
 import type { SqlQueryable } from '../sql/client.js';
+import { sealMetadata } from './metadata.js';
 import { loadCompiledPolicy } from './policies.js';
 
 export interface ExternalTransferInput {
@@ -31,6 +33,7 @@ export interface ExternalTransferInput {
   readonly address: string;
   readonly amount: Decimal;
   readonly memo: string | null;
+  readonly metadata?: Metadata | null;
 }
 
 /**
@@ -119,6 +122,7 @@ export async function createExternalTransfer(
       at,
     ],
   );
+  await sealMetadata(ctx, tx, vault.id, transactionId, input.metadata ?? null);
   await changeVaultTotals(
     tx,
     vault.id,

@@ -4,6 +4,7 @@ import {
   presentTransfer,
   SpendgateError,
   type Decimal,
+  type Metadata,
   type Scope,
   type TransferRecord,
   type VaultRecord,
@@ -20,6 +21,7 @@ export interface InternalTransferInput {
   readonly toVaultId: string;
   readonly amount: Decimal;
   readonly description: string | null;
+  readonly metadata?: Metadata | null;
 }
 
 /**
@@ -110,6 +112,10 @@ export async function createInternalTransfer(
     'transfer_out',
     nowMs,
     transferId,
+    {
+      ctx,
+      metadata: input.metadata ?? null,
+    },
   );
   const transfer = transferFromRow(rows[0] as TransferRow);
   await appendEvent(tx, scope, 'transfer.completed', presentTransfer(transfer), nowMs);

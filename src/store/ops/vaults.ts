@@ -23,6 +23,7 @@ import {
 } from '../context.js';
 import { post, systemAccountId, transferEntries } from '../ledger.js';
 import { appendEvent } from '../outbox.js';
+import { sealMetadata } from './metadata.js';
 import {
   TRANSFER_COLUMNS,
   transferFromRow,
@@ -151,14 +152,29 @@ export async function deposit(
   scope: Scope,
   vaultId: string,
   amount: Decimal,
+  metadata: Metadata | null = null,
 ): Promise<{ vault: VaultRecord; deposit: TransactionRecord }> {
   assert(amount.gt(0), 'a deposit is positive');
   const nowMs = ctx.clock();
   const vault = await lockVault(tx, scope, vaultId);
   assertVaultActive(vault);
   const result = await depositInto(tx, scope, vault, amount, nowMs);
-  await appendEvent(tx, scope, 'transaction.completed', presentTransaction(result.deposit), nowMs);
-  return result;
+  await sealMetadata(ctx, tx, vault.id, result.deposit.id, metadata);
+  const deposited = {
+    ...result,
+    deposit: {
+      ...result.deposit,
+      hasMetadata: metadata !== null && Object.keys(metadata).length > 0,
+    },
+  };
+  await appendEvent(
+    tx,
+    scope,
+    'transaction.completed',
+    presentTransaction(deposited.deposit),
+    nowMs,
+  );
+  return deposited;
 }
 
 export async function getVault(
@@ -333,6 +349,7 @@ export async function moveBetweenVaults(
   debitType: 'transfer_out' | 'withdrawal',
   nowMs: number,
   transferId: string | null = null,
+  sealing: { ctx: StoreContext; metadata: Metadata | null } | null = null,
 ): Promise<{ debit: TransactionRecord; credit: TransactionRecord }> {
   assert(amount.gt(0) && from.currency === to.currency, 'a positive amount in one currency');
   const debitId = newId('transaction', nowMs);
@@ -377,10 +394,16 @@ export async function moveBetweenVaults(
   });
   await changeVaultTotals(tx, from.id, { ledger: amount.negated(), pending: ZERO }, debitId, nowMs);
   await changeVaultTotals(tx, to.id, { ledger: amount, pending: ZERO }, creditId, nowMs);
-  return {
-    debit: transactionFromRow(debit.rows[0] as TransactionRow),
-    credit: transactionFromRow(credit.rows[0] as TransactionRow),
-  };
+  let debitRecord = transactionFromRow(debit.rows[0] as TransactionRow);
+  let creditRecord = transactionFromRow(credit.rows[0] as TransactionRow);
+  if (sealing !== null && sealing.metadata !== null && Object.keys(sealing.metadata).length > 0) {
+    // Each side under its own vault's key, so each account reads it with what it owns.
+    await sealMetadata(sealing.ctx, tx, from.id, debitId, sealing.metadata);
+    await sealMetadata(sealing.ctx, tx, to.id, creditId, sealing.metadata);
+    debitRecord = { ...debitRecord, hasMetadata: true };
+    creditRecord = { ...creditRecord, hasMetadata: true };
+  }
+  return { debit: debitRecord, credit: creditRecord };
 }
 
 /**

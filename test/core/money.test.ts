@@ -5,18 +5,8 @@ import {
   Decimal,
   formatAmount,
   parseAmount,
-  SpendgateError,
 } from '../../src/core/index.js';
-
-function refusal(run: () => unknown): SpendgateError {
-  try {
-    run();
-  } catch (error) {
-    if (error instanceof SpendgateError) return error;
-    throw error;
-  }
-  throw new Error('expected a refusal');
-}
+import { refusalOf } from '../support/refusal.js';
 
 describe('parseAmount', () => {
   it.each([
@@ -64,7 +54,7 @@ describe('parseAmount', () => {
     ['10000000000000', 'USDC', 'must not exceed'],
     ['1'.repeat(40), 'USDC', 'is too long'],
   ] as const)('refuses the string %j for %s', (input, currency, why) => {
-    const error = refusal(() => parseAmount(input, currency, { param: 'initialDeposit' }));
+    const error = refusalOf(() => parseAmount(input, currency, { param: 'initialDeposit' }));
     expect(error.code).toBe('invalid_amount');
     expect(error.param).toBe('initialDeposit');
     expect(error.message).toContain(why);
@@ -80,7 +70,7 @@ describe('parseAmount', () => {
     [1e-7, 'has more than 6 decimal places'],
     [1e13, 'must not exceed'],
   ])('refuses the JSON number %s', (input, why) => {
-    const error = refusal(() => parseAmount(input, 'USDC'));
+    const error = refusalOf(() => parseAmount(input, 'USDC'));
     expect(error.code).toBe('invalid_amount');
     expect(error.param).toBe('amount');
     expect(error.message).toContain(why);
@@ -89,7 +79,7 @@ describe('parseAmount', () => {
   it.each([[null], [undefined], [true], [[1]], [{ value: 1 }], [10n]])(
     'refuses a %s, which is no amount',
     (input) => {
-      expect(refusal(() => parseAmount(input, 'USDC')).message).toContain(
+      expect(refusalOf(() => parseAmount(input, 'USDC')).message).toContain(
         'must be a number or a decimal string',
       );
     },
@@ -103,18 +93,18 @@ describe('parseAmount', () => {
 
   it('refuses zero where the caller says zero is no amount', () => {
     expect(parseAmount('0', 'USDC').isZero()).toBe(true);
-    const error = refusal(() =>
+    const error = refusalOf(() =>
       parseAmount('0.000000', 'USDC', { allowZero: false, param: 'amount' }),
     );
     expect(error.message).toBe('amount must be greater than 0.');
   });
 
   it('refuses an unknown currency with invalid_currency', () => {
-    const error = refusal(() => currencyOf('DOGE', 'currency'));
+    const error = refusalOf(() => currencyOf('DOGE', 'currency'));
     expect(error.code).toBe('invalid_currency');
     expect(error.param).toBe('currency');
-    expect(refusal(() => currencyOf('constructor')).code).toBe('invalid_currency');
-    expect(refusal(() => parseAmount('1', 'BTC' as 'USDC')).code).toBe('invalid_currency');
+    expect(refusalOf(() => currencyOf('constructor')).code).toBe('invalid_currency');
+    expect(refusalOf(() => parseAmount('1', 'BTC' as 'USDC')).code).toBe('invalid_currency');
   });
 
   it('keeps 22 significant digits exact, where the default decimal.js precision would round', () => {

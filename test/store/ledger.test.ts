@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { SpendgateError, type Scope } from '../../src/core/index.js';
+import type { Scope } from '../../src/core/index.js';
 import type { Store } from '../../src/store/store.js';
 import { forEachDatabase } from '../support/databases.js';
+import { refusal } from '../support/refusal.js';
 import {
   merchant,
   networkTransactionId,
@@ -9,16 +10,6 @@ import {
   usdc,
   type TestStore,
 } from '../support/store.js';
-
-async function refusal(promise: Promise<unknown>): Promise<SpendgateError> {
-  try {
-    await promise;
-  } catch (error) {
-    if (error instanceof SpendgateError) return error;
-    throw error;
-  }
-  throw new Error('expected a refusal');
-}
 
 forEachDatabase('ledger operations', (database) => {
   let t: TestStore;
@@ -136,6 +127,19 @@ forEachDatabase('ledger operations', (database) => {
     expect(sol.transaction?.currency).toBe('SOL');
     await store.setCardStatus(scope, cardId, 'cancelled');
     expect((await authorize(cardId, '1')).decision.declineReason?.rule).toBe('card_cancelled');
+    const events = await store.client.query<{
+      payload: { data: { object: Record<string, unknown> } };
+    }>(
+      "SELECT payload FROM outbox_events WHERE type = 'card.cancelled' AND payload->'data'->'object'->>'id' = $1",
+      [cardId],
+    );
+    // The event carries the card as the API returns it, never a stub.
+    expect(events.rows[0]?.payload.data.object).toMatchObject({
+      id: cardId,
+      object: 'card',
+      status: 'cancelled',
+      last4: expect.stringMatching(/^\d{4}$/) as unknown,
+    });
     expect((await refusal(store.setCardStatus(scope, cardId, 'active'))).code).toBe(
       'card_cancelled',
     );

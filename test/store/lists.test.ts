@@ -1,7 +1,6 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import {
   Decimal,
-  SpendgateError,
   type CardRecord,
   type Scope,
   type TransactionRecord,
@@ -25,6 +24,7 @@ import {
 } from '../../src/store/ops/lists.js';
 import type { Store } from '../../src/store/store.js';
 import { forEachDatabase } from '../support/databases.js';
+import { refusal } from '../support/refusal.js';
 import {
   merchant,
   networkTransactionId,
@@ -32,16 +32,6 @@ import {
   usdc,
   type TestStore,
 } from '../support/store.js';
-
-async function refusal(promise: Promise<unknown>): Promise<SpendgateError> {
-  try {
-    await promise;
-  } catch (error) {
-    if (error instanceof SpendgateError) return error;
-    throw error;
-  }
-  throw new Error('expected a refusal');
-}
 
 /** A list with its scope and filters fixed: only the page position varies. */
 type Lister<T> = (page: { limit: number; startingAfter?: string }) => Promise<Page<T>>;

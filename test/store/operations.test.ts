@@ -3,6 +3,7 @@ import { SpendgateError, type Scope } from '../../src/core/index.js';
 import type { StoredResponse } from '../../src/store/ops/idempotency.js';
 import type { Store } from '../../src/store/store.js';
 import { forEachDatabase } from '../support/databases.js';
+import { refusal } from '../support/refusal.js';
 import {
   merchant,
   networkTransactionId,
@@ -10,16 +11,6 @@ import {
   usdc,
   type TestStore,
 } from '../support/store.js';
-
-async function refusal(promise: Promise<unknown>): Promise<SpendgateError> {
-  try {
-    await promise;
-  } catch (error) {
-    if (error instanceof SpendgateError) return error;
-    throw error;
-  }
-  throw new Error('expected a refusal');
-}
 
 const presentError = (error: SpendgateError): StoredResponse => ({
   status: error.status,

@@ -2,6 +2,7 @@ import {
   assert,
   currencyOf,
   presentTransaction,
+  presentCard,
   presentTransfer,
   presentVault,
   SpendgateError,
@@ -25,6 +26,9 @@ import { post, systemAccountId, transferEntries } from '../ledger.js';
 import { appendEvent } from '../outbox.js';
 import { sealMetadata } from './metadata.js';
 import {
+  CARD_COLUMNS,
+  cardFromRow,
+  type CardRow,
   TRANSFER_COLUMNS,
   transferFromRow,
   type TransferRow,
@@ -312,9 +316,9 @@ export async function closeVault(
     }
   }
   assert(!vault.ledger.isNegative(), 'a vault ledger is never negative');
-  const cancelled = await tx.query<{ id: string }>(
+  const cancelled = await tx.query<CardRow>(
     `UPDATE cards SET status = 'cancelled', cancelled_at = $2, updated_at = $2
-     WHERE vault_id = $1 AND status <> 'cancelled' RETURNING id`,
+     WHERE vault_id = $1 AND status <> 'cancelled' RETURNING ${CARD_COLUMNS}`,
     [vault.id, new Date(nowMs)],
   );
   const { rows } = await tx.query<VaultRow>(
@@ -323,14 +327,8 @@ export async function closeVault(
   );
   const closed = vaultFromRow(rows[0] as VaultRow);
   assert(closed.ledger.isZero() && closed.pending.isZero(), 'a closed vault holds nothing');
-  for (const card of cancelled.rows) {
-    await appendEvent(
-      tx,
-      scope,
-      'card.cancelled',
-      { id: card.id, object: 'card', status: 'cancelled' },
-      nowMs,
-    );
+  for (const row of cancelled.rows) {
+    await appendEvent(tx, scope, 'card.cancelled', presentCard(cardFromRow(row)), nowMs);
   }
   await appendEvent(tx, scope, 'vault.closed', presentVault(closed), nowMs);
   return closed;

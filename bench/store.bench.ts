@@ -40,7 +40,13 @@ const client = createPgClient({
   connectionsMax: CONCURRENCY,
 });
 try {
-  const store = await openStore({ client, masterKey: randomBytes(32) });
+  const store = await openStore({
+    client,
+    masterKey: randomBytes(32),
+    ...(process.env.BENCH_BATCHES === undefined
+      ? {}
+      : { authorizeBatchesMax: Number(process.env.BENCH_BATCHES) }),
+  });
   const account = await store.findOrCreateAccount('bench');
   const scope: Scope = { accountId: account.id, mode: 'test' };
   console.log(`setting up ${VAULTS} vaults with cards and the realistic policy ...`);

@@ -1,6 +1,5 @@
 import {
   SpendgateError,
-  type AggregateSpec,
   type Decimal,
   type CompiledPolicyCache,
   type Scope,
@@ -20,11 +19,6 @@ export interface StoreContext {
   readonly masterKey: Buffer;
   readonly policyCache: CompiledPolicyCache;
   readonly templates: TemplateLibrary;
-  /**
-   * Per card, the spend aggregates its vault's policy read last time, so that authorize reads
-   * them in its first statement (a guess, checked before use: see ops/authorizations.ts).
-   */
-  readonly authorizeHints: Map<string, { readonly aggregates: readonly AggregateSpec[] }>;
 }
 
 export function vaultNotFound(vaultId: string, param = 'vaultId'): SpendgateError {

@@ -45,15 +45,18 @@ export function spendKeys(change: Pick<SpendChange, 'day' | 'mcc'>): {
 }
 
 /**
- * The upsert of an approval, written once: `$1` vault, `$2`/`$3` the keys of `spendKeys`, `$4`
- * amount, `$5` count; `guard` is an SQL condition that must hold (authorize's approval flag).
+ * The upsert of approvals, written once: parameters from `$first` on are parallel arrays of
+ * vault ids, MCCs, days, amounts and counts, one element per counter row (each row once: an
+ * upsert may not touch a row twice). Rows go in key order, so concurrent writers lock them in
+ * the same order.
  */
-export function spendUpsertSql(guard = 'true'): string {
+export function spendUpsertManySql(first: number): string {
+  const p = (offset: number) => `$${first + offset}`;
   return `INSERT INTO spend_counters (vault_id, mcc, day, amount, count)
-     SELECT $1, mcc, day::date, $4::numeric, $5::integer
-     FROM unnest($2::text[], $3::text[]) AS k(mcc, day)
-     WHERE ${guard}
-     ORDER BY mcc, day
+     SELECT vault_id, mcc, day::date, amount::numeric, count
+     FROM unnest(${p(0)}::text[], ${p(1)}::text[], ${p(2)}::text[], ${p(3)}::text[], ${p(4)}::integer[])
+       AS k(vault_id, mcc, day, amount, count)
+     ORDER BY vault_id, mcc, day
      ON CONFLICT (vault_id, mcc, day) DO UPDATE
        SET amount = spend_counters.amount + EXCLUDED.amount,
            count = spend_counters.count + EXCLUDED.count`;
@@ -64,8 +67,13 @@ export async function changeSpend(tx: SqlQueryable, change: SpendChange): Promis
   const { mccs, days } = spendKeys(change);
   const params = [change.vaultId, mccs, days, change.amountDelta.toFixed(), change.countDelta];
   if (!change.amountDelta.isNegative() && change.countDelta >= 0) {
-    // One statement, rows in key order, so concurrent changes lock them in the same order.
-    await tx.query(spendUpsertSql(), params);
+    await tx.query(spendUpsertManySql(1), [
+      mccs.map(() => change.vaultId),
+      mccs,
+      days,
+      mccs.map(() => change.amountDelta.toFixed()),
+      mccs.map(() => change.countDelta),
+    ]);
     return;
   }
   // A release takes back what an approval added, so its rows exist. (An upsert would not do:

@@ -57,6 +57,10 @@ describe('concurrency on PostgreSQL', () => {
         .map((outcome) => outcome.decision.declineCode),
     );
     expect(approved).toBe(200);
+    // They were decided in batches, and no batch had to fall back to one request at a time.
+    const stats = t.store.authorizeStats();
+    expect(stats.batches).toBeLessThan(500);
+    expect(stats.fallbacks).toBe(0);
     expect([...declineCodes]).toEqual(['insufficient_balance']);
     const after = await t.store.getVault(scope, vault.id);
     expect(after.ledger.minus(after.pending).toFixed()).toBe('0');

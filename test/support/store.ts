@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { Decimal, type Scope } from '../../src/core/index.js';
 import { checkInvariants } from '../../src/store/invariants.js';
-import { openStore, type Store } from '../../src/store/store.js';
+import { openStore, type Store, type StoreOptions } from '../../src/store/store.js';
 import type { TestDatabase } from './databases.js';
 
 /** A clock tests move by hand: store operations read time only through it. */
@@ -22,12 +22,16 @@ export interface TestStore {
   expectInvariants(): Promise<void>;
 }
 
-export async function openTestStore(database: TestDatabase): Promise<TestStore> {
+export async function openTestStore(
+  database: TestDatabase,
+  options: Partial<Pick<StoreOptions, 'authorizeBatchesMax'>> = {},
+): Promise<TestStore> {
   const clock = new TestClock();
   const store = await openStore({
     client: await database.client(),
     masterKey: randomBytes(32),
     clock: clock.now,
+    ...options,
   });
   let accounts = 0;
   return {

@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -63,12 +64,27 @@ describe('spendgate serve (embedded default)', () => {
       SPENDGATE_MASTER_KEY: '',
     };
     let health: unknown;
+    let account: unknown;
     const first = await run(['serve'], env, async (output) => {
       const url = await listeningUrl(output);
       health = await (await fetch(`${url}/healthz`)).json();
+      // The first start of an empty embedded database prints a test key, once, outside the log.
+      const key = /\n {2}(sk_test_[A-Za-z0-9_-]+)\n/.exec(output())?.[1] ?? '';
+      account = await (
+        await fetch(`${url}/v1/account`, { headers: { authorization: `Bearer ${key}` } })
+      ).json();
     });
     expect(first.output).not.toContain('TEST ERROR');
     expect(health).toEqual({ status: 'ok' });
+    expect(account).toMatchObject({ object: 'account', name: 'default', mode: 'test' });
+    const printedKey = /sk_test_[A-Za-z0-9_-]+/.exec(first.output)?.[0] ?? '';
+    // Shown on its own line, never inside a JSON log line.
+    expect(
+      first.output
+        .split('\n')
+        .filter((line) => line.includes(printedKey))
+        .every((line) => !line.startsWith('{')),
+    ).toBe(true);
     expect(first.code).toBe(0);
     const keyFile = join(dataDir, 'master.key');
     expect(statSync(keyFile).mode & 0o777).toBe(0o600);
@@ -80,6 +96,7 @@ describe('spendgate serve (embedded default)', () => {
     });
     expect(second.code).toBe(0);
     expect(readFileSync(keyFile, 'utf8')).toBe(key);
+    expect(second.output).not.toContain('sk_test_');
   });
 
   it('refuses to start with a malformed setting, naming it and not its value', async () => {
@@ -125,11 +142,45 @@ describe('spendgate migrate', () => {
     ]);
   });
 
+  it('creates, lists and revokes API keys, showing a key only at its creation', async () => {
+    const { rows } = await (
+      await database.client()
+    ).query<{ url: string }>(
+      "SELECT 'postgres://postgres@127.0.0.1:5432/' || current_database() AS url",
+    );
+    const env = {
+      DATABASE_URL: rows[0]?.url ?? '',
+      SPENDGATE_MASTER_KEY: randomBytes(32).toString('base64'),
+    };
+    const created = await run(
+      ['keys', 'create', '--account', 'acme', '--mode', 'live', '--scopes', 'authorizations:write'],
+      env,
+    );
+    expect(created.code).toBe(0);
+    const key = /^sk_live_[A-Za-z0-9_-]{32}$/m.exec(created.output)?.[0];
+    expect(key).toBeDefined();
+    const keyId = /key (key_[0-9a-f]{32})/.exec(created.output)?.[1] ?? '';
+    const listed = await run(['keys', 'list', '--account', 'acme'], env);
+    expect(listed.output).toContain(keyId);
+    expect(listed.output).toContain('active');
+    expect(listed.output).not.toContain(key ?? 'no key');
+    expect((await run(['keys', 'revoke', keyId], env)).output.trim()).toBe(`revoked ${keyId}`);
+    expect((await run(['keys', 'list', '--account', 'acme'], env)).output).toContain('revoked');
+    const bad = await run(
+      ['keys', 'create', '--account', 'acme', '--mode', 'live', '--scopes', 'everything'],
+      env,
+    );
+    expect([bad.code, bad.output]).toEqual([
+      2,
+      expect.stringContaining('unknown scopes: everything') as unknown,
+    ]);
+    expect((await run(['keys', 'create', '--acount', 'x'], env)).code).toBe(2);
+  });
+
   it('prints its usage for an unknown command', async () => {
     const result = await run(['launch'], {});
-    expect([result.code, result.output.trim()]).toEqual([
-      2,
-      'usage: spendgate serve | spendgate migrate',
-    ]);
+    expect(result.code).toBe(2);
+    expect(result.output).toContain('usage: spendgate serve | spendgate migrate');
+    expect(result.output).toContain('spendgate keys create --account NAME');
   });
 });

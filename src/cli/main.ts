@@ -2,6 +2,7 @@
 import { ConfigError, loadConfig, type Config } from '../config/env.js';
 import { createServer } from '../http/server.js';
 import { migrate } from '../store/migrations/runner.js';
+import { KEYS_USAGE, runKeys, UsageError } from './keys.js';
 import { openConfiguredStore, openDatabase } from './open-store.js';
 
 /**
@@ -10,12 +11,22 @@ import { openConfiguredStore, openDatabase } from './open-store.js';
  *   127.0.0.1:3000), and stops gracefully on SIGTERM or SIGINT: in-flight requests finish,
  *   then the store closes and the process exits.
  * - `spendgate migrate`: applies the schema and prints what it applied.
+ * - `spendgate keys ...`: creates, lists and revokes API keys (see keys.ts).
  */
 const SHUTDOWN_MS_MAX = 10_000;
 
 async function serve(config: Config): Promise<void> {
   const store = await openConfiguredStore(config);
-  const app = createServer(config);
+  if (config.databaseUrl === null && !(await store.hasAnyApiKey())) {
+    // A newcomer's first start: a test key to call the API with at once, shown this once. On
+    // stdout, never through the logger, which keeps secrets out of every log.
+    const account = await store.findOrCreateAccount('default');
+    const { key } = await store.createApiKey({ accountId: account.id, mode: 'test', scopes: [] });
+    process.stdout.write(
+      `\nspendgate: a first test key for account "default" (shown once; spendgate keys create makes more):\n\n  ${key}\n\n`,
+    );
+  }
+  const app = createServer(config, { store });
   app.addHook('onClose', async () => {
     await store.close();
   });
@@ -50,7 +61,7 @@ async function runMigrate(config: Config): Promise<void> {
   }
 }
 
-const USAGE = 'usage: spendgate serve | spendgate migrate';
+const USAGE = `usage: spendgate serve | spendgate migrate\n${KEYS_USAGE}`;
 
 async function main(argv: readonly string[]): Promise<void> {
   const [command] = argv;
@@ -61,6 +72,15 @@ async function main(argv: readonly string[]): Promise<void> {
     case 'migrate':
       await runMigrate(loadConfig());
       return;
+    case 'keys': {
+      const store = await openConfiguredStore(loadConfig());
+      try {
+        for (const line of await runKeys(store, argv.slice(1))) console.log(line);
+      } finally {
+        await store.close();
+      }
+      return;
+    }
     default:
       console.error(USAGE);
       process.exitCode = 2;
@@ -68,6 +88,10 @@ async function main(argv: readonly string[]): Promise<void> {
 }
 
 main(process.argv.slice(2)).catch((error: unknown) => {
+  if (error instanceof UsageError) {
+    console.error(error.message);
+    process.exit(2);
+  }
   console.error(error instanceof ConfigError ? error.message : error);
   process.exit(1);
 });

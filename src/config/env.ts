@@ -14,6 +14,16 @@ const configSchema = z.object({
     .url({ protocol: /^postgres(ql)?$/, error: 'must be a postgres:// or postgresql:// URL' })
     .optional(),
   SPENDGATE_DATA_DIR: z.string().min(1).default('./data'),
+  // Which key modes this deployment answers (contract section 2): a sandbox serves only test.
+  SPENDGATE_MODES: z
+    .string()
+    .default('test,live')
+    .transform((value) => value.split(',').map((mode) => mode.trim()))
+    .pipe(
+      z
+        .array(z.enum(['test', 'live'], { error: 'must be test, live or both, comma-separated' }))
+        .min(1),
+    ),
 });
 
 export interface Config {
@@ -24,6 +34,8 @@ export interface Config {
   readonly databaseUrl: string | null;
   /** Where the embedded database and its master key live. */
   readonly dataDir: string;
+  /** The key modes served. */
+  readonly modes: readonly ('test' | 'live')[];
 }
 
 export class ConfigError extends Error {
@@ -47,5 +59,6 @@ export function loadConfig(
     logLevel: result.data.LOG_LEVEL,
     databaseUrl: result.data.DATABASE_URL ?? null,
     dataDir: result.data.SPENDGATE_DATA_DIR,
+    modes: [...new Set(result.data.SPENDGATE_MODES)],
   };
 }

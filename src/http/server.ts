@@ -2,7 +2,10 @@ import Fastify, { type FastifyError, type FastifyInstance } from 'fastify';
 import { v7 as uuidv7 } from 'uuid';
 import { ERROR_CATALOGUE, SpendgateError, type ErrorCode } from '../core/index.js';
 import type { Config } from '../config/env.js';
+import type { Store } from '../store/store.js';
+import { registerAuth } from './auth.js';
 import { errorBody } from './error-body.js';
+import { registerAccountRoutes } from './routes/account.js';
 
 /**
  * The HTTP adapter's platform: request ids, the contract's error body for every error the
@@ -21,7 +24,14 @@ const FRAMEWORK_ERRORS: Readonly<Record<string, ErrorCode>> = {
   FST_ERR_CTP_INVALID_CONTENT_LENGTH: 'parameter_invalid',
 };
 
-export function createServer(config: Pick<Config, 'logLevel'>): FastifyInstance {
+export interface ServerDependencies {
+  readonly store: Store;
+}
+
+export function createServer(
+  config: Pick<Config, 'logLevel' | 'modes'>,
+  dependencies: ServerDependencies,
+): FastifyInstance {
   const app = Fastify({
     bodyLimit: BODY_BYTES_MAX,
     genReqId: () => `req_${uuidv7().replaceAll('-', '')}`,
@@ -45,7 +55,12 @@ export function createServer(config: Pick<Config, 'logLevel'>): FastifyInstance 
     reply.header('Request-Id', request.id);
   });
 
-  app.get('/healthz', (_request, reply) => reply.send({ status: 'ok' }));
+  app.get('/healthz', { config: { public: true } }, (_request, reply) =>
+    reply.send({ status: 'ok' }),
+  );
+
+  registerAuth(app, { store: dependencies.store, modes: new Set(config.modes) });
+  registerAccountRoutes(app, dependencies.store);
 
   app.setNotFoundHandler(async (request, reply) => {
     const message = `No route ${request.method} ${request.url.split('?')[0] ?? ''}.`;

@@ -13,6 +13,8 @@ import {
   authenticateApiKey,
   createApiKey,
   findOrCreateAccount,
+  getAccount,
+  hasAnyApiKey,
   listApiKeys,
   revokeApiKey,
 } from './ops/accounts.js';
@@ -84,6 +86,8 @@ function bind(ctx: StoreContext, tx: SqlQueryable) {
     /** The transaction itself, for the store's own composite steps. */
     client: tx,
     findOrCreateAccount: (name: string) => findOrCreateAccount(ctx, tx, name),
+    getAccount: (accountId: string) => getAccount(ctx, tx, accountId),
+    hasAnyApiKey: () => hasAnyApiKey(ctx, tx),
     createApiKey: (input: Parameters<typeof createApiKey>[2]) => createApiKey(ctx, tx, input),
     authenticateApiKey: (key: string) => authenticateApiKey(ctx, tx, key),
     listApiKeys: (accountId: string) => listApiKeys(ctx, tx, accountId),

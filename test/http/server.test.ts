@@ -1,21 +1,22 @@
-import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../src/config/env.js';
-import { createServer } from '../../src/http/server.js';
+import { startTestService, type TestService } from '../support/http.js';
 
 /** The HTTP platform over real HTTP on loopback: health, request ids, the common error body. */
-let app: FastifyInstance;
+let service: TestService;
 let base: string;
 
 beforeAll(async () => {
-  app = createServer({ logLevel: 'silent' });
-  // A route that takes a body, so the framework's body errors can be provoked.
-  app.post('/v1/echo', (request, reply) => reply.send({ received: request.body }));
-  base = await app.listen({ port: 0, host: '127.0.0.1' });
+  service = await startTestService({
+    // A route that takes a body, so the framework's body errors can be provoked.
+    configure: (app) =>
+      app.post('/v1/echo', (request, reply) => reply.send({ received: request.body })),
+  });
+  base = service.base;
 });
 
 afterAll(async () => {
-  await app.close();
+  await service.close();
 });
 
 async function errorOf(response: Response): Promise<Record<string, unknown>> {
@@ -82,7 +83,10 @@ describe('configuration', () => {
       logLevel: 'info',
       databaseUrl: null,
       dataDir: './data',
+      modes: ['test', 'live'],
     });
+    expect(loadConfig({ SPENDGATE_MODES: 'test' }).modes).toEqual(['test']);
+    expect(() => loadConfig({ SPENDGATE_MODES: 'test,prod' })).toThrow(/SPENDGATE_MODES/);
     expect(loadConfig({ DATABASE_URL: '' }).databaseUrl).toBeNull();
   });
 

@@ -53,6 +53,30 @@ export async function findOrCreateAccount(
   return { id: row.id, name: row.name, twoFactorEnabled: row.two_factor_enabled };
 }
 
+/** An account by id, or null. */
+export async function getAccount(
+  _ctx: StoreContext,
+  tx: SqlQueryable,
+  accountId: string,
+): Promise<AccountRecord | null> {
+  const { rows } = await tx.query<{ id: string; name: string; two_factor_enabled: boolean }>(
+    'SELECT id, name, two_factor_enabled FROM accounts WHERE id = $1',
+    [accountId],
+  );
+  const row = rows[0];
+  return row === undefined
+    ? null
+    : { id: row.id, name: row.name, twoFactorEnabled: row.two_factor_enabled };
+}
+
+/** Whether any API key exists at all: an empty database gets a first key at start. */
+export async function hasAnyApiKey(_ctx: StoreContext, tx: SqlQueryable): Promise<boolean> {
+  const { rows } = await tx.query<{ any: boolean }>(
+    'SELECT EXISTS (SELECT 1 FROM api_keys) AS any',
+  );
+  return rows[0]?.any === true;
+}
+
 export interface ApiKeyRecord {
   readonly id: string;
   readonly accountId: string;

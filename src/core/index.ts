@@ -25,7 +25,9 @@ export {
 export {
   AMOUNT_MAX,
   formatAmount,
+  ImpreciseNumber,
   JSON_NUMBER_DIGITS_MAX,
+  significantDigits,
   parseAmount,
   type ParseAmountOptions,
 } from './money/amount.js';

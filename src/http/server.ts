@@ -3,9 +3,14 @@ import { v7 as uuidv7 } from 'uuid';
 import { ERROR_CATALOGUE, SpendgateError, type ErrorCode } from '../core/index.js';
 import type { Config } from '../config/env.js';
 import type { Store } from '../store/store.js';
+import { serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
 import { registerAuth } from './auth.js';
 import { errorBody } from './error-body.js';
+import { registerJsonBody } from './json-body.js';
+import { registerOpenApi } from './openapi.js';
 import { registerAccountRoutes } from './routes/account.js';
+import { registerVaultRoutes } from './routes/vaults.js';
+import { validationError } from './validation-errors.js';
 
 /**
  * The HTTP adapter's platform: request ids, the contract's error body for every error the
@@ -26,6 +31,8 @@ const FRAMEWORK_ERRORS: Readonly<Record<string, ErrorCode>> = {
 
 export interface ServerDependencies {
   readonly store: Store;
+  /** More routes under the same authentication: for services that embed spendgate, and tests. */
+  readonly extraRoutes?: (api: FastifyInstance) => void;
 }
 
 export function createServer(
@@ -59,8 +66,18 @@ export function createServer(
     reply.send({ status: 'ok' }),
   );
 
-  registerAuth(app, { store: dependencies.store, modes: new Set(config.modes) });
-  registerAccountRoutes(app, dependencies.store);
+  app.setValidatorCompiler(validatorCompiler);
+  app.setSerializerCompiler(serializerCompiler);
+  registerJsonBody(app);
+  // The document must see every route, so it is registered before them.
+  registerOpenApi(app);
+  void app.register((api, _options, done) => {
+    registerAuth(api, { store: dependencies.store, modes: new Set(config.modes) });
+    registerAccountRoutes(api, dependencies.store);
+    registerVaultRoutes(api, dependencies.store);
+    dependencies.extraRoutes?.(api);
+    done();
+  });
 
   app.setNotFoundHandler(async (request, reply) => {
     const message = `No route ${request.method} ${request.url.split('?')[0] ?? ''}.`;
@@ -68,6 +85,12 @@ export function createServer(
   });
 
   app.setErrorHandler(async (error: FastifyError, request, reply) => {
+    if (error.validation !== undefined) {
+      const refusal = validationError(error, request);
+      return reply
+        .code(refusal.status)
+        .send(errorBody(refusal.code, request.id, refusal.message, refusal.param));
+    }
     if (error instanceof SpendgateError) {
       return reply
         .code(error.status)

@@ -29,9 +29,8 @@ export async function startTestService(
   const store = await openStore({ client: await database.client(), masterKey: randomBytes(32) });
   const app = createServer(
     { logLevel: 'silent', modes: options.modes ?? ['test', 'live'] },
-    { store },
+    { store, ...(options.configure === undefined ? {} : { extraRoutes: options.configure }) },
   );
-  options.configure?.(app);
   const base = await app.listen({ port: 0, host: '127.0.0.1' });
   let accounts = 0;
   return {

@@ -18,6 +18,27 @@ const AMOUNT_STRING_LENGTH_MAX = 23;
 // No sign, no exponent, no leading zeros, no bare point: one spelling per value's digits.
 const AMOUNT_PATTERN = /^(?:0|[1-9][0-9]*)(?:\.([0-9]+))?$/;
 
+/**
+ * A JSON number literal with more than 15 significant digits, kept as the client wrote it. A
+ * double cannot hold it exactly, so a JSON parser that made it a number would round it before
+ * anyone could refuse it; the HTTP adapter's lossless parser hands it over as this instead,
+ * and parseAmount refuses it. Pure data: the core only reads `literal`.
+ */
+export class ImpreciseNumber {
+  constructor(readonly literal: string) {}
+
+  toJSON(): string {
+    return this.literal;
+  }
+}
+
+/** Significant digits of a JSON number literal as written (`0.0120` has 3, `1.2e5` has 2). */
+export function significantDigits(literal: string): number {
+  const mantissa = literal.replace(/^-/, '').split(/[eE]/)[0] ?? '';
+  const digits = mantissa.replace('.', '').replace(/^0+/, '');
+  return mantissa.includes('.') ? digits.length : digits.replace(/0+$/, '').length;
+}
+
 export interface ParseAmountOptions {
   /** Field name (JSON path) for the error's `param`. Default `amount`. */
   readonly param?: string;
@@ -56,6 +77,10 @@ export function parseAmount(
       );
     }
     fractionDigits = value.decimalPlaces();
+  } else if (input instanceof ImpreciseNumber) {
+    return refuse(
+      `has more than ${JSON_NUMBER_DIGITS_MAX} significant digits; send it as a decimal string`,
+    );
   } else if (typeof input === 'string') {
     if (input.length > AMOUNT_STRING_LENGTH_MAX) refuse('is too long');
     const match = AMOUNT_PATTERN.exec(input);

@@ -1,0 +1,48 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { SpendgateError } from '../core/index.js';
+import type { Store, StoreOperations } from '../store/store.js';
+import { authOf } from './auth.js';
+import { errorBody } from './error-body.js';
+
+/**
+ * Runs a mutating route's effect, with its idempotency record when the request carries an
+ * `Idempotency-Key` (contract section 5): the record is written in the effect's transaction,
+ * a replay answers the stored status and body with `Idempotent-Replayed: true`, and a refusal
+ * other than a 400 is stored as the error body it answered.
+ */
+const KEY_PATTERN = /^[\x20-\x7e]{1,255}$/;
+
+export async function respond(
+  store: Store,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  status: number,
+  effect: (operations: StoreOperations) => Promise<unknown>,
+): Promise<FastifyReply> {
+  const header = request.headers['idempotency-key'];
+  if (header === undefined) return reply.code(status).send(await store.transaction(effect));
+  if (typeof header !== 'string' || !KEY_PATTERN.test(header)) {
+    throw new SpendgateError(
+      'parameter_invalid',
+      'Idempotency-Key must be 1 to 255 printable ASCII characters.',
+      'Idempotency-Key',
+    );
+  }
+  const { scope } = authOf(request);
+  const result = await store.idempotent(
+    scope,
+    {
+      key: header,
+      method: request.method,
+      path: request.url,
+      body: JSON.stringify(request.body ?? null),
+    },
+    async (operations) => ({ status, body: await effect(operations) }),
+    (error) => ({
+      status: error.status,
+      body: errorBody(error.code, request.id, error.message, error.param),
+    }),
+  );
+  if (result.replayed) void reply.header('Idempotent-Replayed', 'true');
+  return reply.code(result.response.status).send(result.response.body);
+}

@@ -1,0 +1,93 @@
+import type { FastifyInstance } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { currencyOf, parseAmount, presentVault, SpendgateError, ZERO } from '../../core/index.js';
+import type { Store } from '../../store/store.js';
+import { authOf } from '../auth.js';
+import { respond } from '../idempotency.js';
+import { idParams, listOf } from '../schemas/common.js';
+import { createVaultBody, listVaultsQuery, vaultObject } from '../schemas/vault.js';
+
+/** Vaults (contract sections 7-9): create, list, retrieve. */
+export function registerVaultRoutes(app: FastifyInstance, store: Store): void {
+  const routes = app.withTypeProvider<ZodTypeProvider>();
+
+  routes.post(
+    '/v1/vaults',
+    {
+      config: { requiredScope: 'vaults:write' },
+      schema: {
+        operationId: 'createVault',
+        tags: ['vaults'],
+        body: createVaultBody,
+        response: { 201: vaultObject },
+      },
+    },
+    async (request, reply) => {
+      const { scope } = authOf(request);
+      const body = request.body;
+      const currency = currencyOf(body.currency, 'currency');
+      if (body.network !== currency.network) {
+        throw new SpendgateError(
+          'parameter_invalid',
+          `${currency.code} vaults are on the ${currency.network} network.`,
+          'network',
+        );
+      }
+      const initialDeposit =
+        body.initialDeposit === undefined
+          ? ZERO
+          : parseAmount(body.initialDeposit, currency, { param: 'initialDeposit' });
+      return respond(store, request, reply, 201, async (operations) => {
+        const { vault } = await operations.createVault(scope, {
+          name: body.name,
+          currency: currency.code as 'USDC' | 'SOL',
+          metadata: body.metadata ?? {},
+          initialDeposit,
+        });
+        return presentVault(vault);
+      });
+    },
+  );
+
+  routes.get(
+    '/v1/vaults/:id',
+    {
+      config: { requiredScope: 'vaults:read' },
+      schema: {
+        operationId: 'retrieveVault',
+        tags: ['vaults'],
+        params: idParams,
+        response: { 200: vaultObject },
+      },
+    },
+    async (request) => presentVault(await store.getVault(authOf(request).scope, request.params.id)),
+  );
+
+  routes.get(
+    '/v1/vaults',
+    {
+      config: { requiredScope: 'vaults:read' },
+      schema: {
+        operationId: 'listVaults',
+        tags: ['vaults'],
+        querystring: listVaultsQuery,
+        response: { 200: listOf(vaultObject) },
+      },
+    },
+    async (request) => {
+      const { limit, startingAfter, currency, status } = request.query;
+      const page = await store.listVaults(authOf(request).scope, {
+        limit,
+        startingAfter,
+        currency: currency as 'USDC' | 'SOL' | undefined,
+        status,
+      });
+      return {
+        object: 'list' as const,
+        data: page.data.map(presentVault),
+        hasMore: page.hasMore,
+        nextCursor: page.nextCursor,
+      };
+    },
+  );
+}

@@ -1,0 +1,292 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestService, type TestService } from '../support/http.js';
+
+/** The vault routes and the platform under them, over real HTTP on a real PostgreSQL. */
+describe('vault routes', () => {
+  let service: TestService;
+  let key: string;
+
+  beforeAll(async () => {
+    service = await startTestService();
+    ({ key } = await service.key());
+  });
+
+  afterAll(async () => {
+    await service.close();
+  });
+
+  const call = (
+    method: string,
+    path: string,
+    options: { body?: string; key?: string; headers?: Record<string, string> } = {},
+  ) =>
+    fetch(`${service.base}${path}`, {
+      method,
+      headers: {
+        authorization: `Bearer ${options.key ?? key}`,
+        ...(options.body === undefined ? {} : { 'content-type': 'application/json' }),
+        ...options.headers,
+      },
+      ...(options.body === undefined ? {} : { body: options.body }),
+    });
+  const create = (
+    body: unknown,
+    options: { key?: string; headers?: Record<string, string> } = {},
+  ) =>
+    call('POST', '/v1/vaults', {
+      ...options,
+      body: typeof body === 'string' ? body : JSON.stringify(body),
+    });
+  const errorOf = async (response: Response) => {
+    const body = (await response.json()) as {
+      error: { code: string; param?: string; type: string };
+    };
+    return { status: response.status, code: body.error.code, param: body.error.param };
+  };
+
+  it('creates a vault with its initial deposit, and answers it as the contract shapes it', async () => {
+    const response = await create({
+      name: 'Ops',
+      currency: 'USDC',
+      network: 'solana',
+      initialDeposit: 1250.5,
+      metadata: { team: 'ops' },
+    });
+    expect(response.status).toBe(201);
+    const vault = (await response.json()) as Record<string, unknown>;
+    expect(vault).toMatchObject({
+      object: 'vault',
+      name: 'Ops',
+      currency: 'USDC',
+      network: 'solana',
+      status: 'active',
+      balance: { available: '1250.50', pending: '0.00', ledger: '1250.50' },
+      metadata: { team: 'ops' },
+      frozenAt: null,
+    });
+    expect(vault.id).toMatch(/^vlt_[0-9a-f]{32}$/);
+    const fetched = await call('GET', `/v1/vaults/${String(vault.id)}`);
+    expect(await fetched.json()).toEqual(vault);
+  });
+
+  it.each([
+    ['a missing name', { currency: 'USDC', network: 'solana' }, 400, 'parameter_missing', 'name'],
+    [
+      'an unsupported currency',
+      { name: 'x', currency: 'DOGE', network: 'solana' },
+      400,
+      'invalid_currency',
+      'currency',
+    ],
+    [
+      'another network',
+      { name: 'x', currency: 'USDC', network: 'ethereum' },
+      400,
+      'parameter_invalid',
+      'network',
+    ],
+    [
+      'an amount finer than USDC',
+      { name: 'x', currency: 'USDC', network: 'solana', initialDeposit: '1.0000001' },
+      400,
+      'invalid_amount',
+      'initialDeposit',
+    ],
+    [
+      'a negative amount',
+      { name: 'x', currency: 'USDC', network: 'solana', initialDeposit: -5 },
+      400,
+      'invalid_amount',
+      'initialDeposit',
+    ],
+    [
+      'an unknown field',
+      { name: 'x', currency: 'USDC', network: 'solana', colour: 'red' },
+      400,
+      'parameter_invalid',
+      undefined,
+    ],
+    [
+      'a long metadata key',
+      { name: 'x', currency: 'USDC', network: 'solana', metadata: { ['k'.repeat(41)]: 'v' } },
+      400,
+      'parameter_invalid',
+      undefined,
+    ],
+    [
+      'a metadata value that is no string',
+      { name: 'x', currency: 'USDC', network: 'solana', metadata: { team: 5 } },
+      400,
+      'parameter_invalid',
+      'metadata.team',
+    ],
+  ])('refuses %s', async (_title, body, status, code, param) => {
+    const error = await errorOf(await create(body));
+    expect(error).toMatchObject({ status, code });
+    if (param !== undefined) expect(error.param).toBe(param);
+  });
+
+  it('refuses a JSON number with more than 15 significant digits instead of rounding it', async () => {
+    const body =
+      '{"name":"x","currency":"SOL","network":"solana","initialDeposit":0.10000000000000001}';
+    expect(await errorOf(await create(body))).toMatchObject({
+      status: 400,
+      code: 'invalid_amount',
+      param: 'initialDeposit',
+    });
+    const exact = await create(
+      '{"name":"x","currency":"SOL","network":"solana","initialDeposit":123456789.123456}',
+    );
+    expect(((await exact.json()) as { balance: { ledger: string } }).balance.ledger).toBe(
+      '123456789.123456',
+    );
+  });
+
+  it('needs vaults:write to create and vaults:read to read', async () => {
+    const reader = await service.key({ scopes: ['vaults:read'] });
+    expect(
+      await errorOf(
+        await create({ name: 'x', currency: 'USDC', network: 'solana' }, { key: reader.key }),
+      ),
+    ).toMatchObject({
+      status: 403,
+      code: 'insufficient_scope',
+    });
+    expect((await call('GET', '/v1/vaults', { key: reader.key })).status).toBe(200);
+  });
+
+  it("hides another account's and the other mode's vaults (404)", async () => {
+    const created = (await (
+      await create({ name: 'Mine', currency: 'USDC', network: 'solana' })
+    ).json()) as { id: string };
+    const stranger = await service.key();
+    const live = await service.key({ mode: 'live' });
+    for (const other of [stranger.key, live.key]) {
+      expect(
+        await errorOf(await call('GET', `/v1/vaults/${created.id}`, { key: other })),
+      ).toMatchObject({ status: 404, code: 'vault_not_found', param: 'id' });
+    }
+  });
+
+  it('pages vaults newest first with filters, and refuses a bad limit or cursor', async () => {
+    const own = await service.key();
+    for (const currency of ['USDC', 'SOL', 'USDC'])
+      await create({ name: currency, currency, network: 'solana' }, { key: own.key });
+    const first = (await (await call('GET', '/v1/vaults?limit=2', { key: own.key })).json()) as {
+      data: { id: string; name: string }[];
+      hasMore: boolean;
+      nextCursor: string;
+    };
+    expect(first.data.map((vault) => vault.name)).toEqual(['USDC', 'SOL']);
+    expect(first.hasMore).toBe(true);
+    const second = (await (
+      await call('GET', `/v1/vaults?limit=2&startingAfter=${first.nextCursor}`, { key: own.key })
+    ).json()) as { data: unknown[]; hasMore: boolean; nextCursor: null };
+    expect([second.data.length, second.hasMore, second.nextCursor]).toEqual([1, false, null]);
+    const sol = (await (await call('GET', '/v1/vaults?currency=SOL', { key: own.key })).json()) as {
+      data: { currency: string }[];
+    };
+    expect(sol.data.map((vault) => vault.currency)).toEqual(['SOL']);
+    expect(await errorOf(await call('GET', '/v1/vaults?limit=0', { key: own.key }))).toMatchObject({
+      status: 400,
+      code: 'parameter_invalid',
+      param: 'limit',
+    });
+    expect(
+      await errorOf(await call('GET', '/v1/vaults?limit=101', { key: own.key })),
+    ).toMatchObject({ status: 400, param: 'limit' });
+    expect(
+      await errorOf(
+        await call('GET', '/v1/vaults?startingAfter=card_00000000000000000000000000000000', {
+          key: own.key,
+        }),
+      ),
+    ).toMatchObject({
+      status: 400,
+      code: 'parameter_invalid',
+      param: 'startingAfter',
+    });
+  });
+
+  it('replays a create under one Idempotency-Key, refuses another body under it, and creates once from 20 at once', async () => {
+    const own = await service.key();
+    const body = { name: 'Once', currency: 'USDC', network: 'solana', initialDeposit: '10' };
+    const first = await create(body, {
+      key: own.key,
+      headers: { 'idempotency-key': 'create-once' },
+    });
+    const again = await create(body, {
+      key: own.key,
+      headers: { 'idempotency-key': 'create-once' },
+    });
+    expect(first.status).toBe(201);
+    expect(again.headers.get('idempotent-replayed')).toBe('true');
+    expect(await again.json()).toEqual(await first.json());
+    expect(
+      await errorOf(
+        await create(
+          { ...body, name: 'Other' },
+          { key: own.key, headers: { 'idempotency-key': 'create-once' } },
+        ),
+      ),
+    ).toMatchObject({
+      status: 409,
+      code: 'duplicate_idempotency_key',
+    });
+    const burst = await Promise.all(
+      Array.from({ length: 20 }, () =>
+        create(
+          { ...body, name: 'Burst' },
+          { key: own.key, headers: { 'idempotency-key': 'burst' } },
+        ),
+      ),
+    );
+    expect(burst.every((response) => response.status === 201 || response.status === 409)).toBe(
+      true,
+    );
+    const list = (await (await call('GET', '/v1/vaults?limit=100', { key: own.key })).json()) as {
+      data: { name: string }[];
+    };
+    expect(list.data.filter((vault) => vault.name === 'Burst')).toHaveLength(1);
+    expect(
+      await errorOf(await create(body, { key: own.key, headers: { 'idempotency-key': 'é' } })),
+    ).toMatchObject({ status: 400, param: 'Idempotency-Key' });
+  });
+});
+
+describe('the OpenAPI document', () => {
+  let service: TestService;
+  beforeAll(async () => {
+    service = await startTestService();
+  });
+  afterAll(async () => {
+    await service.close();
+  });
+
+  it('is served without a key, as OpenAPI 3.1, with every /v1 route of the app', async () => {
+    const response = await fetch(`${service.base}/v1/openapi.json`);
+    expect(response.status).toBe(200);
+    const document = (await response.json()) as {
+      openapi: string;
+      paths: Record<string, Record<string, { operationId?: string }>>;
+    };
+    expect(document.openapi).toBe('3.1.0');
+    const documented = new Set(
+      Object.entries(document.paths).flatMap(([path, methods]) =>
+        Object.keys(methods).map((method) => `${method.toUpperCase()} ${path}`),
+      ),
+    );
+    const routes = service.app
+      .printRoutes({ commonPrefix: false })
+      .split('\n')
+      .filter((line) => line.includes('/v1/'));
+    expect(routes.length).toBeGreaterThan(0);
+    for (const path of ['/v1/vaults', '/v1/vaults/{id}', '/v1/account']) {
+      expect(
+        [...documented].some((entry) => entry.endsWith(` ${path}`)),
+        path,
+      ).toBe(true);
+    }
+    expect(document.paths['/v1/vaults']?.post?.operationId).toBe('createVault');
+  });
+});

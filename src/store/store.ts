@@ -62,6 +62,7 @@ import {
   deposit,
   getVault,
   setVaultFrozen,
+  updateVault,
   type CloseDestination,
 } from './ops/vaults.js';
 import {
@@ -103,6 +104,8 @@ function bind(ctx: StoreContext, tx: SqlQueryable) {
     readTransactionMetadata: (scope: Scope, transactionId: string) =>
       readTransactionMetadata(ctx, tx, scope, transactionId),
     getVault: (scope: Scope, vaultId: string) => getVault(ctx, tx, scope, vaultId),
+    updateVault: (scope: Scope, vaultId: string, changes: Parameters<typeof updateVault>[4]) =>
+      updateVault(ctx, tx, scope, vaultId, changes),
     freezeVault: (scope: Scope, vaultId: string, reason: string | null) =>
       setVaultFrozen(ctx, tx, scope, vaultId, true, reason),
     unfreezeVault: (scope: Scope, vaultId: string) =>

@@ -254,6 +254,132 @@ describe('vault routes', () => {
   });
 });
 
+/** The fields these tests read of a vault, a balance or an error body. */
+interface VaultJson {
+  id: string;
+  name: string;
+  status: string;
+  metadata: Record<string, string>;
+  frozenAt: string | null;
+  balance: { ledger: string; available: string; pending: string };
+  error?: { code: string; param?: string };
+}
+
+describe('vault lifecycle routes', () => {
+  let service: TestService;
+  let key: string;
+
+  beforeAll(async () => {
+    service = await startTestService();
+    ({ key } = await service.key());
+  });
+
+  afterAll(async () => {
+    await service.close();
+  });
+
+  const call = async (method: string, path: string, body?: unknown) => {
+    const response = await fetch(`${service.base}${path}`, {
+      method,
+      headers: {
+        authorization: `Bearer ${key}`,
+        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+      },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    });
+    return { status: response.status, body: (await response.json()) as VaultJson };
+  };
+  const vault = async (initialDeposit = '0') =>
+    (
+      await call('POST', '/v1/vaults', {
+        name: 'Life',
+        currency: 'USDC',
+        network: 'solana',
+        initialDeposit,
+      })
+    ).body;
+
+  it('updates name and metadata, removing a key set to null', async () => {
+    const created = await vault();
+    await call('PATCH', `/v1/vaults/${created.id}`, { metadata: { team: 'ops', region: 'eu' } });
+    const updated = await call('PATCH', `/v1/vaults/${created.id}`, {
+      name: 'Renamed',
+      metadata: { region: null },
+    });
+    expect(updated.status).toBe(200);
+    expect([updated.body.name, updated.body.metadata]).toEqual(['Renamed', { team: 'ops' }]);
+  });
+
+  it('freezes and unfreezes, idempotently, with or without a body', async () => {
+    const created = await vault();
+    const frozen = await call('POST', `/v1/vaults/${created.id}/freeze`, { reason: 'incident' });
+    expect([frozen.status, frozen.body.status]).toEqual([200, 'frozen']);
+    expect(frozen.body.frozenAt).toMatch(/Z$/);
+    expect((await call('POST', `/v1/vaults/${created.id}/freeze`)).body.status).toBe('frozen');
+    expect((await call('POST', `/v1/vaults/${created.id}/unfreeze`)).body.status).toBe('active');
+  });
+
+  it('closes to another vault or a Solana address, and refuses what contract section 9 refuses', async () => {
+    const source = await vault('40');
+    const target = await vault('0');
+    expect((await call('POST', `/v1/vaults/${source.id}/close`)).body.error).toMatchObject({
+      code: 'parameter_missing',
+      param: 'destination',
+    });
+    expect(
+      (
+        await call('POST', `/v1/vaults/${source.id}/close`, {
+          destination: { address: 'not-an-address' },
+        })
+      ).body.error,
+    ).toMatchObject({
+      code: 'invalid_address',
+      param: 'destination.address',
+    });
+    const closed = await call('POST', `/v1/vaults/${source.id}/close`, {
+      destination: { vaultId: target.id },
+    });
+    expect([closed.status, closed.body.status, closed.body.balance.ledger]).toEqual([
+      200,
+      'closed',
+      '0.00',
+    ]);
+    expect((await call('GET', `/v1/vaults/${target.id}/balance`)).body).toMatchObject({
+      object: 'balance',
+      vaultId: target.id,
+      ledger: '40.00',
+      available: '40.00',
+    });
+    for (const [method, path, body] of [
+      ['POST', `/v1/vaults/${source.id}/close`, { destination: { vaultId: target.id } }],
+      ['POST', `/v1/vaults/${source.id}/freeze`, undefined],
+      ['PATCH', `/v1/vaults/${source.id}`, { name: 'x' }],
+    ] as const) {
+      const refused = await call(method, path, body);
+      expect([refused.status, refused.body.error?.code]).toEqual([409, 'vault_closed']);
+    }
+    const other = await vault('5');
+    const toChain = await call('POST', `/v1/vaults/${other.id}/close`, {
+      destination: { address: '9xQeWvG816bUx9EPjHmaT23yvVM2ZWbrrpZb9PusVFin' },
+    });
+    expect([toChain.status, toChain.body.status]).toEqual([200, 'closed']);
+  });
+
+  it('answers the balance of a vault of the caller only', async () => {
+    const created = await vault('12.5');
+    expect((await call('GET', `/v1/vaults/${created.id}/balance`)).body).toMatchObject({
+      currency: 'USDC',
+      ledger: '12.50',
+      pending: '0.00',
+    });
+    const stranger = await service.key();
+    const response = await fetch(`${service.base}/v1/vaults/${created.id}/balance`, {
+      headers: { authorization: `Bearer ${stranger.key}` },
+    });
+    expect(response.status).toBe(404);
+  });
+});
+
 describe('the OpenAPI document', () => {
   let service: TestService;
   beforeAll(async () => {
@@ -281,7 +407,14 @@ describe('the OpenAPI document', () => {
       .split('\n')
       .filter((line) => line.includes('/v1/'));
     expect(routes.length).toBeGreaterThan(0);
-    for (const path of ['/v1/vaults', '/v1/vaults/{id}', '/v1/account']) {
+    for (const path of [
+      '/v1/vaults',
+      '/v1/vaults/{id}',
+      '/v1/vaults/{id}/freeze',
+      '/v1/vaults/{id}/close',
+      '/v1/vaults/{id}/balance',
+      '/v1/account',
+    ]) {
       expect(
         [...documented].some((entry) => entry.endsWith(` ${path}`)),
         path,

@@ -1,13 +1,30 @@
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
-import { currencyOf, parseAmount, presentVault, SpendgateError, ZERO } from '../../core/index.js';
+import {
+  currencyOf,
+  formatAmount,
+  isoTimestamp,
+  parseAmount,
+  presentVault,
+  SpendgateError,
+  ZERO,
+} from '../../core/index.js';
 import type { Store } from '../../store/store.js';
 import { authOf } from '../auth.js';
 import { respond } from '../idempotency.js';
 import { idParams, listOf } from '../schemas/common.js';
-import { createVaultBody, listVaultsQuery, vaultObject } from '../schemas/vault.js';
+import {
+  balanceObject,
+  closeVaultBody,
+  createVaultBody,
+  freezeVaultBody,
+  listVaultsQuery,
+  updateVaultBody,
+  vaultObject,
+} from '../schemas/vault.js';
+import { solanaAddress } from '../solana-address.js';
 
-/** Vaults (contract sections 7-9): create, list, retrieve. */
+/** Vaults (contract sections 7-9): create, list, retrieve, update, freeze, unfreeze, close, balance. */
 export function registerVaultRoutes(app: FastifyInstance, store: Store): void {
   const routes = app.withTypeProvider<ZodTypeProvider>();
 
@@ -87,6 +104,126 @@ export function registerVaultRoutes(app: FastifyInstance, store: Store): void {
         data: page.data.map(presentVault),
         hasMore: page.hasMore,
         nextCursor: page.nextCursor,
+      };
+    },
+  );
+
+  routes.patch(
+    '/v1/vaults/:id',
+    {
+      config: { requiredScope: 'vaults:write' },
+      schema: {
+        operationId: 'updateVault',
+        tags: ['vaults'],
+        params: idParams,
+        body: updateVaultBody,
+        response: { 200: vaultObject },
+      },
+    },
+    async (request, reply) => {
+      const { scope } = authOf(request);
+      const { id } = request.params;
+      return respond(store, request, reply, 200, async (operations) =>
+        presentVault(
+          await operations.updateVault(scope, id, {
+            name: request.body.name,
+            metadata: request.body.metadata,
+          }),
+        ),
+      );
+    },
+  );
+
+  routes.post(
+    '/v1/vaults/:id/freeze',
+    {
+      config: { requiredScope: 'vaults:write' },
+      schema: {
+        operationId: 'freezeVault',
+        tags: ['vaults'],
+        params: idParams,
+        body: freezeVaultBody,
+        response: { 200: vaultObject },
+      },
+    },
+    async (request, reply) => {
+      const { scope } = authOf(request);
+      const { id } = request.params;
+      return respond(store, request, reply, 200, async (operations) =>
+        presentVault(await operations.freezeVault(scope, id, request.body?.reason ?? null)),
+      );
+    },
+  );
+
+  routes.post(
+    '/v1/vaults/:id/unfreeze',
+    {
+      config: { requiredScope: 'vaults:write' },
+      schema: {
+        operationId: 'unfreezeVault',
+        tags: ['vaults'],
+        params: idParams,
+        response: { 200: vaultObject },
+      },
+    },
+    async (request, reply) => {
+      const { scope } = authOf(request);
+      const { id } = request.params;
+      return respond(store, request, reply, 200, async (operations) =>
+        presentVault(await operations.unfreezeVault(scope, id)),
+      );
+    },
+  );
+
+  routes.post(
+    '/v1/vaults/:id/close',
+    {
+      config: { requiredScope: 'vaults:write' },
+      schema: {
+        operationId: 'closeVault',
+        tags: ['vaults'],
+        params: idParams,
+        body: closeVaultBody,
+        response: { 200: vaultObject },
+      },
+    },
+    async (request, reply) => {
+      const { scope } = authOf(request);
+      const { id } = request.params;
+      const destination = request.body?.destination;
+      const target =
+        destination === undefined
+          ? null
+          : 'address' in destination
+            ? { address: solanaAddress(destination.address, 'destination.address') }
+            : { vaultId: destination.vaultId };
+      return respond(store, request, reply, 200, async (operations) =>
+        presentVault(await operations.closeVault(scope, id, target)),
+      );
+    },
+  );
+
+  routes.get(
+    '/v1/vaults/:id/balance',
+    {
+      config: { requiredScope: 'vaults:read' },
+      schema: {
+        operationId: 'getVaultBalance',
+        tags: ['vaults'],
+        params: idParams,
+        response: { 200: balanceObject },
+      },
+    },
+    async (request) => {
+      const vault = await store.getVault(authOf(request).scope, request.params.id);
+      return {
+        object: 'balance' as const,
+        vaultId: vault.id,
+        currency: vault.currency,
+        available: formatAmount(vault.ledger.minus(vault.pending), vault.currency),
+        pending: formatAmount(vault.pending, vault.currency),
+        ledger: formatAmount(vault.ledger, vault.currency),
+        asOf: isoTimestamp(Date.now()),
       };
     },
   );

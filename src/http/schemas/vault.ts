@@ -42,3 +42,37 @@ export const listVaultsQuery = z.strictObject({
   currency: currencyCode.optional(),
   status: vaultStatus.optional(),
 });
+
+export const updateVaultBody = z.strictObject({
+  name: z.string().min(1).max(100).optional(),
+  // A key set to null is removed (contract section 1).
+  metadata: z.record(z.string().min(1).max(40), z.string().max(500).nullable()).optional(),
+});
+
+// A POST without a body reaches the handler as null.
+export const freezeVaultBody = z
+  .strictObject({ reason: z.string().min(1).max(200).optional() })
+  .nullish();
+
+export const closeVaultBody = z
+  .strictObject({
+    destination: z
+      .union([
+        z.strictObject({ vaultId: z.string().min(1).max(64) }),
+        z.strictObject({ address: z.string().min(1).max(64) }),
+      ])
+      .optional(),
+  })
+  .nullish();
+
+export const balanceObject = z
+  .object({
+    object: z.literal('balance'),
+    vaultId: z.string(),
+    currency: currencyCode,
+    available: moneyOutput,
+    pending: moneyOutput,
+    ledger: moneyOutput,
+    asOf: timestampOutput,
+  })
+  .meta({ id: 'Balance' });

@@ -196,6 +196,50 @@ export async function getVault(
   return vaultFromRow(row);
 }
 
+/** Metadata keys a vault may have (contract section 1). */
+export const METADATA_KEYS_MAX = 50;
+
+/**
+ * updateVault: one transaction.
+ * In: scope, vaultId, a new name and/or metadata changes (a key set to null is removed).
+ * Out: the vault.  Writes: vaults.name, vaults.metadata, outbox (vault.updated).
+ * Fails: vault_not_found, vault_closed, parameter_invalid (more than 50 metadata keys after
+ *   the change).
+ */
+export async function updateVault(
+  ctx: StoreContext,
+  tx: SqlQueryable,
+  scope: Scope,
+  vaultId: string,
+  changes: {
+    readonly name?: string | undefined;
+    readonly metadata?: Readonly<Record<string, string | null>> | undefined;
+  },
+): Promise<VaultRecord> {
+  const nowMs = ctx.clock();
+  const vault = await lockVault(tx, scope, vaultId, 'id');
+  if (vault.status === 'closed')
+    throw new SpendgateError('vault_closed', `Vault ${vault.id} is closed.`, 'id');
+  const merged = Object.entries({ ...vault.metadata, ...changes.metadata });
+  const metadata = Object.fromEntries(
+    merged.filter((entry): entry is [string, string] => entry[1] !== null),
+  );
+  if (Object.keys(metadata).length > METADATA_KEYS_MAX) {
+    throw new SpendgateError(
+      'parameter_invalid',
+      `A vault has at most ${METADATA_KEYS_MAX} metadata keys.`,
+      'metadata',
+    );
+  }
+  const { rows } = await tx.query<VaultRow>(
+    `UPDATE vaults SET name = $2, metadata = $3, updated_at = $4 WHERE id = $1 RETURNING ${VAULT_COLUMNS}`,
+    [vault.id, changes.name ?? vault.name, JSON.stringify(metadata), new Date(nowMs)],
+  );
+  const updated = vaultFromRow(rows[0] as VaultRow);
+  await appendEvent(tx, scope, 'vault.updated', presentVault(updated), nowMs);
+  return updated;
+}
+
 /**
  * freezeVault / unfreezeVault: one transaction each (contract section 9).
  * In: scope, vaultId (and a reason for freeze).  Out: the vault.

@@ -9,6 +9,7 @@ import { errorBody } from './error-body.js';
 import { registerJsonBody } from './json-body.js';
 import { registerOpenApi } from './openapi.js';
 import { registerAccountRoutes } from './routes/account.js';
+import { registerPolicyRoutes } from './routes/policies.js';
 import { registerVaultRoutes } from './routes/vaults.js';
 import { validationError } from './validation-errors.js';
 
@@ -75,6 +76,7 @@ export function createServer(
     registerAuth(api, { store: dependencies.store, modes: new Set(config.modes) });
     registerAccountRoutes(api, dependencies.store);
     registerVaultRoutes(api, dependencies.store);
+    registerPolicyRoutes(api, dependencies.store);
     dependencies.extraRoutes?.(api);
     done();
   });

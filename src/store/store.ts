@@ -53,7 +53,13 @@ import {
   type ListVaultsQuery,
 } from './ops/lists.js';
 import { readTransactionMetadata } from './ops/metadata.js';
-import { deletePolicy, getPolicy, setPolicy } from './ops/policies.js';
+import {
+  deletePolicy,
+  getPolicy,
+  setPolicy,
+  simulatePolicy,
+  type SimulationInput,
+} from './ops/policies.js';
 import { snapshotDay } from './ops/snapshots.js';
 import { createInternalTransfer } from './ops/transfers.js';
 import {
@@ -120,6 +126,8 @@ function bind(ctx: StoreContext, tx: SqlQueryable) {
       setPolicy(ctx, tx, scope, vaultId, document),
     getPolicy: (scope: Scope, vaultId: string) => getPolicy(ctx, tx, scope, vaultId),
     deletePolicy: (scope: Scope, vaultId: string) => deletePolicy(ctx, tx, scope, vaultId),
+    simulatePolicy: (scope: Scope, vaultId: string, input: SimulationInput) =>
+      simulatePolicy(ctx, tx, scope, vaultId, input),
     authorize: async (scope: Scope, input: AuthorizeInput) => {
       const [outcome] = await authorizeBatch(ctx, tx, [{ scope, input }]);
       assert(outcome !== undefined, 'a batch of one has one outcome');

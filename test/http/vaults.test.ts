@@ -414,6 +414,8 @@ describe('the OpenAPI document', () => {
       '/v1/vaults/{id}/close',
       '/v1/vaults/{id}/balance',
       '/v1/account',
+      '/v1/vaults/{id}/policy',
+      '/v1/vaults/{id}/policy/simulate',
     ]) {
       expect(
         [...documented].some((entry) => entry.endsWith(` ${path}`)),

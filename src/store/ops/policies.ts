@@ -1,5 +1,10 @@
 import {
   compilePolicy,
+  decide,
+  type AuthorizationRequest,
+  type CardStatus,
+  type Decision,
+  type VaultRecord,
   isoTimestamp,
   SpendgateError,
   type CompiledPolicy,
@@ -9,6 +14,8 @@ import {
 } from '../../core/index.js';
 import { lockVault, type StoreContext } from '../context.js';
 import { appendEvent } from '../outbox.js';
+import { VAULT_COLUMNS, vaultFromRow, type VaultRow } from '../rows.js';
+import { readSpend } from '../spend.js';
 import type { SqlQueryable } from '../sql/client.js';
 
 export interface PolicyRecord {
@@ -158,4 +165,74 @@ export async function loadCompiledPolicy(
   return ctx.policyCache.getOrCompile(vaultId, row.version, () =>
     compilePolicy(row.document, { currency, templates: ctx.templates }),
   );
+}
+
+export interface SimulationInput {
+  /** A draft to try; null tries the vault's current policy (none: approve-all but balance). */
+  readonly draft: unknown;
+  readonly request: AuthorizationRequest;
+}
+
+/**
+ * simulatePolicy: one read-only transaction (Simulate Policy, contract section 7).
+ * In: scope, vaultId, an optional draft policy, a transaction (amount, merchant, optional card).
+ * Out: the decision the vault would give now, against its live balance and spend aggregates,
+ *   shadow matches included. Writes nothing.
+ * Fails: vault_not_found, card_not_found (a card id of another vault or account),
+ *   policy_invalid (the draft).
+ */
+export async function simulatePolicy(
+  ctx: StoreContext,
+  tx: SqlQueryable,
+  scope: Scope,
+  vaultId: string,
+  input: SimulationInput,
+): Promise<Decision> {
+  const nowMs = ctx.clock();
+  const vault = await getVaultOf(tx, scope, vaultId);
+  const policy =
+    input.draft === null
+      ? await loadCompiledPolicy(ctx, tx, vault.id, vault.currency)
+      : compilePolicy(input.draft, { currency: vault.currency, templates: ctx.templates });
+  let cardStatus: CardStatus = 'active';
+  if (input.request.cardId !== '') {
+    const { rows } = await tx.query<{ status: CardStatus }>(
+      'SELECT status FROM cards WHERE id = $1 AND vault_id = $2 AND account_id = $3 AND mode = $4',
+      [input.request.cardId, vault.id, scope.accountId, scope.mode],
+    );
+    const status = rows[0]?.status;
+    if (status === undefined) {
+      throw new SpendgateError(
+        'card_not_found',
+        `No card ${input.request.cardId.slice(0, 64)} exists on this vault.`,
+        'transaction.cardId',
+      );
+    }
+    cardStatus = status;
+  }
+  const spend = policy === null ? {} : await readSpend(tx, vault.id, policy.aggregates, nowMs);
+  return decide({
+    card: { id: input.request.cardId, vaultId: vault.id, status: cardStatus },
+    vault: {
+      id: vault.id,
+      status: vault.status,
+      currency: vault.currency,
+      available: vault.ledger.minus(vault.pending),
+    },
+    policy,
+    spend,
+    nowMs,
+    request: input.request,
+  });
+}
+
+async function getVaultOf(tx: SqlQueryable, scope: Scope, vaultId: string): Promise<VaultRecord> {
+  const { rows } = await tx.query<VaultRow>(
+    `SELECT ${VAULT_COLUMNS} FROM vaults WHERE id = $1 AND account_id = $2 AND mode = $3`,
+    [vaultId, scope.accountId, scope.mode],
+  );
+  const row = rows[0];
+  if (row === undefined)
+    throw new SpendgateError('vault_not_found', `No vault ${vaultId.slice(0, 64)} exists.`, 'id');
+  return vaultFromRow(row);
 }

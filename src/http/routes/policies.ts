@@ -1,0 +1,123 @@
+import type { FastifyInstance } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { currencyOf, formatAmount, parseAmount } from '../../core/index.js';
+import { presentPolicy } from '../../store/ops/policies.js';
+import type { Store } from '../../store/store.js';
+import { authOf } from '../auth.js';
+import { respond } from '../idempotency.js';
+import { idParams } from '../schemas/common.js';
+import {
+  decisionObject,
+  deletedPolicyObject,
+  policyBody,
+  policyObject,
+  simulateBody,
+} from '../schemas/policy.js';
+
+/** Authorization policies (contract sections 7 and 11): set, get, delete, simulate. */
+export function registerPolicyRoutes(app: FastifyInstance, store: Store): void {
+  const routes = app.withTypeProvider<ZodTypeProvider>();
+
+  routes.put(
+    '/v1/vaults/:id/policy',
+    {
+      config: { requiredScope: 'policies:write' },
+      schema: {
+        operationId: 'setPolicy',
+        tags: ['policies'],
+        params: idParams,
+        body: policyBody,
+        response: { 200: policyObject },
+      },
+    },
+    async (request, reply) => {
+      const { scope } = authOf(request);
+      const { id } = request.params;
+      return respond(store, request, reply, 200, async (operations) =>
+        presentPolicy(await operations.setPolicy(scope, id, request.body)),
+      );
+    },
+  );
+
+  routes.get(
+    '/v1/vaults/:id/policy',
+    {
+      config: { requiredScope: 'vaults:read' },
+      schema: {
+        operationId: 'getPolicy',
+        tags: ['policies'],
+        params: idParams,
+        response: { 200: policyObject },
+      },
+    },
+    async (request) =>
+      presentPolicy(await store.getPolicy(authOf(request).scope, request.params.id)),
+  );
+
+  routes.delete(
+    '/v1/vaults/:id/policy',
+    {
+      config: { requiredScope: 'policies:write' },
+      schema: {
+        operationId: 'deletePolicy',
+        tags: ['policies'],
+        params: idParams,
+        response: { 200: deletedPolicyObject },
+      },
+    },
+    async (request, reply) => {
+      const { scope } = authOf(request);
+      const { id } = request.params;
+      return respond(store, request, reply, 200, async (operations) => {
+        await operations.deletePolicy(scope, id);
+        return { object: 'policy' as const, vaultId: id, deleted: true as const };
+      });
+    },
+  );
+
+  routes.post(
+    '/v1/vaults/:id/policy/simulate',
+    {
+      config: { requiredScope: 'vaults:read' },
+      schema: {
+        operationId: 'simulatePolicy',
+        tags: ['policies'],
+        params: idParams,
+        body: simulateBody,
+        response: { 200: decisionObject },
+      },
+    },
+    async (request) => {
+      const started = process.hrtime.bigint();
+      const { scope } = authOf(request);
+      const vault = await store.getVault(scope, request.params.id);
+      const { transaction } = request.body;
+      const currency = currencyOf(transaction.currency ?? vault.currency, 'transaction.currency');
+      const amount = parseAmount(transaction.amount, currency, { param: 'transaction.amount' });
+      const decision = await store.simulatePolicy(scope, vault.id, {
+        draft: request.body.policy ?? null,
+        request: {
+          cardId: transaction.cardId ?? '',
+          amount,
+          currency: currency.code,
+          merchant: transaction.merchant,
+        },
+      });
+      return {
+        id: null,
+        object: 'authorization' as const,
+        approved: decision.approved,
+        status: decision.approved ? ('pending' as const) : ('declined' as const),
+        declineCode: decision.declineCode,
+        declineReason: decision.declineReason,
+        amount: formatAmount(amount, currency),
+        currency: currency.code,
+        cardId: transaction.cardId ?? null,
+        vaultId: vault.id,
+        standIn: false,
+        decidedInMicros: Number((process.hrtime.bigint() - started) / 1000n),
+        shadowMatches: [...decision.shadowMatches],
+      };
+    },
+  );
+}

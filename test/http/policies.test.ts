@@ -13,6 +13,7 @@ interface Json {
   decidedInMicros: number;
   deleted: boolean;
   limits: unknown;
+  pending?: string;
   error?: { code: string; param?: string };
 }
 
@@ -148,9 +149,6 @@ describe('policy routes', () => {
       code: 'parameter_invalid',
       param: 'transaction.merchant.mcc',
     });
-    const [balance] = [
-      (await call('GET', `/v1/vaults/${created.id}/balance`)).body,
-    ];
-    expect(balance?.pending).toBe('0.00');
+    expect((await call('GET', `/v1/vaults/${created.id}/balance`)).body.pending).toBe('0.00');
   });
 });

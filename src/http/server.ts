@@ -10,6 +10,7 @@ import { registerJsonBody } from './json-body.js';
 import { registerOpenApi } from './openapi.js';
 import { registerAccountRoutes } from './routes/account.js';
 import { registerPolicyRoutes } from './routes/policies.js';
+import { registerTransferRoutes } from './routes/transfers.js';
 import { registerVaultRoutes } from './routes/vaults.js';
 import { validationError } from './validation-errors.js';
 
@@ -77,6 +78,7 @@ export function createServer(
     registerAccountRoutes(api, dependencies.store);
     registerVaultRoutes(api, dependencies.store);
     registerPolicyRoutes(api, dependencies.store);
+    registerTransferRoutes(api, dependencies.store);
     dependencies.extraRoutes?.(api);
     done();
   });

@@ -60,6 +60,7 @@ import {
   simulatePolicy,
   type SimulationInput,
 } from './ops/policies.js';
+import { getTransaction, getTransfer } from './ops/reads.js';
 import { snapshotDay } from './ops/snapshots.js';
 import { createInternalTransfer } from './ops/transfers.js';
 import {
@@ -110,6 +111,8 @@ function bind(ctx: StoreContext, tx: SqlQueryable) {
     readTransactionMetadata: (scope: Scope, transactionId: string) =>
       readTransactionMetadata(ctx, tx, scope, transactionId),
     getVault: (scope: Scope, vaultId: string) => getVault(ctx, tx, scope, vaultId),
+    getTransaction: (scope: Scope, id: string) => getTransaction(ctx, tx, scope, id),
+    getTransfer: (scope: Scope, id: string) => getTransfer(ctx, tx, scope, id),
     updateVault: (scope: Scope, vaultId: string, changes: Parameters<typeof updateVault>[4]) =>
       updateVault(ctx, tx, scope, vaultId, changes),
     freezeVault: (scope: Scope, vaultId: string, reason: string | null) =>

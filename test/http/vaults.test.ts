@@ -416,6 +416,12 @@ describe('the OpenAPI document', () => {
       '/v1/account',
       '/v1/vaults/{id}/policy',
       '/v1/vaults/{id}/policy/simulate',
+      '/v1/transfers',
+      '/v1/transfers/{id}',
+      '/v1/transactions',
+      '/v1/transactions/{id}',
+      '/v1/transactions/{id}/metadata',
+      '/v1/simulate/deposits',
     ]) {
       expect(
         [...documented].some((entry) => entry.endsWith(` ${path}`)),

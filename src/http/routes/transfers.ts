@@ -1,0 +1,231 @@
+import type { FastifyInstance } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import {
+  Decimal,
+  parseAmount,
+  presentTransaction,
+  presentTransfer,
+  SCALE_MAX,
+  SpendgateError,
+  type CurrencyInfo,
+} from '../../core/index.js';
+import type { Store } from '../../store/store.js';
+import { authOf } from '../auth.js';
+import { respond } from '../idempotency.js';
+import { idParams, listOf } from '../schemas/common.js';
+import {
+  createTransferBody,
+  listTransactionsQuery,
+  listTransfersQuery,
+  metadataObject,
+  simulateDepositBody,
+  transactionObject,
+  transferObject,
+} from '../schemas/transaction.js';
+
+/** A bound of a list filter: any currency's amount, at the finest scale any currency has. */
+const FILTER_CURRENCY: CurrencyInfo = {
+  code: 'filter',
+  name: 'filter',
+  network: 'solana',
+  scale: SCALE_MAX,
+};
+
+function filterAmount(value: string | undefined, param: string): Decimal | undefined {
+  return value === undefined ? undefined : parseAmount(value, FILTER_CURRENCY, { param });
+}
+
+function filterDate(value: string | undefined, param: string): number | undefined {
+  if (value === undefined) return undefined;
+  const ms = Date.parse(value);
+  if (Number.isNaN(ms))
+    throw new SpendgateError('parameter_invalid', `${param} must be an ISO 8601 date.`, param);
+  return ms;
+}
+
+/** Transfers, transactions, transaction metadata and simulated deposits (contract sections 7, 12, 14). */
+export function registerTransferRoutes(app: FastifyInstance, store: Store): void {
+  const routes = app.withTypeProvider<ZodTypeProvider>();
+
+  routes.post(
+    '/v1/transfers',
+    {
+      config: { requiredScope: 'transfers:write' },
+      schema: {
+        operationId: 'createTransfer',
+        tags: ['transfers'],
+        body: createTransferBody,
+        response: { 201: transferObject },
+      },
+    },
+    async (request, reply) => {
+      const { scope } = authOf(request);
+      const body = request.body;
+      const from = await store.getVault(scope, body.fromVaultId).catch((error: unknown) => {
+        throw error instanceof SpendgateError && error.code === 'vault_not_found'
+          ? new SpendgateError('vault_not_found', error.message, 'fromVaultId')
+          : error;
+      });
+      const amount = parseAmount(body.amount, from.currency, { param: 'amount', allowZero: false });
+      return respond(store, request, reply, 201, async (operations) =>
+        presentTransfer(
+          await operations.createInternalTransfer(scope, {
+            fromVaultId: from.id,
+            toVaultId: body.toVaultId,
+            amount,
+            description: body.description ?? null,
+            metadata: body.metadata ?? null,
+          }),
+        ),
+      );
+    },
+  );
+
+  routes.get(
+    '/v1/transfers',
+    {
+      config: { requiredScope: 'transactions:read' },
+      schema: {
+        operationId: 'listTransfers',
+        tags: ['transfers'],
+        querystring: listTransfersQuery,
+        response: { 200: listOf(transferObject) },
+      },
+    },
+    async (request) => {
+      const page = await store.listTransfers(authOf(request).scope, request.query);
+      return {
+        object: 'list' as const,
+        data: page.data.map(presentTransfer),
+        hasMore: page.hasMore,
+        nextCursor: page.nextCursor,
+      };
+    },
+  );
+
+  routes.get(
+    '/v1/transfers/:id',
+    {
+      config: { requiredScope: 'transactions:read' },
+      schema: {
+        operationId: 'retrieveTransfer',
+        tags: ['transfers'],
+        params: idParams,
+        response: { 200: transferObject },
+      },
+    },
+    async (request) =>
+      presentTransfer(await store.getTransfer(authOf(request).scope, request.params.id)),
+  );
+
+  routes.get(
+    '/v1/transactions',
+    {
+      config: { requiredScope: 'transactions:read' },
+      schema: {
+        operationId: 'listTransactions',
+        tags: ['transactions'],
+        querystring: listTransactionsQuery,
+        response: { 200: listOf(transactionObject) },
+      },
+    },
+    async (request) => {
+      const query = request.query;
+      const page = await store.listTransactions(authOf(request).scope, {
+        limit: query.limit,
+        startingAfter: query.startingAfter,
+        vaultId: query.vaultId,
+        cardId: query.cardId,
+        status: query.status,
+        minAmount: filterAmount(query.minAmount, 'minAmount'),
+        maxAmount: filterAmount(query.maxAmount, 'maxAmount'),
+        startDate: filterDate(query.startDate, 'startDate'),
+        endDate: filterDate(query.endDate, 'endDate'),
+      });
+      return {
+        object: 'list' as const,
+        data: page.data.map(presentTransaction),
+        hasMore: page.hasMore,
+        nextCursor: page.nextCursor,
+      };
+    },
+  );
+
+  routes.get(
+    '/v1/transactions/:id',
+    {
+      config: { requiredScope: 'transactions:read' },
+      schema: {
+        operationId: 'retrieveTransaction',
+        tags: ['transactions'],
+        params: idParams,
+        response: { 200: transactionObject },
+      },
+    },
+    async (request) =>
+      presentTransaction(await store.getTransaction(authOf(request).scope, request.params.id)),
+  );
+
+  routes.get(
+    '/v1/transactions/:id/metadata',
+    {
+      config: { requiredScope: 'transactions:metadata' },
+      schema: {
+        operationId: 'getTransactionMetadata',
+        tags: ['transactions'],
+        params: idParams,
+        response: { 200: metadataObject },
+      },
+    },
+    async (request, reply) => {
+      void reply.header('Cache-Control', 'no-store');
+      const metadata = await store.readTransactionMetadata(
+        authOf(request).scope,
+        request.params.id,
+      );
+      return {
+        object: 'transaction_metadata' as const,
+        transactionId: request.params.id,
+        metadata,
+      };
+    },
+  );
+
+  routes.post(
+    '/v1/simulate/deposits',
+    {
+      config: { requiredScope: 'vaults:write' },
+      schema: {
+        operationId: 'simulateDeposit',
+        tags: ['testing'],
+        body: simulateDepositBody,
+        response: { 201: transactionObject },
+      },
+    },
+    async (request, reply) => {
+      const { scope } = authOf(request);
+      if (scope.mode !== 'test') {
+        throw new SpendgateError(
+          'parameter_invalid',
+          'Deposits can be simulated in test mode only.',
+          'mode',
+        );
+      }
+      const vault = await store.getVault(scope, request.body.vaultId).catch((error: unknown) => {
+        throw error instanceof SpendgateError && error.code === 'vault_not_found'
+          ? new SpendgateError('vault_not_found', error.message, 'vaultId')
+          : error;
+      });
+      const amount = parseAmount(request.body.amount, vault.currency, {
+        param: 'amount',
+        allowZero: false,
+      });
+      return respond(store, request, reply, 201, async (operations) =>
+        presentTransaction(
+          (await operations.deposit(scope, vault.id, amount, request.body.metadata ?? null))
+            .deposit,
+        ),
+      );
+    },
+  );
+}

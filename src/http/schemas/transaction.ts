@@ -1,0 +1,105 @@
+import { z } from 'zod';
+import { CURRENCY_CODES } from '../../core/index.js';
+import {
+  amountInput,
+  metadataInput,
+  moneyOutput,
+  paginationQuery,
+  timestampOutput,
+} from './common.js';
+
+const currencyCode = z.enum(CURRENCY_CODES as [string, ...string[]]);
+
+export const transactionObject = z
+  .object({
+    id: z.string(),
+    object: z.literal('transaction'),
+    type: z.enum([
+      'card_authorization',
+      'transfer_in',
+      'transfer_out',
+      'external_transfer',
+      'deposit',
+      'withdrawal',
+    ]),
+    status: z.enum(['pending', 'completed', 'failed', 'declined']),
+    vaultId: z.string(),
+    cardId: z.string().nullable(),
+    transferId: z.string().nullable(),
+    amount: moneyOutput,
+    capturedAmount: moneyOutput,
+    currency: currencyCode,
+    merchant: z
+      .object({
+        name: z.string(),
+        mcc: z.string(),
+        country: z.string(),
+        city: z.string().nullable(),
+        id: z.string().nullable(),
+      })
+      .nullable(),
+    declineCode: z.string().nullable(),
+    declineReason: z.object({ rule: z.string(), message: z.string() }).nullable(),
+    failureReason: z.string().nullable(),
+    createdAt: timestampOutput,
+    completedAt: timestampOutput.nullable(),
+    hasMetadata: z.boolean(),
+  })
+  .meta({ id: 'Transaction' });
+
+export const transferObject = z
+  .object({
+    id: z.string(),
+    object: z.literal('transfer'),
+    fromVaultId: z.string(),
+    toVaultId: z.string().nullable().optional(),
+    address: z.string().nullable().optional(),
+    amount: moneyOutput,
+    currency: currencyCode,
+    status: z.enum(['pending', 'completed', 'failed']),
+    description: z.string().nullable(),
+    memo: z.string().nullable(),
+    signature: z.string().nullable(),
+    failureReason: z.string().nullable(),
+    createdAt: timestampOutput,
+    completedAt: timestampOutput.nullable(),
+  })
+  .meta({ id: 'Transfer' });
+
+export const createTransferBody = z.strictObject({
+  fromVaultId: z.string().min(1).max(64),
+  toVaultId: z.string().min(1).max(64),
+  amount: amountInput,
+  description: z.string().min(1).max(500).optional(),
+  metadata: metadataInput.optional(),
+});
+
+export const listTransfersQuery = z.strictObject({
+  ...paginationQuery,
+  vaultId: z.string().min(1).max(64).optional(),
+  status: z.enum(['pending', 'completed', 'failed']).optional(),
+});
+
+/** The interface document's filters of List Transactions; dates are ISO 8601. */
+export const listTransactionsQuery = z.strictObject({
+  ...paginationQuery,
+  vaultId: z.string().min(1).max(64).optional(),
+  cardId: z.string().min(1).max(64).optional(),
+  status: z.enum(['pending', 'completed', 'failed', 'declined']).optional(),
+  minAmount: z.string().min(1).max(40).optional(),
+  maxAmount: z.string().min(1).max(40).optional(),
+  startDate: z.iso.datetime({ offset: true }).or(z.iso.date()).optional(),
+  endDate: z.iso.datetime({ offset: true }).or(z.iso.date()).optional(),
+});
+
+export const simulateDepositBody = z.strictObject({
+  vaultId: z.string().min(1).max(64),
+  amount: amountInput,
+  metadata: metadataInput.optional(),
+});
+
+export const metadataObject = z.object({
+  object: z.literal('transaction_metadata'),
+  transactionId: z.string(),
+  metadata: z.record(z.string(), z.string()),
+});

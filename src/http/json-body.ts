@@ -22,11 +22,20 @@ function parseNumber(literal: string): number | ImpreciseNumber {
 }
 
 const PROTOTYPE_KEYS = /"(?:__proto__|constructor|prototype)"\s*:/;
+// PostgreSQL text cannot hold NUL; a body carrying one anywhere is refused whole, up front.
+const NUL_ESCAPE = /\\u0000/i;
 
 export function registerJsonBody(app: FastifyInstance): void {
   app.removeContentTypeParser('application/json');
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => {
     const text = typeof body === 'string' ? body : body.toString('utf8');
+    if (NUL_ESCAPE.test(text)) {
+      done(
+        new SpendgateError('invalid_json', 'The request body contains a NUL character.'),
+        undefined,
+      );
+      return;
+    }
     if (PROTOTYPE_KEYS.test(text)) {
       done(new SpendgateError('invalid_json', 'The request body uses a reserved key.'), undefined);
       return;

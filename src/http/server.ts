@@ -1,4 +1,4 @@
-import Fastify, { type FastifyError, type FastifyInstance } from 'fastify';
+import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply } from 'fastify';
 import { v7 as uuidv7 } from 'uuid';
 import { ERROR_CATALOGUE, SpendgateError, type ErrorCode } from '../core/index.js';
 import type { Config } from '../config/env.js';
@@ -44,6 +44,20 @@ export function createServer(
   const app = Fastify({
     bodyLimit: BODY_BYTES_MAX,
     genReqId: () => `req_${uuidv7().replaceAll('-', '')}`,
+    // Errors the router raises before any hook runs (a URL with a malformed escape, such as
+    // %ff): the contract's body too, never Fastify's own.
+    frameworkErrors: (error, request, reply) => {
+      void (reply as FastifyReply)
+        .code(400)
+        .header('Request-Id', request.id)
+        .send(
+          errorBody(
+            'parameter_invalid',
+            request.id,
+            `The request is malformed: ${error.message.slice(0, 120)}`,
+          ),
+        );
+    },
     logger: {
       level: config.logLevel,
       // Never log credentials, card data or secrets, whatever a later route puts in a log line.

@@ -17,19 +17,37 @@ export const amountInput = z
     description: 'A decimal amount: a JSON number or a decimal string such as "125.50".',
   });
 
+/**
+ * Text a client sends: length-bounded, and well-formed Unicode. A lone UTF-16 surrogate can
+ * be written in JSON but not stored faithfully (UTF-8 cannot carry it) nor encrypted, so it is
+ * refused at the edge as a parameter error instead of failing deeper down.
+ */
+export function text(min: number, max: number) {
+  return z
+    .string()
+    .min(min)
+    .max(max)
+    .refine((value) => value.isWellFormed() && !value.includes('\u0000'), {
+      error: 'must be well-formed Unicode text without NUL characters',
+    });
+}
+
 /** Contract section 1: at most 50 keys of 1-40 characters, string values of at most 500. */
 export const metadataInput = z
-  .record(z.string().min(1).max(40), z.string().max(500))
+  .record(text(1, 40), text(0, 500))
   .refine((value) => Object.keys(value).length <= 50, { error: 'has more than 50 keys' });
 
 export const moneyOutput = z.string().meta({ description: 'A decimal amount, e.g. "125.50".' });
 export const timestampOutput = z.string().meta({ description: 'ISO 8601 UTC.' });
 
-export const idParams = z.object({ id: z.string().min(1).max(64) });
+/** Ids are a kind prefix and hex: anything else can name no object. */
+export const idParams = z.object({
+  id: z.string().regex(/^[a-z]{2,4}_[0-9a-f]{1,60}$/, { error: 'is not an id' }),
+});
 
 export const paginationQuery = {
   limit: z.coerce.number().int().min(1).max(100).default(10),
-  startingAfter: z.string().min(1).max(64).optional(),
+  startingAfter: text(1, 64).optional(),
 };
 
 export function listOf<T extends z.ZodType>(item: T) {

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { isCountryCode, MCC_PATTERN } from '../../core/index.js';
-import { amountInput, moneyOutput, timestampOutput } from './common.js';
+import { amountInput, moneyOutput, timestampOutput, text } from './common.js';
 
 /**
  * A policy body is any JSON object here: the core's compiler validates it (contract section
@@ -28,22 +28,22 @@ export const deletedPolicyObject = z.object({
 });
 
 export const merchantInput = z.strictObject({
-  name: z.string().min(1).max(200),
+  name: text(1, 200),
   mcc: z.string().regex(MCC_PATTERN, { error: 'must be a four-digit merchant category code' }),
   country: z
     .string()
     .refine(isCountryCode, { error: 'must be an ISO 3166-1 alpha-2 country code' }),
-  city: z.string().min(1).max(200).optional(),
-  id: z.string().min(1).max(200).optional(),
+  city: text(1, 200).optional(),
+  id: text(1, 200).optional(),
 });
 
 export const simulateBody = z.strictObject({
   policy: policyBody.optional(),
   transaction: z.strictObject({
     amount: amountInput,
-    currency: z.string().min(1).max(16).optional(),
+    currency: text(1, 16).optional(),
     merchant: merchantInput,
-    cardId: z.string().min(1).max(64).optional(),
+    cardId: text(1, 64).optional(),
   }),
 });
 

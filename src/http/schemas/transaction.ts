@@ -5,6 +5,7 @@ import {
   metadataInput,
   moneyOutput,
   paginationQuery,
+  text,
   timestampOutput,
 } from './common.js';
 
@@ -67,33 +68,33 @@ export const transferObject = z
   .meta({ id: 'Transfer' });
 
 export const createTransferBody = z.strictObject({
-  fromVaultId: z.string().min(1).max(64),
-  toVaultId: z.string().min(1).max(64),
+  fromVaultId: text(1, 64),
+  toVaultId: text(1, 64),
   amount: amountInput,
-  description: z.string().min(1).max(500).optional(),
+  description: text(1, 500).optional(),
   metadata: metadataInput.optional(),
 });
 
 export const listTransfersQuery = z.strictObject({
   ...paginationQuery,
-  vaultId: z.string().min(1).max(64).optional(),
+  vaultId: text(1, 64).optional(),
   status: z.enum(['pending', 'completed', 'failed']).optional(),
 });
 
 /** The interface document's filters of List Transactions; dates are ISO 8601. */
 export const listTransactionsQuery = z.strictObject({
   ...paginationQuery,
-  vaultId: z.string().min(1).max(64).optional(),
-  cardId: z.string().min(1).max(64).optional(),
+  vaultId: text(1, 64).optional(),
+  cardId: text(1, 64).optional(),
   status: z.enum(['pending', 'completed', 'failed', 'declined']).optional(),
-  minAmount: z.string().min(1).max(40).optional(),
-  maxAmount: z.string().min(1).max(40).optional(),
+  minAmount: text(1, 40).optional(),
+  maxAmount: text(1, 40).optional(),
   startDate: z.iso.datetime({ offset: true }).or(z.iso.date()).optional(),
   endDate: z.iso.datetime({ offset: true }).or(z.iso.date()).optional(),
 });
 
 export const simulateDepositBody = z.strictObject({
-  vaultId: z.string().min(1).max(64),
+  vaultId: text(1, 64),
   amount: amountInput,
   metadata: metadataInput.optional(),
 });

@@ -5,6 +5,7 @@ import {
   metadataInput,
   moneyOutput,
   paginationQuery,
+  text,
   timestampOutput,
 } from './common.js';
 
@@ -29,10 +30,10 @@ export const vaultObject = z
   .meta({ id: 'Vault' });
 
 export const createVaultBody = z.strictObject({
-  name: z.string().min(1).max(100),
+  name: text(1, 100),
   // Checked against the registry in the handler, so an unknown one is `invalid_currency`.
-  currency: z.string().min(1).max(16),
-  network: z.string().min(1).max(32),
+  currency: text(1, 16),
+  network: text(1, 32),
   initialDeposit: amountInput.optional(),
   metadata: metadataInput.optional(),
 });
@@ -44,23 +45,18 @@ export const listVaultsQuery = z.strictObject({
 });
 
 export const updateVaultBody = z.strictObject({
-  name: z.string().min(1).max(100).optional(),
+  name: text(1, 100).optional(),
   // A key set to null is removed (contract section 1).
-  metadata: z.record(z.string().min(1).max(40), z.string().max(500).nullable()).optional(),
+  metadata: z.record(text(1, 40), z.string().max(500).nullable()).optional(),
 });
 
 // A POST without a body reaches the handler as null.
-export const freezeVaultBody = z
-  .strictObject({ reason: z.string().min(1).max(200).optional() })
-  .nullish();
+export const freezeVaultBody = z.strictObject({ reason: text(1, 200).optional() }).nullish();
 
 export const closeVaultBody = z
   .strictObject({
     destination: z
-      .union([
-        z.strictObject({ vaultId: z.string().min(1).max(64) }),
-        z.strictObject({ address: z.string().min(1).max(64) }),
-      ])
+      .union([z.strictObject({ vaultId: text(1, 64) }), z.strictObject({ address: text(1, 64) })])
       .optional(),
   })
   .nullish();

@@ -365,6 +365,35 @@ describe('vault lifecycle routes', () => {
     expect([toChain.status, toChain.body.status]).toEqual([200, 'closed']);
   });
 
+  it('answers the balance history from the daily snapshots, newest first, paged by date', async () => {
+    const created = await vault('9');
+    // Days from the vault's creation on: a snapshot covers only days a vault existed.
+    const days = [0, 1, 2].map((offset) =>
+      new Date(Date.now() + offset * 86_400_000).toISOString().slice(0, 10),
+    );
+    for (const day of days) {
+      await service.store.transaction((operations) => operations.snapshotDay(day, null, 10_000));
+    }
+    const first = await call('GET', `/v1/vaults/${created.id}/balance/history?limit=2`);
+    const body = first.body as unknown as {
+      data: { date: string; ledger: string; object: string }[];
+      nextCursor: string | null;
+    };
+    expect(body.data.map((snapshot) => snapshot.date)).toEqual([days[2], days[1]]);
+    expect(body.data[0]).toMatchObject({ object: 'balance_snapshot', ledger: '9.00' });
+    const next = await call(
+      'GET',
+      `/v1/vaults/${created.id}/balance/history?limit=2&startingAfter=${body.nextCursor ?? ''}`,
+    );
+    expect(
+      (next.body as unknown as { data: { date: string }[] }).data.map((snapshot) => snapshot.date),
+    ).toEqual([days[0]]);
+    expect(
+      (await call('GET', `/v1/vaults/${created.id}/balance/history?startDate=2026-13-01`)).body
+        .error,
+    ).toMatchObject({ code: 'parameter_invalid', param: 'startDate' });
+  });
+
   it('answers the balance of a vault of the caller only', async () => {
     const created = await vault('12.5');
     expect((await call('GET', `/v1/vaults/${created.id}/balance`)).body).toMatchObject({
@@ -408,6 +437,7 @@ describe('the OpenAPI document', () => {
       .filter((line) => line.includes('/v1/'));
     expect(routes.length).toBeGreaterThan(0);
     for (const path of [
+      '/v1/vaults/{id}/balance/history',
       '/v1/vaults',
       '/v1/vaults/{id}',
       '/v1/vaults/{id}/freeze',

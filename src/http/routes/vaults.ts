@@ -14,7 +14,9 @@ import { authOf } from '../auth.js';
 import { respond } from '../idempotency.js';
 import { idParams, listOf } from '../schemas/common.js';
 import {
+  balanceHistoryQuery,
   balanceObject,
+  balanceSnapshotObject,
   closeVaultBody,
   createVaultBody,
   freezeVaultBody,
@@ -224,6 +226,42 @@ export function registerVaultRoutes(app: FastifyInstance, store: Store): void {
         pending: formatAmount(vault.pending, vault.currency),
         ledger: formatAmount(vault.ledger, vault.currency),
         asOf: isoTimestamp(Date.now()),
+      };
+    },
+  );
+
+  routes.get(
+    '/v1/vaults/:id/balance/history',
+    {
+      config: { requiredScope: 'vaults:read' },
+      schema: {
+        operationId: 'getBalanceHistory',
+        tags: ['vaults'],
+        params: idParams,
+        querystring: balanceHistoryQuery,
+        response: { 200: listOf(balanceSnapshotObject) },
+      },
+    },
+    async (request) => {
+      const page = await store.listBalanceSnapshots(
+        authOf(request).scope,
+        request.params.id,
+        request.query,
+      );
+      return {
+        object: 'list' as const,
+        data: page.data.map((snapshot) => ({
+          object: 'balance_snapshot' as const,
+          vaultId: snapshot.vaultId,
+          // The store keys snapshots by `day`; the contract names the field `date`.
+          date: snapshot.day,
+          currency: snapshot.currency,
+          ledger: formatAmount(snapshot.ledger, snapshot.currency),
+          available: formatAmount(snapshot.available, snapshot.currency),
+          pending: formatAmount(snapshot.pending, snapshot.currency),
+        })),
+        hasMore: page.hasMore,
+        nextCursor: page.nextCursor,
       };
     },
   );

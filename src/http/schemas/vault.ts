@@ -72,3 +72,25 @@ export const balanceObject = z
     asOf: timestampOutput,
   })
   .meta({ id: 'Balance' });
+
+const isoDay = z.iso.date({ error: 'must be a date, YYYY-MM-DD' });
+
+export const balanceHistoryQuery = z.strictObject({
+  limit: z.coerce.number().int().min(1).max(100).default(10),
+  /** A day: the next page holds the days before it (snapshots have no id). */
+  startingAfter: isoDay.optional(),
+  startDate: isoDay.optional(),
+  endDate: isoDay.optional(),
+});
+
+export const balanceSnapshotObject = z
+  .object({
+    object: z.literal('balance_snapshot'),
+    vaultId: z.string(),
+    date: z.string(),
+    currency: currencyCode,
+    ledger: moneyOutput,
+    available: moneyOutput,
+    pending: moneyOutput,
+  })
+  .meta({ id: 'BalanceSnapshot' });

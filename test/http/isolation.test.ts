@@ -1,0 +1,114 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestService, type TestService } from '../support/http.js';
+
+/**
+ * Tenant and mode isolation (contract section 2), table-driven over every route of the OpenAPI
+ * document that takes an id: another account's key, and the owner's key of the other mode, get
+ * 404 and change nothing. A new route with an id must be added to the table below, or this
+ * test fails.
+ */
+const BODIES: Record<string, unknown> = {
+  'PATCH /v1/vaults/{id}': { name: 'taken' },
+  'POST /v1/vaults/{id}/freeze': { reason: 'taken' },
+  'POST /v1/vaults/{id}/close': {
+    destination: { address: '9xQeWvG816bUx9EPjHmaT23yvVM2ZWbrrpZb9PusVFin' },
+  },
+  'PUT /v1/vaults/{id}/policy': { limits: [{ interval: 'daily', amount: '1' }] },
+  'POST /v1/vaults/{id}/policy/simulate': {
+    transaction: { amount: '1', merchant: { name: 'm', mcc: '5812', country: 'US' } },
+  },
+};
+const NOT_FOUND = new Set(['vault_not_found', 'transfer_not_found', 'transaction_not_found']);
+
+describe('isolation by account and mode', () => {
+  let service: TestService;
+  let owner: string;
+  let ids: Record<'vaults' | 'transfers' | 'transactions', string>;
+  let routes: [string, string][];
+
+  const call = async (key: string, method: string, path: string, body?: unknown) => {
+    const response = await fetch(`${service.base}${path}`, {
+      method,
+      headers: {
+        authorization: `Bearer ${key}`,
+        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+      },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    });
+    return {
+      status: response.status,
+      body: (await response.json()) as {
+        id?: string;
+        error?: { code: string };
+        data?: { id: string }[];
+      },
+    };
+  };
+
+  beforeAll(async () => {
+    service = await startTestService();
+    ({ key: owner } = await service.key({ account: 'owner' }));
+    const vault = async () =>
+      (
+        await call(owner, 'POST', '/v1/vaults', {
+          name: 'v',
+          currency: 'USDC',
+          network: 'solana',
+          initialDeposit: '50',
+        })
+      ).body.id ?? '';
+    const [from, to] = [await vault(), await vault()];
+    const transfer =
+      (
+        await call(owner, 'POST', '/v1/transfers', {
+          fromVaultId: from,
+          toVaultId: to,
+          amount: '5',
+        })
+      ).body.id ?? '';
+    const transactions =
+      (await call(owner, 'GET', `/v1/transactions?vaultId=${from}`)).body.data ?? [];
+    ids = { vaults: from, transfers: transfer, transactions: transactions[0]?.id ?? '' };
+    const document = (await (await fetch(`${service.base}/v1/openapi.json`)).json()) as {
+      paths: Record<string, Record<string, unknown>>;
+    };
+    routes = Object.entries(document.paths)
+      .filter(([path]) => path.includes('{id}'))
+      .flatMap(([path, methods]) =>
+        Object.keys(methods).map((method) => [method.toUpperCase(), path] as [string, string]),
+      );
+  });
+
+  afterAll(async () => {
+    await service.close();
+  });
+
+  it('covers every route with an id', () => {
+    expect(routes.length).toBeGreaterThanOrEqual(12);
+  });
+
+  it.each([
+    ['another account', async () => (await service.key({ account: 'stranger' })).key],
+    [
+      'the other mode of the owner',
+      async () => (await service.key({ account: 'owner', mode: 'live' })).key,
+    ],
+  ])('answers %s 404 on every route with an id, and changes nothing', async (_who, makeKey) => {
+    const intruder = await makeKey();
+    const before = await call(owner, 'GET', `/v1/vaults/${ids.vaults}`);
+    for (const [method, template] of routes) {
+      const kind = template.split('/')[2] as keyof typeof ids;
+      expect(ids[kind], `no id for ${template}`).toBeDefined();
+      const path = template.replace('{id}', ids[kind]);
+      const response = await call(intruder, method, path, BODIES[`${method} ${template}`]);
+      expect(
+        [response.status, NOT_FOUND.has(response.body.error?.code ?? '')],
+        `${method} ${template}`,
+      ).toEqual([404, true]);
+    }
+    expect((await call(owner, 'GET', `/v1/vaults/${ids.vaults}`)).body).toEqual(before.body);
+    expect((await call(owner, 'GET', `/v1/vaults/${ids.vaults}/policy`)).body.error?.code).toBe(
+      'policy_not_found',
+    );
+  });
+});

@@ -27,21 +27,10 @@ describe('isolation by account and mode', () => {
   let routes: [string, string][];
 
   const call = async (key: string, method: string, path: string, body?: unknown) => {
-    const response = await fetch(`${service.base}${path}`, {
-      method,
-      headers: {
-        authorization: `Bearer ${key}`,
-        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-      },
-      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-    });
+    const answer = await service.request(key, method, path, body);
     return {
-      status: response.status,
-      body: (await response.json()) as {
-        id?: string;
-        error?: { code: string };
-        data?: { id: string }[];
-      },
+      ...answer,
+      body: answer.body as { id?: string; error?: { code: string }; data?: { id: string }[] },
     };
   };
 

@@ -31,15 +31,8 @@ describe('policy routes', () => {
   });
 
   const call = async (method: string, path: string, body?: unknown, keyOverride?: string) => {
-    const response = await fetch(`${service.base}${path}`, {
-      method,
-      headers: {
-        authorization: `Bearer ${keyOverride ?? key}`,
-        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-      },
-      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-    });
-    return { status: response.status, body: (await response.json()) as Json };
+    const answer = await service.request(keyOverride ?? key, method, path, body);
+    return { ...answer, body: answer.body as Json };
   };
   const vault = async (initialDeposit = '100') =>
     (

@@ -29,19 +29,8 @@ describe('transfer and transaction routes', () => {
   });
 
   const call = async (method: string, path: string, body?: unknown, keyOverride?: string) => {
-    const response = await fetch(`${service.base}${path}`, {
-      method,
-      headers: {
-        authorization: `Bearer ${keyOverride ?? key}`,
-        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-      },
-      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-    });
-    return {
-      status: response.status,
-      headers: response.headers,
-      body: (await response.json()) as Json,
-    };
+    const answer = await service.request(keyOverride ?? key, method, path, body);
+    return { ...answer, body: answer.body as Json };
   };
   const vault = async (initialDeposit = '100', currency = 'USDC', as = key) =>
     (

@@ -279,15 +279,8 @@ describe('vault lifecycle routes', () => {
   });
 
   const call = async (method: string, path: string, body?: unknown) => {
-    const response = await fetch(`${service.base}${path}`, {
-      method,
-      headers: {
-        authorization: `Bearer ${key}`,
-        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-      },
-      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-    });
-    return { status: response.status, body: (await response.json()) as VaultJson };
+    const answer = await service.request(key, method, path, body);
+    return { ...answer, body: answer.body as VaultJson };
   };
   const vault = async (initialDeposit = '0') =>
     (

@@ -19,6 +19,13 @@ export interface TestService {
     scopes?: ApiScope[];
     account?: string;
   }): Promise<{ key: string; scope: Scope }>;
+  /** One request with a key (and a JSON body when given); the body answered, parsed. */
+  request(
+    key: string,
+    method: string,
+    path: string,
+    body?: unknown,
+  ): Promise<{ status: number; headers: Headers; body: unknown }>;
   close(): Promise<void>;
 }
 
@@ -49,6 +56,21 @@ export async function startTestService(
         scopes: keyOptions.scopes ?? [],
       });
       return { key, scope: { accountId: account.id, mode } };
+    },
+    async request(key, method, path, body) {
+      const response = await fetch(`${base}${path}`, {
+        method,
+        headers: {
+          authorization: `Bearer ${key}`,
+          ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+        },
+        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+      });
+      return {
+        status: response.status,
+        headers: response.headers,
+        body: await response.json(),
+      };
     },
     async close() {
       await app.close();

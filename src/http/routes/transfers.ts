@@ -8,6 +8,7 @@ import {
   SCALE_MAX,
   SpendgateError,
   type CurrencyInfo,
+  type Scope,
 } from '../../core/index.js';
 import type { Store } from '../../store/store.js';
 import { authOf } from '../auth.js';
@@ -43,6 +44,18 @@ function filterDate(value: string | undefined, param: string): number | undefine
   return ms;
 }
 
+/** The caller's vault, refused as not found at `param`, the body field that named it. */
+async function vaultAt(store: Store, scope: Scope, vaultId: string, param: string) {
+  try {
+    return await store.getVault(scope, vaultId);
+  } catch (error) {
+    if (error instanceof SpendgateError && error.code === 'vault_not_found') {
+      throw new SpendgateError('vault_not_found', error.message, param);
+    }
+    throw error;
+  }
+}
+
 /** Transfers, transactions, transaction metadata and simulated deposits (contract sections 7, 12, 14). */
 export function registerTransferRoutes(app: FastifyInstance, store: Store): void {
   const routes = app.withTypeProvider<ZodTypeProvider>();
@@ -61,11 +74,7 @@ export function registerTransferRoutes(app: FastifyInstance, store: Store): void
     async (request, reply) => {
       const { scope } = authOf(request);
       const body = request.body;
-      const from = await store.getVault(scope, body.fromVaultId).catch((error: unknown) => {
-        throw error instanceof SpendgateError && error.code === 'vault_not_found'
-          ? new SpendgateError('vault_not_found', error.message, 'fromVaultId')
-          : error;
-      });
+      const from = await vaultAt(store, scope, body.fromVaultId, 'fromVaultId');
       const amount = parseAmount(body.amount, from.currency, { param: 'amount', allowZero: false });
       return respond(store, request, reply, 201, async (operations) =>
         presentTransfer(
@@ -211,11 +220,7 @@ export function registerTransferRoutes(app: FastifyInstance, store: Store): void
           'mode',
         );
       }
-      const vault = await store.getVault(scope, request.body.vaultId).catch((error: unknown) => {
-        throw error instanceof SpendgateError && error.code === 'vault_not_found'
-          ? new SpendgateError('vault_not_found', error.message, 'vaultId')
-          : error;
-      });
+      const vault = await vaultAt(store, scope, request.body.vaultId, 'vaultId');
       const amount = parseAmount(request.body.amount, vault.currency, {
         param: 'amount',
         allowZero: false,

@@ -4,7 +4,6 @@ import {
   type AuthorizationRequest,
   type CardStatus,
   type Decision,
-  type VaultRecord,
   isoTimestamp,
   SpendgateError,
   type CompiledPolicy,
@@ -14,8 +13,8 @@ import {
 } from '../../core/index.js';
 import { lockVault, type StoreContext } from '../context.js';
 import { appendEvent } from '../outbox.js';
-import { VAULT_COLUMNS, vaultFromRow, type VaultRow } from '../rows.js';
 import { readSpend } from '../spend.js';
+import { getVault } from './vaults.js';
 import type { SqlQueryable } from '../sql/client.js';
 
 export interface PolicyRecord {
@@ -189,7 +188,7 @@ export async function simulatePolicy(
   input: SimulationInput,
 ): Promise<Decision> {
   const nowMs = ctx.clock();
-  const vault = await getVaultOf(tx, scope, vaultId);
+  const vault = await getVault(ctx, tx, scope, vaultId);
   const policy =
     input.draft === null
       ? await loadCompiledPolicy(ctx, tx, vault.id, vault.currency)
@@ -224,15 +223,4 @@ export async function simulatePolicy(
     nowMs,
     request: input.request,
   });
-}
-
-async function getVaultOf(tx: SqlQueryable, scope: Scope, vaultId: string): Promise<VaultRecord> {
-  const { rows } = await tx.query<VaultRow>(
-    `SELECT ${VAULT_COLUMNS} FROM vaults WHERE id = $1 AND account_id = $2 AND mode = $3`,
-    [vaultId, scope.accountId, scope.mode],
-  );
-  const row = rows[0];
-  if (row === undefined)
-    throw new SpendgateError('vault_not_found', `No vault ${vaultId.slice(0, 64)} exists.`, 'id');
-  return vaultFromRow(row);
 }

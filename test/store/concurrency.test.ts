@@ -27,6 +27,20 @@ describe('concurrency on PostgreSQL', () => {
     await database.close();
   });
 
+  /** `count` authorizations of `amount` on one card, all at once, each its own callback. */
+  const burst = (cardId: string, count: number, amount: string) =>
+    Promise.all(
+      Array.from({ length: count }, () =>
+        t.store.authorize(scope, {
+          cardId,
+          amount: usdc(amount),
+          currency: 'USDC',
+          merchant: merchant(),
+          networkTransactionId: networkTransactionId(),
+        }),
+      ),
+    );
+
   it('500 concurrent authorizations on a vault funded for exactly 200: 200 approved, 300 declined, 0 left', async () => {
     const { vault } = await t.store.createVault(scope, {
       name: 'Hot',
@@ -39,17 +53,7 @@ describe('concurrency on PostgreSQL', () => {
       cardholderName: 'Ada',
       metadata: {},
     });
-    const outcomes = await Promise.all(
-      Array.from({ length: 500 }, () =>
-        t.store.authorize(scope, {
-          cardId: card.id,
-          amount: usdc('2.5'),
-          currency: 'USDC',
-          merchant: merchant(),
-          networkTransactionId: networkTransactionId(),
-        }),
-      ),
-    );
+    const outcomes = await burst(card.id, 500, '2.5');
     const approved = outcomes.filter((outcome) => outcome.decision.approved).length;
     const declineCodes = new Set(
       outcomes
@@ -86,17 +90,7 @@ describe('concurrency on PostgreSQL', () => {
       cardholderName: 'Ada',
       metadata: {},
     });
-    const outcomes = await Promise.all(
-      Array.from({ length: 500 }, () =>
-        t.store.authorize(scope, {
-          cardId: card.id,
-          amount: usdc('2.5'),
-          currency: 'USDC',
-          merchant: merchant(),
-          networkTransactionId: networkTransactionId(),
-        }),
-      ),
-    );
+    const outcomes = await burst(card.id, 500, '2.5');
     // 2.5 x 100 = 250 reaches the weekly amount first; the count limit of 120 would allow more.
     expect(outcomes.filter((outcome) => outcome.decision.approved)).toHaveLength(100);
     expect(
@@ -118,17 +112,7 @@ describe('concurrency on PostgreSQL', () => {
       cardholderName: 'Ada',
       metadata: {},
     });
-    const counted = await Promise.all(
-      Array.from({ length: 500 }, () =>
-        t.store.authorize(scope, {
-          cardId: card2.id,
-          amount: usdc('1'),
-          currency: 'USDC',
-          merchant: merchant(),
-          networkTransactionId: networkTransactionId(),
-        }),
-      ),
-    );
+    const counted = await burst(card2.id, 500, '1');
     expect(counted.filter((outcome) => outcome.decision.approved)).toHaveLength(120);
     await t.expectInvariants();
   });

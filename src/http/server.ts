@@ -11,6 +11,7 @@ import { registerOpenApi } from './openapi.js';
 import { registerAccountRoutes } from './routes/account.js';
 import { registerPolicyRoutes } from './routes/policies.js';
 import { registerTransferRoutes } from './routes/transfers.js';
+import { registerTwoFactorRoutes } from './routes/two-factor.js';
 import { registerVaultRoutes } from './routes/vaults.js';
 import { validationError } from './validation-errors.js';
 
@@ -93,6 +94,7 @@ export function createServer(
     registerVaultRoutes(api, dependencies.store);
     registerPolicyRoutes(api, dependencies.store);
     registerTransferRoutes(api, dependencies.store);
+    registerTwoFactorRoutes(api, dependencies.store);
     dependencies.extraRoutes?.(api);
     done();
   });

@@ -62,6 +62,12 @@ import {
 } from './ops/policies.js';
 import { getTransaction, getTransfer } from './ops/reads.js';
 import { snapshotDay } from './ops/snapshots.js';
+import {
+  beginTwoFactor,
+  disableTwoFactor,
+  requireTwoFactor,
+  verifyTwoFactor,
+} from './ops/two-factor.js';
 import { createInternalTransfer } from './ops/transfers.js';
 import {
   closeVault,
@@ -95,6 +101,12 @@ function bind(ctx: StoreContext, tx: SqlQueryable) {
     client: tx,
     findOrCreateAccount: (name: string) => findOrCreateAccount(ctx, tx, name),
     getAccount: (accountId: string) => getAccount(ctx, tx, accountId),
+    beginTwoFactor: (accountId: string) => beginTwoFactor(ctx, tx, accountId),
+    verifyTwoFactor: (accountId: string, code: string) => verifyTwoFactor(ctx, tx, accountId, code),
+    disableTwoFactor: (accountId: string, code: string | undefined) =>
+      disableTwoFactor(ctx, tx, accountId, code),
+    requireTwoFactor: (accountId: string, code: string | undefined) =>
+      requireTwoFactor(ctx, tx, accountId, code),
     hasAnyApiKey: () => hasAnyApiKey(ctx, tx),
     createApiKey: (input: Parameters<typeof createApiKey>[2]) => createApiKey(ctx, tx, input),
     authenticateApiKey: (key: string) => authenticateApiKey(ctx, tx, key),

@@ -30,10 +30,19 @@ export interface TestService {
 }
 
 export async function startTestService(
-  options: { modes?: ('test' | 'live')[]; configure?: (app: FastifyInstance) => void } = {},
+  options: {
+    modes?: ('test' | 'live')[];
+    configure?: (app: FastifyInstance) => void;
+    /** The store's clock, epoch milliseconds; the real one by default. */
+    clock?: () => number;
+  } = {},
 ): Promise<TestService> {
   const database: TestDatabase = testDatabase('pg');
-  const store = await openStore({ client: await database.client(), masterKey: randomBytes(32) });
+  const store = await openStore({
+    client: await database.client(),
+    masterKey: randomBytes(32),
+    ...(options.clock === undefined ? {} : { clock: options.clock }),
+  });
   const app = createServer(
     { logLevel: 'silent', modes: options.modes ?? ['test', 'live'] },
     { store, ...(options.configure === undefined ? {} : { extraRoutes: options.configure }) },

@@ -1,0 +1,92 @@
+import type { FastifyInstance } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import { SpendgateError } from '../../core/index.js';
+import type { Store } from '../../store/store.js';
+import { authOf } from '../auth.js';
+import { text } from '../schemas/common.js';
+
+/** Two-factor enrolment (contract section 2): begin, verify to turn on, turn off with a code. */
+const enrolmentObject = z.object({
+  object: z.literal('two_factor_enrolment'),
+  secret: z.string(),
+  otpauthUri: z.string(),
+});
+const accountObject = z.object({
+  id: z.string(),
+  object: z.literal('account'),
+  name: z.string(),
+  mode: z.enum(['test', 'live']),
+  twoFactorEnabled: z.boolean(),
+});
+
+export function registerTwoFactorRoutes(app: FastifyInstance, store: Store): void {
+  const routes = app.withTypeProvider<ZodTypeProvider>();
+  const account = async (accountId: string, mode: 'test' | 'live') => {
+    const found = await store.getAccount(accountId);
+    if (found === null) throw new SpendgateError('invalid_api_key', 'The API key is invalid.');
+    return {
+      id: found.id,
+      object: 'account' as const,
+      name: found.name,
+      mode,
+      twoFactorEnabled: found.twoFactorEnabled,
+    };
+  };
+
+  routes.post(
+    '/v1/account/two-factor',
+    {
+      config: { requiredScope: null },
+      schema: {
+        operationId: 'beginTwoFactor',
+        tags: ['account'],
+        response: { 200: enrolmentObject },
+      },
+    },
+    async (request, reply) => {
+      void reply.header('Cache-Control', 'no-store');
+      const enrolment = await store.beginTwoFactor(authOf(request).scope.accountId);
+      return { object: 'two_factor_enrolment' as const, ...enrolment };
+    },
+  );
+
+  routes.post(
+    '/v1/account/two-factor/verify',
+    {
+      config: { requiredScope: null },
+      schema: {
+        operationId: 'verifyTwoFactor',
+        tags: ['account'],
+        body: z.strictObject({ code: text(1, 10) }),
+        response: { 200: accountObject },
+      },
+    },
+    async (request) => {
+      const { scope } = authOf(request);
+      await store.verifyTwoFactor(scope.accountId, request.body.code);
+      return account(scope.accountId, scope.mode);
+    },
+  );
+
+  routes.delete(
+    '/v1/account/two-factor',
+    {
+      config: { requiredScope: null },
+      schema: {
+        operationId: 'disableTwoFactor',
+        tags: ['account'],
+        response: { 200: accountObject },
+      },
+    },
+    async (request) => {
+      const { scope } = authOf(request);
+      const header = request.headers['x-two-factor-code'];
+      await store.disableTwoFactor(
+        scope.accountId,
+        typeof header === 'string' ? header : undefined,
+      );
+      return account(scope.accountId, scope.mode);
+    },
+  );
+}

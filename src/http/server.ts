@@ -36,6 +36,8 @@ export interface ServerDependencies {
   readonly store: Store;
   /** More routes under the same authentication: for services that embed spendgate, and tests. */
   readonly extraRoutes?: (api: FastifyInstance) => void;
+  /** Where log lines go; stdout by default. Tests read it to prove secrets never reach it. */
+  readonly logStream?: { write(line: string): void };
 }
 
 export function createServer(
@@ -61,11 +63,16 @@ export function createServer(
     },
     logger: {
       level: config.logLevel,
+      ...(dependencies.logStream === undefined ? {} : { stream: dependencies.logStream }),
       // Never log credentials, card data or secrets, whatever a later route puts in a log line.
       redact: {
         paths: [
           'req.headers.authorization',
           'req.headers["x-two-factor-code"]',
+          'headers.authorization',
+          'headers["x-two-factor-code"]',
+          '*.headers.authorization',
+          '*.headers["x-two-factor-code"]',
           '*.number',
           '*.cvv',
           '*.secret',

@@ -35,6 +35,8 @@ export async function startTestService(
     configure?: (app: FastifyInstance) => void;
     /** The store's clock, epoch milliseconds; the real one by default. */
     clock?: () => number;
+    /** Log level and destination, to read what the service logs; silent by default. */
+    log?: { level: 'info' | 'debug' | 'trace'; stream: { write(line: string): void } };
   } = {},
 ): Promise<TestService> {
   const database: TestDatabase = testDatabase('pg');
@@ -44,8 +46,12 @@ export async function startTestService(
     ...(options.clock === undefined ? {} : { clock: options.clock }),
   });
   const app = createServer(
-    { logLevel: 'silent', modes: options.modes ?? ['test', 'live'] },
-    { store, ...(options.configure === undefined ? {} : { extraRoutes: options.configure }) },
+    { logLevel: options.log?.level ?? 'silent', modes: options.modes ?? ['test', 'live'] },
+    {
+      store,
+      ...(options.configure === undefined ? {} : { extraRoutes: options.configure }),
+      ...(options.log === undefined ? {} : { logStream: options.log.stream }),
+    },
   );
   const base = await app.listen({ port: 0, host: '127.0.0.1' });
   let accounts = 0;

@@ -1,5 +1,6 @@
 #!/usr/bin/env node
 import { ConfigError, loadConfig, type Config } from '../config/env.js';
+import { createRedis } from '../http/health.js';
 import { createServer } from '../http/server.js';
 import { migrate } from '../store/migrations/runner.js';
 import { KEYS_USAGE, runKeys, UsageError } from './keys.js';
@@ -26,8 +27,12 @@ async function serve(config: Config): Promise<void> {
       `\nspendgate: a first test key for account "default" (shown once; spendgate keys create makes more):\n\n  ${key}\n\n`,
     );
   }
-  const app = createServer(config, { store });
+  // Redis carries queues and rate limits; the service starts and serves without it (contract
+  // section 15), and /readyz says so.
+  const redis = createRedis(config.redisUrl);
+  const app = createServer(config, { store, redis });
   app.addHook('onClose', async () => {
+    redis.disconnect();
     await store.close();
   });
   await app.listen({ port: config.port, host: config.host });

@@ -14,6 +14,14 @@ const configSchema = z.object({
     .url({ protocol: /^postgres(ql)?$/, error: 'must be a postgres:// or postgresql:// URL' })
     .optional(),
   SPENDGATE_DATA_DIR: z.string().min(1).default('./data'),
+  REDIS_URL: z
+    .url({ protocol: /^rediss?$/, error: 'must be a redis:// or rediss:// URL' })
+    .default('redis://127.0.0.1:6379'),
+  // Every queue and rate-limit key lives under it, so two deployments can share one Redis.
+  REDIS_PREFIX: z
+    .string()
+    .regex(/^[A-Za-z0-9_-]{1,40}$/, { error: 'must be 1 to 40 letters, digits, _ or -' })
+    .default('spendgate'),
   // Which key modes this deployment answers (contract section 2): a sandbox serves only test.
   SPENDGATE_MODES: z
     .string()
@@ -36,6 +44,8 @@ export interface Config {
   readonly dataDir: string;
   /** The key modes served. */
   readonly modes: readonly ('test' | 'live')[];
+  readonly redisUrl: string;
+  readonly redisPrefix: string;
 }
 
 export class ConfigError extends Error {
@@ -60,5 +70,7 @@ export function loadConfig(
     databaseUrl: result.data.DATABASE_URL ?? null,
     dataDir: result.data.SPENDGATE_DATA_DIR,
     modes: [...new Set(result.data.SPENDGATE_MODES)],
+    redisUrl: result.data.REDIS_URL,
+    redisPrefix: result.data.REDIS_PREFIX,
   };
 }

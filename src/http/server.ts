@@ -4,7 +4,9 @@ import { ERROR_CATALOGUE, SpendgateError, type ErrorCode } from '../core/index.j
 import type { Config } from '../config/env.js';
 import type { Store } from '../store/store.js';
 import { serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
+import type { Redis } from 'ioredis';
 import { registerAuth } from './auth.js';
+import { registerHealth } from './health.js';
 import { errorBody } from './error-body.js';
 import { registerJsonBody } from './json-body.js';
 import { registerOpenApi } from './openapi.js';
@@ -36,6 +38,8 @@ export interface ServerDependencies {
   readonly store: Store;
   /** More routes under the same authentication: for services that embed spendgate, and tests. */
   readonly extraRoutes?: (api: FastifyInstance) => void;
+  /** Redis (queues and rate limits); null when none is configured. /readyz reports it. */
+  readonly redis?: Redis | null;
   /** Where log lines go; stdout by default. Tests read it to prove secrets never reach it. */
   readonly logStream?: { write(line: string): void };
 }
@@ -86,9 +90,7 @@ export function createServer(
     reply.header('Request-Id', request.id);
   });
 
-  app.get('/healthz', { config: { public: true } }, (_request, reply) =>
-    reply.send({ status: 'ok' }),
-  );
+  registerHealth(app, { store: dependencies.store, redis: dependencies.redis ?? null });
 
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);

@@ -84,6 +84,8 @@ describe('configuration', () => {
       databaseUrl: null,
       dataDir: './data',
       modes: ['test', 'live'],
+      redisUrl: 'redis://127.0.0.1:6379',
+      redisPrefix: 'spendgate',
     });
     expect(loadConfig({ SPENDGATE_MODES: 'test' }).modes).toEqual(['test']);
     expect(() => loadConfig({ SPENDGATE_MODES: 'test,prod' })).toThrow(/SPENDGATE_MODES/);

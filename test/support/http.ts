@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
+import type { Redis } from 'ioredis';
 import type { Scope } from '../../src/core/index.js';
 import { createServer } from '../../src/http/server.js';
 import type { ApiScope } from '../../src/store/ops/accounts.js';
@@ -35,6 +36,8 @@ export async function startTestService(
     configure?: (app: FastifyInstance) => void;
     /** The store's clock, epoch milliseconds; the real one by default. */
     clock?: () => number;
+    /** A Redis client for /readyz; none by default. */
+    redis?: Redis;
     /** Log level and destination, to read what the service logs; silent by default. */
     log?: { level: 'info' | 'debug' | 'trace'; stream: { write(line: string): void } };
   } = {},
@@ -51,6 +54,7 @@ export async function startTestService(
       store,
       ...(options.configure === undefined ? {} : { extraRoutes: options.configure }),
       ...(options.log === undefined ? {} : { logStream: options.log.stream }),
+      ...(options.redis === undefined ? {} : { redis: options.redis }),
     },
   );
   const base = await app.listen({ port: 0, host: '127.0.0.1' });

@@ -1,0 +1,107 @@
+import type { FastifyInstance } from 'fastify';
+import { Redis } from 'ioredis';
+import { collectDefaultMetrics, Histogram, Registry } from 'prom-client';
+import type { Store } from '../store/store.js';
+
+/**
+ * Health and metrics (contract section 15): /healthz (the process is up), /readyz (the
+ * database and Redis answer), /metrics (Prometheus text: request latency by route, and the
+ * process's own metrics). Each server has a registry of its own, so several can live in one
+ * process (tests, embedding services).
+ */
+const CHECK_MS_MAX = 1000;
+
+async function within<T>(work: Promise<T>, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    await Promise.race([
+      work,
+      new Promise((_, reject) => {
+        timer = setTimeout(() => {
+          reject(new Error('timed out'));
+        }, ms);
+      }),
+    ]);
+    return true;
+  } catch {
+    return false;
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/**
+ * A Redis client that never stops the service: it connects lazily, keeps no queue of commands
+ * while down (a command fails at once), and retries the connection in the background.
+ */
+export function createRedis(url: string): Redis {
+  const redis = new Redis(url, {
+    lazyConnect: true,
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 0,
+    retryStrategy: (attempt) => Math.min(attempt * 200, 5000),
+  });
+  // Unreachable Redis is reported by /readyz, not by a crash.
+  redis.on('error', () => undefined);
+  return redis;
+}
+
+export function registerHealth(
+  app: FastifyInstance,
+  dependencies: { store: Store; redis: Redis | null },
+): void {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry });
+  const latency = new Histogram({
+    name: 'spendgate_http_request_duration_seconds',
+    help: 'HTTP request latency by method, route and status.',
+    labelNames: ['method', 'route', 'status'],
+    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+    registers: [registry],
+  });
+  app.addHook('onResponse', async (request, reply) => {
+    // The route's pattern, never the URL: ids would make the label set unbounded.
+    latency.observe(
+      {
+        method: request.method,
+        route: request.routeOptions.url ?? 'unmatched',
+        status: String(reply.statusCode),
+      },
+      reply.elapsedTime / 1000,
+    );
+  });
+
+  app.get('/healthz', { config: { public: true }, schema: { hide: true } }, (_request, reply) =>
+    reply.send({ status: 'ok' }),
+  );
+
+  app.get(
+    '/readyz',
+    { config: { public: true }, schema: { hide: true } },
+    async (_request, reply) => {
+      const database = await within(dependencies.store.client.query('SELECT 1'), CHECK_MS_MAX);
+      const redis =
+        dependencies.redis === null
+          ? false
+          : await within(connectAndPing(dependencies.redis), CHECK_MS_MAX);
+      const ready = database && redis;
+      return reply.code(ready ? 200 : 503).send({
+        status: ready ? 'ready' : 'not_ready',
+        database: database ? 'up' : 'down',
+        redis: redis ? 'up' : 'down',
+      });
+    },
+  );
+
+  app.get(
+    '/metrics',
+    { config: { public: true }, schema: { hide: true } },
+    async (_request, reply) =>
+      reply.header('Content-Type', registry.contentType).send(await registry.metrics()),
+  );
+}
+
+async function connectAndPing(redis: Redis): Promise<void> {
+  if (redis.status === 'wait') await redis.connect();
+  await redis.ping();
+}

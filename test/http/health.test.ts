@@ -1,0 +1,57 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createRedis } from '../../src/http/health.js';
+import { startTestService, type TestService } from '../support/http.js';
+
+/** Health, readiness with a real Redis and without one, and the metrics text. */
+describe('health and metrics', () => {
+  const up = createRedis('redis://127.0.0.1:6379');
+  // Nothing listens on port 1: a Redis that is down.
+  const down = createRedis('redis://127.0.0.1:1');
+  let ready: TestService;
+  let degraded: TestService;
+
+  beforeAll(async () => {
+    ready = await startTestService({ redis: up });
+    degraded = await startTestService({ redis: down });
+  });
+
+  afterAll(async () => {
+    up.disconnect();
+    down.disconnect();
+    await ready.close();
+    await degraded.close();
+  });
+
+  it('answers /readyz 200 when the database and Redis answer, 503 naming what is down', async () => {
+    const good = await fetch(`${ready.base}/readyz`);
+    expect([good.status, await good.json()]).toEqual([
+      200,
+      { status: 'ready', database: 'up', redis: 'up' },
+    ]);
+    const bad = await fetch(`${degraded.base}/readyz`);
+    expect([bad.status, await bad.json()]).toEqual([
+      503,
+      { status: 'not_ready', database: 'up', redis: 'down' },
+    ]);
+    // Without Redis the API still serves.
+    const { key } = await degraded.key();
+    expect(
+      (await fetch(`${degraded.base}/v1/account`, { headers: { authorization: `Bearer ${key}` } }))
+        .status,
+    ).toBe(200);
+  });
+
+  it('serves request latency by route pattern, never by URL', async () => {
+    const { key } = await ready.key();
+    await fetch(`${ready.base}/v1/vaults/vlt_0123456789abcdef0123456789abcdef`, {
+      headers: { authorization: `Bearer ${key}` },
+    });
+    const response = await fetch(`${ready.base}/metrics`);
+    const text = await response.text();
+    expect(response.headers.get('content-type')).toContain('text/plain');
+    expect(text).toContain('spendgate_http_request_duration_seconds_bucket{');
+    expect(text).toContain('route="/v1/vaults/:id"');
+    expect(text).not.toContain('vlt_0123456789abcdef0123456789abcdef');
+    expect(text).toContain('process_cpu_user_seconds_total');
+  });
+});

@@ -1,4 +1,5 @@
 import {
+  assert,
   SpendgateError,
   type Decimal,
   type CompiledPolicyCache,
@@ -83,4 +84,15 @@ export async function changeVaultTotals(
     );
   }
   return vaultFromRow(row);
+}
+
+/** The wrapped data key of a vault (read inside the caller's transaction). */
+export async function vaultDataKey(tx: SqlQueryable, vaultId: string): Promise<string> {
+  const { rows } = await tx.query<{ data_key_wrapped: string }>(
+    'SELECT data_key_wrapped FROM vaults WHERE id = $1',
+    [vaultId],
+  );
+  const wrapped = rows[0]?.data_key_wrapped;
+  assert(wrapped !== undefined, 'a vault has a data key');
+  return wrapped;
 }

@@ -1,5 +1,4 @@
 import {
-  aggregateSpec,
   assert,
   Decimal,
   isoDate,
@@ -142,9 +141,4 @@ export async function readSpend(
   const row = rows[0];
   assert(row !== undefined, 'a SELECT of scalars returns one row');
   return spendTotalsFrom(specs, row);
-}
-
-/** The counters' view for one vault, for tests and the invariant checker. */
-export function allSpendSpecs(): AggregateSpec[] {
-  return [aggregateSpec('amount', 'allTime', null), aggregateSpec('count', 'allTime', null)];
 }

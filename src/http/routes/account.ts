@@ -1,20 +1,48 @@
 import type { FastifyInstance } from 'fastify';
-import { SpendgateError } from '../../core/index.js';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import { SpendgateError, type Scope } from '../../core/index.js';
 import type { Store } from '../../store/store.js';
 import { authOf } from '../auth.js';
 
+export const accountObject = z
+  .object({
+    id: z.string(),
+    object: z.literal('account'),
+    name: z.string(),
+    mode: z.enum(['test', 'live']),
+    twoFactorEnabled: z.boolean(),
+  })
+  .meta({ id: 'Account' });
+
+/** The caller's account as the API answers it, in the key's mode. */
+export async function presentAccount(
+  store: Store,
+  scope: Scope,
+): Promise<z.infer<typeof accountObject>> {
+  const account = await store.getAccount(scope.accountId);
+  if (account === null) throw new SpendgateError('invalid_api_key', 'The API key is invalid.');
+  return {
+    id: account.id,
+    object: 'account',
+    name: account.name,
+    mode: scope.mode,
+    twoFactorEnabled: account.twoFactorEnabled,
+  };
+}
+
 /** Account (contract section 7): the caller's account, by any valid key of it. */
 export function registerAccountRoutes(app: FastifyInstance, store: Store): void {
-  app.get('/v1/account', { config: { requiredScope: null } }, async (request) => {
-    const { scope } = authOf(request);
-    const account = await store.getAccount(scope.accountId);
-    if (account === null) throw new SpendgateError('invalid_api_key', 'The API key is invalid.');
-    return {
-      id: account.id,
-      object: 'account' as const,
-      name: account.name,
-      mode: scope.mode,
-      twoFactorEnabled: account.twoFactorEnabled,
-    };
-  });
+  app.withTypeProvider<ZodTypeProvider>().get(
+    '/v1/account',
+    {
+      config: { requiredScope: null },
+      schema: {
+        operationId: 'retrieveAccount',
+        tags: ['account'],
+        response: { 200: accountObject },
+      },
+    },
+    async (request) => presentAccount(store, authOf(request).scope),
+  );
 }

@@ -1,9 +1,9 @@
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { SpendgateError } from '../../core/index.js';
 import type { Store } from '../../store/store.js';
 import { authOf } from '../auth.js';
+import { accountObject, presentAccount } from './account.js';
 import { text } from '../schemas/common.js';
 
 /** Two-factor enrolment (contract section 2): begin, verify to turn on, turn off with a code. */
@@ -12,27 +12,9 @@ const enrolmentObject = z.object({
   secret: z.string(),
   otpauthUri: z.string(),
 });
-const accountObject = z.object({
-  id: z.string(),
-  object: z.literal('account'),
-  name: z.string(),
-  mode: z.enum(['test', 'live']),
-  twoFactorEnabled: z.boolean(),
-});
 
 export function registerTwoFactorRoutes(app: FastifyInstance, store: Store): void {
   const routes = app.withTypeProvider<ZodTypeProvider>();
-  const account = async (accountId: string, mode: 'test' | 'live') => {
-    const found = await store.getAccount(accountId);
-    if (found === null) throw new SpendgateError('invalid_api_key', 'The API key is invalid.');
-    return {
-      id: found.id,
-      object: 'account' as const,
-      name: found.name,
-      mode,
-      twoFactorEnabled: found.twoFactorEnabled,
-    };
-  };
 
   routes.post(
     '/v1/account/two-factor',
@@ -65,7 +47,7 @@ export function registerTwoFactorRoutes(app: FastifyInstance, store: Store): voi
     async (request) => {
       const { scope } = authOf(request);
       await store.verifyTwoFactor(scope.accountId, request.body.code);
-      return account(scope.accountId, scope.mode);
+      return presentAccount(store, scope);
     },
   );
 
@@ -86,7 +68,7 @@ export function registerTwoFactorRoutes(app: FastifyInstance, store: Store): voi
         scope.accountId,
         typeof header === 'string' ? header : undefined,
       );
-      return account(scope.accountId, scope.mode);
+      return presentAccount(store, scope);
     },
   );
 }

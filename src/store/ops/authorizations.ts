@@ -20,7 +20,6 @@ import type { SqlQueryable } from '../sql/client.js';
  */
 
 async function lockAuthorization(
-  ctx: StoreContext,
   tx: SqlQueryable,
   scope: Scope,
   transactionId: string,
@@ -86,7 +85,7 @@ export async function capture(
   requested: Decimal | null,
 ): Promise<TransactionRecord> {
   const nowMs = ctx.clock();
-  const held = await lockAuthorization(ctx, tx, scope, transactionId);
+  const held = await lockAuthorization(tx, scope, transactionId);
   const amount = amountWithinHold(held, requested);
   const released = held.holdRemaining.minus(amount);
   await post(tx, {
@@ -135,7 +134,7 @@ export async function reverse(
   reason: 'reversed' | 'expired' = 'reversed',
 ): Promise<TransactionRecord> {
   const nowMs = ctx.clock();
-  const held = await lockAuthorization(ctx, tx, scope, transactionId);
+  const held = await lockAuthorization(tx, scope, transactionId);
   const amount = amountWithinHold(held, requested);
   const remaining = held.holdRemaining.minus(amount);
   const fails = remaining.isZero();

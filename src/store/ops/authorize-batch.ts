@@ -22,16 +22,12 @@ import {
 import { newId } from '../../ids.js';
 import type { StoreContext } from '../context.js';
 import { eventRow } from '../outbox.js';
-import {
-  currencyFromRow,
-  TRANSACTION_COLUMNS,
-  transactionFromRow,
-  type TransactionRow,
-} from '../rows.js';
+import { currencyFromRow } from '../rows.js';
 import { ALL_TIME_DAY, spendDayOf, spendKeys, spendUpsertManySql } from '../spend.js';
 import type { SqlQueryable } from '../sql/client.js';
 import { isRetryable } from '../sql/transaction.js';
 import { loadCompiledPolicy } from './policies.js';
+import { getTransaction } from './reads.js';
 
 export interface AuthorizeInput extends AuthorizationRequest {
   /** The card network's id for this authorization: its idempotency key (contract section 5). */
@@ -157,7 +153,7 @@ export async function authorizeBatch(
     }
     const previousId = previous.get(repeatKey);
     if (previousId !== undefined) {
-      outcomes.push(replay(await readTransaction(tx, previousId)));
+      outcomes.push(replay(await getTransaction(ctx, tx, scope, previousId)));
       continue;
     }
     const vault = vaults.get(card.vault_id);
@@ -459,12 +455,4 @@ function replay(transaction: TransactionRecord): AuthorizationOutcome {
     shadowMatches: [],
   };
   return { decision, transaction, replayed: true };
-}
-
-async function readTransaction(tx: SqlQueryable, id: string): Promise<TransactionRecord> {
-  const { rows } = await tx.query<TransactionRow>(
-    `SELECT ${TRANSACTION_COLUMNS} FROM transactions WHERE id = $1`,
-    [id],
-  );
-  return transactionFromRow(rows[0] as TransactionRow);
 }

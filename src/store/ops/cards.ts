@@ -9,7 +9,7 @@ import {
 } from '../../core/index.js';
 import { newId } from '../../ids.js';
 import type { SqlQueryable } from '../sql/client.js';
-import { assertVaultActive, lockVault, type StoreContext } from '../context.js';
+import { assertVaultActive, lockVault, vaultDataKey, type StoreContext } from '../context.js';
 import { appendEvent } from '../outbox.js';
 import { CARD_COLUMNS, cardFromRow, type CardRow } from '../rows.js';
 
@@ -68,12 +68,7 @@ export async function createCard(
   // Lock, so the vault cannot close between the check and the insert.
   const vault = await lockVault(tx, scope, input.vaultId);
   assertVaultActive(vault);
-  const { rows: keyRows } = await tx.query<{ data_key_wrapped: string }>(
-    'SELECT data_key_wrapped FROM vaults WHERE id = $1',
-    [vault.id],
-  );
-  const wrapped = keyRows[0]?.data_key_wrapped;
-  assert(wrapped !== undefined, 'a vault has a data key');
+  const wrapped = await vaultDataKey(tx, vault.id);
   const id = newId('card', nowMs);
   const number = generatePan(input.bin ?? DEFAULT_BIN);
   const cvv = String(randomInt(1000)).padStart(3, '0');

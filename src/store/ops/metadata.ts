@@ -1,5 +1,5 @@
-import { assert, SpendgateError, type Metadata, type Scope } from '../../core/index.js';
-import type { StoreContext } from '../context.js';
+import { SpendgateError, type Metadata, type Scope } from '../../core/index.js';
+import { vaultDataKey, type StoreContext } from '../context.js';
 import type { SqlQueryable } from '../sql/client.js';
 
 /**
@@ -9,17 +9,6 @@ import type { SqlQueryable } from '../sql/client.js';
  * owns the transaction or its counterparty's account may read it.
  */
 const aad = (transactionId: string) => `transaction-metadata:${transactionId}`;
-
-/** The wrapped data key of a vault (read inside the caller's transaction). */
-export async function vaultDataKey(tx: SqlQueryable, vaultId: string): Promise<string> {
-  const { rows } = await tx.query<{ data_key_wrapped: string }>(
-    'SELECT data_key_wrapped FROM vaults WHERE id = $1',
-    [vaultId],
-  );
-  const wrapped = rows[0]?.data_key_wrapped;
-  assert(wrapped !== undefined, 'a vault has a data key');
-  return wrapped;
-}
 
 /** Encrypts and attaches metadata to a transaction just written; nothing for none or `{}`. */
 export async function sealMetadata(

@@ -13,7 +13,7 @@ import {
 import type { Store } from '../../store/store.js';
 import { authOf } from '../auth.js';
 import { respond } from '../idempotency.js';
-import { idParams, listOf } from '../schemas/common.js';
+import { idParams, listOf, presentPage } from '../schemas/common.js';
 import {
   createTransferBody,
   listTransactionsQuery,
@@ -103,12 +103,7 @@ export function registerTransferRoutes(app: FastifyInstance, store: Store): void
     },
     async (request) => {
       const page = await store.listTransfers(authOf(request).scope, request.query);
-      return {
-        object: 'list' as const,
-        data: page.data.map(presentTransfer),
-        hasMore: page.hasMore,
-        nextCursor: page.nextCursor,
-      };
+      return presentPage(page, presentTransfer);
     },
   );
 
@@ -151,12 +146,7 @@ export function registerTransferRoutes(app: FastifyInstance, store: Store): void
         startDate: filterDate(query.startDate, 'startDate'),
         endDate: filterDate(query.endDate, 'endDate'),
       });
-      return {
-        object: 'list' as const,
-        data: page.data.map(presentTransaction),
-        hasMore: page.hasMore,
-        nextCursor: page.nextCursor,
-      };
+      return presentPage(page, presentTransaction);
     },
   );
 

@@ -12,7 +12,7 @@ import {
 import type { Store } from '../../store/store.js';
 import { authOf } from '../auth.js';
 import { respond } from '../idempotency.js';
-import { idParams, listOf } from '../schemas/common.js';
+import { idParams, listOf, presentPage } from '../schemas/common.js';
 import {
   balanceHistoryQuery,
   balanceObject,
@@ -101,12 +101,7 @@ export function registerVaultRoutes(app: FastifyInstance, store: Store): void {
         currency: currency as 'USDC' | 'SOL' | undefined,
         status,
       });
-      return {
-        object: 'list' as const,
-        data: page.data.map(presentVault),
-        hasMore: page.hasMore,
-        nextCursor: page.nextCursor,
-      };
+      return presentPage(page, presentVault);
     },
   );
 
@@ -248,21 +243,16 @@ export function registerVaultRoutes(app: FastifyInstance, store: Store): void {
         request.params.id,
         request.query,
       );
-      return {
-        object: 'list' as const,
-        data: page.data.map((snapshot) => ({
-          object: 'balance_snapshot' as const,
-          vaultId: snapshot.vaultId,
-          // The store keys snapshots by `day`; the contract names the field `date`.
-          date: snapshot.day,
-          currency: snapshot.currency,
-          ledger: formatAmount(snapshot.ledger, snapshot.currency),
-          available: formatAmount(snapshot.available, snapshot.currency),
-          pending: formatAmount(snapshot.pending, snapshot.currency),
-        })),
-        hasMore: page.hasMore,
-        nextCursor: page.nextCursor,
-      };
+      return presentPage(page, (snapshot) => ({
+        object: 'balance_snapshot' as const,
+        vaultId: snapshot.vaultId,
+        // The store keys snapshots by `day`; the contract names the field `date`.
+        date: snapshot.day,
+        currency: snapshot.currency,
+        ledger: formatAmount(snapshot.ledger, snapshot.currency),
+        available: formatAmount(snapshot.available, snapshot.currency),
+        pending: formatAmount(snapshot.pending, snapshot.currency),
+      }));
     },
   );
 }

@@ -50,6 +50,26 @@ export const paginationQuery = {
   startingAfter: text(1, 64).optional(),
 };
 
+/**
+ * A store page as contract section 4 lists it, each record through its presenter. Structural,
+ * so the schemas need no store import.
+ */
+export function presentPage<T, Out>(
+  page: {
+    readonly data: readonly T[];
+    readonly hasMore: boolean;
+    readonly nextCursor: string | null;
+  },
+  present: (record: T) => Out,
+) {
+  return {
+    object: 'list' as const,
+    data: page.data.map((record) => present(record)),
+    hasMore: page.hasMore,
+    nextCursor: page.nextCursor,
+  };
+}
+
 export function listOf<T extends z.ZodType>(item: T) {
   return z.object({
     object: z.literal('list'),

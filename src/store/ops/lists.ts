@@ -275,6 +275,61 @@ function pageOf<Row, T>(
 
 const byId = (record: { readonly id: string }): string => record.id;
 
+/** A table an id-paginated list reads: its columns, its id kind and how a row becomes a record. */
+interface IdListSource<Row, T> {
+  readonly table: string;
+  readonly columns: string;
+  readonly kind: IdKind;
+  readonly fromRow: (row: Row) => T;
+}
+
+/**
+ * The one statement of every id-paginated list: the scope and cursor conditions, the filters
+ * `narrow` adds (after the limit and cursor checks, so those are reported first), newest first.
+ */
+async function pageById<Row, T extends { readonly id: string }>(
+  db: SqlQueryable,
+  scope: Scope,
+  query: PageQuery,
+  source: IdListSource<Row, T>,
+  narrow: (where: Conditions) => Conditions,
+): Promise<Page<T>> {
+  checkLimit(query.limit);
+  checkIdCursor(source.kind, query.startingAfter);
+  const where = narrow(scoped(scope, query.startingAfter));
+  const { rows } = await db.query<Row>(
+    `SELECT ${source.columns} FROM ${source.table} WHERE ${where.sql}
+     ORDER BY id DESC LIMIT ${where.bind(query.limit + 1)}`,
+    where.params,
+  );
+  return pageOf(rows, query.limit, source.fromRow, byId);
+}
+
+const VAULTS: IdListSource<VaultRow, VaultRecord> = {
+  table: 'vaults',
+  columns: VAULT_COLUMNS,
+  kind: 'vault',
+  fromRow: vaultFromRow,
+};
+const CARDS: IdListSource<CardRow, CardRecord> = {
+  table: 'cards',
+  columns: CARD_COLUMNS,
+  kind: 'card',
+  fromRow: cardFromRow,
+};
+const TRANSACTIONS: IdListSource<TransactionRow, TransactionRecord> = {
+  table: 'transactions',
+  columns: TRANSACTION_COLUMNS,
+  kind: 'transaction',
+  fromRow: transactionFromRow,
+};
+const TRANSFERS: IdListSource<TransferRow, TransferRecord> = {
+  table: 'transfers',
+  columns: TRANSFER_COLUMNS,
+  kind: 'transfer',
+  fromRow: transferFromRow,
+};
+
 /**
  * listVaults (List Vaults, contract sections 4 and 7).
  * In: scope; limit 1-100; startingAfter (a vault id); filters currency, status.
@@ -287,17 +342,9 @@ export async function listVaults(
   scope: Scope,
   query: ListVaultsQuery,
 ): Promise<Page<VaultRecord>> {
-  checkLimit(query.limit);
-  checkIdCursor('vault', query.startingAfter);
-  const where = scoped(scope, query.startingAfter)
-    .add(F.currency, query.currency)
-    .add(F.status, query.status);
-  const { rows } = await db.query<VaultRow>(
-    `SELECT ${VAULT_COLUMNS} FROM vaults WHERE ${where.sql}
-     ORDER BY id DESC LIMIT ${where.bind(query.limit + 1)}`,
-    where.params,
+  return pageById(db, scope, query, VAULTS, (where) =>
+    where.add(F.currency, query.currency).add(F.status, query.status),
   );
-  return pageOf(rows, query.limit, vaultFromRow, byId);
 }
 
 /**
@@ -313,17 +360,9 @@ export async function listCards(
   scope: Scope,
   query: ListCardsQuery,
 ): Promise<Page<CardRecord>> {
-  checkLimit(query.limit);
-  checkIdCursor('card', query.startingAfter);
-  const where = scoped(scope, query.startingAfter)
-    .add(F.vaultId, query.vaultId)
-    .add(F.status, query.status);
-  const { rows } = await db.query<CardRow>(
-    `SELECT ${CARD_COLUMNS} FROM cards WHERE ${where.sql}
-     ORDER BY id DESC LIMIT ${where.bind(query.limit + 1)}`,
-    where.params,
+  return pageById(db, scope, query, CARDS, (where) =>
+    where.add(F.vaultId, query.vaultId).add(F.status, query.status),
   );
-  return pageOf(rows, query.limit, cardFromRow, byId);
 }
 
 /**
@@ -342,24 +381,18 @@ export async function listTransactions(
   scope: Scope,
   query: ListTransactionsQuery,
 ): Promise<Page<TransactionRecord>> {
-  checkLimit(query.limit);
-  checkIdCursor('transaction', query.startingAfter);
-  checkEpochMs(query.startDate, 'startDate');
-  checkEpochMs(query.endDate, 'endDate');
-  const where = scoped(scope, query.startingAfter)
-    .add(F.vaultId, query.vaultId)
-    .add(F.cardId, query.cardId)
-    .add(F.status, query.status)
-    .add(F.amountAtLeast, checkAmount(query.minAmount))
-    .add(F.amountAtMost, checkAmount(query.maxAmount))
-    .add(F.createdFrom, query.startDate === undefined ? undefined : new Date(query.startDate))
-    .add(F.createdBefore, query.endDate === undefined ? undefined : new Date(query.endDate));
-  const { rows } = await db.query<TransactionRow>(
-    `SELECT ${TRANSACTION_COLUMNS} FROM transactions WHERE ${where.sql}
-     ORDER BY id DESC LIMIT ${where.bind(query.limit + 1)}`,
-    where.params,
-  );
-  return pageOf(rows, query.limit, transactionFromRow, byId);
+  return pageById(db, scope, query, TRANSACTIONS, (where) => {
+    checkEpochMs(query.startDate, 'startDate');
+    checkEpochMs(query.endDate, 'endDate');
+    return where
+      .add(F.vaultId, query.vaultId)
+      .add(F.cardId, query.cardId)
+      .add(F.status, query.status)
+      .add(F.amountAtLeast, checkAmount(query.minAmount))
+      .add(F.amountAtMost, checkAmount(query.maxAmount))
+      .add(F.createdFrom, query.startDate === undefined ? undefined : new Date(query.startDate))
+      .add(F.createdBefore, query.endDate === undefined ? undefined : new Date(query.endDate));
+  });
 }
 
 /**
@@ -377,17 +410,9 @@ export async function listTransfers(
   scope: Scope,
   query: ListTransfersQuery,
 ): Promise<Page<TransferRecord>> {
-  checkLimit(query.limit);
-  checkIdCursor('transfer', query.startingAfter);
-  const where = scoped(scope, query.startingAfter)
-    .add(F.fromOrToVault, query.vaultId)
-    .add(F.status, query.status);
-  const { rows } = await db.query<TransferRow>(
-    `SELECT ${TRANSFER_COLUMNS} FROM transfers WHERE ${where.sql}
-     ORDER BY id DESC LIMIT ${where.bind(query.limit + 1)}`,
-    where.params,
+  return pageById(db, scope, query, TRANSFERS, (where) =>
+    where.add(F.fromOrToVault, query.vaultId).add(F.status, query.status),
   );
-  return pageOf(rows, query.limit, transferFromRow, byId);
 }
 
 /**

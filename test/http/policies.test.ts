@@ -1,5 +1,5 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestService, type TestService } from '../support/http.js';
+import { describe, expect, it } from 'vitest';
+import { useTestService } from '../support/http.js';
 
 /** Policy routes over real HTTP on PostgreSQL (contract sections 7 and 11). */
 interface Json {
@@ -18,22 +18,8 @@ interface Json {
 }
 
 describe('policy routes', () => {
-  let service: TestService;
-  let key: string;
-
-  beforeAll(async () => {
-    service = await startTestService();
-    ({ key } = await service.key());
-  });
-
-  afterAll(async () => {
-    await service.close();
-  });
-
-  const call = async (method: string, path: string, body?: unknown, keyOverride?: string) => {
-    const answer = await service.request(keyOverride ?? key, method, path, body);
-    return { ...answer, body: answer.body as Json };
-  };
+  const harness = useTestService<Json>();
+  const { call } = harness;
   const vault = async (initialDeposit = '100') =>
     (
       await call('POST', '/v1/vaults', {
@@ -89,7 +75,7 @@ describe('policy routes', () => {
         param: 'rules[0].conditions.all[0].fact',
       }) as unknown,
     ]);
-    const reader = await service.key({ scopes: ['vaults:read'] });
+    const reader = await harness.service.key({ scopes: ['vaults:read'] });
     expect(
       (await call('PUT', `/v1/vaults/${created.id}/policy`, policy, reader.key)).body.error?.code,
     ).toBe('insufficient_scope');

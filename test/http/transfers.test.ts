@@ -1,5 +1,5 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestService, type TestService } from '../support/http.js';
+import { describe, expect, it } from 'vitest';
+import { useTestService } from '../support/http.js';
 
 /** Transfers, transactions, metadata and simulated deposits over real HTTP on PostgreSQL. */
 interface Json {
@@ -16,23 +16,9 @@ interface Json {
 }
 
 describe('transfer and transaction routes', () => {
-  let service: TestService;
-  let key: string;
-
-  beforeAll(async () => {
-    service = await startTestService();
-    ({ key } = await service.key());
-  });
-
-  afterAll(async () => {
-    await service.close();
-  });
-
-  const call = async (method: string, path: string, body?: unknown, keyOverride?: string) => {
-    const answer = await service.request(keyOverride ?? key, method, path, body);
-    return { ...answer, body: answer.body as Json };
-  };
-  const vault = async (initialDeposit = '100', currency = 'USDC', as = key) =>
+  const harness = useTestService<Json>();
+  const { call } = harness;
+  const vault = async (initialDeposit = '100', currency = 'USDC', as = harness.key) =>
     (
       await call(
         'POST',
@@ -69,7 +55,7 @@ describe('transfer and transaction routes', () => {
   });
 
   it('filters transactions by amount and date, exactly', async () => {
-    const own = await service.key();
+    const own = await harness.service.key();
     const created = await vault('10', 'USDC', own.key);
     await call(
       'POST',
@@ -114,7 +100,7 @@ describe('transfer and transaction routes', () => {
     expect(
       (await transfer({ fromVaultId: 'vlt_00000000000000000000000000000000' })).body.error,
     ).toMatchObject({ code: 'vault_not_found', param: 'fromVaultId' });
-    const reader = await service.key({ scopes: ['transactions:read'] });
+    const reader = await harness.service.key({ scopes: ['transactions:read'] });
     expect(
       (
         await call(
@@ -128,7 +114,7 @@ describe('transfer and transaction routes', () => {
   });
 
   it("reads metadata only for the owner and the counterparty, and hides others' transactions", async () => {
-    const other = await service.key();
+    const other = await harness.service.key();
     const [from, theirs] = [await vault('20'), await vault('0', 'USDC', other.key)];
     await call('POST', '/v1/transfers', {
       fromVaultId: from.id,
@@ -148,7 +134,7 @@ describe('transfer and transaction routes', () => {
       (await call('GET', `/v1/transactions/${credit?.id ?? ''}/metadata`, undefined, other.key))
         .body.metadata,
     ).toEqual({ ref: 'x' });
-    const stranger = await service.key();
+    const stranger = await harness.service.key();
     expect(
       (await call('GET', `/v1/transactions/${credit?.id ?? ''}`, undefined, stranger.key)).body
         .error?.code,
@@ -157,7 +143,7 @@ describe('transfer and transaction routes', () => {
       (await call('GET', `/v1/transactions/${credit?.id ?? ''}/metadata`, undefined, stranger.key))
         .status,
     ).toBe(404);
-    const noScope = await service.key({ scopes: ['transactions:read'] });
+    const noScope = await harness.service.key({ scopes: ['transactions:read'] });
     expect(
       (await call('GET', `/v1/transactions/${credit?.id ?? ''}/metadata`, undefined, noScope.key))
         .body.error?.code,
@@ -176,7 +162,7 @@ describe('transfer and transaction routes', () => {
       '7.25',
     ]);
     expect((await call('GET', `/v1/vaults/${created.id}`)).body.balance.ledger).toBe('7.25');
-    const live = await service.key({ mode: 'live' });
+    const live = await harness.service.key({ mode: 'live' });
     const liveVault = await vault('0', 'USDC', live.key);
     expect(
       (

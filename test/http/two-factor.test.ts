@@ -31,20 +31,8 @@ describe('two-factor authentication', () => {
     body?: unknown,
     headers: Record<string, string> = {},
   ) => {
-    const response = await fetch(`${service.base}${path}`, {
-      method,
-      headers: {
-        authorization: `Bearer ${key}`,
-        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-        ...headers,
-      },
-      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-    });
-    return {
-      status: response.status,
-      headers: response.headers,
-      body: (await response.json()) as Json,
-    };
+    const answer = await service.request(key, method, path, body, headers);
+    return { ...answer, body: answer.body as Json };
   };
   const codeAt = (secret: string, ms: number) =>
     generateSync({ secret, epoch: Math.floor(ms / 1000) });

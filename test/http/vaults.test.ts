@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createServer } from '../../src/http/server.js';
-import { startTestService, type TestService } from '../support/http.js';
+import { startTestService, type TestService, useTestService } from '../support/http.js';
 
 /** The vault routes and the platform under them, over real HTTP on a real PostgreSQL. */
 describe('vault routes', () => {
@@ -267,22 +267,8 @@ interface VaultJson {
 }
 
 describe('vault lifecycle routes', () => {
-  let service: TestService;
-  let key: string;
-
-  beforeAll(async () => {
-    service = await startTestService();
-    ({ key } = await service.key());
-  });
-
-  afterAll(async () => {
-    await service.close();
-  });
-
-  const call = async (method: string, path: string, body?: unknown) => {
-    const answer = await service.request(key, method, path, body);
-    return { ...answer, body: answer.body as VaultJson };
-  };
+  const harness = useTestService<VaultJson>();
+  const { call } = harness;
   const vault = async (initialDeposit = '0') =>
     (
       await call('POST', '/v1/vaults', {
@@ -366,7 +352,9 @@ describe('vault lifecycle routes', () => {
       new Date(Date.now() + offset * 86_400_000).toISOString().slice(0, 10),
     );
     for (const day of days) {
-      await service.store.transaction((operations) => operations.snapshotDay(day, null, 10_000));
+      await harness.service.store.transaction((operations) =>
+        operations.snapshotDay(day, null, 10_000),
+      );
     }
     const first = await call('GET', `/v1/vaults/${created.id}/balance/history?limit=2`);
     const body = first.body as unknown as {
@@ -395,8 +383,8 @@ describe('vault lifecycle routes', () => {
       ledger: '12.50',
       pending: '0.00',
     });
-    const stranger = await service.key();
-    const response = await fetch(`${service.base}/v1/vaults/${created.id}/balance`, {
+    const stranger = await harness.service.key();
+    const response = await fetch(`${harness.service.base}/v1/vaults/${created.id}/balance`, {
       headers: { authorization: `Bearer ${stranger.key}` },
     });
     expect(response.status).toBe(404);

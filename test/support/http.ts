@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
+import { afterAll, beforeAll } from 'vitest';
 import type { Redis } from 'ioredis';
 import type { Scope } from '../../src/core/index.js';
 import { createServer } from '../../src/http/server.js';
@@ -20,14 +21,66 @@ export interface TestService {
     scopes?: ApiScope[];
     account?: string;
   }): Promise<{ key: string; scope: Scope }>;
-  /** One request with a key (and a JSON body when given); the body answered, parsed. */
+  /** One request with a key (a JSON body and more headers when given); the body, parsed. */
   request(
     key: string,
     method: string,
     path: string,
     body?: unknown,
+    headers?: Record<string, string>,
   ): Promise<{ status: number; headers: Headers; body: unknown }>;
   close(): Promise<void>;
+}
+
+export interface ServiceHarness<Json> {
+  readonly service: TestService;
+  readonly key: string;
+  /** A request with the first key, or `keyOverride`; the body typed as `Json`. */
+  readonly call: (
+    method: string,
+    path: string,
+    body?: unknown,
+    keyOverride?: string,
+  ) => Promise<{ status: number; headers: Headers; body: Json }>;
+}
+
+/**
+ * A describe block's service and its first account's key: started before the block's tests,
+ * closed after them. `call` answers with the body typed as `Json`, the fields the tests read.
+ */
+export function useTestService<Json>(
+  options: Parameters<typeof startTestService>[0] = {},
+): ServiceHarness<Json> {
+  let service: TestService | undefined;
+  let key: string | undefined;
+  beforeAll(async () => {
+    service = await startTestService(options);
+    ({ key } = await service.key());
+  });
+  afterAll(async () => {
+    await service?.close();
+  });
+  const started = (): { service: TestService; key: string } => {
+    if (service === undefined || key === undefined) throw new Error('used outside a test');
+    return { service, key };
+  };
+  return {
+    get service(): TestService {
+      return started().service;
+    },
+    get key(): string {
+      return started().key;
+    },
+    call: async (method, path, body, keyOverride) => {
+      const answer = await started().service.request(
+        keyOverride ?? started().key,
+        method,
+        path,
+        body,
+      );
+      return { ...answer, body: answer.body as Json };
+    },
+  };
 }
 
 export async function startTestService(
@@ -76,12 +129,13 @@ export async function startTestService(
       });
       return { key, scope: { accountId: account.id, mode } };
     },
-    async request(key, method, path, body) {
+    async request(key, method, path, body, headers = {}) {
       const response = await fetch(`${base}${path}`, {
         method,
         headers: {
           authorization: `Bearer ${key}`,
           ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+          ...headers,
         },
         ...(body === undefined ? {} : { body: JSON.stringify(body) }),
       });

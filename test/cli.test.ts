@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { testDatabase } from './support/databases.js';
+import { testRedisPrefix } from './support/http.js';
 
 /**
  * The spendgate command as an operator runs it: a real process, its output and exit code.
@@ -25,7 +26,8 @@ function run(
 ): Promise<Run> {
   return new Promise((resolve, reject) => {
     const child = spawn(TSX, [MAIN, ...args], {
-      env: { ...process.env, LOG_LEVEL: 'info', ...env },
+      // A Redis prefix of this run's own: its rate-limit counts meet no other run's.
+      env: { ...process.env, LOG_LEVEL: 'info', REDIS_PREFIX: testRedisPrefix(), ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let output = '';
@@ -97,6 +99,32 @@ describe('spendgate serve (embedded default)', () => {
     expect(second.code).toBe(0);
     expect(readFileSync(keyFile, 'utf8')).toBe(key);
     expect(second.output).not.toContain('sk_test_');
+  });
+
+  it('serves without Redis, saying so loudly in its log', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'spendgate-data-'));
+    let status = 0;
+    const result = await run(
+      ['serve'],
+      {
+        PORT: '0',
+        SPENDGATE_DATA_DIR: dataDir,
+        DATABASE_URL: '',
+        REDIS_URL: 'redis://127.0.0.1:1',
+      },
+      async (output) => {
+        const url = await listeningUrl(output);
+        const key = /\n {2}(sk_test_[A-Za-z0-9_-]+)\n/.exec(output())?.[1] ?? '';
+        status = (await fetch(`${url}/v1/account`, { headers: { authorization: `Bearer ${key}` } }))
+          .status;
+        for (let attempt = 0; attempt < 50 && !output().includes('Redis is unreachable'); attempt++)
+          await new Promise((resolve) => setTimeout(resolve, 100));
+      },
+    );
+    expect(result.output).not.toContain('TEST ERROR');
+    expect(status).toBe(200);
+    const warning = result.output.split('\n').find((line) => line.includes('Redis is unreachable'));
+    expect(JSON.parse(warning ?? '{}')).toMatchObject({ level: 40 });
   });
 
   it('refuses to start with a malformed setting, naming it and not its value', async () => {
@@ -175,6 +203,14 @@ describe('spendgate migrate', () => {
       expect.stringContaining('unknown scopes: everything') as unknown,
     ]);
     expect((await run(['keys', 'create', '--acount', 'x'], env)).code).toBe(2);
+  });
+
+  it('prints the OpenAPI document without any setting or database', async () => {
+    const result = await run(['openapi'], { DATABASE_URL: 'postgres://nobody@127.0.0.1:1/none' });
+    expect(result.code).toBe(0);
+    const document = JSON.parse(result.output) as { openapi: string; paths: object };
+    expect(document.openapi).toBe('3.1.0');
+    expect(Object.keys(document.paths)).toContain('/v1/vaults');
   });
 
   it('prints its usage for an unknown command', async () => {

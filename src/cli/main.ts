@@ -1,10 +1,11 @@
 #!/usr/bin/env node
 import { ConfigError, loadConfig, type Config } from '../config/env.js';
-import { createRedis } from '../http/health.js';
+import { createRedis, redisAnswers } from '../http/health.js';
 import { createServer } from '../http/server.js';
 import { migrate } from '../store/migrations/runner.js';
 import { KEYS_USAGE, runKeys, UsageError } from './keys.js';
 import { openConfiguredStore, openDatabase } from './open-store.js';
+import { openApiDocument } from './openapi.js';
 
 /**
  * The spendgate command.
@@ -12,6 +13,7 @@ import { openConfiguredStore, openDatabase } from './open-store.js';
  *   127.0.0.1:3000), and stops gracefully on SIGTERM or SIGINT: in-flight requests finish,
  *   then the store closes and the process exits.
  * - `spendgate migrate`: applies the schema and prints what it applied.
+ * - `spendgate openapi`: prints the OpenAPI document (see openapi.ts).
  * - `spendgate keys ...`: creates, lists and revokes API keys (see keys.ts).
  */
 const SHUTDOWN_MS_MAX = 10_000;
@@ -40,6 +42,12 @@ async function serve(config: Config): Promise<void> {
     { database: config.databaseUrl === null ? `embedded (${config.dataDir})` : 'postgresql' },
     'store open',
   );
+  if (!(await redisAnswers(redis))) {
+    // Loudly (contract section 15): the service serves, but degraded until Redis answers.
+    app.log.warn(
+      'Redis is unreachable: rate limits are counted per process until it answers (see /readyz)',
+    );
+  }
   const stop = (signal: string) => {
     app.log.info({ signal }, 'shutting down');
     const force = setTimeout(() => process.exit(1), SHUTDOWN_MS_MAX);
@@ -66,7 +74,7 @@ async function runMigrate(config: Config): Promise<void> {
   }
 }
 
-const USAGE = `usage: spendgate serve | spendgate migrate\n${KEYS_USAGE}`;
+const USAGE = `usage: spendgate serve | spendgate migrate | spendgate openapi\n${KEYS_USAGE}`;
 
 async function main(argv: readonly string[]): Promise<void> {
   const [command] = argv;
@@ -76,6 +84,9 @@ async function main(argv: readonly string[]): Promise<void> {
       return;
     case 'migrate':
       await runMigrate(loadConfig());
+      return;
+    case 'openapi':
+      process.stdout.write(`${JSON.stringify(await openApiDocument(), null, 2)}\n`);
       return;
     case 'keys': {
       const store = await openConfiguredStore(loadConfig());

@@ -5,6 +5,24 @@ import { z } from 'zod';
  * malformed setting stops the start with a message naming it. Settings the service does not
  * use yet join this schema with the issue that uses them.
  */
+/** Requests per second per API key, by the key's class (contract section 6). */
+export interface RateLimitSettings {
+  readonly livePerSecond: number;
+  readonly testPerSecond: number;
+  /** Keys whose only scope is `authorizations:write`: the card network's callbacks. */
+  readonly authorizationsPerSecond: number;
+}
+
+export const DEFAULT_RATE_LIMITS: RateLimitSettings = {
+  livePerSecond: 100,
+  testPerSecond: 25,
+  authorizationsPerSecond: 10_000,
+};
+
+function perSecond(fallback: number) {
+  return z.coerce.number().int().min(1).max(1_000_000).default(fallback);
+}
+
 const configSchema = z.object({
   PORT: z.coerce.number().int().min(0).max(65_535).default(3000),
   HOST: z.string().min(1).default('127.0.0.1'),
@@ -22,6 +40,10 @@ const configSchema = z.object({
     .string()
     .regex(/^[A-Za-z0-9_-]{1,40}$/, { error: 'must be 1 to 40 letters, digits, _ or -' })
     .default('spendgate'),
+  // Requests per second per key (contract section 6); the card network's keys are the last.
+  RATE_LIMIT_LIVE_PER_SECOND: perSecond(DEFAULT_RATE_LIMITS.livePerSecond),
+  RATE_LIMIT_TEST_PER_SECOND: perSecond(DEFAULT_RATE_LIMITS.testPerSecond),
+  RATE_LIMIT_AUTHORIZATIONS_PER_SECOND: perSecond(DEFAULT_RATE_LIMITS.authorizationsPerSecond),
   // Which key modes this deployment answers (contract section 2): a sandbox serves only test.
   SPENDGATE_MODES: z
     .string()
@@ -46,6 +68,7 @@ export interface Config {
   readonly modes: readonly ('test' | 'live')[];
   readonly redisUrl: string;
   readonly redisPrefix: string;
+  readonly rateLimits: RateLimitSettings;
 }
 
 export class ConfigError extends Error {
@@ -72,5 +95,10 @@ export function loadConfig(
     modes: [...new Set(result.data.SPENDGATE_MODES)],
     redisUrl: result.data.REDIS_URL,
     redisPrefix: result.data.REDIS_PREFIX,
+    rateLimits: {
+      livePerSecond: result.data.RATE_LIMIT_LIVE_PER_SECOND,
+      testPerSecond: result.data.RATE_LIMIT_TEST_PER_SECOND,
+      authorizationsPerSecond: result.data.RATE_LIMIT_AUTHORIZATIONS_PER_SECOND,
+    },
   };
 }

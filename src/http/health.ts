@@ -31,12 +31,12 @@ async function within<T>(work: Promise<T>, ms: number): Promise<boolean> {
 }
 
 /**
- * A Redis client that never stops the service: it connects lazily, keeps no queue of commands
- * while down (a command fails at once), and retries the connection in the background.
+ * A Redis client that never stops the service: it connects at once, keeps no queue of
+ * commands while down (a command fails at once, so a caller falls back instead of waiting),
+ * and retries the connection in the background.
  */
 export function createRedis(url: string): Redis {
   const redis = new Redis(url, {
-    lazyConnect: true,
     enableOfflineQueue: false,
     maxRetriesPerRequest: 0,
     retryStrategy: (attempt) => Math.min(attempt * 200, 5000),
@@ -83,7 +83,7 @@ export function registerHealth(
       const redis =
         dependencies.redis === null
           ? false
-          : await within(connectAndPing(dependencies.redis), CHECK_MS_MAX);
+          : await redisAnswers(dependencies.redis);
       const ready = database && redis;
       return reply.code(ready ? 200 : 503).send({
         status: ready ? 'ready' : 'not_ready',
@@ -104,4 +104,9 @@ export function registerHealth(
 async function connectAndPing(redis: Redis): Promise<void> {
   if (redis.status === 'wait') await redis.connect();
   await redis.ping();
+}
+
+/** Whether Redis answers a ping within CHECK_MS_MAX. */
+export function redisAnswers(redis: Redis): Promise<boolean> {
+  return within(connectAndPing(redis), CHECK_MS_MAX);
 }

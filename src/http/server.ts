@@ -11,7 +11,9 @@ import { errorBody } from './error-body.js';
 import { registerJsonBody } from './json-body.js';
 import { registerOpenApi } from './openapi.js';
 import { registerAccountRoutes } from './routes/account.js';
+import { registerRateLimits } from './rate-limits.js';
 import { registerPolicyRoutes } from './routes/policies.js';
+import { registerRateLimitRoutes } from './routes/rate-limits.js';
 import { registerTransferRoutes } from './routes/transfers.js';
 import { registerTwoFactorRoutes } from './routes/two-factor.js';
 import { registerVaultRoutes } from './routes/vaults.js';
@@ -45,7 +47,7 @@ export interface ServerDependencies {
 }
 
 export function createServer(
-  config: Pick<Config, 'logLevel' | 'modes'>,
+  config: Pick<Config, 'logLevel' | 'modes' | 'rateLimits' | 'redisPrefix'>,
   dependencies: ServerDependencies,
 ): FastifyInstance {
   const app = Fastify({
@@ -99,6 +101,13 @@ export function createServer(
   registerOpenApi(app);
   void app.register((api, _options, done) => {
     registerAuth(api, { store: dependencies.store, modes: new Set(config.modes) });
+    // After authentication: the count is per key.
+    registerRateLimits(api, {
+      redis: dependencies.redis ?? null,
+      redisPrefix: config.redisPrefix,
+      settings: config.rateLimits,
+    });
+    registerRateLimitRoutes(api);
     registerAccountRoutes(api, dependencies.store);
     registerVaultRoutes(api, dependencies.store);
     registerPolicyRoutes(api, dependencies.store);

@@ -86,7 +86,9 @@ describe('configuration', () => {
       modes: ['test', 'live'],
       redisUrl: 'redis://127.0.0.1:6379',
       redisPrefix: 'spendgate',
+      rateLimits: { livePerSecond: 100, testPerSecond: 25, authorizationsPerSecond: 10_000 },
     });
+    expect(loadConfig({ RATE_LIMIT_TEST_PER_SECOND: '40' }).rateLimits.testPerSecond).toBe(40);
     expect(loadConfig({ SPENDGATE_MODES: 'test' }).modes).toEqual(['test']);
     expect(() => loadConfig({ SPENDGATE_MODES: 'test,prod' })).toThrow(/SPENDGATE_MODES/);
     expect(loadConfig({ DATABASE_URL: '' }).databaseUrl).toBeNull();
@@ -96,6 +98,9 @@ describe('configuration', () => {
     expect(() => loadConfig({ PORT: 'eighty' })).toThrow(ConfigError);
     expect(() => loadConfig({ PORT: '70000' })).toThrow(/PORT/);
     expect(() => loadConfig({ LOG_LEVEL: 'loud' })).toThrow(/LOG_LEVEL/);
+    expect(() => loadConfig({ RATE_LIMIT_LIVE_PER_SECOND: '0' })).toThrow(
+      /RATE_LIMIT_LIVE_PER_SECOND/,
+    );
     const secret = 'mysql://root:hunter2@db/x';
     expect(() => loadConfig({ DATABASE_URL: secret })).toThrow(/DATABASE_URL must be a postgres/);
     expect(() => loadConfig({ DATABASE_URL: secret })).not.toThrow(/hunter2/);

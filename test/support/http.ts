@@ -3,10 +3,15 @@ import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll } from 'vitest';
 import type { Redis } from 'ioredis';
 import type { Scope } from '../../src/core/index.js';
+import type { Config, RateLimitSettings } from '../../src/config/env.js';
+import { createRedis } from '../../src/http/health.js';
 import { createServer } from '../../src/http/server.js';
 import type { ApiScope } from '../../src/store/ops/accounts.js';
 import { openStore, type Store } from '../../src/store/store.js';
 import { testDatabase, type TestDatabase } from './databases.js';
+
+/** The Redis every machine runs (the brief); CI starts it when it is down. */
+export const LOCAL_REDIS_URL = 'redis://127.0.0.1:6379';
 
 /**
  * The service over real HTTP on loopback, on a fresh PostgreSQL database of its own: what an
@@ -83,14 +88,43 @@ export function useTestService<Json>(
   };
 }
 
+/** Generous enough that no test but the rate-limit tests ever meets a limit. */
+const UNTHROTTLED: RateLimitSettings = {
+  livePerSecond: 1_000_000,
+  testPerSecond: 1_000_000,
+  authorizationsPerSecond: 1_000_000,
+};
+
+/** A Redis key prefix of this test run's own: runs sharing one Redis never see each other. */
+export function testRedisPrefix(): string {
+  return `sgtest-${process.pid}-${randomBytes(4).toString('hex')}`;
+}
+
+/** The server settings of a test service, with the rate limits out of the way by default. */
+export function testServerConfig(
+  options: {
+    modes?: ('test' | 'live')[];
+    logLevel?: Config['logLevel'];
+    rateLimits?: RateLimitSettings;
+  } = {},
+): Pick<Config, 'logLevel' | 'modes' | 'rateLimits' | 'redisPrefix'> {
+  return {
+    logLevel: options.logLevel ?? 'silent',
+    modes: options.modes ?? ['test', 'live'],
+    rateLimits: options.rateLimits ?? UNTHROTTLED,
+    redisPrefix: testRedisPrefix(),
+  };
+}
+
 export async function startTestService(
   options: {
     modes?: ('test' | 'live')[];
     configure?: (app: FastifyInstance) => void;
     /** The store's clock, epoch milliseconds; the real one by default. */
     clock?: () => number;
-    /** A Redis client for /readyz; none by default. */
-    redis?: Redis;
+    /** The Redis for rate limits and /readyz; the local one by default, null for none. */
+    redis?: Redis | null;
+    rateLimits?: RateLimitSettings;
     /** Log level and destination, to read what the service logs; silent by default. */
     log?: { level: 'info' | 'debug' | 'trace'; stream: { write(line: string): void } };
   } = {},
@@ -101,13 +135,19 @@ export async function startTestService(
     masterKey: randomBytes(32),
     ...(options.clock === undefined ? {} : { clock: options.clock }),
   });
+  // A client of the harness's own is closed with the service; one passed in is the caller's.
+  const ownRedis = options.redis === undefined ? createRedis(LOCAL_REDIS_URL) : null;
   const app = createServer(
-    { logLevel: options.log?.level ?? 'silent', modes: options.modes ?? ['test', 'live'] },
+    testServerConfig({
+      ...(options.modes === undefined ? {} : { modes: options.modes }),
+      ...(options.log === undefined ? {} : { logLevel: options.log.level }),
+      ...(options.rateLimits === undefined ? {} : { rateLimits: options.rateLimits }),
+    }),
     {
       store,
+      redis: ownRedis ?? options.redis ?? null,
       ...(options.configure === undefined ? {} : { extraRoutes: options.configure }),
       ...(options.log === undefined ? {} : { logStream: options.log.stream }),
-      ...(options.redis === undefined ? {} : { redis: options.redis }),
     },
   );
   const base = await app.listen({ port: 0, host: '127.0.0.1' });
@@ -147,6 +187,7 @@ export async function startTestService(
     },
     async close() {
       await app.close();
+      ownRedis?.disconnect();
       await database.close();
     },
   };

@@ -1,0 +1,174 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Redis } from 'ioredis';
+import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
+import { assert, SpendgateError } from '../core/index.js';
+import type { RateLimitSettings } from '../config/env.js';
+import type { Authenticated } from './auth.js';
+
+/**
+ * Rate limits (contract section 6): a fixed one-second window per API key, counted in Redis so
+ * that every server process shares one count. Three classes of key, each with its own limit:
+ * live, test, and keys whose only scope is `authorizations:write` (the card network).
+ *
+ * When Redis is down or slow, the count falls back to one kept in this process (so a flood is
+ * still bounded), except on routes marked `rateLimitFailOpen`: the authorize callback, where
+ * the card network must get a decision whatever Redis does.
+ */
+export const RATE_LIMIT_WINDOW_SECONDS = 1;
+/** Past this, a Redis answer is too late to wait for: the process's own count decides. */
+const REDIS_MS_MAX = 100;
+
+type KeyClass = keyof RateLimitSettings;
+
+/** What the last count said about this request's key, for the headers and GET /v1/rate-limits. */
+export interface RateLimitState {
+  readonly limit: number;
+  readonly remaining: number;
+  readonly resetMs: number;
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    rateLimit: RateLimitState | null;
+  }
+  interface FastifyContextConfig {
+    /** Never refuse this route because Redis is unreachable (the authorize callback). */
+    rateLimitFailOpen?: boolean;
+  }
+}
+
+function keyClass(auth: Authenticated): KeyClass {
+  if (auth.scopes.size === 1 && auth.scopes.has('authorizations:write')) {
+    return 'authorizationsPerSecond';
+  }
+  return auth.scope.mode === 'live' ? 'livePerSecond' : 'testPerSecond';
+}
+
+function stateOf(result: RateLimiterRes, limit: number): RateLimitState {
+  return {
+    limit,
+    remaining: Math.max(0, limit - result.consumedPoints),
+    resetMs: Math.max(0, result.msBeforeNext),
+  };
+}
+
+async function withinMs<T>(work: Promise<T>, msMax: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    return await Promise.race([
+      work,
+      new Promise<never>((_, reject) => {
+        timer = setTimeout(() => {
+          reject(new Error(`no answer within ${msMax} ms`));
+        }, msMax);
+      }),
+    ]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** Thrown inside the count to leave it at once; the hook turns it into the 429. */
+class RateLimited extends Error {
+  constructor(readonly state: RateLimitState) {
+    super('rate limited');
+  }
+}
+
+function refuse(state: RateLimitState): never {
+  throw new RateLimited(state);
+}
+
+function setHeaders(reply: FastifyReply, state: RateLimitState): void {
+  void reply.header('RateLimit-Limit', String(state.limit));
+  void reply.header('RateLimit-Remaining', String(state.remaining));
+  void reply.header('RateLimit-Reset', String(Math.ceil(state.resetMs / 1000)));
+}
+
+export function registerRateLimits(
+  app: FastifyInstance,
+  options: {
+    readonly redis: Redis | null;
+    /** REDIS_PREFIX: the counts of two deployments sharing one Redis never meet. */
+    readonly redisPrefix: string;
+    readonly settings: RateLimitSettings;
+  },
+): void {
+  const classes = Object.keys(options.settings) as KeyClass[];
+  for (const name of classes) {
+    assert(
+      Number.isInteger(options.settings[name]) && options.settings[name] > 0,
+      `rate limit ${name} is a positive integer`,
+    );
+  }
+  const shared = new Map<KeyClass, RateLimiterRedis>();
+  const local = new Map<KeyClass, RateLimiterMemory>();
+  for (const name of classes) {
+    const points = options.settings[name];
+    if (options.redis !== null) {
+      shared.set(
+        name,
+        new RateLimiterRedis({
+          storeClient: options.redis,
+          keyPrefix: `${options.redisPrefix}:rate:${name}`,
+          points,
+          duration: RATE_LIMIT_WINDOW_SECONDS,
+          // A Redis that is reconnecting answers at once with an error, not after a queue.
+          rejectIfRedisNotReady: true,
+        }),
+      );
+    }
+    local.set(name, new RateLimiterMemory({ points, duration: RATE_LIMIT_WINDOW_SECONDS }));
+  }
+
+  let degraded = false;
+  const count = async (
+    request: FastifyRequest,
+    name: KeyClass,
+    keyId: string,
+  ): Promise<RateLimitState | null> => {
+    const limit = options.settings[name];
+    const sharedLimiter = shared.get(name);
+    try {
+      if (sharedLimiter === undefined) throw new Error('no Redis configured');
+      const result = await withinMs(sharedLimiter.consume(keyId), REDIS_MS_MAX);
+      if (degraded) request.log.info('rate limits counted in Redis again');
+      degraded = false;
+      return stateOf(result, limit);
+    } catch (error) {
+      if (error instanceof RateLimiterRes) return refuse(stateOf(error, limit));
+      if (!degraded && sharedLimiter !== undefined) {
+        request.log.warn({ err: error }, 'Redis unreachable: rate limits counted per process');
+      }
+      degraded = sharedLimiter !== undefined;
+    }
+    if (request.routeOptions.config.rateLimitFailOpen === true) return null;
+    const localLimiter = local.get(name);
+    assert(localLimiter !== undefined, 'every class has a local limiter');
+    try {
+      return stateOf(await localLimiter.consume(keyId), limit);
+    } catch (error) {
+      if (error instanceof RateLimiterRes) return refuse(stateOf(error, limit));
+      throw error;
+    }
+  };
+
+  app.decorateRequest('rateLimit', null);
+  // Runs after the authentication hook (registered before it), so the key is known.
+  app.addHook('preHandler', async (request, reply) => {
+    const auth = request.auth;
+    if (auth === null) return;
+    try {
+      request.rateLimit = await count(request, keyClass(auth), auth.keyId);
+    } catch (error) {
+      if (!(error instanceof RateLimited)) throw error;
+      setHeaders(reply, error.state);
+      void reply.header('Retry-After', String(Math.max(1, Math.ceil(error.state.resetMs / 1000))));
+      throw new SpendgateError(
+        'rate_limit_exceeded',
+        `Too many requests: this key may make ${error.state.limit} per second.`,
+      );
+    }
+    if (request.rateLimit !== null) setHeaders(reply, request.rateLimit);
+  });
+}

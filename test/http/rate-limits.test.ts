@@ -1,0 +1,195 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { FastifyInstance } from 'fastify';
+import { createRedis } from '../../src/http/health.js';
+import { createServer } from '../../src/http/server.js';
+import { startTestService, testServerConfig, type TestService } from '../support/http.js';
+
+/**
+ * Rate limits (contract section 6) against the real Redis. The window is one wall-clock
+ * second, so a burst may straddle two windows: the assertions allow for that and no more.
+ */
+const LIMITS = { livePerSecond: 7, testPerSecond: 5, authorizationsPerSecond: 9 };
+const BURST = 20;
+
+interface ErrorJson {
+  error: { type: string; code: string; requestId: string };
+}
+
+/** A route that may never be refused because Redis is down, as the authorize callback. */
+function failOpenRoute(app: FastifyInstance): void {
+  app.get(
+    '/v1/test-fail-open',
+    { config: { requiredScope: null, rateLimitFailOpen: true } },
+    () => ({
+      ok: true,
+    }),
+  );
+}
+
+async function burst(
+  service: TestService,
+  key: string,
+  method: string,
+  path: string,
+  body?: unknown,
+) {
+  return Promise.all(Array.from({ length: BURST }, () => service.request(key, method, path, body)));
+}
+
+describe('rate limits', () => {
+  let service: TestService;
+  beforeAll(async () => {
+    service = await startTestService({ rateLimits: LIMITS, configure: failOpenRoute });
+  });
+  afterAll(async () => {
+    await service.close();
+  });
+
+  it('refuses a burst past the limit with 429, Retry-After and the contract body, creating nothing', async () => {
+    const { key } = await service.key();
+    const answers = await burst(service, key, 'POST', '/v1/vaults', {
+      name: 'Burst',
+      currency: 'USDC',
+      network: 'solana',
+    });
+    const created = answers.filter((answer) => answer.status === 201);
+    const refused = answers.filter((answer) => answer.status === 429);
+    // One window admits 5; a burst straddling two admits at most 10.
+    expect(created.length).toBeGreaterThanOrEqual(LIMITS.testPerSecond);
+    expect(created.length).toBeLessThanOrEqual(2 * LIMITS.testPerSecond);
+    expect(created.length + refused.length).toBe(BURST);
+    for (const answer of refused) {
+      expect((answer.body as ErrorJson).error).toMatchObject({
+        type: 'rate_limit_error',
+        code: 'rate_limit_exceeded',
+      });
+      expect(Number(answer.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+      expect(answer.headers.get('ratelimit-limit')).toBe('5');
+      expect(answer.headers.get('ratelimit-remaining')).toBe('0');
+      expect(answer.headers.get('request-id')).toBe((answer.body as ErrorJson).error.requestId);
+    }
+    for (const answer of created) {
+      expect(answer.headers.get('ratelimit-limit')).toBe('5');
+      expect(Number(answer.headers.get('ratelimit-remaining'))).toBeLessThan(5);
+      expect(Number(answer.headers.get('ratelimit-reset'))).toBeGreaterThanOrEqual(0);
+    }
+    // A refused request changed nothing: the vaults are exactly the ones created.
+    await new Promise((resolve) => setTimeout(resolve, 1100));
+    const list = await service.request(key, 'GET', '/v1/vaults?limit=100');
+    expect((list.body as { data: unknown[] }).data).toHaveLength(created.length);
+  });
+
+  it('limits each class of key by its own setting and reports it at GET /v1/rate-limits', async () => {
+    const classes = [
+      { options: { mode: 'test' as const }, limit: LIMITS.testPerSecond },
+      { options: { mode: 'live' as const }, limit: LIMITS.livePerSecond },
+      {
+        options: { mode: 'live' as const, scopes: ['authorizations:write' as const] },
+        limit: LIMITS.authorizationsPerSecond,
+      },
+    ];
+    for (const { options, limit } of classes) {
+      const { key } = await service.key(options);
+      const before = Date.now();
+      const answer = await service.request(key, 'GET', '/v1/rate-limits');
+      const body = answer.body as {
+        object: string;
+        limit: number;
+        remaining: number;
+        resetAt: string;
+        windowSeconds: number;
+      };
+      expect(answer.status).toBe(200);
+      expect(body).toMatchObject({
+        object: 'rate_limit',
+        limit,
+        remaining: limit - 1,
+        windowSeconds: 1,
+      });
+      // The body agrees with the headers of the same response.
+      expect(answer.headers.get('ratelimit-limit')).toBe(String(limit));
+      expect(answer.headers.get('ratelimit-remaining')).toBe(String(limit - 1));
+      const resetAtMs = Date.parse(body.resetAt);
+      expect(resetAtMs).toBeGreaterThanOrEqual(before);
+      expect(resetAtMs).toBeLessThanOrEqual(Date.now() + 1000);
+    }
+  });
+
+  it('counts a fail-open route like any other while Redis answers', async () => {
+    const { key } = await service.key();
+    const answers = await burst(service, key, 'GET', '/v1/test-fail-open');
+    expect(answers.filter((answer) => answer.status === 429).length).toBeGreaterThanOrEqual(
+      BURST - 2 * LIMITS.testPerSecond,
+    );
+  });
+
+  it('carries the headers on an error response too', async () => {
+    const { key } = await service.key({ mode: 'live' });
+    const answer = await service.request(key, 'GET', '/v1/vaults/vlt_0123456789abcdef');
+    expect(answer.status).toBe(404);
+    expect(answer.headers.get('ratelimit-limit')).toBe('7');
+    expect(answer.headers.get('ratelimit-remaining')).toBe('6');
+  });
+
+  it('shares one count between server processes on the same Redis', async () => {
+    const redis = createRedis('redis://127.0.0.1:6379');
+    // One config, so one Redis prefix: two processes of one deployment.
+    const config = testServerConfig({ rateLimits: LIMITS });
+    const first = createServer(config, { store: service.store, redis });
+    const second = createServer(config, { store: service.store, redis });
+    try {
+      const bases = [
+        await first.listen({ port: 0, host: '127.0.0.1' }),
+        await second.listen({ port: 0, host: '127.0.0.1' }),
+      ];
+      const { key } = await service.key({ mode: 'live' });
+      const get = (base: string, path: string) =>
+        fetch(`${base}${path}`, { headers: { authorization: `Bearer ${key}` } });
+      // Three requests at the first, then the status at the second: 7 - 4 = 3 left, unless
+      // the window turned between them, in which case the next attempt sees it.
+      let remaining = -1;
+      for (let attempt = 0; attempt < 5 && remaining !== 3; attempt += 1) {
+        await new Promise((resolve) => setTimeout(resolve, 1000 - (Date.now() % 1000) + 20));
+        for (let index = 0; index < 3; index += 1) await get(bases[0] ?? '', '/v1/account');
+        const status = (await (await get(bases[1] ?? '', '/v1/rate-limits')).json()) as {
+          remaining: number;
+        };
+        remaining = status.remaining;
+      }
+      expect(remaining).toBe(3);
+    } finally {
+      await first.close();
+      await second.close();
+      redis.disconnect();
+    }
+  });
+});
+
+describe('rate limits while Redis is down', () => {
+  // Nothing listens on port 1: a Redis that is down.
+  const down = createRedis('redis://127.0.0.1:1');
+  let service: TestService;
+  beforeAll(async () => {
+    service = await startTestService({ rateLimits: LIMITS, redis: down, configure: failOpenRoute });
+  });
+  afterAll(async () => {
+    await service.close();
+    down.disconnect();
+  });
+
+  it('falls back to a count in this process, with the same headers', async () => {
+    const { key } = await service.key();
+    const answers = await burst(service, key, 'GET', '/v1/account');
+    const served = answers.filter((answer) => answer.status === 200);
+    expect(served.length).toBeGreaterThanOrEqual(LIMITS.testPerSecond);
+    expect(served.length).toBeLessThanOrEqual(2 * LIMITS.testPerSecond);
+    expect(answers.filter((answer) => answer.status === 429)).toHaveLength(BURST - served.length);
+    expect(served[0]?.headers.get('ratelimit-limit')).toBe('5');
+  });
+
+  it('never refuses a fail-open route (the authorize callback) because Redis is down', async () => {
+    const { key } = await service.key();
+    const answers = await burst(service, key, 'GET', '/v1/test-fail-open');
+    expect(answers.map((answer) => answer.status)).toEqual(Array<number>(BURST).fill(200));
+  });
+});

@@ -80,10 +80,7 @@ export function registerHealth(
     { config: { public: true }, schema: { hide: true } },
     async (_request, reply) => {
       const database = await within(dependencies.store.client.query('SELECT 1'), CHECK_MS_MAX);
-      const redis =
-        dependencies.redis === null
-          ? false
-          : await redisAnswers(dependencies.redis);
+      const redis = dependencies.redis === null ? false : await redisAnswers(dependencies.redis);
       const ready = database && redis;
       return reply.code(ready ? 200 : 503).send({
         status: ready ? 'ready' : 'not_ready',

@@ -44,6 +44,18 @@ const configSchema = z.object({
   RATE_LIMIT_LIVE_PER_SECOND: perSecond(DEFAULT_RATE_LIMITS.livePerSecond),
   RATE_LIMIT_TEST_PER_SECOND: perSecond(DEFAULT_RATE_LIMITS.testPerSecond),
   RATE_LIMIT_AUTHORIZATIONS_PER_SECOND: perSecond(DEFAULT_RATE_LIMITS.authorizationsPerSecond),
+  // The authorization time budget and the answer past it (contract section 10).
+  AUTHORIZE_BUDGET_MS: z.coerce.number().int().min(1).max(10_000).default(1500),
+  STAND_IN: z.enum(['decline', 'approve']).default('decline'),
+  // The issuer BIN new card numbers start with.
+  CARD_BIN: z
+    .string()
+    .regex(/^[0-9]{6,8}$/, { error: 'must be 6 to 8 digits' })
+    .default('424242'),
+  // The Solana cluster live-mode external transfers go to; unset, they are refused (503).
+  SOLANA_RPC_URL: z
+    .url({ protocol: /^https?$/, error: 'must be an http:// or https:// URL' })
+    .optional(),
   // Which key modes this deployment answers (contract section 2): a sandbox serves only test.
   SPENDGATE_MODES: z
     .string()
@@ -69,6 +81,16 @@ export interface Config {
   readonly redisUrl: string;
   readonly redisPrefix: string;
   readonly rateLimits: RateLimitSettings;
+  readonly authorize: AuthorizeSettings;
+  readonly cardBin: string;
+  /** null: live external transfers are refused until a cluster is configured. */
+  readonly solanaRpcUrl: string | null;
+}
+
+/** Contract section 10: how long a decision may take, and what is answered past it. */
+export interface AuthorizeSettings {
+  readonly budgetMs: number;
+  readonly standIn: 'decline' | 'approve';
 }
 
 export class ConfigError extends Error {
@@ -100,5 +122,8 @@ export function loadConfig(
       testPerSecond: result.data.RATE_LIMIT_TEST_PER_SECOND,
       authorizationsPerSecond: result.data.RATE_LIMIT_AUTHORIZATIONS_PER_SECOND,
     },
+    authorize: { budgetMs: result.data.AUTHORIZE_BUDGET_MS, standIn: result.data.STAND_IN },
+    cardBin: result.data.CARD_BIN,
+    solanaRpcUrl: result.data.SOLANA_RPC_URL ?? null,
   };
 }

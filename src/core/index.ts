@@ -90,6 +90,8 @@ export {
 export {
   APPROVED,
   NO_SHADOW_MATCHES,
+  STAND_IN_DECLINED,
+  STAND_IN_RULE,
   type Decision,
   type DeclineCode,
   type DeclineReason,

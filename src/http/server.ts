@@ -12,6 +12,8 @@ import { registerJsonBody } from './json-body.js';
 import { registerOpenApi } from './openapi.js';
 import { registerAccountRoutes } from './routes/account.js';
 import { registerRateLimits } from './rate-limits.js';
+import { registerAuthorizationRoutes } from './routes/authorizations.js';
+import { registerCardRoutes } from './routes/cards.js';
 import { registerPolicyRoutes } from './routes/policies.js';
 import { registerRateLimitRoutes } from './routes/rate-limits.js';
 import { registerTransferRoutes } from './routes/transfers.js';
@@ -46,8 +48,14 @@ export interface ServerDependencies {
   readonly logStream?: { write(line: string): void };
 }
 
+/** The settings the HTTP adapter reads (the rest of Config is the CLI's). */
+export type ServerConfig = Pick<
+  Config,
+  'logLevel' | 'modes' | 'rateLimits' | 'redisPrefix' | 'authorize' | 'cardBin' | 'solanaRpcUrl'
+>;
+
 export function createServer(
-  config: Pick<Config, 'logLevel' | 'modes' | 'rateLimits' | 'redisPrefix'>,
+  config: ServerConfig,
   dependencies: ServerDependencies,
 ): FastifyInstance {
   const app = Fastify({
@@ -111,7 +119,9 @@ export function createServer(
     registerAccountRoutes(api, dependencies.store);
     registerVaultRoutes(api, dependencies.store);
     registerPolicyRoutes(api, dependencies.store);
-    registerTransferRoutes(api, dependencies.store);
+    registerTransferRoutes(api, dependencies.store, { solanaRpcUrl: config.solanaRpcUrl });
+    registerCardRoutes(api, dependencies.store, { cardBin: config.cardBin });
+    registerAuthorizationRoutes(api, dependencies.store, config.authorize);
     registerTwoFactorRoutes(api, dependencies.store);
     dependencies.extraRoutes?.(api);
     done();

@@ -26,7 +26,7 @@ import {
   type AuthorizeInput,
   type AuthorizeRequest,
 } from './ops/authorize-batch.js';
-import { createCard, setCardStatus } from './ops/cards.js';
+import { createCard, revealCard, setCardStatus } from './ops/cards.js';
 import { claimEvents, markRelayed } from './ops/events.js';
 import {
   completeExternalTransfer,
@@ -60,7 +60,7 @@ import {
   simulatePolicy,
   type SimulationInput,
 } from './ops/policies.js';
-import { getTransaction, getTransfer } from './ops/reads.js';
+import { getCard, getTransaction, getTransfer } from './ops/reads.js';
 import { snapshotDay } from './ops/snapshots.js';
 import {
   beginTwoFactor,
@@ -123,6 +123,7 @@ function bind(ctx: StoreContext, tx: SqlQueryable) {
     readTransactionMetadata: (scope: Scope, transactionId: string) =>
       readTransactionMetadata(ctx, tx, scope, transactionId),
     getVault: (scope: Scope, vaultId: string) => getVault(ctx, tx, scope, vaultId),
+    getCard: (scope: Scope, id: string) => getCard(ctx, tx, scope, id),
     getTransaction: (scope: Scope, id: string) => getTransaction(ctx, tx, scope, id),
     getTransfer: (scope: Scope, id: string) => getTransfer(ctx, tx, scope, id),
     updateVault: (scope: Scope, vaultId: string, changes: Parameters<typeof updateVault>[4]) =>
@@ -135,6 +136,7 @@ function bind(ctx: StoreContext, tx: SqlQueryable) {
       closeVault(ctx, tx, scope, vaultId, destination),
     createCard: (scope: Scope, input: Parameters<typeof createCard>[3]) =>
       createCard(ctx, tx, scope, input),
+    revealCard: (scope: Scope, cardId: string) => revealCard(ctx, tx, scope, cardId),
     setCardStatus: (scope: Scope, cardId: string, status: Parameters<typeof setCardStatus>[4]) =>
       setCardStatus(ctx, tx, scope, cardId, status),
     setPolicy: (scope: Scope, vaultId: string, document: unknown) =>
@@ -143,8 +145,10 @@ function bind(ctx: StoreContext, tx: SqlQueryable) {
     deletePolicy: (scope: Scope, vaultId: string) => deletePolicy(ctx, tx, scope, vaultId),
     simulatePolicy: (scope: Scope, vaultId: string, input: SimulationInput) =>
       simulatePolicy(ctx, tx, scope, vaultId, input),
-    authorize: async (scope: Scope, input: AuthorizeInput) => {
-      const [outcome] = await authorizeBatch(ctx, tx, [{ scope, input }]);
+    authorize: async (scope: Scope, input: AuthorizeInput, budget?: AbortSignal) => {
+      const [outcome] = await authorizeBatch(ctx, tx, [
+        { scope, input, ...(budget === undefined ? {} : { budget }) },
+      ]);
       assert(outcome !== undefined, 'a batch of one has one outcome');
       return outcome;
     },
@@ -154,7 +158,7 @@ function bind(ctx: StoreContext, tx: SqlQueryable) {
       scope: Scope,
       transactionId: string,
       amount: Parameters<typeof reverse>[4],
-      reason?: 'reversed' | 'expired',
+      reason?: 'reversed' | 'expired' | 'stand_in',
     ) => reverse(ctx, tx, scope, transactionId, amount, reason),
     createInternalTransfer: (scope: Scope, input: Parameters<typeof createInternalTransfer>[3]) =>
       createInternalTransfer(ctx, tx, scope, input),
@@ -255,7 +259,9 @@ export async function openStore(options: StoreOptions): Promise<Store> {
   const authorizeAlone = async (request: AuthorizeRequest) => {
     for (let attempt = 1; ; attempt++) {
       try {
-        return await run((operations) => operations.authorize(request.scope, request.input));
+        return await run((operations) =>
+          operations.authorize(request.scope, request.input, request.budget),
+        );
       } catch (error) {
         if (!isUniqueViolation(error) || attempt >= 2) throw error;
       }
@@ -270,7 +276,8 @@ export async function openStore(options: StoreOptions): Promise<Store> {
   return {
     ...single,
     client: options.client,
-    authorize: (scope, input) => batcher.submit({ scope, input }),
+    authorize: (scope, input, budget) =>
+      batcher.submit({ scope, input, ...(budget === undefined ? {} : { budget }) }),
     transaction: run,
     authorizeStats: () => ({ ...batcher.stats }),
     async idempotent(scope, request, work, presentError) {

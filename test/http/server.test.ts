@@ -87,7 +87,12 @@ describe('configuration', () => {
       redisUrl: 'redis://127.0.0.1:6379',
       redisPrefix: 'spendgate',
       rateLimits: { livePerSecond: 100, testPerSecond: 25, authorizationsPerSecond: 10_000 },
+      authorize: { budgetMs: 1500, standIn: 'decline' },
+      cardBin: '424242',
+      solanaRpcUrl: null,
     });
+    expect(() => loadConfig({ STAND_IN: 'maybe' })).toThrow(/STAND_IN/);
+    expect(() => loadConfig({ CARD_BIN: '42' })).toThrow(/CARD_BIN/);
     expect(loadConfig({ RATE_LIMIT_TEST_PER_SECOND: '40' }).rateLimits.testPerSecond).toBe(40);
     expect(loadConfig({ SPENDGATE_MODES: 'test' }).modes).toEqual(['test']);
     expect(() => loadConfig({ SPENDGATE_MODES: 'test,prod' })).toThrow(/SPENDGATE_MODES/);

@@ -196,6 +196,22 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/transfers/external": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post: operations["createExternalTransfer"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/transfers/{id}": {
         parameters: {
             query?: never;
@@ -276,6 +292,150 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/cards": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get: operations["listCards"];
+        put?: never;
+        post: operations["createCard"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/cards/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get: operations["retrieveCard"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/cards/{id}/reveal": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post: operations["revealCard"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/cards/{id}/freeze": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post: operations["freezeCard"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/cards/{id}/unfreeze": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post: operations["unfreezeCard"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/cards/{id}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post: operations["cancelCard"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/authorizations": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post: operations["authorize"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/authorizations/{id}/capture": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post: operations["captureAuthorization"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/authorizations/{id}/reverse": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post: operations["reverseAuthorization"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/account/two-factor": {
         parameters: {
             query?: never;
@@ -349,22 +509,13 @@ export interface components {
             amount: string;
             currency: string;
             cardId: string | null;
-            vaultId: string;
+            vaultId: string | null;
             standIn: boolean;
             decidedInMicros: number;
             shadowMatches: {
                 rule: string;
                 message: string;
             }[];
-        };
-        RateLimitInput: {
-            /** @constant */
-            object: "rate_limit";
-            limit: number;
-            remaining: number;
-            /** @description ISO 8601 UTC. */
-            resetAt: string;
-            windowSeconds: number;
         };
         TransactionInput: {
             id: string;
@@ -421,6 +572,42 @@ export interface components {
             /** @description ISO 8601 UTC. */
             createdAt: string;
             completedAt: string | null;
+        };
+        CardInput: {
+            id: string;
+            /** @constant */
+            object: "card";
+            vaultId: string;
+            /** @enum {string} */
+            status: "active" | "frozen" | "cancelled";
+            last4: string;
+            expMonth: number;
+            expYear: number;
+            cardholderName: string;
+            metadata: {
+                [key: string]: string;
+            };
+            /** @description ISO 8601 UTC. */
+            createdAt: string;
+            cancelledAt: string | null;
+        };
+        CardDetailsInput: {
+            /** @constant */
+            object: "card_details";
+            cardId: string;
+            number: string;
+            cvv: string;
+            expMonth: number;
+            expYear: number;
+        };
+        RateLimitInput: {
+            /** @constant */
+            object: "rate_limit";
+            limit: number;
+            remaining: number;
+            /** @description ISO 8601 UTC. */
+            resetAt: string;
+            windowSeconds: number;
         };
         VaultInput: {
             id: string;
@@ -517,22 +704,13 @@ export interface components {
             amount: string;
             currency: string;
             cardId: string | null;
-            vaultId: string;
+            vaultId: string | null;
             standIn: boolean;
             decidedInMicros: number;
             shadowMatches: {
                 rule: string;
                 message: string;
             }[];
-        };
-        RateLimit: {
-            /** @constant */
-            object: "rate_limit";
-            limit: number;
-            remaining: number;
-            /** @description ISO 8601 UTC. */
-            resetAt: string;
-            windowSeconds: number;
         };
         Transaction: {
             id: string;
@@ -589,6 +767,42 @@ export interface components {
             /** @description ISO 8601 UTC. */
             createdAt: string;
             completedAt: string | null;
+        };
+        Card: {
+            id: string;
+            /** @constant */
+            object: "card";
+            vaultId: string;
+            /** @enum {string} */
+            status: "active" | "frozen" | "cancelled";
+            last4: string;
+            expMonth: number;
+            expYear: number;
+            cardholderName: string;
+            metadata: {
+                [key: string]: string;
+            };
+            /** @description ISO 8601 UTC. */
+            createdAt: string;
+            cancelledAt: string | null;
+        };
+        CardDetails: {
+            /** @constant */
+            object: "card_details";
+            cardId: string;
+            number: string;
+            cvv: string;
+            expMonth: number;
+            expYear: number;
+        };
+        RateLimit: {
+            /** @constant */
+            object: "rate_limit";
+            limit: number;
+            remaining: number;
+            /** @description ISO 8601 UTC. */
+            resetAt: string;
+            windowSeconds: number;
         };
         Vault: {
             id: string;
@@ -1179,6 +1393,40 @@ export interface operations {
             default: components["responses"]["Error"];
         };
     };
+    createExternalTransfer: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    fromVaultId: string;
+                    address: string;
+                    /** @description A decimal amount: a JSON number or a decimal string such as "125.50". */
+                    amount: number | string;
+                    memo?: string;
+                    metadata?: {
+                        [key: string]: string;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Transfer"];
+                };
+            };
+            default: components["responses"]["Error"];
+        };
+    };
     retrieveTransfer: {
         parameters: {
             query?: never;
@@ -1314,6 +1562,285 @@ export interface operations {
         responses: {
             /** @description Default Response */
             201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Transaction"];
+                };
+            };
+            default: components["responses"]["Error"];
+        };
+    };
+    listCards: {
+        parameters: {
+            query?: {
+                limit?: number;
+                startingAfter?: string;
+                vaultId?: string;
+                status?: "active" | "frozen" | "cancelled";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        object: "list";
+                        data: components["schemas"]["Card"][];
+                        hasMore: boolean;
+                        nextCursor: string | null;
+                    };
+                };
+            };
+            default: components["responses"]["Error"];
+        };
+    };
+    createCard: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    vaultId: string;
+                    cardholderName: string;
+                    metadata?: {
+                        [key: string]: string;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Card"];
+                };
+            };
+            default: components["responses"]["Error"];
+        };
+    };
+    retrieveCard: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Card"];
+                };
+            };
+            default: components["responses"]["Error"];
+        };
+    };
+    revealCard: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description A current TOTP code, when the account has two-factor on. */
+                "x-two-factor-code"?: string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CardDetails"];
+                };
+            };
+            default: components["responses"]["Error"];
+        };
+    };
+    freezeCard: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Card"];
+                };
+            };
+            default: components["responses"]["Error"];
+        };
+    };
+    unfreezeCard: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Card"];
+                };
+            };
+            default: components["responses"]["Error"];
+        };
+    };
+    cancelCard: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Card"];
+                };
+            };
+            default: components["responses"]["Error"];
+        };
+    };
+    authorize: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    cardId: string;
+                    /** @description A decimal amount: a JSON number or a decimal string such as "125.50". */
+                    amount: number | string;
+                    currency: string;
+                    merchant: {
+                        name: string;
+                        mcc: string;
+                        country: string;
+                        city?: string;
+                        id?: string;
+                    };
+                    networkTransactionId: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthorizationDecision"];
+                };
+            };
+            default: components["responses"]["Error"];
+        };
+    };
+    captureAuthorization: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description A decimal amount: a JSON number or a decimal string such as "125.50". */
+                    amount?: number | string;
+                } | null;
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Transaction"];
+                };
+            };
+            default: components["responses"]["Error"];
+        };
+    };
+    reverseAuthorization: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description A decimal amount: a JSON number or a decimal string such as "125.50". */
+                    amount?: number | string;
+                } | null;
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
                 headers: {
                     [name: string]: unknown;
                 };

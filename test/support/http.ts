@@ -3,9 +3,9 @@ import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll } from 'vitest';
 import type { Redis } from 'ioredis';
 import type { Scope } from '../../src/core/index.js';
-import type { Config, RateLimitSettings } from '../../src/config/env.js';
+import type { RateLimitSettings } from '../../src/config/env.js';
 import { createRedis } from '../../src/http/health.js';
-import { createServer } from '../../src/http/server.js';
+import { createServer, type ServerConfig } from '../../src/http/server.js';
 import type { ApiScope } from '../../src/store/ops/accounts.js';
 import { openStore, type Store } from '../../src/store/store.js';
 import { testDatabase, type TestDatabase } from './databases.js';
@@ -101,18 +101,16 @@ export function testRedisPrefix(): string {
 }
 
 /** The server settings of a test service, with the rate limits out of the way by default. */
-export function testServerConfig(
-  options: {
-    modes?: ('test' | 'live')[];
-    logLevel?: Config['logLevel'];
-    rateLimits?: RateLimitSettings;
-  } = {},
-): Pick<Config, 'logLevel' | 'modes' | 'rateLimits' | 'redisPrefix'> {
+export function testServerConfig(overrides: Partial<ServerConfig> = {}): ServerConfig {
   return {
-    logLevel: options.logLevel ?? 'silent',
-    modes: options.modes ?? ['test', 'live'],
-    rateLimits: options.rateLimits ?? UNTHROTTLED,
+    logLevel: 'silent',
+    modes: ['test', 'live'],
+    rateLimits: UNTHROTTLED,
     redisPrefix: testRedisPrefix(),
+    authorize: { budgetMs: 1500, standIn: 'decline' },
+    cardBin: '424242',
+    solanaRpcUrl: null,
+    ...overrides,
   };
 }
 
@@ -125,6 +123,8 @@ export async function startTestService(
     /** The Redis for rate limits and /readyz; the local one by default, null for none. */
     redis?: Redis | null;
     rateLimits?: RateLimitSettings;
+    /** More server settings: the authorization budget, the card BIN. */
+    server?: Partial<ServerConfig>;
     /** Log level and destination, to read what the service logs; silent by default. */
     log?: { level: 'info' | 'debug' | 'trace'; stream: { write(line: string): void } };
   } = {},
@@ -142,6 +142,7 @@ export async function startTestService(
       ...(options.modes === undefined ? {} : { modes: options.modes }),
       ...(options.log === undefined ? {} : { logLevel: options.log.level }),
       ...(options.rateLimits === undefined ? {} : { rateLimits: options.rateLimits }),
+      ...options.server,
     }),
     {
       store,

@@ -8,13 +8,15 @@ import {
   SCALE_MAX,
   SpendgateError,
   type CurrencyInfo,
-  type Scope,
 } from '../../core/index.js';
 import type { Store } from '../../store/store.js';
 import { authOf } from '../auth.js';
 import { respond } from '../idempotency.js';
+import { vaultAt } from '../lookups.js';
+import { solanaAddress } from '../solana-address.js';
 import { idParams, listOf, presentPage } from '../schemas/common.js';
 import {
+  createExternalTransferBody,
   createTransferBody,
   listTransactionsQuery,
   listTransfersQuery,
@@ -44,20 +46,12 @@ function filterDate(value: string | undefined, param: string): number | undefine
   return ms;
 }
 
-/** The caller's vault, refused as not found at `param`, the body field that named it. */
-async function vaultAt(store: Store, scope: Scope, vaultId: string, param: string) {
-  try {
-    return await store.getVault(scope, vaultId);
-  } catch (error) {
-    if (error instanceof SpendgateError && error.code === 'vault_not_found') {
-      throw new SpendgateError('vault_not_found', error.message, param);
-    }
-    throw error;
-  }
-}
-
 /** Transfers, transactions, transaction metadata and simulated deposits (contract sections 7, 12, 14). */
-export function registerTransferRoutes(app: FastifyInstance, store: Store): void {
+export function registerTransferRoutes(
+  app: FastifyInstance,
+  store: Store,
+  options: { readonly solanaRpcUrl: string | null },
+): void {
   const routes = app.withTypeProvider<ZodTypeProvider>();
 
   routes.post(
@@ -83,6 +77,45 @@ export function registerTransferRoutes(app: FastifyInstance, store: Store): void
             toVaultId: body.toVaultId,
             amount,
             description: body.description ?? null,
+            metadata: body.metadata ?? null,
+          }),
+        ),
+      );
+    },
+  );
+
+  routes.post(
+    '/v1/transfers/external',
+    {
+      config: { requiredScope: 'transfers:write' },
+      schema: {
+        operationId: 'createExternalTransfer',
+        tags: ['transfers'],
+        body: createExternalTransferBody,
+        response: { 202: transferObject },
+      },
+    },
+    async (request, reply) => {
+      const { scope } = authOf(request);
+      const body = request.body;
+      const address = solanaAddress(body.address, 'address');
+      // Test mode sends to the local runtime; live mode needs a cluster (contract section 12).
+      if (scope.mode === 'live' && options.solanaRpcUrl === null) {
+        throw new SpendgateError(
+          'service_unavailable',
+          'Live external transfers are unavailable: no Solana cluster is configured.',
+        );
+      }
+      const from = await vaultAt(store, scope, body.fromVaultId, 'fromVaultId');
+      const amount = parseAmount(body.amount, from.currency, { param: 'amount', allowZero: false });
+      // 202: the transfer is accepted and its amount held; the Solana worker sends it.
+      return respond(store, request, reply, 202, async (operations) =>
+        presentTransfer(
+          await operations.createExternalTransfer(scope, {
+            fromVaultId: from.id,
+            address,
+            amount,
+            memo: body.memo ?? null,
             metadata: body.metadata ?? null,
           }),
         ),

@@ -62,7 +62,8 @@ export const decisionObject = z
     amount: moneyOutput,
     currency: z.string(),
     cardId: z.string().nullable(),
-    vaultId: z.string(),
+    // Null when the card is unknown (no vault to record on) or the answer is a stand-in.
+    vaultId: z.string().nullable(),
     standIn: z.boolean(),
     decidedInMicros: z.number().int(),
     shadowMatches: z.array(declineReason),

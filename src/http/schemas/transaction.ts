@@ -75,6 +75,15 @@ export const createTransferBody = z.strictObject({
   metadata: metadataInput.optional(),
 });
 
+export const createExternalTransferBody = z.strictObject({
+  fromVaultId: text(1, 64),
+  // Checked as a Solana address in the handler, so a bad one is `invalid_address`.
+  address: text(1, 64),
+  amount: amountInput,
+  memo: text(1, 200).optional(),
+  metadata: metadataInput.optional(),
+});
+
 export const listTransfersQuery = z.strictObject({
   ...paginationQuery,
   vaultId: text(1, 64).optional(),

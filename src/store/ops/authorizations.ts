@@ -131,7 +131,7 @@ export async function reverse(
   scope: Scope,
   transactionId: string,
   requested: Decimal | null,
-  reason: 'reversed' | 'expired' = 'reversed',
+  reason: 'reversed' | 'expired' | 'stand_in' = 'reversed',
 ): Promise<TransactionRecord> {
   const nowMs = ctx.clock();
   const held = await lockAuthorization(tx, scope, transactionId);

@@ -5,6 +5,8 @@ import {
   isCurrencyCode,
   isoDate,
   presentTransaction,
+  STAND_IN_DECLINED,
+  STAND_IN_RULE,
   utcDayNumber,
   windowStartDay,
   ZERO,
@@ -37,6 +39,12 @@ export interface AuthorizeInput extends AuthorizationRequest {
 export interface AuthorizeRequest {
   readonly scope: Scope;
   readonly input: AuthorizeInput;
+  /**
+   * The request's time budget (contract section 10): once aborted, the card network has been
+   * answered the stand-in decline, so a decision reached later records that decline (and places
+   * no hold) instead of its own.
+   */
+  readonly budget?: AbortSignal;
 }
 
 /** Requests decided in one database transaction at most; bounds every statement's arrays. */
@@ -131,7 +139,7 @@ export async function authorizeBatch(
   const outcomes: AuthorizationOutcome[] = [];
   const decidedInBatch = new Map<string, AuthorizationOutcome>();
   const recorded: TransactionRecord[] = [];
-  for (const { scope, input } of requests) {
+  for (const { scope, input, budget } of requests) {
     const repeatKey = `${scope.accountId} ${scope.mode} ${input.networkTransactionId}`;
     const earlier = decidedInBatch.get(repeatKey);
     if (earlier !== undefined) {
@@ -159,20 +167,23 @@ export async function authorizeBatch(
     const vault = vaults.get(card.vault_id);
     assert(vault !== undefined, "a locked card's vault is locked");
     const policy = vault.policy;
-    const decision = decide({
-      card: { id: input.cardId, vaultId: vault.id, status: card.card_status },
-      vault: {
-        id: vault.id,
-        status: vault.status,
-        currency: vault.currency,
-        available: vault.ledger.minus(vault.pending),
-      },
-      policy,
-      spend: policy === null ? {} : spendOf(vault, policy.aggregates, nowMs),
-      nowMs,
-      request: input,
-    });
-    const transaction = authorizationRecord(scope, vault, input, decision, nowMs);
+    const lateForBudget = budget?.aborted === true;
+    const decision = lateForBudget
+      ? STAND_IN_DECLINED
+      : decide({
+          card: { id: input.cardId, vaultId: vault.id, status: card.card_status },
+          vault: {
+            id: vault.id,
+            status: vault.status,
+            currency: vault.currency,
+            available: vault.ledger.minus(vault.pending),
+          },
+          policy,
+          spend: policy === null ? {} : spendOf(vault, policy.aggregates, nowMs),
+          nowMs,
+          request: input,
+        });
+    const transaction = authorizationRecord(scope, vault, input, decision, lateForBudget, nowMs);
     if (decision.approved) {
       vault.pending = vault.pending.plus(input.amount);
       vault.pendingDelta = vault.pendingDelta.plus(input.amount);
@@ -312,6 +323,7 @@ function authorizationRecord(
   vault: VaultState,
   input: AuthorizeInput,
   decision: Decision,
+  standIn: boolean,
   nowMs: number,
 ): TransactionRecord {
   return {
@@ -334,7 +346,7 @@ function authorizationRecord(
     declineCode: decision.declineCode,
     declineReason: decision.declineReason,
     failureReason: null,
-    standIn: false,
+    standIn,
     hasMetadata: false,
     createdAtMs: nowMs,
     completedAtMs: null,
@@ -386,14 +398,14 @@ async function recordAuthorizations(
   const { rows } = await tx.query<{ updated: number }>(
     `WITH inserted AS (
        INSERT INTO transactions (id, account_id, mode, vault_id, type, status, currency, amount, hold_remaining, card_id,
-                                 merchant, mcc, network_transaction_id, decline_code, decline_reason, spend_day,
-                                 created_at, updated_at)
+                                 merchant, mcc, network_transaction_id, decline_code, decline_reason, stand_in,
+                                 spend_day, created_at, updated_at)
        SELECT id, account_id, mode, vault_id, 'card_authorization', status, currency, amount::numeric, hold::numeric, card_id,
-              merchant::jsonb, mcc, ntx, decline_code, decline_reason::jsonb,
+              merchant::jsonb, mcc, ntx, decline_code, decline_reason::jsonb, stand_in,
               CASE WHEN status = 'pending' THEN $16::date END, $17, $17
        FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[],
-                   $9::text[], $10::text[], $11::text[], $12::text[], $13::text[], $14::text[])
-         AS r(id, account_id, mode, vault_id, status, currency, amount, hold, card_id, merchant, mcc, ntx, decline_code, decline_reason)
+                   $9::text[], $10::text[], $11::text[], $12::text[], $13::text[], $14::text[], $32::boolean[])
+         AS r(id, account_id, mode, vault_id, status, currency, amount, hold, card_id, merchant, mcc, ntx, decline_code, decline_reason, stand_in)
      ),
      totals AS (
        UPDATE vaults SET pending = vaults.pending + d.delta::numeric, updated_at = $17
@@ -442,12 +454,17 @@ async function recordAuthorizations(
       transactions.map((t) => t.mode),
       events.map((event) => event.type),
       events.map((event) => event.payload),
+      transactions.map((t) => t.standIn),
     ],
   );
   assert(rows[0]?.updated === changed.length, 'every vault with new holds is updated once');
 }
 
 function replay(transaction: TransactionRecord): AuthorizationOutcome {
+  // An approval released because it came after its budget was answered as the stand-in decline.
+  if (transaction.failureReason === STAND_IN_RULE) {
+    return { decision: STAND_IN_DECLINED, transaction, replayed: true };
+  }
   const decision: Decision = {
     approved: transaction.declineCode === null,
     declineCode: transaction.declineCode,

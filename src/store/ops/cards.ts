@@ -135,3 +135,55 @@ export async function setCardStatus(
   await appendEvent(tx, scope, event, presentCard(result), nowMs);
   return result;
 }
+
+/** A card's secrets, for Reveal Card Details only; never logged, never in an event. */
+export interface CardDetails {
+  readonly cardId: string;
+  readonly number: string;
+  readonly cvv: string;
+  readonly expMonth: number;
+  readonly expYear: number;
+}
+
+/**
+ * revealCard: one read (the caller's transaction also spends the two-factor code, if any).
+ * In: scope, cardId.  Out: the number and CVV, decrypted under the vault's data key.
+ * Writes: nothing.
+ * Fails: card_not_found; card_cancelled (a cancelled card's number serves no one, so it is
+ *   never shown again).
+ */
+export async function revealCard(
+  ctx: StoreContext,
+  tx: SqlQueryable,
+  scope: Scope,
+  cardId: string,
+): Promise<CardDetails> {
+  const { rows } = await tx.query<{
+    id: string;
+    vault_id: string;
+    status: string;
+    exp_month: number;
+    exp_year: number;
+    number_enc: string;
+    cvv_enc: string;
+  }>(
+    `SELECT id, vault_id, status, exp_month, exp_year, number_enc, cvv_enc
+     FROM cards WHERE id = $1 AND account_id = $2 AND mode = $3`,
+    [cardId, scope.accountId, scope.mode],
+  );
+  const row = rows[0];
+  if (row === undefined)
+    throw new SpendgateError('card_not_found', `No card ${cardId.slice(0, 64)} exists.`, 'id');
+  if (row.status === 'cancelled')
+    throw new SpendgateError('card_cancelled', `Card ${row.id} is cancelled.`, 'id');
+  const wrapped = await vaultDataKey(tx, row.vault_id);
+  const details = {
+    cardId: row.id,
+    number: ctx.keyring.decrypt(row.vault_id, wrapped, row.number_enc, `card:${row.id}:number`),
+    cvv: ctx.keyring.decrypt(row.vault_id, wrapped, row.cvv_enc, `card:${row.id}:cvv`),
+    expMonth: row.exp_month,
+    expYear: row.exp_year,
+  };
+  assert(isLuhnValid(details.number), 'a stored card number is Luhn-valid');
+  return details;
+}

@@ -1,0 +1,143 @@
+import type { FastifyInstance } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import {
+  currencyOf,
+  formatAmount,
+  parseAmount,
+  presentTransaction,
+  STAND_IN_DECLINED,
+  type Decision,
+  type Scope,
+} from '../../core/index.js';
+import type { AuthorizeSettings } from '../../config/env.js';
+import type { Store, StoreOperations } from '../../store/store.js';
+import { authOf } from '../auth.js';
+import { authorizeWithinBudget } from '../authorize-budget.js';
+import { respond } from '../idempotency.js';
+import { authorizeBody, holdAmountBody } from '../schemas/authorization.js';
+import { idParams } from '../schemas/common.js';
+import { decisionObject } from '../schemas/policy.js';
+import { transactionObject } from '../schemas/transaction.js';
+
+const STAND_IN_APPROVED: Decision = {
+  approved: true,
+  declineCode: null,
+  declineReason: null,
+  shadowMatches: [],
+};
+
+/**
+ * The card network's money path (contract sections 7 and 10): Authorize, Capture, Reverse.
+ * A decline is a decision, answered 200. The authorize route is never refused because Redis
+ * is down (`rateLimitFailOpen`), and answers the stand-in decision past its time budget.
+ */
+export function registerAuthorizationRoutes(
+  app: FastifyInstance,
+  store: Store,
+  settings: AuthorizeSettings,
+): void {
+  const routes = app.withTypeProvider<ZodTypeProvider>();
+
+  routes.post(
+    '/v1/authorizations',
+    {
+      config: { requiredScope: 'authorizations:write', rateLimitFailOpen: true },
+      schema: {
+        operationId: 'authorize',
+        tags: ['authorizations'],
+        body: authorizeBody,
+        response: { 200: decisionObject },
+      },
+    },
+    // The networkTransactionId is this route's idempotency key (contract section 5): a repeated
+    // callback gets the first decision, with Idempotent-Replayed, whatever Idempotency-Key says.
+    async (request, reply) => {
+      const started = process.hrtime.bigint();
+      const { scope } = authOf(request);
+      const body = request.body;
+      const currency = currencyOf(body.currency, 'currency');
+      const amount = parseAmount(body.amount, currency, { param: 'amount', allowZero: false });
+      const result = await authorizeWithinBudget(
+        store,
+        scope,
+        {
+          cardId: body.cardId,
+          amount,
+          currency: currency.code,
+          merchant: body.merchant,
+          networkTransactionId: body.networkTransactionId,
+        },
+        settings,
+        request.log,
+      );
+      const outcome = result.kind === 'decided' ? result.outcome : null;
+      if (outcome?.replayed === true) void reply.header('Idempotent-Replayed', 'true');
+      const decision =
+        outcome?.decision ??
+        (settings.standIn === 'approve' ? STAND_IN_APPROVED : STAND_IN_DECLINED);
+      const transaction = outcome?.transaction ?? null;
+      return {
+        id: transaction?.id ?? null,
+        object: 'authorization' as const,
+        approved: decision.approved,
+        status: decision.approved ? ('pending' as const) : ('declined' as const),
+        declineCode: decision.declineCode,
+        declineReason: decision.declineReason,
+        amount: formatAmount(amount, currency),
+        currency: currency.code,
+        cardId: body.cardId,
+        vaultId: transaction?.vaultId ?? null,
+        standIn:
+          outcome === null || decision === STAND_IN_DECLINED || transaction?.standIn === true,
+        decidedInMicros: Number((process.hrtime.bigint() - started) / 1000n),
+        shadowMatches: [...decision.shadowMatches],
+      };
+    },
+  );
+
+  const holdChanges = [
+    { path: 'capture', operationId: 'captureAuthorization' },
+    { path: 'reverse', operationId: 'reverseAuthorization' },
+  ] as const;
+  for (const change of holdChanges) {
+    routes.post(
+      `/v1/authorizations/:id/${change.path}`,
+      {
+        config: { requiredScope: 'authorizations:write' },
+        schema: {
+          operationId: change.operationId,
+          tags: ['authorizations'],
+          params: idParams,
+          body: holdAmountBody,
+          response: { 200: transactionObject },
+        },
+      },
+      async (request, reply) => {
+        const { scope } = authOf(request);
+        const { id } = request.params;
+        // The amount is parsed in the authorization's currency, so it is read first.
+        const held = await store.getTransaction(scope, id);
+        const requested = request.body?.amount;
+        const amount =
+          requested === undefined
+            ? null
+            : parseAmount(requested, held.currency, { param: 'amount', allowZero: false });
+        return respond(store, request, reply, 200, async (operations) =>
+          presentTransaction(await changeHold(operations, change.path, scope, id, amount)),
+        );
+      },
+    );
+  }
+}
+
+function changeHold(
+  operations: StoreOperations,
+  change: 'capture' | 'reverse',
+  scope: Scope,
+  id: string,
+  amount: Parameters<StoreOperations['capture']>[2],
+) {
+  return change === 'capture'
+    ? operations.capture(scope, id, amount)
+    : operations.reverse(scope, id, amount);
+}

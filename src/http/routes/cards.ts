@@ -1,0 +1,142 @@
+import type { FastifyInstance } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import { presentCard } from '../../core/index.js';
+import type { Store } from '../../store/store.js';
+import { authOf } from '../auth.js';
+import { respond } from '../idempotency.js';
+import { vaultAt } from '../lookups.js';
+import { cardDetailsObject, cardObject, createCardBody, listCardsQuery } from '../schemas/card.js';
+import { idParams, listOf, presentPage } from '../schemas/common.js';
+
+/**
+ * Cards (contract sections 7-9): create, list, retrieve, reveal, freeze, unfreeze, cancel.
+ * A card's number and CVV leave the store only through Reveal, never into a log, an event,
+ * an idempotency record or a cache.
+ */
+export function registerCardRoutes(
+  app: FastifyInstance,
+  store: Store,
+  options: { readonly cardBin: string },
+): void {
+  const routes = app.withTypeProvider<ZodTypeProvider>();
+
+  routes.post(
+    '/v1/cards',
+    {
+      config: { requiredScope: 'cards:write' },
+      schema: {
+        operationId: 'createCard',
+        tags: ['cards'],
+        body: createCardBody,
+        response: { 201: cardObject },
+      },
+    },
+    async (request, reply) => {
+      const { scope } = authOf(request);
+      const body = request.body;
+      // Read first so that an unknown vault is refused at the field that named it; the store
+      // checks the vault again under its lock.
+      const vault = await vaultAt(store, scope, body.vaultId, 'vaultId');
+      return respond(store, request, reply, 201, async (operations) =>
+        presentCard(
+          await operations.createCard(scope, {
+            vaultId: vault.id,
+            cardholderName: body.cardholderName,
+            metadata: body.metadata ?? {},
+            bin: options.cardBin,
+          }),
+        ),
+      );
+    },
+  );
+
+  routes.get(
+    '/v1/cards',
+    {
+      config: { requiredScope: 'cards:read' },
+      schema: {
+        operationId: 'listCards',
+        tags: ['cards'],
+        querystring: listCardsQuery,
+        response: { 200: listOf(cardObject) },
+      },
+    },
+    async (request) =>
+      presentPage(await store.listCards(authOf(request).scope, request.query), presentCard),
+  );
+
+  routes.get(
+    '/v1/cards/:id',
+    {
+      config: { requiredScope: 'cards:read' },
+      schema: {
+        operationId: 'retrieveCard',
+        tags: ['cards'],
+        params: idParams,
+        response: { 200: cardObject },
+      },
+    },
+    async (request) => presentCard(await store.getCard(authOf(request).scope, request.params.id)),
+  );
+
+  routes.post(
+    '/v1/cards/:id/reveal',
+    {
+      config: { requiredScope: 'cards:reveal' },
+      schema: {
+        operationId: 'revealCard',
+        tags: ['cards'],
+        params: idParams,
+        // Loose: the other headers (the key among them) must pass through untouched.
+        headers: z.looseObject({
+          'x-two-factor-code': z
+            .string()
+            .max(16)
+            .optional()
+            .meta({ description: 'A current TOTP code, when the account has two-factor on.' }),
+        }),
+        response: { 200: cardDetailsObject },
+      },
+    },
+    async (request, reply) => {
+      const { scope } = authOf(request);
+      const code = request.headers['x-two-factor-code'];
+      // Not through `respond`: an idempotency record would keep the number and CVV in the
+      // database in clear. Reveal changes nothing but the spent code, so a retry is harmless.
+      const details = await store.transaction(async (operations) => {
+        await operations.requireTwoFactor(scope.accountId, code);
+        return operations.revealCard(scope, request.params.id);
+      });
+      void reply.header('Cache-Control', 'no-store');
+      return { object: 'card_details' as const, ...details };
+    },
+  );
+
+  const transitions = [
+    { path: 'freeze', operationId: 'freezeCard', status: 'frozen' },
+    { path: 'unfreeze', operationId: 'unfreezeCard', status: 'active' },
+    { path: 'cancel', operationId: 'cancelCard', status: 'cancelled' },
+  ] as const;
+  for (const transition of transitions) {
+    routes.post(
+      `/v1/cards/:id/${transition.path}`,
+      {
+        config: { requiredScope: 'cards:write' },
+        schema: {
+          operationId: transition.operationId,
+          tags: ['cards'],
+          params: idParams,
+          response: { 200: cardObject },
+        },
+      },
+      async (request, reply) => {
+        const { scope } = authOf(request);
+        const { id } = request.params;
+        return respond(store, request, reply, 200, async (operations) =>
+          presentCard(await operations.setCardStatus(scope, id, transition.status)),
+        );
+      },
+    );
+  }
+}

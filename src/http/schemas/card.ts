@@ -1,0 +1,43 @@
+import { z } from 'zod';
+import { metadataInput, paginationQuery, text, timestampOutput } from './common.js';
+
+const cardStatus = z.enum(['active', 'frozen', 'cancelled']);
+
+export const cardObject = z
+  .object({
+    id: z.string(),
+    object: z.literal('card'),
+    vaultId: z.string(),
+    status: cardStatus,
+    last4: z.string(),
+    expMonth: z.number().int(),
+    expYear: z.number().int(),
+    cardholderName: z.string(),
+    metadata: z.record(z.string(), z.string()),
+    createdAt: timestampOutput,
+    cancelledAt: timestampOutput.nullable(),
+  })
+  .meta({ id: 'Card' });
+
+export const createCardBody = z.strictObject({
+  vaultId: text(1, 64),
+  cardholderName: text(1, 100),
+  metadata: metadataInput.optional(),
+});
+
+export const listCardsQuery = z.strictObject({
+  ...paginationQuery,
+  vaultId: text(1, 64).optional(),
+  status: cardStatus.optional(),
+});
+
+export const cardDetailsObject = z
+  .object({
+    object: z.literal('card_details'),
+    cardId: z.string(),
+    number: z.string(),
+    cvv: z.string(),
+    expMonth: z.number().int(),
+    expYear: z.number().int(),
+  })
+  .meta({ id: 'CardDetails' });

@@ -40,11 +40,24 @@ export function registerOpenApi(app: FastifyInstance): void {
 
 /** The parts of the generated document this module adds to. */
 interface OpenApiDocument {
-  paths?: Record<string, Record<string, { responses?: Record<string, unknown> }>>;
+  paths?: Record<
+    string,
+    Record<string, { responses?: Record<string, unknown>; parameters?: unknown[] }>
+  >;
   components?: Record<string, Record<string, unknown>>;
 }
 
 const HTTP_METHODS = new Set(['get', 'put', 'post', 'delete', 'patch', 'head', 'options']);
+const MUTATING_METHODS = new Set(['put', 'post', 'delete', 'patch']);
+
+const IDEMPOTENCY_KEY_PARAMETER = {
+  name: 'Idempotency-Key',
+  in: 'header',
+  required: false,
+  description:
+    'Makes the request safe to retry: 24 hours long, the same key with the same request answers the stored response.',
+  schema: { type: 'string', minLength: 1, maxLength: 255 },
+};
 
 /**
  * Every operation can fail with the contract's error body (section 3), so each gets it as its
@@ -93,6 +106,11 @@ function withErrorResponses<T>(generated: T): T {
   for (const operations of Object.values(document.paths ?? {})) {
     for (const [method, operation] of Object.entries(operations)) {
       if (!HTTP_METHODS.has(method)) continue;
+      // Contract section 5: every mutating route takes a key (the authorize callback's is its
+      // networkTransactionId, but the header is accepted there too).
+      if (MUTATING_METHODS.has(method)) {
+        operation.parameters = [...(operation.parameters ?? []), IDEMPOTENCY_KEY_PARAMETER];
+      }
       operation.responses = {
         ...operation.responses,
         default: { $ref: '#/components/responses/Error' },

@@ -18,19 +18,30 @@ const BODIES: Record<string, unknown> = {
     transaction: { amount: '1', merchant: { name: 'm', mcc: '5812', country: 'US' } },
   },
 };
-const NOT_FOUND = new Set(['vault_not_found', 'transfer_not_found', 'transaction_not_found']);
+const NOT_FOUND = new Set([
+  'vault_not_found',
+  'transfer_not_found',
+  'transaction_not_found',
+  'card_not_found',
+]);
+type Kind = 'vaults' | 'transfers' | 'transactions' | 'cards' | 'authorizations';
 
 describe('isolation by account and mode', () => {
   let service: TestService;
   let owner: string;
-  let ids: Record<'vaults' | 'transfers' | 'transactions', string>;
+  let ids: Record<Kind, string>;
   let routes: [string, string][];
 
   const call = async (key: string, method: string, path: string, body?: unknown) => {
     const answer = await service.request(key, method, path, body);
     return {
       ...answer,
-      body: answer.body as { id?: string; error?: { code: string }; data?: { id: string }[] },
+      body: answer.body as {
+        id?: string;
+        status?: string;
+        error?: { code: string };
+        data?: { id: string }[];
+      },
     };
   };
 
@@ -57,7 +68,24 @@ describe('isolation by account and mode', () => {
       ).body.id ?? '';
     const transactions =
       (await call(owner, 'GET', `/v1/transactions?vaultId=${from}`)).body.data ?? [];
-    ids = { vaults: from, transfers: transfer, transactions: transactions[0]?.id ?? '' };
+    const card = (await call(owner, 'POST', '/v1/cards', { vaultId: from, cardholderName: 'O' }))
+      .body.id;
+    const authorization = (
+      await call(owner, 'POST', '/v1/authorizations', {
+        cardId: card,
+        amount: '1',
+        currency: 'USDC',
+        merchant: { name: 'm', mcc: '5812', country: 'US' },
+        networkTransactionId: 'ntx_isolation',
+      })
+    ).body.id;
+    ids = {
+      vaults: from,
+      transfers: transfer,
+      transactions: transactions[0]?.id ?? '',
+      cards: card ?? '',
+      authorizations: authorization ?? '',
+    };
     const document = (await (await fetch(`${service.base}/v1/openapi.json`)).json()) as {
       paths: Record<string, Record<string, unknown>>;
     };
@@ -73,7 +101,7 @@ describe('isolation by account and mode', () => {
   });
 
   it('covers every route with an id', () => {
-    expect(routes.length).toBeGreaterThanOrEqual(12);
+    expect(routes.length).toBeGreaterThanOrEqual(20);
   });
 
   it.each([
@@ -85,6 +113,8 @@ describe('isolation by account and mode', () => {
   ])('answers %s 404 on every route with an id, and changes nothing', async (_who, makeKey) => {
     const intruder = await makeKey();
     const before = await call(owner, 'GET', `/v1/vaults/${ids.vaults}`);
+    const cardBefore = await call(owner, 'GET', `/v1/cards/${ids.cards}`);
+    const heldBefore = await call(owner, 'GET', `/v1/transactions/${ids.authorizations}`);
     for (const [method, template] of routes) {
       const kind = template.split('/')[2] as keyof typeof ids;
       expect(ids[kind], `no id for ${template}`).toBeDefined();
@@ -96,6 +126,11 @@ describe('isolation by account and mode', () => {
       ).toEqual([404, true]);
     }
     expect((await call(owner, 'GET', `/v1/vaults/${ids.vaults}`)).body).toEqual(before.body);
+    expect((await call(owner, 'GET', `/v1/cards/${ids.cards}`)).body).toEqual(cardBefore.body);
+    expect((await call(owner, 'GET', `/v1/transactions/${ids.authorizations}`)).body).toEqual(
+      heldBefore.body,
+    );
+    expect(heldBefore.body.status).toBe('pending');
     expect((await call(owner, 'GET', `/v1/vaults/${ids.vaults}/policy`)).body.error?.code).toBe(
       'policy_not_found',
     );

@@ -6,7 +6,7 @@ import { startTestService, type TestService } from '../support/http.js';
  * Secrets never reach a log: a run of requests at the most verbose level, including failing
  * ones, and then every line the service logged is searched for every secret that passed
  * through it (API keys, a bearer token of a wrong key, the two-factor secret and codes, an
- * idempotency key's body, metadata values).
+ * idempotency key's body, metadata values, card numbers and CVVs).
  */
 describe('logs', () => {
   const lines: string[] = [];
@@ -63,6 +63,27 @@ describe('logs', () => {
       amount: '1',
       metadata: { ref: 'hunter2-transfer' },
     });
+    // Cards: created, revealed (each PAN and CVV passes through the service), and spent.
+    const cards: { number: string; cvv: string }[] = [];
+    for (let index = 0; index < 5; index++) {
+      const card = (await (
+        await send('POST', '/v1/cards', { vaultId: vault.id, cardholderName: 'Log Test' })
+      ).json()) as { id: string };
+      const details = (await (await send('POST', `/v1/cards/${card.id}/reveal`)).json()) as {
+        number: string;
+        cvv: string;
+      };
+      cards.push(details);
+      await send('POST', '/v1/authorizations', {
+        cardId: card.id,
+        amount: '0.5',
+        currency: 'USDC',
+        merchant: { name: 'Shop', mcc: '5411', country: 'US' },
+        networkTransactionId: `log-${card.id}`,
+      });
+    }
+    expect(cards.every((card) => /^[0-9]{16}$/.test(card.number))).toBe(true);
+
     const enrolment = (await (await send('POST', '/v1/account/two-factor')).json()) as {
       secret: string;
     };
@@ -80,6 +101,9 @@ describe('logs', () => {
       'hunter2-metadata',
       'hunter2-transfer',
       '123456',
+      ...cards.map((card) => card.number),
+      // A CVV is three digits, as parts of many numbers are: searched as a string value.
+      ...cards.map((card) => `"${card.cvv}"`),
     ]) {
       expect(log.includes(secret), `the log holds ${secret.slice(0, 12)}...`).toBe(false);
     }

@@ -1,5 +1,4 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { FastifyInstance } from 'fastify';
 import { createRedis } from '../../src/http/health.js';
 import { createServer } from '../../src/http/server.js';
 import { startTestService, testServerConfig, type TestService } from '../support/http.js';
@@ -15,16 +14,14 @@ interface ErrorJson {
   error: { type: string; code: string; requestId: string };
 }
 
-/** A route that may never be refused because Redis is down, as the authorize callback. */
-function failOpenRoute(app: FastifyInstance): void {
-  app.get(
-    '/v1/test-fail-open',
-    { config: { requiredScope: null, rateLimitFailOpen: true } },
-    () => ({
-      ok: true,
-    }),
-  );
-}
+/** A card network's callback: a decision (200) for an unknown card, recording nothing. */
+const CALLBACK = {
+  cardId: 'card_0123456789abcdef0123456789abcdef',
+  amount: '1',
+  currency: 'USDC',
+  merchant: { name: 'Shop', mcc: '5411', country: 'US' },
+  networkTransactionId: 'ntx_rate_limits',
+};
 
 async function burst(
   service: TestService,
@@ -39,7 +36,7 @@ async function burst(
 describe('rate limits', () => {
   let service: TestService;
   beforeAll(async () => {
-    service = await startTestService({ rateLimits: LIMITS, configure: failOpenRoute });
+    service = await startTestService({ rateLimits: LIMITS });
   });
   afterAll(async () => {
     await service.close();
@@ -115,9 +112,9 @@ describe('rate limits', () => {
     }
   });
 
-  it('counts a fail-open route like any other while Redis answers', async () => {
+  it('counts the authorize callback like any other route while Redis answers', async () => {
     const { key } = await service.key();
-    const answers = await burst(service, key, 'GET', '/v1/test-fail-open');
+    const answers = await burst(service, key, 'POST', '/v1/authorizations', CALLBACK);
     expect(answers.filter((answer) => answer.status === 429).length).toBeGreaterThanOrEqual(
       BURST - 2 * LIMITS.testPerSecond,
     );
@@ -170,7 +167,7 @@ describe('rate limits while Redis is down', () => {
   const down = createRedis('redis://127.0.0.1:1');
   let service: TestService;
   beforeAll(async () => {
-    service = await startTestService({ rateLimits: LIMITS, redis: down, configure: failOpenRoute });
+    service = await startTestService({ rateLimits: LIMITS, redis: down });
   });
   afterAll(async () => {
     await service.close();
@@ -187,9 +184,9 @@ describe('rate limits while Redis is down', () => {
     expect(served[0]?.headers.get('ratelimit-limit')).toBe('5');
   });
 
-  it('never refuses a fail-open route (the authorize callback) because Redis is down', async () => {
+  it('never refuses the authorize callback because Redis is down', async () => {
     const { key } = await service.key();
-    const answers = await burst(service, key, 'GET', '/v1/test-fail-open');
+    const answers = await burst(service, key, 'POST', '/v1/authorizations', CALLBACK);
     expect(answers.map((answer) => answer.status)).toEqual(Array<number>(BURST).fill(200));
   });
 });

@@ -83,9 +83,13 @@ export function registerAuthorizationRoutes(
         status: decision.approved ? ('pending' as const) : ('declined' as const),
         declineCode: decision.declineCode,
         declineReason: decision.declineReason,
-        amount: formatAmount(amount, currency),
-        currency: currency.code,
-        cardId: body.cardId,
+        // A replay answers what was recorded, whatever this callback's body says.
+        amount:
+          transaction === null
+            ? formatAmount(amount, currency)
+            : formatAmount(transaction.amount, transaction.currency),
+        currency: transaction?.currency ?? currency.code,
+        cardId: transaction?.cardId ?? body.cardId,
         vaultId: transaction?.vaultId ?? null,
         standIn:
           outcome === null || decision === STAND_IN_DECLINED || transaction?.standIn === true,

@@ -1,0 +1,205 @@
+import { describe, expect, it } from 'vitest';
+import { parseAmount, type AuthorizationOutcome } from '../../src/core/index.js';
+import { authorizeWithinBudget } from '../../src/http/authorize-budget.js';
+import type { Store } from '../../src/store/store.js';
+import { useTestService } from '../support/http.js';
+import { fundedCard, MERCHANT, networkId, type DecisionJson } from '../support/authorize.js';
+
+/**
+ * The authorization time budget (contract section 10). A decision the database cannot reach in
+ * time (its vault row is locked by another transaction, as a long-running one would) is
+ * answered with the stand-in decision; when the lock goes, the late decision records what the
+ * network was told, and no hold is left behind.
+ */
+const BUDGET_MS = 300;
+
+interface Json extends Omit<DecisionJson, 'id'> {
+  id: string;
+  balance: { available: string; pending: string; ledger: string };
+  status: string;
+  failureReason: string | null;
+}
+
+/** Holds the vault's row lock in a transaction of its own until `release` is called. */
+function lockVault(store: Store, vaultId: string) {
+  let release = (): void => undefined;
+  const released = new Promise<void>((resolve) => {
+    release = resolve;
+  });
+  let locked = (): void => undefined;
+  const isLocked = new Promise<void>((resolve) => {
+    locked = resolve;
+  });
+  const done = store.client.transaction(async (tx) => {
+    await tx.query('SELECT id FROM vaults WHERE id = $1 FOR UPDATE', [vaultId]);
+    locked();
+    await released;
+  });
+  return { isLocked, release, done };
+}
+
+async function until<T>(read: () => Promise<T>, done: (value: T) => boolean): Promise<T> {
+  for (let attempt = 0; attempt < 100; attempt++) {
+    const value = await read();
+    if (done(value)) return value;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  throw new Error('the condition never held');
+}
+
+describe('the authorization budget, stand-in decline (the default)', () => {
+  const harness = useTestService<Json>({
+    server: { authorize: { budgetMs: BUDGET_MS, standIn: 'decline' } },
+  });
+
+  it('answers the stand-in decline past the budget, then records that decline with no hold', async () => {
+    const { vaultId, cardId } = await fundedCard(harness, '100');
+    const body = {
+      cardId,
+      amount: '10',
+      currency: 'USDC',
+      merchant: MERCHANT,
+      networkTransactionId: networkId(),
+    };
+    const lock = lockVault(harness.service.store, vaultId);
+    await lock.isLocked;
+    const answer = await harness.call('POST', '/v1/authorizations', body);
+    lock.release();
+    await lock.done;
+    expect(answer.status).toBe(200);
+    expect(answer.body).toMatchObject({
+      id: null,
+      approved: false,
+      status: 'declined',
+      declineCode: 'card_declined',
+      declineReason: { rule: 'stand_in' },
+      standIn: true,
+      amount: '10.00',
+    });
+    // The late decision is recorded as the stand-in decline: its replay agrees, with an id now.
+    const replay = await until(
+      () => harness.call('POST', '/v1/authorizations', body),
+      (again) => again.body.id !== null,
+    );
+    expect(replay.body).toMatchObject({
+      approved: false,
+      declineReason: { rule: 'stand_in' },
+      standIn: true,
+    });
+    expect(replay.headers.get('idempotent-replayed')).toBe('true');
+    expect((await harness.call('GET', `/v1/vaults/${vaultId}`)).body.balance.pending).toBe('0.00');
+  });
+
+  it('releases an approval that was decided in time but answered too late', async () => {
+    const { vaultId, cardId } = await fundedCard(harness, '100');
+    const store = harness.service.store;
+    const ownerScope = { accountId: await ownerOf(store, vaultId), mode: 'test' as const };
+    // The store decides and commits at once, but its answer arrives after the budget: the
+    // window between decision and reply that a slow commit or network hop opens.
+    let late: AuthorizationOutcome | undefined;
+    const slowStore: Store = {
+      ...store,
+      authorize: async (...args) => {
+        late = await store.authorize(...args);
+        await new Promise((resolve) => setTimeout(resolve, BUDGET_MS + 100));
+        return late;
+      },
+    };
+    const input = {
+      cardId,
+      amount: parseAmount('10', 'USDC'),
+      currency: 'USDC',
+      merchant: MERCHANT,
+      networkTransactionId: networkId(),
+    };
+    const result = await authorizeWithinBudget(
+      slowStore,
+      ownerScope,
+      input,
+      { budgetMs: BUDGET_MS, standIn: 'decline' },
+      harness.service.app.log,
+    );
+    expect(result.kind).toBe('stand_in');
+    expect(late?.decision.approved).toBe(true);
+    const heldId = late?.transaction?.id ?? '';
+    const released = await until(
+      () => harness.call('GET', `/v1/transactions/${heldId}`),
+      (transaction) => transaction.body.status === 'failed',
+    );
+    expect(released.body.failureReason).toBe('stand_in');
+    expect((await harness.call('GET', `/v1/vaults/${vaultId}`)).body.balance.pending).toBe('0.00');
+    // Its replay is the stand-in decline the network was told.
+    const replay = await harness.call('POST', '/v1/authorizations', {
+      ...input,
+      amount: '10',
+    });
+    expect([replay.body.approved, replay.body.standIn, replay.body.id]).toEqual([
+      false,
+      true,
+      heldId,
+    ]);
+  });
+
+  it('answers the stand-in decision when the store fails', async () => {
+    const { cardId } = await fundedCard(harness, '100');
+    const failing: Store = {
+      ...harness.service.store,
+      authorize: () => Promise.reject(new Error('the database is down')),
+    };
+    const result = await authorizeWithinBudget(
+      failing,
+      (await harness.service.key()).scope,
+      {
+        cardId,
+        amount: parseAmount('1', 'USDC'),
+        currency: 'USDC',
+        merchant: MERCHANT,
+        networkTransactionId: networkId(),
+      },
+      { budgetMs: BUDGET_MS, standIn: 'decline' },
+      harness.service.app.log,
+    );
+    expect(result.kind).toBe('stand_in');
+  });
+});
+
+describe('the authorization budget, stand-in approve', () => {
+  const harness = useTestService<Json>({
+    server: { authorize: { budgetMs: BUDGET_MS, standIn: 'approve' } },
+  });
+
+  it('answers approved in stand-in, and the late decision stands as decided', async () => {
+    const { vaultId, cardId } = await fundedCard(harness, '100');
+    const lock = lockVault(harness.service.store, vaultId);
+    await lock.isLocked;
+    const answer = await harness.call('POST', '/v1/authorizations', {
+      cardId,
+      amount: '10',
+      currency: 'USDC',
+      merchant: MERCHANT,
+      networkTransactionId: networkId(),
+    });
+    lock.release();
+    await lock.done;
+    expect(answer.body).toMatchObject({
+      id: null,
+      approved: true,
+      status: 'pending',
+      declineCode: null,
+      standIn: true,
+    });
+    const vault = await until(
+      () => harness.call('GET', `/v1/vaults/${vaultId}`),
+      (read) => read.body.balance.pending !== '0.00',
+    );
+    expect(vault.body.balance.pending).toBe('10.00');
+  });
+});
+
+async function ownerOf(store: Store, vaultId: string): Promise<string> {
+  const { rows } = await store.client.query<{ account_id: string }>(
+    'SELECT account_id FROM vaults WHERE id = $1',
+    [vaultId],
+  );
+  return rows[0]?.account_id ?? '';
+}

@@ -1,13 +1,12 @@
 import type { FastifyInstance } from 'fastify';
 import { Redis } from 'ioredis';
-import { collectDefaultMetrics, Histogram, Registry } from 'prom-client';
 import type { Store } from '../store/store.js';
+import type { Metrics } from './metrics.js';
 
 /**
  * Health and metrics (contract section 15): /healthz (the process is up), /readyz (the
- * database and Redis answer), /metrics (Prometheus text: request latency by route, and the
- * process's own metrics). Each server has a registry of its own, so several can live in one
- * process (tests, embedding services).
+ * database and Redis answer), /metrics (Prometheus text: request latency by route, decisions,
+ * and the process's own metrics; see metrics.ts).
  */
 const CHECK_MS_MAX = 1000;
 
@@ -48,20 +47,12 @@ export function createRedis(url: string): Redis {
 
 export function registerHealth(
   app: FastifyInstance,
-  dependencies: { store: Store; redis: Redis | null },
+  dependencies: { store: Store; redis: Redis | null; metrics: Metrics },
 ): void {
-  const registry = new Registry();
-  collectDefaultMetrics({ register: registry });
-  const latency = new Histogram({
-    name: 'spendgate_http_request_duration_seconds',
-    help: 'HTTP request latency by method, route and status.',
-    labelNames: ['method', 'route', 'status'],
-    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
-    registers: [registry],
-  });
+  const { registry, requestSeconds } = dependencies.metrics;
   app.addHook('onResponse', async (request, reply) => {
     // The route's pattern, never the URL: ids would make the label set unbounded.
-    latency.observe(
+    requestSeconds.observe(
       {
         method: request.method,
         route: request.routeOptions.url ?? 'unmatched',

@@ -9,6 +9,7 @@ import { registerAuth } from './auth.js';
 import { registerHealth } from './health.js';
 import { errorBody } from './error-body.js';
 import { registerJsonBody } from './json-body.js';
+import { createMetrics } from './metrics.js';
 import { registerOpenApi } from './openapi.js';
 import { registerAccountRoutes } from './routes/account.js';
 import { registerRateLimits } from './rate-limits.js';
@@ -100,7 +101,8 @@ export function createServer(
     reply.header('Request-Id', request.id);
   });
 
-  registerHealth(app, { store: dependencies.store, redis: dependencies.redis ?? null });
+  const metrics = createMetrics();
+  registerHealth(app, { store: dependencies.store, redis: dependencies.redis ?? null, metrics });
 
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
@@ -121,7 +123,7 @@ export function createServer(
     registerPolicyRoutes(api, dependencies.store);
     registerTransferRoutes(api, dependencies.store, { solanaRpcUrl: config.solanaRpcUrl });
     registerCardRoutes(api, dependencies.store, { cardBin: config.cardBin });
-    registerAuthorizationRoutes(api, dependencies.store, config.authorize);
+    registerAuthorizationRoutes(api, dependencies.store, config.authorize, metrics.decisions);
     registerTwoFactorRoutes(api, dependencies.store);
     dependencies.extraRoutes?.(api);
     done();

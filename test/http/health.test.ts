@@ -54,4 +54,24 @@ describe('health and metrics', () => {
     expect(text).not.toContain('vlt_0123456789abcdef0123456789abcdef');
     expect(text).toContain('process_cpu_user_seconds_total');
   });
+
+  it('counts authorization decisions by outcome and decline code', async () => {
+    const { key } = await ready.key();
+    const decline = await fetch(`${ready.base}/v1/authorizations`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({
+        cardId: 'card_0123456789abcdef0123456789abcdef',
+        amount: '1',
+        currency: 'USDC',
+        merchant: { name: 'm', mcc: '5812', country: 'US' },
+        networkTransactionId: 'ntx_metrics',
+      }),
+    });
+    expect(decline.status).toBe(200);
+    const text = await (await fetch(`${ready.base}/metrics`)).text();
+    expect(text).toContain(
+      'spendgate_authorization_decisions_total{outcome="declined",decline_code="card_declined",stand_in="false"} 1',
+    );
+  });
 });

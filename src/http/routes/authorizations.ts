@@ -14,6 +14,7 @@ import type { Store, StoreOperations } from '../../store/store.js';
 import { authOf } from '../auth.js';
 import { authorizeWithinBudget } from '../authorize-budget.js';
 import { respond } from '../idempotency.js';
+import type { Metrics } from '../metrics.js';
 import { authorizeBody, holdAmountBody } from '../schemas/authorization.js';
 import { idParams } from '../schemas/common.js';
 import { decisionObject } from '../schemas/policy.js';
@@ -35,6 +36,7 @@ export function registerAuthorizationRoutes(
   app: FastifyInstance,
   store: Store,
   settings: AuthorizeSettings,
+  decisions: Metrics['decisions'],
 ): void {
   const routes = app.withTypeProvider<ZodTypeProvider>();
 
@@ -76,6 +78,13 @@ export function registerAuthorizationRoutes(
         outcome?.decision ??
         (settings.standIn === 'approve' ? STAND_IN_APPROVED : STAND_IN_DECLINED);
       const transaction = outcome?.transaction ?? null;
+      const standIn =
+        outcome === null || decision === STAND_IN_DECLINED || transaction?.standIn === true;
+      decisions.inc({
+        outcome: decision.approved ? 'approved' : 'declined',
+        decline_code: decision.declineCode ?? '',
+        stand_in: String(standIn),
+      });
       return {
         id: transaction?.id ?? null,
         object: 'authorization' as const,
@@ -91,8 +100,7 @@ export function registerAuthorizationRoutes(
         currency: transaction?.currency ?? currency.code,
         cardId: transaction?.cardId ?? body.cardId,
         vaultId: transaction?.vaultId ?? null,
-        standIn:
-          outcome === null || decision === STAND_IN_DECLINED || transaction?.standIn === true,
+        standIn,
         decidedInMicros: Number((process.hrtime.bigint() - started) / 1000n),
         shadowMatches: [...decision.shadowMatches],
       };

@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import { SETTING_NAMES } from '../src/config/env.js';
 import { builtinRuleLibrary } from '../src/rule-library/load.js';
 
 /** README.md stays true: its example is the file that runs here, its lists match the code. */
@@ -19,6 +20,13 @@ describe('README.md', () => {
   it('lists every template of the rule library', () => {
     for (const name of builtinRuleLibrary().keys()) {
       expect(readme).toMatch(new RegExp(`^\\| \`${name}\` +\\|`, 'm'));
+    }
+  });
+
+  it('documents every setting the service reads', () => {
+    // SPENDGATE_MASTER_KEY is read by the store's key loader, the rest by the config schema.
+    for (const name of [...SETTING_NAMES, 'SPENDGATE_MASTER_KEY']) {
+      expect(readme, name).toContain(`\`${name}\``);
     }
   });
 

@@ -68,6 +68,9 @@ const configSchema = z.object({
     ),
 });
 
+/** The names of every setting read from the environment (README.md documents each). */
+export const SETTING_NAMES: readonly string[] = Object.keys(configSchema.shape);
+
 export interface Config {
   readonly port: number;
   readonly host: string;

@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { SpendgateError, type Mode, type Scope } from '../core/index.js';
-import type { ApiScope } from '../store/ops/accounts.js';
+import type { ApiKeyRecord, ApiScope } from '../store/ops/accounts.js';
+import { hashApiKey } from '../store/secrets/index.js';
 import type { Store } from '../store/store.js';
 
 /**
@@ -34,9 +35,61 @@ export interface AuthOptions {
   readonly store: Store;
   /** The modes this deployment serves (SPENDGATE_MODES). */
   readonly modes: ReadonlySet<Mode>;
+  /** How long an accepted key is remembered; 0 looks every request up. */
+  readonly keyCacheMs: number;
+}
+
+/**
+ * Accepted keys are remembered for `keyCacheMs` (5 s by default): the key lookup is the one
+ * database read every request pays, and the card network's callbacks come by the thousand per
+ * second. The price: a revoked key keeps working for up to that long in each process (README
+ * says so). Unknown, revoked and expired keys are never remembered, and a remembered key is
+ * forgotten at its expiry. Bounded: past the entry limit, the oldest entry goes.
+ */
+export const KEY_CACHE_MS_DEFAULT = 5_000;
+const KEY_CACHE_ENTRIES_MAX = 10_000;
+
+class AcceptedKeys {
+  readonly #entries = new Map<string, { key: ApiKeyRecord; untilMs: number }>();
+  constructor(private readonly ttlMs: number) {}
+
+  get(hash: string, nowMs: number): ApiKeyRecord | null {
+    const entry = this.#entries.get(hash);
+    if (entry === undefined) return null;
+    if (entry.untilMs > nowMs) return entry.key;
+    this.#entries.delete(hash);
+    return null;
+  }
+
+  set(hash: string, key: ApiKeyRecord, nowMs: number): void {
+    if (this.ttlMs === 0) return;
+    if (this.#entries.size >= KEY_CACHE_ENTRIES_MAX) {
+      const oldest = this.#entries.keys().next();
+      if (oldest.done !== true) this.#entries.delete(oldest.value);
+    }
+    this.#entries.set(hash, {
+      key,
+      untilMs: Math.min(nowMs + this.ttlMs, key.expiresAtMs ?? Infinity),
+    });
+  }
 }
 
 export function registerAuth(app: FastifyInstance, options: AuthOptions): void {
+  const cache = new AcceptedKeys(options.keyCacheMs);
+  /** The key's record, or the refusal a client may see (unknown and revoked look alike). */
+  const accepted = async (presented: string): Promise<ApiKeyRecord> => {
+    const hash = hashApiKey(presented);
+    const cached = cache.get(hash, Date.now());
+    if (cached !== null) return cached;
+    const result = await options.store.authenticateApiKey(presented);
+    if (result.status === 'expired')
+      throw new SpendgateError('expired_api_key', 'The API key has expired.');
+    if (result.status !== 'ok' || !options.modes.has(result.key.mode)) {
+      throw new SpendgateError('invalid_api_key', 'The API key is invalid.');
+    }
+    cache.set(hash, result.key, Date.now());
+    return result.key;
+  };
   app.decorateRequest('auth', null);
   app.addHook('preHandler', async (request: FastifyRequest) => {
     const config = request.routeOptions.config;
@@ -52,20 +105,15 @@ export function registerAuth(app: FastifyInstance, options: AuthOptions): void {
     const match = BEARER.exec(header);
     if (match?.[1] === undefined)
       throw new SpendgateError('invalid_api_key', 'The API key is invalid.');
-    const result = await options.store.authenticateApiKey(match[1]);
-    if (result.status === 'expired')
-      throw new SpendgateError('expired_api_key', 'The API key has expired.');
-    if (result.status !== 'ok' || !options.modes.has(result.key.mode)) {
-      throw new SpendgateError('invalid_api_key', 'The API key is invalid.');
-    }
-    const scopes = new Set(result.key.scopes);
+    const key = await accepted(match[1]);
+    const scopes = new Set(key.scopes);
     const required = config.requiredScope ?? null;
     if (required !== null && !scopes.has(required)) {
       throw new SpendgateError('insufficient_scope', `This request needs the scope ${required}.`);
     }
     request.auth = {
-      scope: { accountId: result.key.accountId, mode: result.key.mode },
-      keyId: result.key.id,
+      scope: { accountId: key.accountId, mode: key.mode },
+      keyId: key.id,
       scopes,
     };
   });

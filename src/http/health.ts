@@ -37,6 +37,8 @@ async function within<T>(work: Promise<T>, ms: number): Promise<boolean> {
 export function createRedis(url: string): Redis {
   const redis = new Redis(url, {
     enableOfflineQueue: false,
+    // Concurrent commands (a rate-limit count per request) leave in one write, not one each.
+    enableAutoPipelining: true,
     maxRetriesPerRequest: 0,
     retryStrategy: (attempt) => Math.min(attempt * 200, 5000),
   });

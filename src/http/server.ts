@@ -5,7 +5,7 @@ import type { Config } from '../config/env.js';
 import type { Store } from '../store/store.js';
 import { serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
 import type { Redis } from 'ioredis';
-import { registerAuth } from './auth.js';
+import { KEY_CACHE_MS_DEFAULT, registerAuth } from './auth.js';
 import { registerHealth } from './health.js';
 import { errorBody } from './error-body.js';
 import { registerJsonBody } from './json-body.js';
@@ -45,6 +45,8 @@ export interface ServerDependencies {
   readonly extraRoutes?: (api: FastifyInstance) => void;
   /** Redis (queues and rate limits); null when none is configured. /readyz reports it. */
   readonly redis?: Redis | null;
+  /** How long an accepted API key is remembered (auth.ts); 5 s by default, 0 for never. */
+  readonly apiKeyCacheMs?: number;
   /** Where log lines go; stdout by default. Tests read it to prove secrets never reach it. */
   readonly logStream?: { write(line: string): void };
 }
@@ -110,7 +112,11 @@ export function createServer(
   // The document must see every route, so it is registered before them.
   registerOpenApi(app);
   void app.register((api, _options, done) => {
-    registerAuth(api, { store: dependencies.store, modes: new Set(config.modes) });
+    registerAuth(api, {
+      store: dependencies.store,
+      modes: new Set(config.modes),
+      keyCacheMs: dependencies.apiKeyCacheMs ?? KEY_CACHE_MS_DEFAULT,
+    });
     // After authentication: the count is per key.
     registerRateLimits(api, {
       redis: dependencies.redis ?? null,

@@ -275,6 +275,9 @@ export async function openStore(options: StoreOptions): Promise<Store> {
 
   return {
     ...single,
+    // One statement, read only: run on the pool without BEGIN and COMMIT, since every request
+    // pays for it (two round trips fewer, measured by bench/http.bench.ts).
+    authenticateApiKey: (key) => authenticateApiKey(ctx, ctx.client, key),
     client: options.client,
     authorize: (scope, input, budget) =>
       batcher.submit({ scope, input, ...(budget === undefined ? {} : { budget }) }),

@@ -83,6 +83,24 @@ describe('authentication', () => {
     ).toEqual([401, 'expired_api_key']);
   });
 
+  it('forgets an accepted key once its cache time is over, so a revocation takes effect', async () => {
+    const cached = await startTestService({ apiKeyCacheMs: 300 });
+    try {
+      const { key, scope } = await cached.key();
+      const account = () => get(cached.base, '/v1/account', `Bearer ${key}`);
+      expect((await account()).status).toBe(200);
+      const [record] = await cached.store.listApiKeys(scope.accountId);
+      await cached.store.revokeApiKey(record?.id ?? '');
+      // Remembered for a while (README: a revocation takes up to the cache time)...
+      expect((await account()).status).toBe(200);
+      await new Promise((resolve) => setTimeout(resolve, 350));
+      // ...and then looked up again.
+      expect(await errorCode(await account())).toEqual([401, 'invalid_api_key']);
+    } finally {
+      await cached.close();
+    }
+  });
+
   it('refuses a key without the scope a route needs, with permission_error', async () => {
     const narrow = await service.key({ scopes: ['vaults:read'] });
     const response = await get(service.base, '/v1/scoped', `Bearer ${narrow.key}`);

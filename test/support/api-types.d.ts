@@ -1940,6 +1940,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @description A current TOTP code, when the account has two-factor on. */
+                "x-two-factor-code"?: string;
                 /** @description Makes the request safe to retry: 24 hours long, the same key with the same request answers the stored response. */
                 "Idempotency-Key"?: string;
             };

@@ -123,6 +123,8 @@ export async function startTestService(
     /** The Redis for rate limits and /readyz; the local one by default, null for none. */
     redis?: Redis | null;
     rateLimits?: RateLimitSettings;
+    /** How long the server remembers an accepted key; its default (5 s) unless given. */
+    apiKeyCacheMs?: number;
     /** More server settings: the authorization budget, the card BIN. */
     server?: Partial<ServerConfig>;
     /** Log level and destination, to read what the service logs; silent by default. */
@@ -147,6 +149,7 @@ export async function startTestService(
     {
       store,
       redis: ownRedis ?? options.redis ?? null,
+      ...(options.apiKeyCacheMs === undefined ? {} : { apiKeyCacheMs: options.apiKeyCacheMs }),
       ...(options.configure === undefined ? {} : { extraRoutes: options.configure }),
       ...(options.log === undefined ? {} : { logStream: options.log.stream }),
     },

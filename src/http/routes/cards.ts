@@ -1,13 +1,12 @@
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
-import { z } from 'zod';
 import { presentCard } from '../../core/index.js';
 import type { Store } from '../../store/store.js';
 import { authOf } from '../auth.js';
 import { respond } from '../idempotency.js';
 import { vaultAt } from '../lookups.js';
 import { cardDetailsObject, cardObject, createCardBody, listCardsQuery } from '../schemas/card.js';
-import { idParams, listOf, presentPage } from '../schemas/common.js';
+import { idParams, listOf, presentPage, twoFactorHeaders } from '../schemas/common.js';
 
 /**
  * Cards (contract sections 7-9): create, list, retrieve, reveal, freeze, unfreeze, cancel.
@@ -88,14 +87,7 @@ export function registerCardRoutes(
         operationId: 'revealCard',
         tags: ['cards'],
         params: idParams,
-        // Loose: the other headers (the key among them) must pass through untouched.
-        headers: z.looseObject({
-          'x-two-factor-code': z
-            .string()
-            .max(16)
-            .optional()
-            .meta({ description: 'A current TOTP code, when the account has two-factor on.' }),
-        }),
+        headers: twoFactorHeaders,
         response: { 200: cardDetailsObject },
       },
     },

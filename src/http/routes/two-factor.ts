@@ -4,7 +4,7 @@ import { z } from 'zod';
 import type { Store } from '../../store/store.js';
 import { authOf } from '../auth.js';
 import { accountObject, presentAccount } from './account.js';
-import { text } from '../schemas/common.js';
+import { text, twoFactorHeaders } from '../schemas/common.js';
 
 /** Two-factor enrolment (contract section 2): begin, verify to turn on, turn off with a code. */
 const enrolmentObject = z.object({
@@ -58,16 +58,13 @@ export function registerTwoFactorRoutes(app: FastifyInstance, store: Store): voi
       schema: {
         operationId: 'disableTwoFactor',
         tags: ['account'],
+        headers: twoFactorHeaders,
         response: { 200: accountObject },
       },
     },
     async (request) => {
       const { scope } = authOf(request);
-      const header = request.headers['x-two-factor-code'];
-      await store.disableTwoFactor(
-        scope.accountId,
-        typeof header === 'string' ? header : undefined,
-      );
+      await store.disableTwoFactor(scope.accountId, request.headers['x-two-factor-code']);
       return presentAccount(store, scope);
     },
   );

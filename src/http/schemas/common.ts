@@ -78,3 +78,15 @@ export function listOf<T extends z.ZodType>(item: T) {
     nextCursor: z.string().nullable(),
   });
 }
+
+/**
+ * The second factor of contract section 2, for the routes behind it. Loose: every other
+ * header (the key among them) must pass through validation untouched.
+ */
+export const twoFactorHeaders = z.looseObject({
+  'x-two-factor-code': z
+    .string()
+    .max(16)
+    .optional()
+    .meta({ description: 'A current TOTP code, when the account has two-factor on.' }),
+});

@@ -19,7 +19,8 @@ import { TestClock } from '../../support/store.js';
  */
 describe('account, two-factor and authentication over the typed client', () => {
   const clock = new TestClock();
-  const harness = useTestService({ clock: clock.now });
+  // Keys looked up on every request, so a revocation shows at once (the cache: auth.test.ts).
+  const harness = useTestService({ clock: clock.now, apiKeyCacheMs: 0 });
 
   const named = () => `acme-${Math.random().toString(16).slice(2, 10)}`;
   /** A new account of that name, with a typed client for a key of it. */

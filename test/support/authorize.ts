@@ -1,3 +1,5 @@
+import { Decimal, type Scope } from '../../src/core/index.js';
+import type { Store } from '../../src/store/store.js';
 import type { ServiceHarness } from './http.js';
 
 /** What the tests read of an authorization decision (contract section 8). */
@@ -46,4 +48,29 @@ export async function fundedCard(
     key,
   );
   return { vaultId: vault.body.id, cardId: card.body.id };
+}
+
+/**
+ * A new card on the vault and a card authorization of `amount` on it, placed through the
+ * store: a hold (when approved) and spend the vault's policy counts.
+ */
+export async function authorizeThroughStore(
+  store: Store,
+  scope: Scope,
+  vaultId: string,
+  amount: string,
+): Promise<{ cardId: string; transactionId: string; approved: boolean }> {
+  const card = await store.createCard(scope, { vaultId, cardholderName: 'Ada', metadata: {} });
+  const outcome = await store.authorize(scope, {
+    cardId: card.id,
+    amount: new Decimal(amount),
+    currency: 'USDC',
+    merchant: { name: MERCHANT.name, mcc: MERCHANT.mcc, country: MERCHANT.country },
+    networkTransactionId: networkId(),
+  });
+  return {
+    cardId: card.id,
+    transactionId: outcome.transaction?.id ?? '',
+    approved: outcome.decision.approved,
+  };
 }

@@ -20,26 +20,41 @@ import {
 import type { SqlQueryable } from '../sql/client.js';
 
 /**
- * getTransaction: one read. In: scope, id. Out: the transaction of the scope's account.
- * Fails: transaction_not_found (also for another account's or mode's, so existence is not leaked).
+ * The scope's row of `table` with this id, or the not-found refusal: another account's or
+ * mode's row is not found either, so that existence is not leaked.
  */
+export async function readScoped<Row extends object>(
+  tx: SqlQueryable,
+  read: { readonly table: string; readonly columns: string },
+  scope: Scope,
+  id: string,
+  notFound: () => SpendgateError,
+): Promise<Row> {
+  const { rows } = await tx.query<Row>(
+    `SELECT ${read.columns} FROM ${read.table} WHERE id = $1 AND account_id = $2 AND mode = $3`,
+    [id, scope.accountId, scope.mode],
+  );
+  const row = rows[0];
+  if (row === undefined) throw notFound();
+  return row;
+}
+
+const shown = (id: string) => id.slice(0, 64);
+
+/** getTransaction: one read. In: scope, id. Out: the scope's transaction. Fails: transaction_not_found. */
 export async function getTransaction(
   _ctx: StoreContext,
   tx: SqlQueryable,
   scope: Scope,
   id: string,
 ): Promise<TransactionRecord> {
-  const { rows } = await tx.query<TransactionRow>(
-    `SELECT ${TRANSACTION_COLUMNS} FROM transactions WHERE id = $1 AND account_id = $2 AND mode = $3`,
-    [id, scope.accountId, scope.mode],
+  const row = await readScoped<TransactionRow>(
+    tx,
+    { table: 'transactions', columns: TRANSACTION_COLUMNS },
+    scope,
+    id,
+    () => new SpendgateError('transaction_not_found', `No transaction ${shown(id)} exists.`, 'id'),
   );
-  const row = rows[0];
-  if (row === undefined)
-    throw new SpendgateError(
-      'transaction_not_found',
-      `No transaction ${id.slice(0, 64)} exists.`,
-      'id',
-    );
   return transactionFromRow(row);
 }
 
@@ -50,13 +65,13 @@ export async function getTransfer(
   scope: Scope,
   id: string,
 ): Promise<TransferRecord> {
-  const { rows } = await tx.query<TransferRow>(
-    `SELECT ${TRANSFER_COLUMNS} FROM transfers WHERE id = $1 AND account_id = $2 AND mode = $3`,
-    [id, scope.accountId, scope.mode],
+  const row = await readScoped<TransferRow>(
+    tx,
+    { table: 'transfers', columns: TRANSFER_COLUMNS },
+    scope,
+    id,
+    () => new SpendgateError('transfer_not_found', `No transfer ${shown(id)} exists.`, 'id'),
   );
-  const row = rows[0];
-  if (row === undefined)
-    throw new SpendgateError('transfer_not_found', `No transfer ${id.slice(0, 64)} exists.`, 'id');
   return transferFromRow(row);
 }
 
@@ -67,12 +82,12 @@ export async function getCard(
   scope: Scope,
   id: string,
 ): Promise<CardRecord> {
-  const { rows } = await tx.query<CardRow>(
-    `SELECT ${CARD_COLUMNS} FROM cards WHERE id = $1 AND account_id = $2 AND mode = $3`,
-    [id, scope.accountId, scope.mode],
+  const row = await readScoped<CardRow>(
+    tx,
+    { table: 'cards', columns: CARD_COLUMNS },
+    scope,
+    id,
+    () => new SpendgateError('card_not_found', `No card ${shown(id)} exists.`, 'id'),
   );
-  const row = rows[0];
-  if (row === undefined)
-    throw new SpendgateError('card_not_found', `No card ${id.slice(0, 64)} exists.`, 'id');
   return cardFromRow(row);
 }

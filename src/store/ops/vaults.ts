@@ -40,6 +40,7 @@ import {
   type VaultRow,
 } from '../rows.js';
 import type { SqlQueryable } from '../sql/client.js';
+import { readScoped } from './reads.js';
 
 export interface CreateVaultInput {
   readonly name: string;
@@ -187,12 +188,13 @@ export async function getVault(
   scope: Scope,
   vaultId: string,
 ): Promise<VaultRecord> {
-  const { rows } = await tx.query<VaultRow>(
-    `SELECT ${VAULT_COLUMNS} FROM vaults WHERE id = $1 AND account_id = $2 AND mode = $3`,
-    [vaultId, scope.accountId, scope.mode],
+  const row = await readScoped<VaultRow>(
+    tx,
+    { table: 'vaults', columns: VAULT_COLUMNS },
+    scope,
+    vaultId,
+    () => vaultNotFound(vaultId, 'id'),
   );
-  const row = rows[0];
-  if (row === undefined) throw vaultNotFound(vaultId, 'id');
   return vaultFromRow(row);
 }
 

@@ -1,9 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { Decimal, type Scope } from '../../../src/core/index.js';
+import type { Scope } from '../../../src/core/index.js';
 import type { ApiScope } from '../../../src/store/ops/accounts.js';
 import type { paths } from '../../support/api-types.js';
 import { dataOf, refusalOf, typedClient, type TypedClient } from '../../support/client.js';
+import { authorizeThroughStore } from '../../support/authorize.js';
 import { useTestService } from '../../support/http.js';
 import { TestClock } from '../../support/store.js';
 
@@ -620,18 +621,7 @@ describe('authorization policies over the typed client', () => {
 
   /** An approved card authorization of `amount` on the vault: spend the policy counts. */
   async function spend(scope: Scope, vaultId: string, amount: string): Promise<void> {
-    const card = await harness.service.store.createCard(scope, {
-      vaultId,
-      cardholderName: 'Grace Hopper',
-      metadata: {},
-    });
-    const outcome = await harness.service.store.authorize(scope, {
-      cardId: card.id,
-      amount: new Decimal(amount),
-      currency: 'USDC',
-      merchant: { name: 'Cafe Rio', mcc: '5812', country: 'US' },
-      networkTransactionId: `ntx_${randomUUID()}`,
-    });
-    expect(outcome.decision.approved).toBe(true);
+    const held = await authorizeThroughStore(harness.service.store, scope, vaultId, amount);
+    expect(held.approved).toBe(true);
   }
 });

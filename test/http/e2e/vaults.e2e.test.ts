@@ -1,9 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { Decimal, type Scope } from '../../../src/core/index.js';
+import type { Scope } from '../../../src/core/index.js';
 import type { ApiScope } from '../../../src/store/ops/accounts.js';
 import type { paths } from '../../support/api-types.js';
 import { dataOf, refusalOf, typedClient, type TypedClient } from '../../support/client.js';
+import { authorizeThroughStore } from '../../support/authorize.js';
 import { useTestService } from '../../support/http.js';
 
 /**
@@ -42,20 +43,9 @@ describe('vaults over the typed client', () => {
 
   /** An open card hold of `amount` on a vault, placed through the store (no card routes yet). */
   const hold = async (scope: Scope, vaultId: string, amount: string) => {
-    const card = await harness.service.store.createCard(scope, {
-      vaultId,
-      cardholderName: 'Ada Lovelace',
-      metadata: {},
-    });
-    const outcome = await harness.service.store.authorize(scope, {
-      cardId: card.id,
-      amount: new Decimal(amount),
-      currency: 'USDC',
-      merchant: { name: 'Cafe Rio', mcc: '5812', country: 'US' },
-      networkTransactionId: `ntx_${randomUUID()}`,
-    });
-    expect(outcome.decision.approved).toBe(true);
-    return { card, transactionId: outcome.transaction?.id ?? '' };
+    const held = await authorizeThroughStore(harness.service.store, scope, vaultId, amount);
+    expect(held.approved).toBe(true);
+    return held;
   };
 
   describe('Create Vault', () => {
@@ -553,7 +543,7 @@ describe('vaults over the typed client', () => {
       const { client, scope } = await account();
       const vault = await createVault(client, { initialDeposit: '100' });
       const target = await createVault(client);
-      const { card, transactionId } = await hold(scope, vault.id, '30');
+      const { cardId, transactionId } = await hold(scope, vault.id, '30');
       const held = await retrieve(client, vault.id);
       expect(held.balance).toEqual({ available: '70.00', pending: '30.00', ledger: '100.00' });
       const close = () =>
@@ -573,10 +563,10 @@ describe('vaults over the typed client', () => {
       const closed = dataOf(await close());
       expect(closed.status).toBe('closed');
       expect((await retrieve(client, target.id)).balance.ledger).toBe('100.00');
-      // Closing a vault cancels its cards (section 9); read through the store, cards are not served yet.
+      // Closing a vault cancels its cards (section 9).
       const cards = await harness.service.store.listCards(scope, { limit: 10, vaultId: vault.id });
       expect(cards.data.map((listed) => [listed.id, listed.status])).toEqual([
-        [card.id, 'cancelled'],
+        [cardId, 'cancelled'],
       ]);
     });
 

@@ -14,6 +14,7 @@ export const ID_PREFIXES = {
   transaction: 'txn',
   transfer: 'tr',
   webhookEndpoint: 'we',
+  webhookDelivery: 'whd',
   event: 'evt',
   request: 'req',
   posting: 'pst',

@@ -161,12 +161,12 @@ describe('spendgate migrate', () => {
     const first = await run(['migrate'], env);
     expect([first.code, first.output.trim()]).toEqual([
       0,
-      'applied 0001_init.sql (0 already applied)',
+      'applied 0001_init.sql, 0002_webhook_deliveries.sql (0 already applied)',
     ]);
     const second = await run(['migrate'], env);
     expect([second.code, second.output.trim()]).toEqual([
       0,
-      'nothing to apply (1 already applied)',
+      'nothing to apply (2 already applied)',
     ]);
   });
 
@@ -216,7 +216,9 @@ describe('spendgate migrate', () => {
   it('prints its usage for an unknown command', async () => {
     const result = await run(['launch'], {});
     expect(result.code).toBe(2);
-    expect(result.output).toContain('usage: spendgate serve | spendgate migrate');
+    expect(result.output).toContain(
+      'usage: spendgate serve [--role api|worker|all] | spendgate migrate',
+    );
     expect(result.output).toContain('spendgate keys create --account NAME');
   });
 });

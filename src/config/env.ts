@@ -19,6 +19,23 @@ export const DEFAULT_RATE_LIMITS: RateLimitSettings = {
   authorizationsPerSecond: 10_000,
 };
 
+/**
+ * The webhook retry schedule of contract section 13: after a failed attempt, wait roughly
+ * 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 14 h, 20 h, 24 h; after the last, give up. Ten attempts in
+ * all, over about three days. WEBHOOK_RETRY_DELAYS_MS replaces it (tests shorten it).
+ */
+export const CONTRACT_RETRY_DELAYS_MS: readonly number[] = [
+  5_000,
+  5 * 60_000,
+  30 * 60_000,
+  2 * 3_600_000,
+  5 * 3_600_000,
+  10 * 3_600_000,
+  14 * 3_600_000,
+  20 * 3_600_000,
+  24 * 3_600_000,
+];
+
 function perSecond(fallback: number) {
   return z.coerce.number().int().min(1).max(1_000_000).default(fallback);
 }
@@ -56,6 +73,18 @@ const configSchema = z.object({
   SOLANA_RPC_URL: z
     .url({ protocol: /^https?$/, error: 'must be an http:// or https:// URL' })
     .optional(),
+  // Webhook delivery (contract section 13): the waits between attempts, and concurrency.
+  WEBHOOK_RETRY_DELAYS_MS: z
+    .string()
+    .regex(/^[0-9]{1,9}(,[0-9]{1,9}){0,19}$/, {
+      error: 'must be 1 to 20 comma-separated whole milliseconds',
+    })
+    .optional()
+    .transform((value) =>
+      value === undefined ? CONTRACT_RETRY_DELAYS_MS : value.split(',').map(Number),
+    ),
+  WEBHOOK_CONCURRENCY: z.coerce.number().int().min(1).max(1000).default(64),
+  WEBHOOK_ENDPOINT_CONCURRENCY: z.coerce.number().int().min(1).max(1000).default(8),
   // Which key modes this deployment answers (contract section 2): a sandbox serves only test.
   SPENDGATE_MODES: z
     .string()
@@ -86,8 +115,17 @@ export interface Config {
   readonly rateLimits: RateLimitSettings;
   readonly authorize: AuthorizeSettings;
   readonly cardBin: string;
+  readonly webhooks: WebhookSettings;
   /** null: live external transfers are refused until a cluster is configured. */
   readonly solanaRpcUrl: string | null;
+}
+
+/** Webhook delivery (contract section 13). */
+export interface WebhookSettings {
+  /** The waits between attempts: attempts are one more. */
+  readonly retryDelaysMs: readonly number[];
+  readonly concurrency: number;
+  readonly endpointConcurrency: number;
 }
 
 /** Contract section 10: how long a decision may take, and what is answered past it. */
@@ -128,5 +166,10 @@ export function loadConfig(
     authorize: { budgetMs: result.data.AUTHORIZE_BUDGET_MS, standIn: result.data.STAND_IN },
     cardBin: result.data.CARD_BIN,
     solanaRpcUrl: result.data.SOLANA_RPC_URL ?? null,
+    webhooks: {
+      retryDelaysMs: result.data.WEBHOOK_RETRY_DELAYS_MS,
+      concurrency: result.data.WEBHOOK_CONCURRENCY,
+      endpointConcurrency: result.data.WEBHOOK_ENDPOINT_CONCURRENCY,
+    },
   };
 }

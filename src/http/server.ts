@@ -19,6 +19,7 @@ import { registerPolicyRoutes } from './routes/policies.js';
 import { registerRateLimitRoutes } from './routes/rate-limits.js';
 import { registerTransferRoutes } from './routes/transfers.js';
 import { registerTwoFactorRoutes } from './routes/two-factor.js';
+import { registerWebhookRoutes } from './routes/webhooks.js';
 import { registerVaultRoutes } from './routes/vaults.js';
 import { validationError } from './validation-errors.js';
 
@@ -130,6 +131,7 @@ export function createServer(
     registerTransferRoutes(api, dependencies.store, { solanaRpcUrl: config.solanaRpcUrl });
     registerCardRoutes(api, dependencies.store, { cardBin: config.cardBin });
     registerAuthorizationRoutes(api, dependencies.store, config.authorize, metrics.decisions);
+    registerWebhookRoutes(api, dependencies.store);
     registerTwoFactorRoutes(api, dependencies.store);
     dependencies.extraRoutes?.(api);
     done();

@@ -7,25 +7,30 @@ import type { SqlQueryable } from './sql/client.js';
  * change it describes, so a committed change always has its event and a rolled-back one never
  * does. Relays (the workers issue) claim rows and fan them out.
  */
-export type EventType =
-  | 'vault.created'
-  | 'vault.updated'
-  | 'vault.frozen'
-  | 'vault.unfrozen'
-  | 'vault.closed'
-  | 'card.created'
-  | 'card.frozen'
-  | 'card.unfrozen'
-  | 'card.cancelled'
-  | 'authorization.approved'
-  | 'authorization.declined'
-  | 'transaction.completed'
-  | 'transaction.failed'
-  | 'transfer.created'
-  | 'transfer.completed'
-  | 'transfer.failed'
-  | 'policy.updated'
-  | 'policy.deleted';
+/** The event types of contract section 13; an endpoint subscribes to some, or to "*". */
+export const EVENT_TYPES = [
+  'vault.created',
+  'vault.updated',
+  'vault.frozen',
+  'vault.unfrozen',
+  'vault.closed',
+  'card.created',
+  'card.frozen',
+  'card.unfrozen',
+  'card.cancelled',
+  'authorization.approved',
+  'authorization.declined',
+  'transaction.completed',
+  'transaction.failed',
+  'transfer.created',
+  'transfer.completed',
+  'transfer.failed',
+  'policy.updated',
+  'policy.deleted',
+  'webhook.test',
+] as const;
+
+export type EventType = (typeof EVENT_TYPES)[number];
 
 /** An event's id and stored payload (the row appendEvent writes; authorize writes it inline). */
 export function eventRow(

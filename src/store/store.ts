@@ -46,6 +46,7 @@ import {
   listTransactions,
   listTransfers,
   listVaults,
+  listWebhookDeliveries,
   type ListBalanceSnapshotsQuery,
   type ListCardsQuery,
   type ListTransactionsQuery,
@@ -81,9 +82,18 @@ import {
 import {
   createWebhookEndpoint,
   deleteWebhookEndpoint,
+  getWebhookEndpoint,
   listWebhookEndpoints,
   webhookSecret,
 } from './ops/webhook-endpoints.js';
+import {
+  createTestEvent,
+  deliveryTarget,
+  recordDeliveryAttempt,
+  subscribedEndpoints,
+  type DeliveryAttempt,
+} from './ops/webhook-deliveries.js';
+import type { OutboxEvent } from './ops/events.js';
 import { Keyring } from './secrets/index.js';
 import type { SqlClient, SqlQueryable } from './sql/client.js';
 import { runTransaction } from './sql/transaction.js';
@@ -174,6 +184,14 @@ function bind(ctx: StoreContext, tx: SqlQueryable) {
     deleteWebhookEndpoint: (scope: Scope, endpointId: string) =>
       deleteWebhookEndpoint(ctx, tx, scope, endpointId),
     webhookSecret: (endpointId: string) => webhookSecret(ctx, tx, endpointId),
+    getWebhookEndpoint: (scope: Scope, endpointId: string) =>
+      getWebhookEndpoint(ctx, tx, scope, endpointId),
+    subscribedEndpoints: (events: readonly OutboxEvent[]) => subscribedEndpoints(ctx, tx, events),
+    deliveryTarget: (eventId: string, endpointId: string) =>
+      deliveryTarget(ctx, tx, eventId, endpointId),
+    recordDeliveryAttempt: (attempt: DeliveryAttempt) => recordDeliveryAttempt(ctx, tx, attempt),
+    createTestEvent: (scope: Scope, endpoint: Parameters<typeof createTestEvent>[3]) =>
+      createTestEvent(ctx, tx, scope, endpoint),
     claimEvents: (batchMax: number) => claimEvents(ctx, tx, batchMax),
     markRelayed: (ids: readonly string[]) => markRelayed(ctx, tx, ids),
     snapshotDay: (day: string, afterVaultId: string | null, batchMax?: number) =>
@@ -186,6 +204,11 @@ function bind(ctx: StoreContext, tx: SqlQueryable) {
     listTransfers: (scope: Scope, query: ListTransfersQuery) => listTransfers(tx, scope, query),
     listBalanceSnapshots: (scope: Scope, vaultId: string, query: ListBalanceSnapshotsQuery) =>
       listBalanceSnapshots(tx, scope, vaultId, query),
+    listWebhookDeliveries: (
+      scope: Scope,
+      endpointId: string,
+      query: Parameters<typeof listWebhookDeliveries>[3],
+    ) => listWebhookDeliveries(tx, scope, endpointId, query),
   };
 }
 

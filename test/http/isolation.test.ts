@@ -23,8 +23,9 @@ const NOT_FOUND = new Set([
   'transfer_not_found',
   'transaction_not_found',
   'card_not_found',
+  'webhook_not_found',
 ]);
-type Kind = 'vaults' | 'transfers' | 'transactions' | 'cards' | 'authorizations';
+type Kind = 'vaults' | 'transfers' | 'transactions' | 'cards' | 'authorizations' | 'webhooks';
 
 describe('isolation by account and mode', () => {
   let service: TestService;
@@ -85,6 +86,13 @@ describe('isolation by account and mode', () => {
       transactions: transactions[0]?.id ?? '',
       cards: card ?? '',
       authorizations: authorization ?? '',
+      webhooks:
+        (
+          await call(owner, 'POST', '/v1/webhooks', {
+            url: 'http://127.0.0.1:9/hooks',
+            events: ['*'],
+          })
+        ).body.id ?? '',
     };
     const document = (await (await fetch(`${service.base}/v1/openapi.json`)).json()) as {
       paths: Record<string, Record<string, unknown>>;
@@ -131,6 +139,8 @@ describe('isolation by account and mode', () => {
       heldBefore.body,
     );
     expect(heldBefore.body.status).toBe('pending');
+    const endpoints = (await call(owner, 'GET', '/v1/webhooks')).body.data ?? [];
+    expect(endpoints.map((endpoint) => endpoint.id)).toEqual([ids.webhooks]);
     expect((await call(owner, 'GET', `/v1/vaults/${ids.vaults}/policy`)).body.error?.code).toBe(
       'policy_not_found',
     );

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig } from '../../src/config/env.js';
+import { CONTRACT_RETRY_DELAYS_MS, ConfigError, loadConfig } from '../../src/config/env.js';
 import { startTestService, type TestService } from '../support/http.js';
 
 /** The HTTP platform over real HTTP on loopback: health, request ids, the common error body. */
@@ -90,7 +90,19 @@ describe('configuration', () => {
       authorize: { budgetMs: 1500, standIn: 'decline' },
       cardBin: '424242',
       solanaRpcUrl: null,
+      webhooks: {
+        retryDelaysMs: CONTRACT_RETRY_DELAYS_MS,
+        concurrency: 64,
+        endpointConcurrency: 8,
+      },
     });
+    expect(CONTRACT_RETRY_DELAYS_MS.map((ms) => ms / 1000)).toEqual([
+      5, 300, 1800, 7200, 18000, 36000, 50400, 72000, 86400,
+    ]);
+    expect(loadConfig({ WEBHOOK_RETRY_DELAYS_MS: '50,100' }).webhooks.retryDelaysMs).toEqual([
+      50, 100,
+    ]);
+    expect(() => loadConfig({ WEBHOOK_RETRY_DELAYS_MS: '5s' })).toThrow(/WEBHOOK_RETRY_DELAYS_MS/);
     expect(() => loadConfig({ STAND_IN: 'maybe' })).toThrow(/STAND_IN/);
     expect(() => loadConfig({ CARD_BIN: '42' })).toThrow(/CARD_BIN/);
     expect(loadConfig({ RATE_LIMIT_TEST_PER_SECOND: '40' }).rateLimits.testPerSecond).toBe(40);

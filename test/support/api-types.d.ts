@@ -436,6 +436,70 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/webhooks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get: operations["listWebhooks"];
+        put?: never;
+        post: operations["createWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/webhooks/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        delete: operations["deleteWebhook"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/webhooks/{id}/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post: operations["testWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/webhooks/{id}/deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get: operations["listWebhookDeliveries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/account/two-factor": {
         parameters: {
             query?: never;
@@ -608,6 +672,57 @@ export interface components {
             /** @description ISO 8601 UTC. */
             resetAt: string;
             windowSeconds: number;
+        };
+        WebhookEndpointInput: {
+            id: string;
+            /** @constant */
+            object: "webhook_endpoint";
+            url: string;
+            events: string[];
+            description: string | null;
+            /** @enum {string} */
+            status: "enabled" | "disabled";
+            /** @description ISO 8601 UTC. */
+            createdAt: string;
+        };
+        CreatedWebhookEndpointInput: {
+            id: string;
+            /** @constant */
+            object: "webhook_endpoint";
+            url: string;
+            events: string[];
+            description: string | null;
+            /** @enum {string} */
+            status: "enabled" | "disabled";
+            /** @description ISO 8601 UTC. */
+            createdAt: string;
+            /** @description The whsec_ signing secret, shown once. */
+            secret: string;
+        };
+        WebhookTestInput: {
+            /** @constant */
+            object: "webhook_test";
+            eventId: string;
+            delivered: boolean;
+            statusCode: number | null;
+            durationMs: number;
+            error: string | null;
+        };
+        WebhookDeliveryInput: {
+            id: string;
+            /** @constant */
+            object: "webhook_delivery";
+            endpointId: string;
+            eventId: string;
+            eventType: string;
+            attempt: number;
+            /** @enum {string} */
+            status: "succeeded" | "failed";
+            statusCode: number | null;
+            durationMs: number;
+            error: string | null;
+            /** @description ISO 8601 UTC. */
+            createdAt: string;
         };
         VaultInput: {
             id: string;
@@ -803,6 +918,57 @@ export interface components {
             /** @description ISO 8601 UTC. */
             resetAt: string;
             windowSeconds: number;
+        };
+        WebhookEndpoint: {
+            id: string;
+            /** @constant */
+            object: "webhook_endpoint";
+            url: string;
+            events: string[];
+            description: string | null;
+            /** @enum {string} */
+            status: "enabled" | "disabled";
+            /** @description ISO 8601 UTC. */
+            createdAt: string;
+        };
+        CreatedWebhookEndpoint: {
+            id: string;
+            /** @constant */
+            object: "webhook_endpoint";
+            url: string;
+            events: string[];
+            description: string | null;
+            /** @enum {string} */
+            status: "enabled" | "disabled";
+            /** @description ISO 8601 UTC. */
+            createdAt: string;
+            /** @description The whsec_ signing secret, shown once. */
+            secret: string;
+        };
+        WebhookTest: {
+            /** @constant */
+            object: "webhook_test";
+            eventId: string;
+            delivered: boolean;
+            statusCode: number | null;
+            durationMs: number;
+            error: string | null;
+        };
+        WebhookDelivery: {
+            id: string;
+            /** @constant */
+            object: "webhook_delivery";
+            endpointId: string;
+            eventId: string;
+            eventType: string;
+            attempt: number;
+            /** @enum {string} */
+            status: "succeeded" | "failed";
+            statusCode: number | null;
+            durationMs: number;
+            error: string | null;
+            /** @description ISO 8601 UTC. */
+            createdAt: string;
         };
         Vault: {
             id: string;
@@ -1902,6 +2068,155 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Transaction"];
+                };
+            };
+            default: components["responses"]["Error"];
+        };
+    };
+    listWebhooks: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        object: "list";
+                        data: components["schemas"]["WebhookEndpoint"][];
+                        hasMore: boolean;
+                        nextCursor: string | null;
+                    };
+                };
+            };
+            default: components["responses"]["Error"];
+        };
+    };
+    createWebhook: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the request safe to retry: 24 hours long, the same key with the same request answers the stored response. */
+                "Idempotency-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    url: string;
+                    events: ("*" | "vault.created" | "vault.updated" | "vault.frozen" | "vault.unfrozen" | "vault.closed" | "card.created" | "card.frozen" | "card.unfrozen" | "card.cancelled" | "authorization.approved" | "authorization.declined" | "transaction.completed" | "transaction.failed" | "transfer.created" | "transfer.completed" | "transfer.failed" | "policy.updated" | "policy.deleted" | "webhook.test")[];
+                    description?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CreatedWebhookEndpoint"];
+                };
+            };
+            default: components["responses"]["Error"];
+        };
+    };
+    deleteWebhook: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the request safe to retry: 24 hours long, the same key with the same request answers the stored response. */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        object: "webhook_endpoint";
+                        id: string;
+                        /** @enum {boolean} */
+                        deleted: true;
+                    };
+                };
+            };
+            default: components["responses"]["Error"];
+        };
+    };
+    testWebhook: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the request safe to retry: 24 hours long, the same key with the same request answers the stored response. */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookTest"];
+                };
+            };
+            default: components["responses"]["Error"];
+        };
+    };
+    listWebhookDeliveries: {
+        parameters: {
+            query?: {
+                limit?: number;
+                startingAfter?: string;
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        object: "list";
+                        data: components["schemas"]["WebhookDelivery"][];
+                        hasMore: boolean;
+                        nextCursor: string | null;
+                    };
                 };
             };
             default: components["responses"]["Error"];

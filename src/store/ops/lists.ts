@@ -31,6 +31,12 @@ import {
   type TransferRow,
   type VaultRow,
 } from '../rows.js';
+import {
+  DELIVERY_COLUMNS,
+  deliveryFromRow,
+  type DeliveryRow,
+  type WebhookDeliveryRecord,
+} from './webhook-deliveries.js';
 import type { SqlQueryable } from '../sql/client.js';
 
 /**
@@ -156,6 +162,7 @@ const F = {
   createdFrom: (p) => `created_at >= ${p}::timestamptz`,
   createdBefore: (p) => `created_at < ${p}::timestamptz`,
   fromOrToVault: (p) => `(from_vault_id = ${p} OR to_vault_id = ${p})`,
+  endpointId: (p) => `endpoint_id = ${p}`,
   dayBefore: (p) => `day < ${p}::date`,
   dayFrom: (p) => `day >= ${p}::date`,
   dayTo: (p) => `day <= ${p}::date`,
@@ -329,6 +336,30 @@ const TRANSFERS: IdListSource<TransferRow, TransferRecord> = {
   kind: 'transfer',
   fromRow: transferFromRow,
 };
+
+const DELIVERIES: IdListSource<DeliveryRow, WebhookDeliveryRecord> = {
+  table: 'webhook_deliveries',
+  columns: DELIVERY_COLUMNS,
+  kind: 'webhookDelivery',
+  fromRow: deliveryFromRow,
+};
+
+/**
+ * listWebhookDeliveries (List Deliveries).
+ * In: scope; the endpoint's id (the caller has checked it is the scope's); limit 1-100;
+ *   startingAfter (a delivery id).
+ * Out: a page of the endpoint's delivery attempts, newest first.
+ * Reads: webhook_deliveries through webhook_deliveries_endpoint.
+ * Fails: parameter_invalid (param limit or startingAfter).
+ */
+export async function listWebhookDeliveries(
+  db: SqlQueryable,
+  scope: Scope,
+  endpointId: string,
+  query: PageQuery,
+): Promise<Page<WebhookDeliveryRecord>> {
+  return pageById(db, scope, query, DELIVERIES, (where) => where.add(F.endpointId, endpointId));
+}
 
 /**
  * listVaults (List Vaults, contract sections 4 and 7).

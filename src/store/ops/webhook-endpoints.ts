@@ -27,7 +27,7 @@ export function presentWebhookEndpoint(endpoint: WebhookEndpointRecord) {
     id: endpoint.id,
     object: 'webhook_endpoint' as const,
     url: endpoint.url,
-    events: endpoint.events,
+    events: [...endpoint.events],
     description: endpoint.description,
     status: endpoint.status,
     createdAt: isoTimestamp(endpoint.createdAtMs),
@@ -59,7 +59,8 @@ function fromRow(row: EndpointRow): WebhookEndpointRecord {
   };
 }
 
-const secretAad = (endpointId: string) => `webhook-secret:${endpointId}`;
+/** The secret is bound to its endpoint: moved to another row, it fails to decrypt. */
+export const webhookSecretAad = (endpointId: string) => `webhook-secret:${endpointId}`;
 
 /**
  * createWebhookEndpoint: one transaction. In: scope, url (checked at the edge), events,
@@ -96,7 +97,7 @@ export async function createWebhookEndpoint(
       input.url,
       input.events,
       input.description,
-      encryptText(ctx.masterKey, secret, secretAad(id)),
+      encryptText(ctx.masterKey, secret, webhookSecretAad(id)),
       new Date(nowMs),
     ],
   );
@@ -153,5 +154,26 @@ export async function webhookSecret(
       `No webhook endpoint ${endpointId.slice(0, 64)} exists.`,
       'id',
     );
-  return decryptText(ctx.masterKey, token, secretAad(endpointId));
+  return decryptText(ctx.masterKey, token, webhookSecretAad(endpointId));
+}
+
+/** getWebhookEndpoint: one read. The scope's endpoint; a deleted one is not found. Fails: webhook_not_found. */
+export async function getWebhookEndpoint(
+  _ctx: StoreContext,
+  tx: SqlQueryable,
+  scope: Scope,
+  endpointId: string,
+): Promise<WebhookEndpointRecord> {
+  const { rows } = await tx.query<EndpointRow>(
+    `SELECT ${COLUMNS} FROM webhook_endpoints WHERE id = $1 AND account_id = $2 AND mode = $3 AND deleted_at IS NULL`,
+    [endpointId, scope.accountId, scope.mode],
+  );
+  const row = rows[0];
+  if (row === undefined)
+    throw new SpendgateError(
+      'webhook_not_found',
+      `No webhook endpoint ${endpointId.slice(0, 64)} exists.`,
+      'id',
+    );
+  return fromRow(row);
 }

@@ -1,0 +1,170 @@
+import type { FastifyInstance } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { checkWebhookUrl, sendWebhook } from '../../outbound/index.js';
+import { signedHeaders } from '../../outbound/sign.js';
+import { presentWebhookDelivery } from '../../store/ops/webhook-deliveries.js';
+import { presentWebhookEndpoint } from '../../store/ops/webhook-endpoints.js';
+import type { Store } from '../../store/store.js';
+import { authOf } from '../auth.js';
+import { respond } from '../idempotency.js';
+import { idParams, listOf, presentPage } from '../schemas/common.js';
+import {
+  createdWebhookEndpointObject,
+  createWebhookBody,
+  deletedWebhookObject,
+  listDeliveriesQuery,
+  webhookDeliveryObject,
+  webhookEndpointObject,
+  webhookTestObject,
+} from '../schemas/webhook.js';
+
+/** The contract's limit on one delivery attempt (section 13); Test Webhook waits as long. */
+const DELIVERY_TIMEOUT_MS = 15_000;
+
+/**
+ * Webhook endpoints (contract sections 7 and 13): create, list, delete, test, deliveries.
+ * An endpoint URL is checked at registration (and again at each delivery, by the sender):
+ * in live mode https only, and never an address that resolves to a loopback, private,
+ * link-local or metadata address.
+ */
+export function registerWebhookRoutes(app: FastifyInstance, store: Store): void {
+  const routes = app.withTypeProvider<ZodTypeProvider>();
+  const scopeOf = { config: { requiredScope: 'webhooks:write' as const } };
+
+  routes.post(
+    '/v1/webhooks',
+    {
+      ...scopeOf,
+      schema: {
+        operationId: 'createWebhook',
+        tags: ['webhooks'],
+        body: createWebhookBody,
+        response: { 201: createdWebhookEndpointObject },
+      },
+    },
+    // Not through `respond`: the answer carries the signing secret, which an idempotency
+    // record would keep in the database in clear. The secret is shown this once.
+    async (request, reply) => {
+      const { scope } = authOf(request);
+      const body = request.body;
+      const url = await checkWebhookUrl(body.url, scope.mode);
+      const { endpoint, secret } = await store.createWebhookEndpoint(scope, {
+        url: url.href,
+        events: body.events,
+        description: body.description ?? null,
+      });
+      return reply.code(201).send({ ...presentWebhookEndpoint(endpoint), secret });
+    },
+  );
+
+  routes.get(
+    '/v1/webhooks',
+    {
+      ...scopeOf,
+      schema: {
+        operationId: 'listWebhooks',
+        tags: ['webhooks'],
+        response: { 200: listOf(webhookEndpointObject) },
+      },
+    },
+    // At most 100 endpoints an account (WEBHOOK_ENDPOINTS_MAX): one page holds them all.
+    async (request) =>
+      presentPage(
+        {
+          data: await store.listWebhookEndpoints(authOf(request).scope),
+          hasMore: false,
+          nextCursor: null,
+        },
+        presentWebhookEndpoint,
+      ),
+  );
+
+  routes.delete(
+    '/v1/webhooks/:id',
+    {
+      ...scopeOf,
+      schema: {
+        operationId: 'deleteWebhook',
+        tags: ['webhooks'],
+        params: idParams,
+        response: { 200: deletedWebhookObject },
+      },
+    },
+    async (request, reply) => {
+      const { scope } = authOf(request);
+      const { id } = request.params;
+      return respond(store, request, reply, 200, async (operations) => {
+        await operations.deleteWebhookEndpoint(scope, id);
+        return { object: 'webhook_endpoint' as const, id, deleted: true as const };
+      });
+    },
+  );
+
+  routes.post(
+    '/v1/webhooks/:id/test',
+    {
+      ...scopeOf,
+      schema: {
+        operationId: 'testWebhook',
+        tags: ['webhooks'],
+        params: idParams,
+        response: { 200: webhookTestObject },
+      },
+    },
+    // Synchronous: one signed delivery of a webhook.test event, its result answered, and the
+    // attempt recorded with the others. Not retried; the caller sees the outcome.
+    async (request) => {
+      const { scope } = authOf(request);
+      const endpoint = await store.getWebhookEndpoint(scope, request.params.id);
+      const { eventId, payload } = await store.createTestEvent(scope, endpoint);
+      const secret = await store.webhookSecret(endpoint.id);
+      const result = await sendWebhook({
+        url: endpoint.url,
+        mode: scope.mode,
+        headers: signedHeaders(secret, eventId, payload, new Date()),
+        body: payload,
+        timeoutMs: DELIVERY_TIMEOUT_MS,
+      });
+      const durationMs = Math.round(result.durationMs);
+      await store.recordDeliveryAttempt({
+        scope,
+        endpointId: endpoint.id,
+        eventId,
+        eventType: 'webhook.test',
+        attempt: 1,
+        statusCode: result.statusCode,
+        durationMs,
+        error: result.error,
+      });
+      const status = result.statusCode;
+      return {
+        object: 'webhook_test' as const,
+        eventId,
+        delivered: status !== null && status >= 200 && status < 300,
+        statusCode: status,
+        durationMs,
+        error: result.error,
+      };
+    },
+  );
+
+  routes.get(
+    '/v1/webhooks/:id/deliveries',
+    {
+      ...scopeOf,
+      schema: {
+        operationId: 'listWebhookDeliveries',
+        tags: ['webhooks'],
+        params: idParams,
+        querystring: listDeliveriesQuery,
+        response: { 200: listOf(webhookDeliveryObject) },
+      },
+    },
+    async (request) => {
+      const { scope } = authOf(request);
+      const endpoint = await store.getWebhookEndpoint(scope, request.params.id);
+      const page = await store.listWebhookDeliveries(scope, endpoint.id, request.query);
+      return presentPage(page, presentWebhookDelivery);
+    },
+  );
+}

@@ -1,0 +1,25 @@
+/**
+ * Outbound HTTP for webhook delivery, with SSRF protection (contract section 13). The HTTP
+ * adapter checks an endpoint URL at registration with `checkWebhookUrl`; the webhook worker
+ * delivers with `sendWebhook`, which applies the same address policy at connection time.
+ * Imports only node built-ins and src/core.
+ */
+export { ADDRESS_CHARS_MAX, isForbiddenAddress } from './address-policy.js';
+export { LOOKUP_ADDRESSES_MAX, systemLookup, type LookupAddress, type LookupFn } from './lookup.js';
+export {
+  REQUEST_BODY_BYTES_MAX,
+  REQUEST_HEADERS_COUNT_MAX,
+  RESPONSE_BODY_BYTES_MAX,
+  sendWebhook,
+  TIMEOUT_MS_MAX,
+  type SendWebhookOptions,
+  type WebhookRequest,
+  type WebhookResult,
+} from './send.js';
+export {
+  checkWebhookUrl,
+  LOOKUP_TIMEOUT_MS_MAX,
+  URL_CHARS_MAX,
+  type CheckWebhookUrlOptions,
+  type OutboundMode,
+} from './webhook-url.js';

@@ -1,0 +1,282 @@
+/**
+ * One webhook delivery attempt: a bounded POST whose only product is the receiver's status code.
+ * The worker records every attempt, so this never throws for anything the network or the
+ * receiver does; it answers `{ statusCode: null, error }` instead. It throws only on a caller
+ * bug (an assertion).
+ *
+ * SSRF: in live mode the address policy is applied where the socket is opened, inside the
+ * `lookup` hook that `net.connect` calls, so the address that was checked is the address that is
+ * connected to; a DNS answer that changes between registration and delivery (DNS rebinding)
+ * cannot slip through. IP-literal hosts never reach `lookup` (node connects to them directly),
+ * so they are checked before the request; a literal cannot change. Redirects are never followed
+ * (node's http client does not follow them; a 3xx is returned like any other non-2xx status).
+ *
+ * Headers and body carry the Standard Webhooks signature: they are never logged nor put in a
+ * result or an error string.
+ */
+import http from 'node:http';
+import https from 'node:https';
+import type { LookupAddress as DnsLookupAddress, LookupOptions } from 'node:dns';
+import type { LookupFunction } from 'node:net';
+import { performance } from 'node:perf_hooks';
+
+import { assert } from '../core/index.js';
+
+import { isForbiddenAddress } from './address-policy.js';
+import { LOOKUP_ADDRESSES_MAX, systemLookup, type LookupFn } from './lookup.js';
+import { hostOf, isIpLiteral, URL_CHARS_MAX, type OutboundMode } from './webhook-url.js';
+
+/** The worker passes 15,000 (contract section 13); nothing may wait longer than this. */
+export const TIMEOUT_MS_MAX = 60_000;
+/** An event body is one resource; anything near this is a bug upstream. */
+export const REQUEST_BODY_BYTES_MAX = 1_048_576;
+export const REQUEST_HEADERS_COUNT_MAX = 32;
+/** Only the status matters: read at most this much of the answer, then hang up. */
+export const RESPONSE_BODY_BYTES_MAX = 65_536;
+/** How much of a failure reason is kept. */
+const ERROR_CHARS_MAX = 200;
+
+/**
+ * Keep-alive agents, one per mode and protocol. A burst of deliveries to one receiver (the usual
+ * shape: an outbox drained in order) then reuses a connection instead of paying a TCP and a TLS
+ * handshake each time. The address policy still holds: every new socket is opened through the
+ * checking `lookup`, and a reused socket is connected to an address that passed that check when
+ * it was opened. Live and test never share an agent, so a socket a test-mode delivery opened to
+ * a private address can never be handed to a live-mode delivery. Pools are bounded; idle sockets
+ * are closed after FREE_SOCKET_IDLE_MS, below the 5 s keep-alive timeout common servers use
+ * (node's own included), which keeps the race with the receiver closing an idle socket rare.
+ */
+const SOCKETS_PER_HOST_MAX = 16;
+const SOCKETS_TOTAL_MAX = 256;
+const FREE_SOCKETS_PER_HOST_MAX = 4;
+const FREE_SOCKET_IDLE_MS = 4_000;
+const agentOptions = {
+  keepAlive: true,
+  maxSockets: SOCKETS_PER_HOST_MAX,
+  maxTotalSockets: SOCKETS_TOTAL_MAX,
+  maxFreeSockets: FREE_SOCKETS_PER_HOST_MAX,
+  timeout: FREE_SOCKET_IDLE_MS,
+  scheduling: 'lifo',
+} as const;
+const agents = {
+  live: { http: new http.Agent(agentOptions), https: new https.Agent(agentOptions) },
+  test: { http: new http.Agent(agentOptions), https: new https.Agent(agentOptions) },
+} as const;
+
+export interface WebhookRequest {
+  readonly url: string;
+  readonly mode: OutboundMode;
+  /** Signature headers and the like; `content-type` and `content-length` are set here. */
+  readonly headers: Readonly<Record<string, string>>;
+  readonly body: string;
+  /** Bounds the whole exchange: resolution, connection, request and response. */
+  readonly timeoutMs: number;
+}
+
+export interface WebhookResult {
+  /** The receiver's status; null when no complete answer arrived. */
+  readonly statusCode: number | null;
+  readonly durationMs: number;
+  /** A short reason when statusCode is null; never contains headers or body. */
+  readonly error: string | null;
+}
+
+export interface SendWebhookOptions {
+  /** Name resolution; tests inject one. Defaults to the system resolver. */
+  readonly lookup?: LookupFn;
+}
+
+/** Thrown inside the lookup hook; recognised when it surfaces as the request's error. */
+class ForbiddenAddressError extends Error {
+  override readonly name = 'ForbiddenAddressError';
+}
+
+export async function sendWebhook(
+  request: WebhookRequest,
+  options: SendWebhookOptions = {},
+): Promise<WebhookResult> {
+  const { mode, headers, body, timeoutMs } = request;
+  assert(mode === 'test' || mode === 'live', 'mode is test or live');
+  assert(
+    Number.isInteger(timeoutMs) && timeoutMs > 0 && timeoutMs <= TIMEOUT_MS_MAX,
+    'timeoutMs is a positive integer within TIMEOUT_MS_MAX',
+  );
+  const bodyBytes = Buffer.byteLength(body, 'utf8');
+  assert(bodyBytes <= REQUEST_BODY_BYTES_MAX, 'the webhook body is within REQUEST_BODY_BYTES_MAX');
+  assert(
+    Object.keys(headers).length <= REQUEST_HEADERS_COUNT_MAX,
+    'the webhook headers are within REQUEST_HEADERS_COUNT_MAX',
+  );
+
+  const startMs = performance.now();
+  const elapsedMs = (): number => Math.max(0, Math.round(performance.now() - startMs));
+  const failed = (error: string): WebhookResult => ({
+    statusCode: null,
+    durationMs: elapsedMs(),
+    error: error.slice(0, ERROR_CHARS_MAX),
+  });
+
+  // The URL was checked at registration; check the parts that matter again, it costs nothing.
+  let url: URL;
+  try {
+    if (request.url.length > URL_CHARS_MAX) return failed('url too long');
+    url = new URL(request.url);
+  } catch {
+    return failed('invalid url');
+  }
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') return failed('url must be http(s)');
+  if (mode === 'live' && url.protocol !== 'https:') return failed('live mode requires https');
+  if (url.username !== '' || url.password !== '') return failed('url must not carry credentials');
+  const host = hostOf(url);
+  if (host === '') return failed('url has no host');
+  if (mode === 'live' && isIpLiteral(host) && isForbiddenAddress(host)) {
+    return failed('address forbidden in live mode');
+  }
+
+  const outgoing: http.OutgoingHttpHeaders = {};
+  for (const [name, value] of Object.entries(headers)) outgoing[name.toLowerCase()] = value;
+  outgoing['content-type'] = 'application/json';
+  outgoing['content-length'] = bodyBytes;
+
+  const secure = url.protocol === 'https:';
+  const requestOptions: https.RequestOptions = {
+    method: 'POST',
+    protocol: url.protocol,
+    host,
+    port: url.port === '' ? (secure ? 443 : 80) : Number(url.port),
+    path: `${url.pathname}${url.search}`,
+    headers: outgoing,
+    agent: secure ? agents[mode].https : agents[mode].http,
+    lookup: checkingLookup(mode, options.lookup ?? systemLookup),
+    // Idle bound on the socket; the timer below bounds the whole exchange.
+    timeout: timeoutMs,
+  };
+
+  return new Promise<WebhookResult>((resolve) => {
+    let settled = false;
+    let req: http.ClientRequest | undefined;
+    const settle = (result: WebhookResult): void => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      resolve(result);
+    };
+    const timer = setTimeout(() => {
+      settle(failed(`timeout after ${timeoutMs} ms`));
+      req?.destroy();
+    }, timeoutMs);
+
+    try {
+      req = (secure ? https : http).request(requestOptions);
+    } catch (error) {
+      // Invalid header names or values are refused synchronously; report the code only.
+      settle(failed(reasonOf(error)));
+      return;
+    }
+    const started = req;
+    started.on('error', (error) => {
+      settle(failed(reasonOf(error)));
+    });
+    started.on('timeout', () => {
+      settle(failed(`timeout after ${timeoutMs} ms`));
+      started.destroy();
+    });
+    started.on('socket', (socket) => {
+      // A backstop: whatever was connected to in live mode must have passed the policy.
+      const verify = (): void => {
+        const remote = socket.remoteAddress;
+        if (mode === 'live' && (remote === undefined || isForbiddenAddress(remote))) {
+          settle(failed('address forbidden in live mode'));
+          started.destroy();
+        }
+      };
+      if (socket.connecting) socket.once('connect', verify);
+      else verify();
+    });
+    started.on('response', (res) => {
+      const statusCode = res.statusCode ?? null;
+      let bodyBytesRead = 0;
+      const answered = (): void => {
+        settle({ statusCode, durationMs: elapsedMs(), error: null });
+      };
+      res.on('data', (chunk: Buffer) => {
+        bodyBytesRead += chunk.length;
+        if (bodyBytesRead > RESPONSE_BODY_BYTES_MAX) {
+          // Enough: the status is known and the rest is discarded unread.
+          answered();
+          res.destroy();
+          started.destroy();
+        }
+      });
+      res.on('end', answered);
+      res.on('error', (error) => {
+        settle(failed(reasonOf(error)));
+      });
+      res.on('close', () => {
+        if (res.complete) answered();
+        else settle(failed('connection closed before the response ended'));
+      });
+    });
+    started.end(body);
+  });
+}
+
+/**
+ * The `lookup` hook `net.connect` calls for a host name. In live mode every address the name
+ * resolves to must pass the policy, or none is connected to (the same rule as registration).
+ * Node asks with `all: true` when it will try several addresses (autoSelectFamily), with
+ * `all: false` when it wants one; both are answered from the checked list.
+ */
+function checkingLookup(mode: OutboundMode, lookup: LookupFn): LookupFunction {
+  return (hostname: string, options: LookupOptions, callback) => {
+    const done = (error: NodeJS.ErrnoException | null, addresses: DnsLookupAddress[]): void => {
+      if (error !== null) {
+        callback(error, '', undefined);
+        return;
+      }
+      const first = addresses[0];
+      if (first === undefined) {
+        callback(Object.assign(new Error('no address'), { code: 'ENOTFOUND' }), '', undefined);
+        return;
+      }
+      if (options.all === true) callback(null, addresses);
+      else callback(null, first.address, first.family);
+    };
+    lookup(hostname).then(
+      (found) => {
+        if (found.length > LOOKUP_ADDRESSES_MAX) {
+          done(Object.assign(new Error('too many addresses'), { code: 'ETOOMANY' }), []);
+          return;
+        }
+        if (mode === 'live' && found.some(({ address }) => isForbiddenAddress(address))) {
+          done(new ForbiddenAddressError('address forbidden in live mode'), []);
+          return;
+        }
+        const family = options.family === 4 || options.family === 6 ? options.family : 0;
+        const usable = found
+          .filter((a) => family === 0 || a.family === family)
+          .map(({ address, family: f }) => ({ address, family: f }));
+        done(null, usable);
+      },
+      (error: unknown) => {
+        const code = (error as { code?: unknown }).code;
+        done(
+          Object.assign(new Error('lookup failed'), {
+            code: typeof code === 'string' ? code : 'ENOTFOUND',
+          }),
+          [],
+        );
+      },
+    );
+  };
+}
+
+/** A short, header- and body-free reason for an error node raised. */
+function reasonOf(error: unknown): string {
+  if (error instanceof ForbiddenAddressError) return 'address forbidden in live mode';
+  const code = (error as { code?: unknown } | null)?.code;
+  if (code === 'ECONNREFUSED') return 'connection refused';
+  if (typeof code === 'string') return code;
+  if (error instanceof Error) return error.message.slice(0, ERROR_CHARS_MAX);
+  return 'network error';
+}

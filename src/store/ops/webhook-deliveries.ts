@@ -1,0 +1,242 @@
+import { assert, isoTimestamp, type Scope } from '../../core/index.js';
+import { newId } from '../../ids.js';
+import type { StoreContext } from '../context.js';
+import { eventRow } from '../outbox.js';
+import { decryptText } from '../secrets/index.js';
+import type { SqlQueryable } from '../sql/client.js';
+import type { OutboxEvent } from './events.js';
+import {
+  presentWebhookEndpoint,
+  webhookSecretAad,
+  type WebhookEndpointRecord,
+} from './webhook-endpoints.js';
+
+/**
+ * The store's side of webhook fan-out (contract section 13): who subscribes to which event,
+ * what a delivery sends, and the record of every attempt.
+ */
+export interface WebhookDeliveryRecord {
+  readonly id: string;
+  readonly endpointId: string;
+  readonly eventId: string;
+  readonly eventType: string;
+  readonly attempt: number;
+  readonly succeeded: boolean;
+  readonly statusCode: number | null;
+  readonly durationMs: number;
+  readonly error: string | null;
+  readonly createdAtMs: number;
+}
+
+export function presentWebhookDelivery(delivery: WebhookDeliveryRecord) {
+  return {
+    id: delivery.id,
+    object: 'webhook_delivery' as const,
+    endpointId: delivery.endpointId,
+    eventId: delivery.eventId,
+    eventType: delivery.eventType,
+    attempt: delivery.attempt,
+    status: delivery.succeeded ? ('succeeded' as const) : ('failed' as const),
+    statusCode: delivery.statusCode,
+    durationMs: delivery.durationMs,
+    error: delivery.error,
+    createdAt: isoTimestamp(delivery.createdAtMs),
+  };
+}
+
+export interface DeliveryRow {
+  id: string;
+  endpoint_id: string;
+  event_id: string;
+  event_type: string;
+  attempt: number;
+  succeeded: boolean;
+  status_code: number | null;
+  duration_ms: number;
+  error: string | null;
+  created_at: Date;
+}
+export const DELIVERY_COLUMNS =
+  'id, endpoint_id, event_id, event_type, attempt, succeeded, status_code, duration_ms, error, created_at';
+
+export function deliveryFromRow(row: DeliveryRow): WebhookDeliveryRecord {
+  return {
+    id: row.id,
+    endpointId: row.endpoint_id,
+    eventId: row.event_id,
+    eventType: row.event_type,
+    attempt: row.attempt,
+    succeeded: row.succeeded,
+    statusCode: row.status_code,
+    durationMs: row.duration_ms,
+    error: row.error,
+    createdAtMs: row.created_at.getTime(),
+  };
+}
+
+/** Errors are recorded for their owner to read, bounded (the column allows 500). */
+const ERROR_CHARS_MAX = 500;
+
+/**
+ * subscribedEndpoints: one read, for the relay.
+ * In: claimed events.  Out: for each event id, the ids of the enabled endpoints of its account
+ *   and mode that subscribe to its type (or to "*"), in id order.
+ * Reads: webhook_endpoints through webhook_endpoints_owner.
+ */
+export async function subscribedEndpoints(
+  _ctx: StoreContext,
+  tx: SqlQueryable,
+  events: readonly OutboxEvent[],
+): Promise<Map<string, string[]>> {
+  const owners = [...new Set(events.map((event) => `${event.accountId} ${event.mode}`))];
+  const { rows } = await tx.query<{
+    id: string;
+    account_id: string;
+    mode: string;
+    events: string[];
+  }>(
+    `SELECT id, account_id, mode, events FROM webhook_endpoints
+     WHERE (account_id, mode) IN (SELECT * FROM unnest($1::text[], $2::text[]))
+       AND status = 'enabled' AND deleted_at IS NULL
+     ORDER BY id`,
+    [owners.map((owner) => owner.split(' ')[0]), owners.map((owner) => owner.split(' ')[1])],
+  );
+  const subscribed = new Map<string, string[]>();
+  for (const event of events) {
+    subscribed.set(
+      event.id,
+      rows
+        .filter(
+          (row) =>
+            row.account_id === event.accountId &&
+            row.mode === event.mode &&
+            (row.events.includes('*') || row.events.includes(event.type)),
+        )
+        .map((row) => row.id),
+    );
+  }
+  return subscribed;
+}
+
+export interface DeliveryTarget {
+  readonly eventType: string;
+  /** The event body, exactly as written in the outbox: what is signed and sent. */
+  readonly payload: string;
+  readonly accountId: string;
+  readonly mode: Scope['mode'];
+  readonly url: string;
+  readonly secret: string;
+}
+
+/**
+ * deliveryTarget: one read, for the delivery worker.
+ * In: event id, endpoint id.  Out: what to send where, with the signing secret; null when the
+ *   endpoint no longer receives (deleted, or disabled by a 410), so its pending deliveries stop.
+ */
+export async function deliveryTarget(
+  ctx: StoreContext,
+  tx: SqlQueryable,
+  eventId: string,
+  endpointId: string,
+): Promise<DeliveryTarget | null> {
+  const { rows } = await tx.query<{
+    type: string;
+    payload: unknown;
+    account_id: string;
+    mode: Scope['mode'];
+    url: string;
+    secret_enc: string;
+  }>(
+    `SELECT e.type, e.payload, w.account_id, w.mode, w.url, w.secret_enc
+     FROM outbox_events e JOIN webhook_endpoints w
+       ON w.id = $2 AND w.account_id = e.account_id AND w.mode = e.mode
+     WHERE e.id = $1 AND w.status = 'enabled' AND w.deleted_at IS NULL`,
+    [eventId, endpointId],
+  );
+  const row = rows[0];
+  if (row === undefined) return null;
+  return {
+    eventType: row.type,
+    payload: JSON.stringify(row.payload),
+    accountId: row.account_id,
+    mode: row.mode,
+    url: row.url,
+    secret: decryptText(ctx.masterKey, row.secret_enc, webhookSecretAad(endpointId)),
+  };
+}
+
+export interface DeliveryAttempt {
+  readonly scope: Scope;
+  readonly endpointId: string;
+  readonly eventId: string;
+  readonly eventType: string;
+  readonly attempt: number;
+  readonly statusCode: number | null;
+  readonly durationMs: number;
+  readonly error: string | null;
+}
+
+/**
+ * recordDeliveryAttempt: one transaction.
+ * In: the attempt.  Out: its record; succeeded when the status is 2xx.
+ * Writes: webhook_deliveries; on a 410, the endpoint disabled (contract section 13).
+ */
+export async function recordDeliveryAttempt(
+  ctx: StoreContext,
+  tx: SqlQueryable,
+  input: DeliveryAttempt,
+): Promise<WebhookDeliveryRecord> {
+  assert(Number.isInteger(input.attempt) && input.attempt >= 1, 'attempts count from 1');
+  assert(Number.isInteger(input.durationMs) && input.durationMs >= 0, 'a duration in whole ms');
+  const nowMs = ctx.clock();
+  const succeeded = input.statusCode !== null && input.statusCode >= 200 && input.statusCode < 300;
+  const { rows } = await tx.query<DeliveryRow>(
+    `INSERT INTO webhook_deliveries (id, account_id, mode, endpoint_id, event_id, event_type, attempt, succeeded,
+                                     status_code, duration_ms, error, created_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) RETURNING ${DELIVERY_COLUMNS}`,
+    [
+      newId('webhookDelivery', nowMs),
+      input.scope.accountId,
+      input.scope.mode,
+      input.endpointId,
+      input.eventId,
+      input.eventType,
+      input.attempt,
+      succeeded,
+      input.statusCode,
+      input.durationMs,
+      input.error?.slice(0, ERROR_CHARS_MAX) ?? null,
+      new Date(nowMs),
+    ],
+  );
+  if (input.statusCode === 410) {
+    await tx.query(
+      `UPDATE webhook_endpoints SET status = 'disabled', disabled_reason = 'gone'
+       WHERE id = $1 AND status = 'enabled'`,
+      [input.endpointId],
+    );
+  }
+  return deliveryFromRow(rows[0] as DeliveryRow);
+}
+
+/**
+ * createTestEvent: one transaction, for Test Webhook.
+ * In: scope, the endpoint.  Out: the webhook.test event's id and body.
+ * Writes: outbox_events, already marked relayed: the test goes to this endpoint alone,
+ *   synchronously, never to the other subscribers through the relay.
+ */
+export async function createTestEvent(
+  ctx: StoreContext,
+  tx: SqlQueryable,
+  scope: Scope,
+  endpoint: WebhookEndpointRecord,
+): Promise<{ eventId: string; payload: string }> {
+  const nowMs = ctx.clock();
+  const { id, payload } = eventRow(scope, 'webhook.test', presentWebhookEndpoint(endpoint), nowMs);
+  await tx.query(
+    `INSERT INTO outbox_events (id, account_id, mode, type, payload, created_at, relayed_at)
+     VALUES ($1, $2, $3, 'webhook.test', $4, $5, $5)`,
+    [id, scope.accountId, scope.mode, payload, new Date(nowMs)],
+  );
+  return { eventId: id, payload };
+}

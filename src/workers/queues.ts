@@ -1,0 +1,50 @@
+import { Redis } from 'ioredis';
+
+/**
+ * The BullMQ queues and their Redis connections. Every key of every queue lives under the
+ * prefix `{REDIS_PREFIX}`: the braces are a Redis Cluster hash tag, so all of a queue's keys
+ * hash to one slot and BullMQ's multi-key scripts run unchanged on a cluster.
+ */
+export const WEBHOOK_QUEUE = 'webhooks';
+
+export function queuePrefix(redisPrefix: string): string {
+  return `{${redisPrefix}}`;
+}
+
+/** The data of one delivery job: an event for one endpoint (the rest is read at delivery). */
+export interface WebhookJob {
+  readonly eventId: string;
+  readonly endpointId: string;
+}
+
+/**
+ * One job per (event, endpoint), named by both: a relay that crashed between adding the job
+ * and marking the event relayed adds it again under the same id, and BullMQ keeps the first.
+ */
+export function webhookJobId(job: WebhookJob): string {
+  return `${job.eventId}.${job.endpointId}`;
+}
+
+/**
+ * A producer's connection: no queue of commands while Redis is down, so an add fails at once
+ * and the relay's transaction rolls back (the events stay in the outbox for the next round).
+ */
+export function producerConnection(url: string): Redis {
+  const redis = new Redis(url, {
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 1,
+    retryStrategy: (attempt) => Math.min(attempt * 200, 5000),
+  });
+  redis.on('error', () => undefined);
+  return redis;
+}
+
+/** A worker's connection: BullMQ's blocking commands need retries without limit. */
+export function workerConnection(url: string): Redis {
+  const redis = new Redis(url, {
+    maxRetriesPerRequest: null,
+    retryStrategy: (attempt) => Math.min(attempt * 200, 5000),
+  });
+  redis.on('error', () => undefined);
+  return redis;
+}

@@ -1,0 +1,73 @@
+import { Queue } from 'bullmq';
+import type { Store } from '../store/store.js';
+import { DEFAULT_RELAY_OPTIONS, OutboxRelay, type RelayOptions } from './outbox-relay.js';
+import {
+  producerConnection,
+  queuePrefix,
+  WEBHOOK_QUEUE,
+  workerConnection,
+  type WebhookJob,
+} from './queues.js';
+import {
+  deliveryJobOptions,
+  startWebhookWorker,
+  type DeliveryLog,
+  type DeliverySettings,
+} from './webhook-delivery.js';
+import type { RelayLog } from './outbox-relay.js';
+
+/**
+ * The worker role (`spendgate serve --role worker|all`): the outbox relay and the webhook
+ * delivery worker, on connections of their own. `stop` is the graceful shutdown: the relay
+ * finishes its round, the worker finishes the deliveries in flight (BullMQ returns a job it
+ * could not finish to the queue, where another worker or the next start takes it), and the
+ * connections close.
+ */
+export interface Workers {
+  readonly relay: OutboxRelay;
+  readonly queue: Queue<WebhookJob>;
+  stop(): Promise<void>;
+}
+
+export function startWorkers(dependencies: {
+  readonly store: Store;
+  readonly redisUrl: string;
+  readonly redisPrefix: string;
+  readonly delivery: DeliverySettings;
+  readonly relay?: RelayOptions;
+  readonly log: RelayLog & DeliveryLog;
+}): Workers {
+  const producer = producerConnection(dependencies.redisUrl);
+  const consumer = workerConnection(dependencies.redisUrl);
+  const queue = new Queue<WebhookJob>(WEBHOOK_QUEUE, {
+    connection: producer,
+    prefix: queuePrefix(dependencies.redisPrefix),
+    defaultJobOptions: deliveryJobOptions(dependencies.delivery.retryDelaysMs),
+  });
+  queue.on('error', () => undefined);
+  const relay = new OutboxRelay(
+    dependencies.store,
+    queue,
+    dependencies.log,
+    dependencies.relay ?? DEFAULT_RELAY_OPTIONS,
+  );
+  const worker = startWebhookWorker({
+    store: dependencies.store,
+    connection: consumer,
+    redisPrefix: dependencies.redisPrefix,
+    settings: dependencies.delivery,
+    log: dependencies.log,
+  });
+  relay.start();
+  return {
+    relay,
+    queue,
+    async stop() {
+      await relay.stop();
+      await worker.close();
+      await queue.close();
+      producer.disconnect();
+      consumer.disconnect();
+    },
+  };
+}

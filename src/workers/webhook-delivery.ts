@@ -1,0 +1,128 @@
+import { DelayedError, Worker, type Job } from 'bullmq';
+import type { Redis } from 'ioredis';
+import { sendWebhook } from '../outbound/index.js';
+import { signedHeaders } from '../outbound/sign.js';
+import type { Store } from '../store/store.js';
+import { queuePrefix, WEBHOOK_QUEUE, type WebhookJob } from './queues.js';
+import { retryDelayMs } from './retry-schedule.js';
+
+/**
+ * The webhook delivery worker (contract section 13). A job is one event for one endpoint:
+ * read what to send (nothing, if the endpoint was deleted or disabled meanwhile: its pending
+ * deliveries stop), sign it, POST it, record the attempt. A 2xx ends the job; a 410 disables
+ * the endpoint and ends it; anything else fails the attempt, and BullMQ retries it on the
+ * contract's schedule (the custom backoff below) until the attempts run out.
+ *
+ * Fairness: at most `endpointConcurrency` deliveries to one endpoint run at once in a
+ * process. A job beyond that goes back to the queue, delayed a little, without spending an
+ * attempt, so a slow endpoint holds a few of the `concurrency` slots and never all of them.
+ */
+export interface DeliverySettings {
+  /** Deliveries in flight at once in this process. */
+  readonly concurrency: number;
+  /** Deliveries in flight at once to one endpoint in this process. */
+  readonly endpointConcurrency: number;
+  /** The waits between attempts (retry-schedule.ts); attempts = retries + 1. */
+  readonly retryDelaysMs: readonly number[];
+  /** One attempt's limit, the contract's 15 s. */
+  readonly timeoutMs: number;
+}
+
+export const DEFAULT_DELIVERY_SETTINGS: Omit<DeliverySettings, 'retryDelaysMs'> = {
+  concurrency: 64,
+  endpointConcurrency: 8,
+  timeoutMs: 15_000,
+};
+
+/** How long a job waits when its endpoint has all its slots taken. */
+const FAIRNESS_DELAY_MS = 250;
+
+/** The backoff type jobs name; the worker's strategy answers it. */
+export const CONTRACT_BACKOFF = 'contract-schedule';
+
+export interface DeliveryLog {
+  warn(object: object, message: string): void;
+}
+
+export function startWebhookWorker(dependencies: {
+  readonly store: Store;
+  readonly connection: Redis;
+  readonly redisPrefix: string;
+  readonly settings: DeliverySettings;
+  readonly log: DeliveryLog;
+}): Worker<WebhookJob> {
+  const { store, settings, log } = dependencies;
+  const inFlight = new Map<string, number>();
+
+  const deliver = async (job: Job<WebhookJob>, token: string | undefined): Promise<string> => {
+    const { eventId, endpointId } = job.data;
+    const running = inFlight.get(endpointId) ?? 0;
+    if (running >= settings.endpointConcurrency && token !== undefined) {
+      await job.moveToDelayed(Date.now() + FAIRNESS_DELAY_MS, token);
+      throw new DelayedError();
+    }
+    inFlight.set(endpointId, running + 1);
+    try {
+      const target = await store.deliveryTarget(eventId, endpointId);
+      if (target === null) return 'endpoint no longer receives';
+      const result = await sendWebhook({
+        url: target.url,
+        mode: target.mode,
+        headers: signedHeaders(target.secret, eventId, target.payload, new Date()),
+        body: target.payload,
+        timeoutMs: settings.timeoutMs,
+      });
+      await store.recordDeliveryAttempt({
+        scope: { accountId: target.accountId, mode: target.mode },
+        endpointId,
+        eventId,
+        eventType: target.eventType,
+        attempt: job.attemptsMade + 1,
+        statusCode: result.statusCode,
+        durationMs: Math.round(result.durationMs),
+        error: result.error,
+      });
+      const status = result.statusCode;
+      if (status !== null && status >= 200 && status < 300) return 'delivered';
+      if (status === 410) return 'endpoint gone: disabled';
+      throw new Error(
+        status === null ? `not delivered: ${result.error ?? 'no answer'}` : `answered ${status}`,
+      );
+    } finally {
+      const left = (inFlight.get(endpointId) ?? 1) - 1;
+      if (left === 0) inFlight.delete(endpointId);
+      else inFlight.set(endpointId, left);
+    }
+  };
+
+  const worker = new Worker<WebhookJob>(WEBHOOK_QUEUE, deliver, {
+    connection: dependencies.connection,
+    prefix: queuePrefix(dependencies.redisPrefix),
+    concurrency: settings.concurrency,
+    settings: {
+      backoffStrategy: (attemptsMade) => retryDelayMs(settings.retryDelaysMs, attemptsMade),
+    },
+  });
+  worker.on('failed', (job, error) => {
+    if (job !== undefined && job.attemptsMade >= (job.opts.attempts ?? 1)) {
+      log.warn(
+        { eventId: job.data.eventId, endpointId: job.data.endpointId, err: error },
+        'webhook delivery gave up after its last attempt',
+      );
+    }
+  });
+  // Redis going away is reported by /readyz; the worker reconnects by itself.
+  worker.on('error', () => undefined);
+  return worker;
+}
+
+/** The options every delivery job is added with. */
+export function deliveryJobOptions(retryDelaysMs: readonly number[]) {
+  return {
+    attempts: retryDelaysMs.length + 1,
+    backoff: { type: CONTRACT_BACKOFF },
+    // Kept a day, so that a relay re-adding a job under its id finds it and adds nothing.
+    removeOnComplete: { age: 24 * 3600, count: 100_000 },
+    removeOnFail: { age: 7 * 24 * 3600, count: 100_000 },
+  };
+}

@@ -26,6 +26,8 @@ export interface Receiver {
   /** Set once the endpoint is created: deliveries are verified with it. */
   secret: string;
   answer: (delivery: Received, index: number) => number;
+  /** How long each answer waits, to play a slow endpoint. */
+  delayMs: number;
   /** Resolves once `count` deliveries of `type` (any, if omitted) have arrived. */
   until(count: number, type?: string, timeoutMs?: number): Promise<Received[]>;
   close(): Promise<void>;
@@ -41,6 +43,7 @@ export async function startReceiver(): Promise<Receiver> {
     received,
     secret: '',
     answer: () => 200,
+    delayMs: 0,
     async until(count, type, timeoutMs = 20_000) {
       const matching = () =>
         received.filter((delivery) => type === undefined || delivery.type === type);
@@ -83,8 +86,12 @@ export async function startReceiver(): Promise<Receiver> {
       };
       const status = receiver.answer(delivery, received.length);
       received.push(delivery);
-      response.writeHead(status).end();
-      for (const wake of waiters.splice(0)) wake();
+      const reply = () => {
+        response.writeHead(status).end();
+        for (const wake of waiters.splice(0)) wake();
+      };
+      if (receiver.delayMs === 0) reply();
+      else setTimeout(reply, receiver.delayMs);
     });
   });
   server.keepAliveTimeout = 1000;

@@ -63,3 +63,34 @@ describe('src/core is pure', () => {
     },
   );
 });
+
+/** The relative imports of every file below `dir`, as [file, absolute target] pairs. */
+function relativeImports(dir: string): [string, string][] {
+  return sources(dir).flatMap((file) =>
+    [...readFileSync(file, 'utf8').matchAll(IMPORT)]
+      .map((match) => (match[1] ?? match[2]) as string)
+      .filter((specifier) => specifier.startsWith('.'))
+      .map(
+        (specifier) =>
+          [relative(root, file), resolve(dirname(file), specifier)] as [string, string],
+      ),
+  );
+}
+
+describe('the layers import one way (ARCHITECTURE.md)', () => {
+  const folder = (name: string) => `${join(root, 'src', name)}/`;
+
+  it.each([
+    ['http', ['workers', 'cli']],
+    ['workers', ['http', 'cli']],
+    ['store', ['http', 'workers', 'cli', 'outbound']],
+    ['outbound', ['http', 'workers', 'cli', 'store']],
+  ])('src/%s imports nothing from %j', (layer, forbidden) => {
+    const imports = relativeImports(join(root, 'src', layer));
+    expect(imports.length).toBeGreaterThan(0);
+    const crossing = imports.filter(([, target]) =>
+      forbidden.some((other) => target.startsWith(folder(other))),
+    );
+    expect(crossing).toEqual([]);
+  });
+});

@@ -2,7 +2,7 @@
  * Outbound HTTP for webhook delivery, with SSRF protection (contract section 13). The HTTP
  * adapter checks an endpoint URL at registration with `checkWebhookUrl`; the webhook worker
  * delivers with `sendWebhook`, which applies the same address policy at connection time.
- * Imports only node built-ins and src/core.
+ * Imports only node built-ins, src/core and `standardwebhooks` (the signature, sign.ts).
  */
 export { ADDRESS_CHARS_MAX, isForbiddenAddress } from './address-policy.js';
 export { LOOKUP_ADDRESSES_MAX, systemLookup, type LookupAddress, type LookupFn } from './lookup.js';
@@ -23,3 +23,4 @@ export {
   type CheckWebhookUrlOptions,
   type OutboundMode,
 } from './webhook-url.js';
+export { signedHeaders } from './sign.js';

@@ -1,7 +1,6 @@
 import { DelayedError, Worker, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
-import { sendWebhook } from '../outbound/index.js';
-import { signedHeaders } from '../outbound/sign.js';
+import { sendWebhook, signedHeaders } from '../outbound/index.js';
 import type { Store } from '../store/store.js';
 import { queuePrefix, WEBHOOK_QUEUE, type WebhookJob } from './queues.js';
 import { retryDelayMs } from './retry-schedule.js';

@@ -1,7 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
-import { checkWebhookUrl, sendWebhook } from '../../outbound/index.js';
-import { signedHeaders } from '../../outbound/sign.js';
+import { checkWebhookUrl, sendWebhook, signedHeaders } from '../../outbound/index.js';
 import { presentWebhookDelivery } from '../../store/ops/webhook-deliveries.js';
 import { presentWebhookEndpoint } from '../../store/ops/webhook-endpoints.js';
 import type { Store } from '../../store/store.js';

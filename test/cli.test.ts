@@ -213,7 +213,9 @@ describe('spendgate migrate', () => {
     expect(Object.keys(document.paths)).toContain('/v1/vaults');
   });
 
-  it('prints its usage for an unknown command', async () => {
+  it('prints its usage for an unknown command or role', async () => {
+    const role = await run(['serve', '--role', 'boss'], {});
+    expect([role.code, role.output]).toEqual([2, expect.stringContaining('--role api|worker|all')]);
     const result = await run(['launch'], {});
     expect(result.code).toBe(2);
     expect(result.output).toContain(

@@ -15,6 +15,7 @@ export const ID_PREFIXES = {
   transfer: 'tr',
   webhookEndpoint: 'we',
   webhookDelivery: 'whd',
+  settlement: 'stl',
   event: 'evt',
   request: 'req',
   posting: 'pst',

@@ -4,6 +4,7 @@ import { mkdtempSync, readFileSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { readMigrations } from '../src/store/migrations/runner.js';
 import { testDatabase } from './support/databases.js';
 import { testRedisPrefix } from './support/http.js';
 
@@ -158,15 +159,17 @@ describe('spendgate migrate', () => {
       "SELECT 'postgres://postgres@127.0.0.1:5432/' || current_database() AS url",
     );
     const env = { DATABASE_URL: rows[0]?.url ?? '' };
+    const migrations = readMigrations();
+    expect(migrations.length).toBeGreaterThanOrEqual(3);
     const first = await run(['migrate'], env);
     expect([first.code, first.output.trim()]).toEqual([
       0,
-      'applied 0001_init.sql, 0002_webhook_deliveries.sql (0 already applied)',
+      `applied ${migrations.map((migration) => migration.name).join(', ')} (0 already applied)`,
     ]);
     const second = await run(['migrate'], env);
     expect([second.code, second.output.trim()]).toEqual([
       0,
-      'nothing to apply (2 already applied)',
+      `nothing to apply (${migrations.length} already applied)`,
     ]);
   });
 

@@ -3,6 +3,7 @@ import type { Config } from '../config/env.js';
 import { createRedis, redisAnswers } from '../http/health.js';
 import { createServer } from '../http/server.js';
 import type { Store } from '../store/store.js';
+import { DEFAULT_MAINTENANCE_SETTINGS } from '../workers/maintenance.js';
 import { startWorkers, type Workers } from '../workers/start.js';
 import { openConfiguredStore } from './open-store.js';
 
@@ -38,6 +39,7 @@ export async function serve(config: Config, role: Role): Promise<void> {
           redisUrl: config.redisUrl,
           redisPrefix: config.redisPrefix,
           delivery: { ...config.webhooks, timeoutMs: DELIVERY_TIMEOUT_MS },
+          maintenance: { ...DEFAULT_MAINTENANCE_SETTINGS, holdAgeMsMax: config.holdAgeMsMax },
           log: app?.log ?? log,
         });
   if (app !== null) await app.listen({ port: config.port, host: config.host });

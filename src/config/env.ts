@@ -85,6 +85,8 @@ const configSchema = z.object({
     ),
   WEBHOOK_CONCURRENCY: z.coerce.number().int().min(1).max(1000).default(64),
   WEBHOOK_ENDPOINT_CONCURRENCY: z.coerce.number().int().min(1).max(1000).default(8),
+  // Card holds not captured within this many hours are released (issue 7; 7 days).
+  HOLD_EXPIRY_HOURS: z.coerce.number().int().min(1).max(8760).default(168),
   // Which key modes this deployment answers (contract section 2): a sandbox serves only test.
   SPENDGATE_MODES: z
     .string()
@@ -116,6 +118,8 @@ export interface Config {
   readonly authorize: AuthorizeSettings;
   readonly cardBin: string;
   readonly webhooks: WebhookSettings;
+  /** Card holds older than this are expired by the maintenance job. */
+  readonly holdAgeMsMax: number;
   /** null: live external transfers are refused until a cluster is configured. */
   readonly solanaRpcUrl: string | null;
 }
@@ -166,6 +170,7 @@ export function loadConfig(
     authorize: { budgetMs: result.data.AUTHORIZE_BUDGET_MS, standIn: result.data.STAND_IN },
     cardBin: result.data.CARD_BIN,
     solanaRpcUrl: result.data.SOLANA_RPC_URL ?? null,
+    holdAgeMsMax: result.data.HOLD_EXPIRY_HOURS * 3_600_000,
     webhooks: {
       retryDelaysMs: result.data.WEBHOOK_RETRY_DELAYS_MS,
       concurrency: result.data.WEBHOOK_CONCURRENCY,

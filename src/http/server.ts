@@ -17,6 +17,7 @@ import { registerAuthorizationRoutes } from './routes/authorizations.js';
 import { registerCardRoutes } from './routes/cards.js';
 import { registerPolicyRoutes } from './routes/policies.js';
 import { registerRateLimitRoutes } from './routes/rate-limits.js';
+import { registerSettlementRoutes } from './routes/settlements.js';
 import { registerTransferRoutes } from './routes/transfers.js';
 import { registerTwoFactorRoutes } from './routes/two-factor.js';
 import { registerWebhookRoutes } from './routes/webhooks.js';
@@ -132,6 +133,7 @@ export function createServer(
     registerCardRoutes(api, dependencies.store, { cardBin: config.cardBin });
     registerAuthorizationRoutes(api, dependencies.store, config.authorize, metrics.decisions);
     registerWebhookRoutes(api, dependencies.store);
+    registerSettlementRoutes(api, dependencies.store);
     registerTwoFactorRoutes(api, dependencies.store);
     dependencies.extraRoutes?.(api);
     done();

@@ -62,7 +62,14 @@ import {
   type SimulationInput,
 } from './ops/policies.js';
 import { getCard, getTransaction, getTransfer } from './ops/reads.js';
-import { snapshotDay } from './ops/snapshots.js';
+import { completeSnapshotDay, snapshotDay, snapshotDaysDue } from './ops/snapshots.js';
+import {
+  createSettlement,
+  getSettlement,
+  pendingSettlementRecords,
+  settleRecord,
+  type SettlementRecordInput,
+} from './ops/settlements.js';
 import {
   beginTwoFactor,
   disableTwoFactor,
@@ -196,6 +203,14 @@ function bind(ctx: StoreContext, tx: SqlQueryable) {
     markRelayed: (ids: readonly string[]) => markRelayed(ctx, tx, ids),
     snapshotDay: (day: string, afterVaultId: string | null, batchMax?: number) =>
       snapshotDay(ctx, tx, day, afterVaultId, batchMax),
+    snapshotDaysDue: () => snapshotDaysDue(ctx, tx),
+    completeSnapshotDay: (day: string) => completeSnapshotDay(ctx, tx, day),
+    createSettlement: (scope: Scope, records: readonly SettlementRecordInput[]) =>
+      createSettlement(ctx, tx, scope, records),
+    getSettlement: (scope: Scope, id: string) => getSettlement(ctx, tx, scope, id),
+    pendingSettlementRecords: (batchMax: number) => pendingSettlementRecords(ctx, tx, batchMax),
+    settleRecord: (settlementId: string, position: number) =>
+      settleRecord(ctx, tx, settlementId, position),
     purgeIdempotencyKeys: (batchMax?: number) => purgeIdempotencyKeys(ctx, tx, batchMax),
     listVaults: (scope: Scope, query: ListVaultsQuery) => listVaults(tx, scope, query),
     listCards: (scope: Scope, query: ListCardsQuery) => listCards(tx, scope, query),

@@ -1,5 +1,6 @@
 import type { Queue } from 'bullmq';
 import type { Store } from '../store/store.js';
+import { PollingLoop, type LoopLog } from './polling-loop.js';
 import { webhookJobId, type WebhookJob } from './queues.js';
 
 /**
@@ -22,38 +23,37 @@ export interface RelayOptions {
 }
 
 export const DEFAULT_RELAY_OPTIONS: RelayOptions = { batchMax: 200, idleMs: 100 };
-/** The longest wait between rounds after failures (Redis or the database down). */
-const FAILURE_WAIT_MS_MAX = 5_000;
-
-export interface RelayLog {
-  warn(object: object, message: string): void;
-  info(message: string): void;
-}
 
 export class OutboxRelay {
-  #stopping = false;
-  #running: Promise<void> | null = null;
-  #wake: (() => void) | null = null;
-  /** Events relayed by this relay, and rounds that failed: for tests and metrics. */
-  readonly stats = { relayed: 0, failedRounds: 0 };
+  readonly #loop: PollingLoop;
+  #relayed = 0;
 
   constructor(
     private readonly store: Store,
     private readonly queue: Queue<WebhookJob>,
-    private readonly log: RelayLog,
+    log: LoopLog,
     private readonly options: RelayOptions = DEFAULT_RELAY_OPTIONS,
-  ) {}
+  ) {
+    this.#loop = new PollingLoop(
+      'outbox relay',
+      async () => (await this.relayOnce()) === options.batchMax,
+      options.idleMs,
+      log,
+    );
+  }
+
+  /** Events relayed by this relay, and rounds that failed: for tests and metrics. */
+  get stats(): { readonly relayed: number; readonly failedRounds: number } {
+    return { relayed: this.#relayed, failedRounds: this.#loop.failedRounds };
+  }
 
   start(): void {
-    if (this.#running === null) this.#running = this.#loop();
+    this.#loop.start();
   }
 
   /** Finishes the round in progress, then stops. */
-  async stop(): Promise<void> {
-    this.#stopping = true;
-    this.#wake?.();
-    await this.#running;
-    this.#running = null;
+  stop(): Promise<void> {
+    return this.#loop.stop();
   }
 
   /** One round; returns how many events it relayed. */
@@ -72,41 +72,7 @@ export class OutboxRelay {
       await operations.markRelayed(events.map((event) => event.id));
       return events.length;
     });
-    this.stats.relayed += relayed;
+    this.#relayed += relayed;
     return relayed;
-  }
-
-  async #loop(): Promise<void> {
-    let failures = 0;
-    while (!this.#stopping) {
-      let waitMs: number;
-      try {
-        const relayed = await this.relayOnce();
-        if (failures > 0) this.log.info('outbox relay: relaying again');
-        failures = 0;
-        waitMs = relayed < this.options.batchMax ? this.options.idleMs : 0;
-      } catch (error) {
-        this.stats.failedRounds += 1;
-        failures += 1;
-        // Loud once, then quiet while it lasts: the events are safe in the outbox.
-        if (failures === 1) this.log.warn({ err: error }, 'outbox relay: a round failed; retrying');
-        waitMs = Math.min(this.options.idleMs * 2 ** failures, FAILURE_WAIT_MS_MAX);
-      }
-      if (waitMs > 0 && !this.#stopping) await this.#sleep(waitMs);
-    }
-  }
-
-  #sleep(ms: number): Promise<void> {
-    return new Promise((resolve) => {
-      const timer = setTimeout(() => {
-        this.#wake = null;
-        resolve();
-      }, ms);
-      this.#wake = () => {
-        clearTimeout(timer);
-        this.#wake = null;
-        resolve();
-      };
-    });
   }
 }

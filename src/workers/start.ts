@@ -14,11 +14,22 @@ import {
   type DeliveryLog,
   type DeliverySettings,
 } from './webhook-delivery.js';
-import type { RelayLog } from './outbox-relay.js';
+import {
+  DEFAULT_MAINTENANCE_SETTINGS,
+  startMaintenance,
+  type MaintenanceSettings,
+} from './maintenance.js';
+import type { LoopLog } from './polling-loop.js';
+import {
+  DEFAULT_SETTLEMENT_OPTIONS,
+  SettlementWorker,
+  type SettlementOptions,
+} from './settlement.js';
 
 /**
- * The worker role (`spendgate serve --role worker|all`): the outbox relay and the webhook
- * delivery worker, on connections of their own. `stop` is the graceful shutdown: the relay
+ * The worker role (`spendgate serve --role worker|all`): the outbox relay, the webhook
+ * delivery worker, the settlement worker and the maintenance schedules (hold expiry, balance
+ * snapshots), on Redis connections of their own. `stop` is the graceful shutdown: the relay
  * finishes its round, the worker finishes the deliveries in flight (BullMQ returns a job it
  * could not finish to the queue, where another worker or the next start takes it), and the
  * connections close.
@@ -35,7 +46,9 @@ export function startWorkers(dependencies: {
   readonly redisPrefix: string;
   readonly delivery: DeliverySettings;
   readonly relay?: RelayOptions;
-  readonly log: RelayLog & DeliveryLog;
+  readonly settlement?: SettlementOptions;
+  readonly maintenance?: MaintenanceSettings;
+  readonly log: LoopLog & DeliveryLog;
 }): Workers {
   const producer = producerConnection(dependencies.redisUrl);
   const consumer = workerConnection(dependencies.redisUrl);
@@ -58,12 +71,27 @@ export function startWorkers(dependencies: {
     settings: dependencies.delivery,
     log: dependencies.log,
   });
+  const settlement = new SettlementWorker(
+    dependencies.store,
+    dependencies.log,
+    dependencies.settlement ?? DEFAULT_SETTLEMENT_OPTIONS,
+  );
+  const maintenance = startMaintenance({
+    store: dependencies.store,
+    producer,
+    consumer,
+    redisPrefix: dependencies.redisPrefix,
+    settings: dependencies.maintenance ?? DEFAULT_MAINTENANCE_SETTINGS,
+  });
   relay.start();
+  settlement.start();
   return {
     relay,
     queue,
     async stop() {
       await relay.stop();
+      await settlement.stop();
+      await maintenance.stop();
       await worker.close();
       await queue.close();
       producer.disconnect();

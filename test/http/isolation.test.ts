@@ -25,7 +25,8 @@ const NOT_FOUND = new Set([
   'card_not_found',
   'webhook_not_found',
 ]);
-type Kind = 'vaults' | 'transfers' | 'transactions' | 'cards' | 'authorizations' | 'webhooks';
+type Kind =
+  'vaults' | 'transfers' | 'transactions' | 'cards' | 'authorizations' | 'webhooks' | 'settlements';
 
 describe('isolation by account and mode', () => {
   let service: TestService;
@@ -86,6 +87,12 @@ describe('isolation by account and mode', () => {
       transactions: transactions[0]?.id ?? '',
       cards: card ?? '',
       authorizations: authorization ?? '',
+      settlements:
+        (
+          await call(owner, 'POST', '/v1/settlements', {
+            records: [{ authorizationId: authorization ?? '', amount: '0.5' }],
+          })
+        ).body.id ?? '',
       webhooks:
         (
           await call(owner, 'POST', '/v1/webhooks', {

@@ -90,6 +90,7 @@ describe('configuration', () => {
       authorize: { budgetMs: 1500, standIn: 'decline' },
       cardBin: '424242',
       solanaRpcUrl: null,
+      holdAgeMsMax: 7 * 24 * 3_600_000,
       webhooks: {
         retryDelaysMs: CONTRACT_RETRY_DELAYS_MS,
         concurrency: 64,

@@ -500,6 +500,38 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/settlements": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post: operations["createSettlement"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/settlements/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get: operations["retrieveSettlement"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/account/two-factor": {
         parameters: {
             query?: never;
@@ -672,6 +704,26 @@ export interface components {
             /** @description ISO 8601 UTC. */
             resetAt: string;
             windowSeconds: number;
+        };
+        SettlementInput: {
+            id: string;
+            /** @constant */
+            object: "settlement";
+            /** @enum {string} */
+            status: "pending" | "completed";
+            recordCount: number;
+            capturedCount: number;
+            failedCount: number;
+            pendingCount: number;
+            errors: {
+                position: number;
+                authorizationId: string;
+                code: string;
+                message: string;
+            }[];
+            /** @description ISO 8601 UTC. */
+            createdAt: string;
+            completedAt: string | null;
         };
         WebhookEndpointInput: {
             id: string;
@@ -918,6 +970,26 @@ export interface components {
             /** @description ISO 8601 UTC. */
             resetAt: string;
             windowSeconds: number;
+        };
+        Settlement: {
+            id: string;
+            /** @constant */
+            object: "settlement";
+            /** @enum {string} */
+            status: "pending" | "completed";
+            recordCount: number;
+            capturedCount: number;
+            failedCount: number;
+            pendingCount: number;
+            errors: {
+                position: number;
+                authorizationId: string;
+                code: string;
+                message: string;
+            }[];
+            /** @description ISO 8601 UTC. */
+            createdAt: string;
+            completedAt: string | null;
         };
         WebhookEndpoint: {
             id: string;
@@ -2217,6 +2289,63 @@ export interface operations {
                         hasMore: boolean;
                         nextCursor: string | null;
                     };
+                };
+            };
+            default: components["responses"]["Error"];
+        };
+    };
+    createSettlement: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the request safe to retry: 24 hours long, the same key with the same request answers the stored response. */
+                "Idempotency-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    records: {
+                        authorizationId: string;
+                        /** @description A decimal amount: a JSON number or a decimal string such as "125.50". */
+                        amount?: number | string;
+                    }[];
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Settlement"];
+                };
+            };
+            default: components["responses"]["Error"];
+        };
+    };
+    retrieveSettlement: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Settlement"];
                 };
             };
             default: components["responses"]["Error"];

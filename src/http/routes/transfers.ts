@@ -5,16 +5,14 @@ import {
   parseAmount,
   presentTransaction,
   presentTransfer,
-  SCALE_MAX,
   SpendgateError,
-  type CurrencyInfo,
 } from '../../core/index.js';
 import type { Store } from '../../store/store.js';
 import { authOf } from '../auth.js';
 import { respond } from '../idempotency.js';
 import { vaultAt } from '../lookups.js';
 import { solanaAddress } from '../solana-address.js';
-import { idParams, listOf, presentPage } from '../schemas/common.js';
+import { ANY_CURRENCY, idParams, listOf, presentPage } from '../schemas/common.js';
 import {
   createExternalTransferBody,
   createTransferBody,
@@ -26,16 +24,8 @@ import {
   transferObject,
 } from '../schemas/transaction.js';
 
-/** A bound of a list filter: any currency's amount, at the finest scale any currency has. */
-const FILTER_CURRENCY: CurrencyInfo = {
-  code: 'filter',
-  name: 'filter',
-  network: 'solana',
-  scale: SCALE_MAX,
-};
-
 function filterAmount(value: string | undefined, param: string): Decimal | undefined {
-  return value === undefined ? undefined : parseAmount(value, FILTER_CURRENCY, { param });
+  return value === undefined ? undefined : parseAmount(value, ANY_CURRENCY, { param });
 }
 
 function filterDate(value: string | undefined, param: string): number | undefined {

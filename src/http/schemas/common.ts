@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ImpreciseNumber } from '../../core/index.js';
+import { ImpreciseNumber, SCALE_MAX, type CurrencyInfo } from '../../core/index.js';
 
 /**
  * Schemas shared by routes: the one source of truth for validation, typing and the OpenAPI
@@ -90,3 +90,14 @@ export const twoFactorHeaders = z.looseObject({
     .optional()
     .meta({ description: 'A current TOTP code, when the account has two-factor on.' }),
 });
+
+/**
+ * An amount whose currency is not known yet (a list filter's bound, a settlement record):
+ * parsed at the finest scale any currency has, so only its form is checked here.
+ */
+export const ANY_CURRENCY: CurrencyInfo = {
+  code: 'any',
+  name: 'any currency',
+  network: 'solana',
+  scale: SCALE_MAX,
+};

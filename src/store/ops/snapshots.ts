@@ -1,4 +1,4 @@
-import { assert, dayNumberOf, isoDate } from '../../core/index.js';
+import { assert, dayNumberOf, isoDate, utcDayNumber } from '../../core/index.js';
 import type { StoreContext } from '../context.js';
 import type { SqlQueryable } from '../sql/client.js';
 
@@ -39,4 +39,44 @@ export async function snapshotDay(
     [day, endOfDay, afterVaultId, batchMax],
   );
   return rows.at(-1)?.id ?? null;
+}
+
+/** Days one snapshot run backfills at most; a longer gap takes several runs. */
+export const SNAPSHOT_DAYS_PER_RUN_MAX = 366;
+
+/**
+ * snapshotDaysDue: one read. The UTC days whose end-of-day snapshots are still to be taken:
+ * from the day after the last completed one (or the day the first vault was created) through
+ * yesterday, oldest first, at most SNAPSHOT_DAYS_PER_RUN_MAX.
+ */
+export async function snapshotDaysDue(ctx: StoreContext, tx: SqlQueryable): Promise<string[]> {
+  const { rows } = await tx.query<{ last_done: string | null; first_vault: string | null }>(
+    `SELECT (SELECT max(day)::text FROM snapshot_days) AS last_done,
+            (SELECT min(created_at AT TIME ZONE 'UTC')::date::text FROM vaults) AS first_vault`,
+  );
+  const row = rows[0];
+  const yesterday = utcDayNumber(ctx.clock()) - 1;
+  const first =
+    row?.last_done != null
+      ? dayNumberOf(row.last_done) + 1
+      : row?.first_vault != null
+        ? dayNumberOf(row.first_vault)
+        : yesterday + 1;
+  const days: string[] = [];
+  for (let day = first; day <= yesterday && days.length < SNAPSHOT_DAYS_PER_RUN_MAX; day++) {
+    days.push(isoDate(day));
+  }
+  return days;
+}
+
+/** completeSnapshotDay: marks a day's snapshots complete (every vault of it written). */
+export async function completeSnapshotDay(
+  ctx: StoreContext,
+  tx: SqlQueryable,
+  day: string,
+): Promise<void> {
+  await tx.query(
+    'INSERT INTO snapshot_days (day, completed_at) VALUES ($1::date, $2) ON CONFLICT (day) DO NOTHING',
+    [day, new Date(ctx.clock())],
+  );
 }

@@ -1,0 +1,66 @@
+import type { FastifyInstance } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { parseAmount } from '../../core/index.js';
+import { presentSettlement } from '../../store/ops/settlements.js';
+import type { Store } from '../../store/store.js';
+import { authOf } from '../auth.js';
+import { respond } from '../idempotency.js';
+import { ANY_CURRENCY, idParams } from '../schemas/common.js';
+import { createSettlementBody, settlementObject } from '../schemas/settlement.js';
+
+/**
+ * Clearing batches (issue 7): the card network's capture file. Accepted whole with 202 once
+ * every record is well-formed; the settlement worker then posts each capture, and a record
+ * that fails (unknown authorization, amount above the hold) is reported without stopping the
+ * others. Progress and per-record errors: GET /v1/settlements/{id}.
+ */
+export function registerSettlementRoutes(app: FastifyInstance, store: Store): void {
+  const routes = app.withTypeProvider<ZodTypeProvider>();
+
+  routes.post(
+    '/v1/settlements',
+    {
+      config: { requiredScope: 'authorizations:write' },
+      schema: {
+        operationId: 'createSettlement',
+        tags: ['authorizations'],
+        body: createSettlementBody,
+        response: { 202: settlementObject },
+      },
+    },
+    async (request, reply) => {
+      const { scope } = authOf(request);
+      // Each amount's form is checked now (at the finest scale any currency has), so a
+      // malformed one refuses the batch at its place; its currency's scale is checked when
+      // its capture is posted, since the authorization names the currency.
+      const records = request.body.records.map((record, index) => ({
+        authorizationId: record.authorizationId,
+        amount:
+          record.amount === undefined
+            ? null
+            : parseAmount(record.amount, ANY_CURRENCY, {
+                param: `records[${index}].amount`,
+                allowZero: false,
+              }).toFixed(),
+      }));
+      return respond(store, request, reply, 202, async (operations) =>
+        presentSettlement(await operations.createSettlement(scope, records)),
+      );
+    },
+  );
+
+  routes.get(
+    '/v1/settlements/:id',
+    {
+      config: { requiredScope: 'authorizations:write' },
+      schema: {
+        operationId: 'retrieveSettlement',
+        tags: ['authorizations'],
+        params: idParams,
+        response: { 200: settlementObject },
+      },
+    },
+    async (request) =>
+      presentSettlement(await store.getSettlement(authOf(request).scope, request.params.id)),
+  );
+}

@@ -1,0 +1,242 @@
+import {
+  assert,
+  isoTimestamp,
+  parseAmount,
+  SpendgateError,
+  type Decimal,
+  type Scope,
+} from '../../core/index.js';
+import { newId } from '../../ids.js';
+import type { StoreContext } from '../context.js';
+import type { SqlQueryable } from '../sql/client.js';
+import { capture } from './authorizations.js';
+import { getTransaction } from './reads.js';
+
+/**
+ * Clearing batches (issue 7): the card network's capture file as one request. The batch is
+ * accepted whole (202), then the settlement worker posts its records one at a time, each in a
+ * transaction of its own that captures and marks the record together, so a record is settled
+ * exactly once however often the worker crashes and starts again. A record that fails
+ * (unknown authorization, amount above the hold, ...) is marked with its error and does not
+ * stop the others.
+ */
+export const SETTLEMENT_RECORDS_MAX = 10_000;
+
+export interface SettlementRecordInput {
+  readonly authorizationId: string;
+  /** A decimal string (checked for form at the edge); null captures the whole remaining hold. */
+  readonly amount: string | null;
+}
+
+export interface SettlementError {
+  readonly position: number;
+  readonly authorizationId: string;
+  readonly code: string;
+  readonly message: string;
+}
+
+export interface SettlementRecord {
+  readonly id: string;
+  readonly status: 'pending' | 'completed';
+  readonly recordCount: number;
+  readonly capturedCount: number;
+  readonly failedCount: number;
+  readonly errors: readonly SettlementError[];
+  readonly createdAtMs: number;
+  readonly completedAtMs: number | null;
+}
+
+export function presentSettlement(settlement: SettlementRecord) {
+  return {
+    id: settlement.id,
+    object: 'settlement' as const,
+    status: settlement.status,
+    recordCount: settlement.recordCount,
+    capturedCount: settlement.capturedCount,
+    failedCount: settlement.failedCount,
+    pendingCount: settlement.recordCount - settlement.capturedCount - settlement.failedCount,
+    errors: settlement.errors.map((error) => ({ ...error })),
+    createdAt: isoTimestamp(settlement.createdAtMs),
+    completedAt: settlement.completedAtMs === null ? null : isoTimestamp(settlement.completedAtMs),
+  };
+}
+
+/**
+ * createSettlement: one transaction.
+ * In: scope, 1 to 10,000 records.  Out: the pending settlement.
+ * Writes: settlements, settlement_records (one statement).
+ */
+export async function createSettlement(
+  ctx: StoreContext,
+  tx: SqlQueryable,
+  scope: Scope,
+  records: readonly SettlementRecordInput[],
+): Promise<SettlementRecord> {
+  assert(
+    records.length >= 1 && records.length <= SETTLEMENT_RECORDS_MAX,
+    'a settlement holds 1 to 10,000 records',
+  );
+  const nowMs = ctx.clock();
+  const id = newId('settlement', nowMs);
+  await tx.query(
+    `WITH settlement AS (
+       INSERT INTO settlements (id, account_id, mode, status, record_count, created_at)
+       VALUES ($1, $2, $3, 'pending', $4, $5)
+     )
+     INSERT INTO settlement_records (settlement_id, position, authorization_id, amount, status)
+     SELECT $1, r.position - 1, r.authorization_id, r.amount, 'pending'
+     FROM unnest($6::text[], $7::text[]) WITH ORDINALITY AS r(authorization_id, amount, position)`,
+    [
+      id,
+      scope.accountId,
+      scope.mode,
+      records.length,
+      new Date(nowMs),
+      records.map((record) => record.authorizationId),
+      records.map((record) => record.amount),
+    ],
+  );
+  return getSettlement(ctx, tx, scope, id);
+}
+
+/** getSettlement: one read. The scope's settlement with its failed records. Fails: transaction_not_found. */
+export async function getSettlement(
+  _ctx: StoreContext,
+  tx: SqlQueryable,
+  scope: Scope,
+  id: string,
+): Promise<SettlementRecord> {
+  const { rows } = await tx.query<{
+    id: string;
+    status: 'pending' | 'completed';
+    record_count: number;
+    captured_count: number;
+    failed_count: number;
+    created_at: Date;
+    completed_at: Date | null;
+  }>(
+    `SELECT id, status, record_count, captured_count, failed_count, created_at, completed_at
+     FROM settlements WHERE id = $1 AND account_id = $2 AND mode = $3`,
+    [id, scope.accountId, scope.mode],
+  );
+  const row = rows[0];
+  // The contract's catalogue has no settlement_not_found: a settlement is a batch of
+  // transactions' captures, so an unknown one (or another account's) is transaction_not_found,
+  // a 404 like every other object's.
+  if (row === undefined) {
+    throw new SpendgateError(
+      'transaction_not_found',
+      `No settlement ${id.slice(0, 64)} exists.`,
+      'id',
+    );
+  }
+  const { rows: failed } = await tx.query<{
+    position: number;
+    authorization_id: string;
+    error_code: string;
+    error_message: string;
+  }>(
+    `SELECT position, authorization_id, error_code, error_message FROM settlement_records
+     WHERE settlement_id = $1 AND status = 'failed' ORDER BY position LIMIT $2`,
+    [id, SETTLEMENT_RECORDS_MAX],
+  );
+  return {
+    id: row.id,
+    status: row.status,
+    recordCount: row.record_count,
+    capturedCount: row.captured_count,
+    failedCount: row.failed_count,
+    errors: failed.map((record) => ({
+      position: record.position,
+      authorizationId: record.authorization_id,
+      code: record.error_code,
+      message: record.error_message,
+    })),
+    createdAtMs: row.created_at.getTime(),
+    completedAtMs: row.completed_at?.getTime() ?? null,
+  };
+}
+
+/** pendingSettlementRecords: one read. Up to `batchMax` unsettled records, oldest settlement first. */
+export async function pendingSettlementRecords(
+  _ctx: StoreContext,
+  tx: SqlQueryable,
+  batchMax: number,
+): Promise<{ settlementId: string; position: number }[]> {
+  assert(Number.isInteger(batchMax) && batchMax > 0 && batchMax <= 1000, 'a bounded batch');
+  const { rows } = await tx.query<{ settlement_id: string; position: number }>(
+    `SELECT r.settlement_id, r.position FROM settlements s
+     JOIN settlement_records r ON r.settlement_id = s.id AND r.status = 'pending'
+     WHERE s.status = 'pending' ORDER BY s.id, r.position LIMIT $1`,
+    [batchMax],
+  );
+  return rows.map((row) => ({ settlementId: row.settlement_id, position: row.position }));
+}
+
+/**
+ * settleRecord: one transaction (the caller's).
+ * In: settlement id, position.  Out: what became of the record; `skipped` when another worker
+ *   holds it or it is settled already.
+ * Writes: the capture (authorizations.ts, capture) in a savepoint; the record (captured, or
+ *   failed with the refusal's code and message, the capture's writes rolled back); the
+ *   settlement's counters, and its completion with the last record.
+ * Fails: only on database errors (a refusal of the capture is the record's outcome).
+ */
+export async function settleRecord(
+  ctx: StoreContext,
+  tx: SqlQueryable,
+  settlementId: string,
+  position: number,
+): Promise<'captured' | 'failed' | 'skipped'> {
+  const { rows } = await tx.query<{
+    authorization_id: string;
+    amount: string | null;
+    account_id: string;
+    mode: Scope['mode'];
+  }>(
+    `SELECT r.authorization_id, r.amount, s.account_id, s.mode
+     FROM settlement_records r JOIN settlements s ON s.id = r.settlement_id
+     WHERE r.settlement_id = $1 AND r.position = $2 AND r.status = 'pending'
+     FOR UPDATE OF r SKIP LOCKED`,
+    [settlementId, position],
+  );
+  const record = rows[0];
+  if (record === undefined) return 'skipped';
+  const scope: Scope = { accountId: record.account_id, mode: record.mode };
+  await tx.exec('SAVEPOINT settle_record');
+  let refusal: SpendgateError | null = null;
+  try {
+    const held = await getTransaction(ctx, tx, scope, record.authorization_id);
+    const amount: Decimal | null =
+      record.amount === null
+        ? null
+        : parseAmount(record.amount, held.currency, { allowZero: false });
+    await capture(ctx, tx, scope, record.authorization_id, amount);
+  } catch (error) {
+    if (!(error instanceof SpendgateError)) throw error;
+    refusal = error;
+    await tx.exec('ROLLBACK TO SAVEPOINT settle_record');
+  }
+  const nowMs = ctx.clock();
+  await tx.query(
+    `UPDATE settlement_records SET status = $3, error_code = $4, error_message = $5, settled_at = $6
+     WHERE settlement_id = $1 AND position = $2`,
+    [
+      settlementId,
+      position,
+      refusal === null ? 'captured' : 'failed',
+      refusal?.code ?? null,
+      refusal?.message.slice(0, 500) ?? null,
+      new Date(nowMs),
+    ],
+  );
+  await tx.query(
+    `UPDATE settlements SET
+       captured_count = captured_count + $2, failed_count = failed_count + $3,
+       status = CASE WHEN captured_count + failed_count + 1 = record_count THEN 'completed' ELSE status END,
+       completed_at = CASE WHEN captured_count + failed_count + 1 = record_count THEN $4::timestamptz END
+     WHERE id = $1`,
+    [settlementId, refusal === null ? 1 : 0, refusal === null ? 0 : 1, new Date(nowMs)],
+  );
+  return refusal === null ? 'captured' : 'failed';
+}

@@ -1,0 +1,206 @@
+import { beforeAll, describe, expect, it } from 'vitest';
+import { expireHolds, takeSnapshots } from '../../src/workers/maintenance.js';
+import { SettlementWorker } from '../../src/workers/settlement.js';
+import { startWorkers } from '../../src/workers/start.js';
+import { fundedCard, MERCHANT, networkId } from '../support/authorize.js';
+import {
+  LOCAL_REDIS_URL,
+  testRedisPrefix,
+  useTestService,
+  type ServiceHarness,
+} from '../support/http.js';
+import { TestClock } from '../support/store.js';
+
+/**
+ * Settlement work (issue 7) against the real PostgreSQL, on a clock the tests move: clearing
+ * batches (each record captured once, bad records reported without stopping the batch), hold
+ * expiry, and end-of-day balance snapshots with missed days backfilled.
+ */
+const SILENT = { warn: () => undefined, info: () => undefined };
+const DAY_MS = 24 * 3_600_000;
+
+interface Json {
+  id: string;
+  status: string;
+  approved: boolean;
+  failureReason: string | null;
+  capturedAmount: string;
+  recordCount: number;
+  capturedCount: number;
+  failedCount: number;
+  pendingCount: number;
+  errors: { position: number; authorizationId: string; code: string }[];
+  balance: { available: string; pending: string; ledger: string };
+  data: { date: string; ledger: string }[];
+  error?: { code: string; param?: string };
+}
+
+async function hold(harness: ServiceHarness<Json>, cardId: string, amount: string) {
+  const answer = await harness.call('POST', '/v1/authorizations', {
+    cardId,
+    amount,
+    currency: 'USDC',
+    merchant: MERCHANT,
+    networkTransactionId: networkId(),
+  });
+  expect(answer.body.approved).toBe(true);
+  return answer.body.id;
+}
+
+describe('clearing batches', () => {
+  const harness = useTestService<Json>();
+
+  it('captures each good record once and reports each bad one, without stopping', async () => {
+    const { vaultId, cardId } = await fundedCard(harness, '100');
+    const whole = await hold(harness, cardId, '10');
+    const part = await hold(harness, cardId, '20');
+    const small = await hold(harness, cardId, '5');
+    const accepted = await harness.call('POST', '/v1/settlements', {
+      records: [
+        { authorizationId: whole },
+        { authorizationId: part, amount: '12.5' },
+        { authorizationId: 'txn_0123456789abcdef0123456789abcdef', amount: '1' },
+        { authorizationId: small, amount: '5.01' },
+        { authorizationId: small, amount: '1.0000001' },
+      ],
+    });
+    expect(accepted.status).toBe(202);
+    expect(accepted.body).toMatchObject({
+      status: 'pending',
+      recordCount: 5,
+      pendingCount: 5,
+      errors: [],
+    });
+    const worker = new SettlementWorker(harness.service.store, SILENT);
+    expect(await worker.settleOnce()).toBe(5);
+    const report = await harness.call('GET', `/v1/settlements/${accepted.body.id}`);
+    expect(report.body).toMatchObject({
+      status: 'completed',
+      capturedCount: 2,
+      failedCount: 3,
+      pendingCount: 0,
+    });
+    expect(report.body.errors.map((error) => [error.position, error.code])).toEqual([
+      [2, 'transaction_not_found'],
+      [3, 'invalid_amount'],
+      [4, 'invalid_amount'],
+    ]);
+    expect((await harness.call('GET', `/v1/transactions/${part}`)).body.capturedAmount).toBe(
+      '12.50',
+    );
+    // 100 - 10 - 12.5 captured; the 5 still held; the rest of the 20 released.
+    expect((await harness.call('GET', `/v1/vaults/${vaultId}`)).body.balance).toEqual({
+      available: '72.50',
+      pending: '5.00',
+      ledger: '77.50',
+    });
+    // Settled once: another round finds nothing, and changes nothing.
+    expect(await worker.settleOnce()).toBe(0);
+    expect((await harness.call('GET', `/v1/vaults/${vaultId}`)).body.balance.ledger).toBe('77.50');
+  });
+
+  it('refuses a malformed batch whole, at the record at fault', async () => {
+    const empty = await harness.call('POST', '/v1/settlements', { records: [] });
+    expect([empty.status, empty.body.error?.param]).toEqual([400, 'records']);
+    const malformed = await harness.call('POST', '/v1/settlements', {
+      records: [{ authorizationId: 'txn_1' }, { authorizationId: 'txn_2', amount: 'ten' }],
+    });
+    expect([malformed.status, malformed.body.error?.code, malformed.body.error?.param]).toEqual([
+      400,
+      'invalid_amount',
+      'records[1].amount',
+    ]);
+    const tooMany = await harness.call('POST', '/v1/settlements', {
+      records: Array.from({ length: 10_001 }, () => ({ authorizationId: 'txn_1' })),
+    });
+    expect([tooMany.status, tooMany.body.error?.param]).toEqual([400, 'records']);
+  });
+
+  it('is settled by the running workers', async () => {
+    const { cardId } = await fundedCard(harness, '50');
+    const held = await hold(harness, cardId, '7');
+    const workers = startWorkers({
+      store: harness.service.store,
+      redisUrl: LOCAL_REDIS_URL,
+      redisPrefix: testRedisPrefix(),
+      delivery: { concurrency: 4, endpointConcurrency: 2, retryDelaysMs: [100], timeoutMs: 1000 },
+      settlement: { batchMax: 10, idleMs: 20 },
+      log: SILENT,
+    });
+    try {
+      const accepted = await harness.call('POST', '/v1/settlements', {
+        records: [{ authorizationId: held }],
+      });
+      let status = accepted.body.status;
+      for (let attempt = 0; attempt < 100 && status !== 'completed'; attempt++) {
+        await new Promise((resolve) => setTimeout(resolve, 50));
+        status = (await harness.call('GET', `/v1/settlements/${accepted.body.id}`)).body.status;
+      }
+      expect(status).toBe('completed');
+      expect((await harness.call('GET', `/v1/transactions/${held}`)).body.status).toBe('completed');
+    } finally {
+      await workers.stop();
+    }
+  });
+});
+
+describe('hold expiry and balance snapshots, on a moving clock', () => {
+  const clock = new TestClock();
+  const harness = useTestService<Json>({ clock: clock.now });
+  beforeAll(() => {
+    // Midday, so that days pass whole as the clock moves by days.
+    clock.nowMs = Date.UTC(2026, 10, 2, 12, 0, 0);
+  });
+
+  it('expires holds older than the configured age, and only those, with their events', async () => {
+    const { vaultId, cardId } = await fundedCard(harness, '100');
+    const old = await hold(harness, cardId, '30');
+    clock.advance(3 * DAY_MS);
+    const young = await hold(harness, cardId, '20');
+    clock.advance(4 * DAY_MS + 1);
+    expect(await expireHolds(harness.service.store, 7 * DAY_MS)).toBe(1);
+    const expired = (await harness.call('GET', `/v1/transactions/${old}`)).body;
+    expect([expired.status, expired.failureReason]).toEqual(['failed', 'expired']);
+    expect((await harness.call('GET', `/v1/transactions/${young}`)).body.status).toBe('pending');
+    expect((await harness.call('GET', `/v1/vaults/${vaultId}`)).body.balance.pending).toBe('20.00');
+    const { rows } = await harness.service.store.client.query<{ type: string }>(
+      `SELECT type FROM outbox_events WHERE payload->'data'->'object'->>'id' = $1 ORDER BY id`,
+      [old],
+    );
+    expect(rows.map((row) => row.type)).toEqual(['authorization.approved', 'transaction.failed']);
+    // Nothing left to expire until the young one comes of age.
+    expect(await expireHolds(harness.service.store, 7 * DAY_MS)).toBe(0);
+  });
+
+  it('snapshots each ended day once, backfilling the missed ones in order', async () => {
+    const store = harness.service.store;
+    // Whatever earlier tests left due, taken now; from here each day is counted.
+    await takeSnapshots(store);
+    const vault = (
+      await harness.call('POST', '/v1/vaults', {
+        name: 'S',
+        currency: 'USDC',
+        network: 'solana',
+        initialDeposit: '10',
+      })
+    ).body;
+    const today = new Date(clock.nowMs).toISOString().slice(0, 10);
+    clock.advance(DAY_MS);
+    await harness.call('POST', '/v1/simulate/deposits', { vaultId: vault.id, amount: '5' });
+    // Three days pass with no snapshot run: the next run backfills all of them.
+    clock.advance(3 * DAY_MS);
+    const taken = await takeSnapshots(store);
+    expect(taken).toHaveLength(4);
+    expect(taken[0]).toBe(today);
+    expect(await takeSnapshots(store)).toEqual([]);
+    const history = await harness.call('GET', `/v1/vaults/${vault.id}/balance/history?limit=10`);
+    expect(history.body.data.map((snapshot) => [snapshot.date, snapshot.ledger])).toEqual([
+      [taken[3], '15.00'],
+      [taken[2], '15.00'],
+      [taken[1], '15.00'],
+      [taken[0], '10.00'],
+    ]);
+    clock.advance(DAY_MS);
+    expect(await takeSnapshots(store)).toHaveLength(1);
+  });
+});

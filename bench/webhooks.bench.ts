@@ -8,7 +8,7 @@
  *   store's own operation (`createVault`, 32 at once), and the judge;
  * - a workers process (this file again, SG_BENCH_WEBHOOKS_ROLE=workers): `startWorkers` as
  *   `serve --role worker` runs it, the relay's and the delivery worker's defaults
- *   (DEFAULT_RELAY_OPTIONS, DEFAULT_DELIVERY_SETTINGS: concurrency 64, 8 per endpoint), its own
+ *   (DEFAULT_RELAY_OPTIONS, DEFAULT_DELIVERY_SETTINGS), its own
  *   store on the same database and master key, a Redis prefix of the run's own;
  * - a receiver process (SG_BENCH_WEBHOOKS_ROLE=receiver): one loopback HTTP server per endpoint
  *   (as distinct customers' hosts would be), answering 200 and verifying every delivery's

@@ -83,8 +83,8 @@ const configSchema = z.object({
     .transform((value) =>
       value === undefined ? CONTRACT_RETRY_DELAYS_MS : value.split(',').map(Number),
     ),
-  WEBHOOK_CONCURRENCY: z.coerce.number().int().min(1).max(1000).default(64),
-  WEBHOOK_ENDPOINT_CONCURRENCY: z.coerce.number().int().min(1).max(1000).default(8),
+  WEBHOOK_CONCURRENCY: z.coerce.number().int().min(1).max(1000).default(128),
+  WEBHOOK_ENDPOINT_CONCURRENCY: z.coerce.number().int().min(1).max(1000).default(32),
   // Card holds not captured within this many hours are released (issue 7; 7 days).
   HOLD_EXPIRY_HOURS: z.coerce.number().int().min(1).max(8760).default(168),
   // Which key modes this deployment answers (contract section 2): a sandbox serves only test.

@@ -46,9 +46,9 @@ const ERROR_CHARS_MAX = 200;
  * are closed after FREE_SOCKET_IDLE_MS, below the 5 s keep-alive timeout common servers use
  * (node's own included), which keeps the race with the receiver closing an idle socket rare.
  */
-const SOCKETS_PER_HOST_MAX = 16;
+const SOCKETS_PER_HOST_MAX = 64;
 const SOCKETS_TOTAL_MAX = 256;
-const FREE_SOCKETS_PER_HOST_MAX = 4;
+const FREE_SOCKETS_PER_HOST_MAX = 16;
 const FREE_SOCKET_IDLE_MS = 4_000;
 const agentOptions = {
   keepAlive: true,

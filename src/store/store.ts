@@ -316,6 +316,9 @@ export async function openStore(options: StoreOptions): Promise<Store> {
     // One statement, read only: run on the pool without BEGIN and COMMIT, since every request
     // pays for it (two round trips fewer, measured by bench/http.bench.ts).
     authenticateApiKey: (key) => authenticateApiKey(ctx, ctx.client, key),
+    // The same for the two statements of each webhook delivery.
+    deliveryTarget: (eventId, endpointId) => deliveryTarget(ctx, ctx.client, eventId, endpointId),
+    recordDeliveryAttempt: (attempt) => recordDeliveryAttempt(ctx, ctx.client, attempt),
     client: options.client,
     authorize: (scope, input, budget) =>
       batcher.submit({ scope, input, ...(budget === undefined ? {} : { budget }) }),

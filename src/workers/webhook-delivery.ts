@@ -2,6 +2,7 @@ import { DelayedError, Worker, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { sendWebhook, signedHeaders } from '../outbound/index.js';
 import type { Store } from '../store/store.js';
+import { EndpointGate } from './endpoint-gate.js';
 import { queuePrefix, WEBHOOK_QUEUE, type WebhookJob } from './queues.js';
 import { retryDelayMs } from './retry-schedule.js';
 
@@ -12,9 +13,10 @@ import { retryDelayMs } from './retry-schedule.js';
  * the endpoint and ends it; anything else fails the attempt, and BullMQ retries it on the
  * contract's schedule (the custom backoff below) until the attempts run out.
  *
- * Fairness: at most `endpointConcurrency` deliveries to one endpoint run at once in a
- * process. A job beyond that goes back to the queue, delayed a little, without spending an
- * attempt, so a slow endpoint holds a few of the `concurrency` slots and never all of them.
+ * Fairness (endpoint-gate.ts): at most `endpointConcurrency` deliveries to one endpoint run at
+ * once in a process, as many more wait their turn here, and a job beyond that goes back to the
+ * queue for about as long as its endpoint needs, without spending an attempt: a slow endpoint
+ * holds a few of the `concurrency` slots and never all of them.
  */
 export interface DeliverySettings {
   /** Deliveries in flight at once in this process. */
@@ -28,13 +30,10 @@ export interface DeliverySettings {
 }
 
 export const DEFAULT_DELIVERY_SETTINGS: Omit<DeliverySettings, 'retryDelaysMs'> = {
-  concurrency: 64,
-  endpointConcurrency: 8,
+  concurrency: 128,
+  endpointConcurrency: 32,
   timeoutMs: 15_000,
 };
-
-/** How long a job waits when its endpoint has all its slots taken. */
-const FAIRNESS_DELAY_MS = 250;
 
 /** The backoff type jobs name; the worker's strategy answers it. */
 export const CONTRACT_BACKOFF = 'contract-schedule';
@@ -51,16 +50,17 @@ export function startWebhookWorker(dependencies: {
   readonly log: DeliveryLog;
 }): Worker<WebhookJob> {
   const { store, settings, log } = dependencies;
-  const inFlight = new Map<string, number>();
+  const gate = new EndpointGate(settings.endpointConcurrency);
 
   const deliver = async (job: Job<WebhookJob>, token: string | undefined): Promise<string> => {
     const { eventId, endpointId } = job.data;
-    const running = inFlight.get(endpointId) ?? 0;
-    if (running >= settings.endpointConcurrency && token !== undefined) {
-      await job.moveToDelayed(Date.now() + FAIRNESS_DELAY_MS, token);
+    const turn = await gate.enter(endpointId);
+    if ('retryInMs' in turn) {
+      if (token === undefined) throw new Error('a job handed back needs its lock token');
+      await job.moveToDelayed(Date.now() + turn.retryInMs, token);
       throw new DelayedError();
     }
-    inFlight.set(endpointId, running + 1);
+    const startedMs = performance.now();
     try {
       const target = await store.deliveryTarget(eventId, endpointId);
       if (target === null) return 'endpoint no longer receives';
@@ -88,9 +88,7 @@ export function startWebhookWorker(dependencies: {
         status === null ? `not delivered: ${result.error ?? 'no answer'}` : `answered ${status}`,
       );
     } finally {
-      const left = (inFlight.get(endpointId) ?? 1) - 1;
-      if (left === 0) inFlight.delete(endpointId);
-      else inFlight.set(endpointId, left);
+      turn.release(performance.now() - startedMs);
     }
   };
 

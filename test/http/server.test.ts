@@ -93,8 +93,8 @@ describe('configuration', () => {
       holdAgeMsMax: 7 * 24 * 3_600_000,
       webhooks: {
         retryDelaysMs: CONTRACT_RETRY_DELAYS_MS,
-        concurrency: 64,
-        endpointConcurrency: 8,
+        concurrency: 128,
+        endpointConcurrency: 32,
       },
     });
     expect(CONTRACT_RETRY_DELAYS_MS.map((ms) => ms / 1000)).toEqual([

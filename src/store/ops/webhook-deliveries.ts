@@ -120,7 +120,7 @@ export async function subscribedEndpoints(
 
 export interface DeliveryTarget {
   readonly eventType: string;
-  /** The event body, exactly as written in the outbox: what is signed and sent. */
+  /** The event body as the database renders its jsonb (the same text on every attempt): what is signed and sent. */
   readonly payload: string;
   readonly accountId: string;
   readonly mode: Scope['mode'];
@@ -141,13 +141,13 @@ export async function deliveryTarget(
 ): Promise<DeliveryTarget | null> {
   const { rows } = await tx.query<{
     type: string;
-    payload: unknown;
+    payload: string;
     account_id: string;
     mode: Scope['mode'];
     url: string;
     secret_enc: string;
   }>(
-    `SELECT e.type, e.payload, w.account_id, w.mode, w.url, w.secret_enc
+    `SELECT e.type, e.payload::text AS payload, w.account_id, w.mode, w.url, w.secret_enc
      FROM outbox_events e JOIN webhook_endpoints w
        ON w.id = $2 AND w.account_id = e.account_id AND w.mode = e.mode
      WHERE e.id = $1 AND w.status = 'enabled' AND w.deleted_at IS NULL`,
@@ -157,7 +157,7 @@ export async function deliveryTarget(
   if (row === undefined) return null;
   return {
     eventType: row.type,
-    payload: JSON.stringify(row.payload),
+    payload: row.payload,
     accountId: row.account_id,
     mode: row.mode,
     url: row.url,
@@ -177,7 +177,7 @@ export interface DeliveryAttempt {
 }
 
 /**
- * recordDeliveryAttempt: one transaction.
+ * recordDeliveryAttempt: one statement.
  * In: the attempt.  Out: its record; succeeded when the status is 2xx.
  * Writes: webhook_deliveries; on a 410, the endpoint disabled (contract section 13).
  */
@@ -190,8 +190,14 @@ export async function recordDeliveryAttempt(
   assert(Number.isInteger(input.durationMs) && input.durationMs >= 0, 'a duration in whole ms');
   const nowMs = ctx.clock();
   const succeeded = input.statusCode !== null && input.statusCode >= 200 && input.statusCode < 300;
+  // One statement, so that it is atomic on its own: the worker runs it on the pool without
+  // BEGIN and COMMIT (store.ts), one round trip per delivery.
   const { rows } = await tx.query<DeliveryRow>(
-    `INSERT INTO webhook_deliveries (id, account_id, mode, endpoint_id, event_id, event_type, attempt, succeeded,
+    `WITH gone AS (
+       UPDATE webhook_endpoints SET status = 'disabled', disabled_reason = 'gone'
+       WHERE id = $4 AND $9::integer = 410 AND status = 'enabled'
+     )
+     INSERT INTO webhook_deliveries (id, account_id, mode, endpoint_id, event_id, event_type, attempt, succeeded,
                                      status_code, duration_ms, error, created_at)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) RETURNING ${DELIVERY_COLUMNS}`,
     [
@@ -209,13 +215,6 @@ export async function recordDeliveryAttempt(
       new Date(nowMs),
     ],
   );
-  if (input.statusCode === 410) {
-    await tx.query(
-      `UPDATE webhook_endpoints SET status = 'disabled', disabled_reason = 'gone'
-       WHERE id = $1 AND status = 'enabled'`,
-      [input.endpointId],
-    );
-  }
   return deliveryFromRow(rows[0] as DeliveryRow);
 }
 

@@ -36,6 +36,10 @@ export const CONTRACT_RETRY_DELAYS_MS: readonly number[] = [
   24 * 3_600_000,
 ];
 
+const base58Address = z
+  .string()
+  .regex(/^[1-9A-HJ-NP-Za-km-z]{32,44}$/, { error: 'must be a base58 Solana address' });
+
 function perSecond(fallback: number) {
   return z.coerce.number().int().min(1).max(1_000_000).default(fallback);
 }
@@ -87,6 +91,16 @@ const configSchema = z.object({
   WEBHOOK_ENDPOINT_CONCURRENCY: z.coerce.number().int().min(1).max(1000).default(32),
   // Card holds not captured within this many hours are released (issue 7; 7 days).
   HOLD_EXPIRY_HOURS: z.coerce.number().int().min(1).max(8760).default(168),
+  // Test-mode external transfers: a cluster; unset, a local Solana runtime in-process.
+  SOLANA_TEST_RPC_URL: z
+    .url({ protocol: /^https?$/, error: 'must be an http:// or https:// URL' })
+    .optional(),
+  // The treasury that signs external transfers: a keypair file's path or a base58 secret key.
+  // Never logged; a malformed one is named, never shown.
+  SOLANA_TREASURY_KEY: z.string().min(1).max(4096).optional(),
+  // The USDC mint on the live cluster, and on a test cluster given by SOLANA_TEST_RPC_URL.
+  SOLANA_USDC_MINT: base58Address.default('EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v'),
+  SOLANA_TEST_USDC_MINT: base58Address.default('4zMMC9srt5Ri5X14GAgXhaHii3GnPAEERYPJgZJDncDU'),
   // Which key modes this deployment answers (contract section 2): a sandbox serves only test.
   SPENDGATE_MODES: z
     .string()
@@ -122,6 +136,17 @@ export interface Config {
   readonly holdAgeMsMax: number;
   /** null: live external transfers are refused until a cluster is configured. */
   readonly solanaRpcUrl: string | null;
+  readonly solana: SolanaSettings;
+}
+
+/** The chains external transfers go to (contract section 12). */
+export interface SolanaSettings {
+  /** null: the local Solana runtime, started in-process, for test mode. */
+  readonly testRpcUrl: string | null;
+  /** A keypair file's path or a base58 secret; null: the local runtime's own treasury. */
+  readonly treasuryKey: string | null;
+  readonly usdcMint: string;
+  readonly testUsdcMint: string;
 }
 
 /** Webhook delivery (contract section 13). */
@@ -170,6 +195,12 @@ export function loadConfig(
     authorize: { budgetMs: result.data.AUTHORIZE_BUDGET_MS, standIn: result.data.STAND_IN },
     cardBin: result.data.CARD_BIN,
     solanaRpcUrl: result.data.SOLANA_RPC_URL ?? null,
+    solana: {
+      testRpcUrl: result.data.SOLANA_TEST_RPC_URL ?? null,
+      treasuryKey: result.data.SOLANA_TREASURY_KEY ?? null,
+      usdcMint: result.data.SOLANA_USDC_MINT,
+      testUsdcMint: result.data.SOLANA_TEST_USDC_MINT,
+    },
     holdAgeMsMax: result.data.HOLD_EXPIRY_HOURS * 3_600_000,
     webhooks: {
       retryDelaysMs: result.data.WEBHOOK_RETRY_DELAYS_MS,

@@ -93,6 +93,15 @@ export function registerHealth(
 
 async function connectAndPing(redis: Redis): Promise<void> {
   if (redis.status === 'wait') await redis.connect();
+  // Still connecting (just started, or reconnecting): its offline queue is off, so a ping now
+  // would fail at once; wait for it to be ready (the caller bounds the wait).
+  if (redis.status !== 'ready') {
+    await new Promise<void>((resolve) => {
+      redis.once('ready', () => {
+        resolve();
+      });
+    });
+  }
   await redis.ping();
 }
 

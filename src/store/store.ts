@@ -62,6 +62,7 @@ import {
   type SimulationInput,
 } from './ops/policies.js';
 import { getCard, getTransaction, getTransfer } from './ops/reads.js';
+import { pendingChainTransfers, recordChainSend, type ChainSend } from './ops/chain-sends.js';
 import { completeSnapshotDay, snapshotDay, snapshotDaysDue } from './ops/snapshots.js';
 import {
   createSettlement,
@@ -183,6 +184,12 @@ function bind(ctx: StoreContext, tx: SqlQueryable) {
       createExternalTransfer(ctx, tx, scope, input),
     completeExternalTransfer: (transferId: string, signature: string) =>
       completeExternalTransfer(ctx, tx, transferId, signature),
+    pendingChainTransfers: (batchMax: number) => pendingChainTransfers(ctx, tx, batchMax),
+    recordChainSend: (
+      transferId: string,
+      send: Omit<ChainSend, 'signings'>,
+      previousSignature: string | null,
+    ) => recordChainSend(ctx, tx, transferId, send, previousSignature),
     failExternalTransfer: (transferId: string, reason: string) =>
       failExternalTransfer(ctx, tx, transferId, reason),
     createWebhookEndpoint: (scope: Scope, input: Parameters<typeof createWebhookEndpoint>[3]) =>

@@ -35,6 +35,9 @@ export const DEFAULT_DELIVERY_SETTINGS: Omit<DeliverySettings, 'retryDelaysMs'> 
   timeoutMs: 15_000,
 };
 
+/** Times a job may be taken up again after its worker died; bounded, but never reached. */
+const STALLS_MAX = 1_000;
+
 /** The backoff type jobs name; the worker's strategy answers it. */
 export const CONTRACT_BACKOFF = 'contract-schedule';
 
@@ -96,12 +99,22 @@ export function startWebhookWorker(dependencies: {
     connection: dependencies.connection,
     prefix: queuePrefix(dependencies.redisPrefix),
     concurrency: settings.concurrency,
+    // A job whose worker died is taken up again within about 15 s (lock 10 s, checked every
+    // 5 s), and as often as workers die: deliveries are at least once, receivers drop repeats
+    // by webhook-id, so a job must never be failed for having stalled (BullMQ's default: once).
+    lockDuration: 10_000,
+    stalledInterval: 5_000,
+    maxStalledCount: STALLS_MAX,
     settings: {
       backoffStrategy: (attemptsMade) => retryDelayMs(settings.retryDelaysMs, attemptsMade),
     },
   });
   worker.on('failed', (job, error) => {
-    if (job !== undefined && job.attemptsMade >= (job.opts.attempts ?? 1)) {
+    // The last attempt, or a job BullMQ gave up on (stalled too often): no retry follows.
+    if (
+      job !== undefined &&
+      (job.attemptsMade >= (job.opts.attempts ?? 1) || error.message.includes('stalled'))
+    ) {
       log.warn(
         { eventId: job.data.eventId, endpointId: job.data.endpointId, err: error },
         'webhook delivery gave up after its last attempt',

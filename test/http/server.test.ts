@@ -90,6 +90,12 @@ describe('configuration', () => {
       authorize: { budgetMs: 1500, standIn: 'decline' },
       cardBin: '424242',
       solanaRpcUrl: null,
+      solana: {
+        testRpcUrl: null,
+        treasuryKey: null,
+        usdcMint: 'EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v',
+        testUsdcMint: '4zMMC9srt5Ri5X14GAgXhaHii3GnPAEERYPJgZJDncDU',
+      },
       holdAgeMsMax: 7 * 24 * 3_600_000,
       webhooks: {
         retryDelaysMs: CONTRACT_RETRY_DELAYS_MS,

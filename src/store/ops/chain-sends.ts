@@ -1,0 +1,117 @@
+import { assert, type Scope } from '../../core/index.js';
+import type { StoreContext } from '../context.js';
+import type { SqlQueryable } from '../sql/client.js';
+
+/**
+ * The Solana worker's side of external transfers (issue 7): which transfers wait to be sent,
+ * and the signed transaction of each, recorded before it is first sent.
+ */
+export interface PendingChainTransfer {
+  readonly transferId: string;
+  readonly mode: Scope['mode'];
+  readonly currency: string;
+  /** A decimal string, exact (NUMERIC in the database). */
+  readonly amount: string;
+  readonly address: string;
+  readonly memo: string | null;
+  /** The recorded send, if the transfer was signed before (by this or an earlier process). */
+  readonly send: ChainSend | null;
+}
+
+export interface ChainSend {
+  readonly signedTransaction: string;
+  readonly signature: string;
+  readonly lastValidBlockHeight: number;
+  readonly signings: number;
+}
+
+/** Signings of one transfer at most: each needs an expired blockhash, so this is generous. */
+export const SIGNINGS_MAX = 100;
+
+/**
+ * pendingChainTransfers: one read. Up to `batchMax` pending external transfers, oldest
+ * first, with their recorded sends.
+ */
+export async function pendingChainTransfers(
+  _ctx: StoreContext,
+  tx: SqlQueryable,
+  batchMax: number,
+): Promise<PendingChainTransfer[]> {
+  assert(Number.isInteger(batchMax) && batchMax > 0 && batchMax <= 1000, 'a bounded batch');
+  const { rows } = await tx.query<{
+    id: string;
+    mode: Scope['mode'];
+    currency: string;
+    amount: string;
+    address: string;
+    memo: string | null;
+    signed_transaction: string | null;
+    signature: string | null;
+    last_valid_block_height: string | null;
+    signings: number | null;
+  }>(
+    `SELECT t.id, t.mode, t.currency, t.amount::text AS amount, t.address, t.memo,
+            s.signed_transaction, s.signature, s.last_valid_block_height::text AS last_valid_block_height, s.signings
+     FROM transfers t LEFT JOIN transfer_chain_sends s ON s.transfer_id = t.id
+     WHERE t.kind = 'external' AND t.status = 'pending'
+     ORDER BY t.id LIMIT $1`,
+    [batchMax],
+  );
+  return rows.map((row) => ({
+    transferId: row.id,
+    mode: row.mode,
+    currency: row.currency,
+    amount: row.amount,
+    address: row.address,
+    memo: row.memo,
+    send:
+      row.signed_transaction === null || row.signature === null
+        ? null
+        : {
+            signedTransaction: row.signed_transaction,
+            signature: row.signature,
+            lastValidBlockHeight: Number(row.last_valid_block_height),
+            signings: row.signings ?? 1,
+          },
+  }));
+}
+
+/**
+ * recordChainSend: one statement. Records (or, after an expired blockhash, replaces) the
+ * signed transaction of a pending transfer. `previousSignature` is the signature being
+ * replaced, null for the first signing: a replacement whose previous signature no longer
+ * matches (another worker re-signed first) changes nothing and answers false, so two workers
+ * never both send.
+ */
+export async function recordChainSend(
+  ctx: StoreContext,
+  tx: SqlQueryable,
+  transferId: string,
+  send: Omit<ChainSend, 'signings'>,
+  previousSignature: string | null,
+): Promise<boolean> {
+  const at = new Date(ctx.clock());
+  if (previousSignature === null) {
+    const { rowCount } = await tx.query(
+      `INSERT INTO transfer_chain_sends (transfer_id, signed_transaction, signature, last_valid_block_height, signed_at)
+       SELECT $1, $2, $3, $4, $5 FROM transfers WHERE id = $1 AND status = 'pending'
+       ON CONFLICT (transfer_id) DO NOTHING`,
+      [transferId, send.signedTransaction, send.signature, send.lastValidBlockHeight, at],
+    );
+    return rowCount === 1;
+  }
+  const { rowCount } = await tx.query(
+    `UPDATE transfer_chain_sends SET signed_transaction = $2, signature = $3,
+       last_valid_block_height = $4, signed_at = $5, signings = signings + 1
+     WHERE transfer_id = $1 AND signature = $6 AND signings < ${SIGNINGS_MAX}`,
+    [
+      transferId,
+      send.signedTransaction,
+      send.signature,
+      send.lastValidBlockHeight,
+      at,
+      previousSignature,
+    ],
+  );
+  return rowCount === 1;
+}

@@ -1,0 +1,151 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { createServer, type AddressInfo } from 'node:net';
+import pg from 'pg';
+import { SERVER_URL } from './databases.js';
+
+/**
+ * Real processes for the durability tests: the `spendgate serve --role worker` process, a
+ * private redis-server, and a PostgreSQL database whose URL a child process can be given.
+ * Every process started here is remembered, so `stopAll` ends exactly those (by pid) however
+ * a test ended.
+ */
+const ROOT = new URL('../../', import.meta.url).pathname;
+const MAIN = new URL('../../src/cli/main.ts', import.meta.url).pathname;
+
+export interface Child {
+  readonly pid: number;
+  /** stdout and stderr so far, for failure messages. */
+  output(): string;
+  /** Resolves when the process has exited, with its code or signal. */
+  readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  /** Sends `signal` (unless the process has already exited) and waits for the exit. */
+  stop(signal: NodeJS.Signals): Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+}
+
+const running = new Set<ChildProcess>();
+
+function start(command: string, args: readonly string[], env: NodeJS.ProcessEnv): Child {
+  const child = spawn(command, args, { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  if (child.pid === undefined) throw new Error(`${command} did not start`);
+  const pid = child.pid;
+  running.add(child);
+  let output = '';
+  child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
+    child.on('exit', (code, signal) => {
+      running.delete(child);
+      resolve({ code, signal });
+    });
+  });
+  return {
+    pid,
+    output: () => output,
+    exited,
+    async stop(signal) {
+      if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+      return exited;
+    },
+  };
+}
+
+/** Ends every process these helpers started and that is still running (SIGKILL, by pid). */
+export async function stopAll(): Promise<void> {
+  await Promise.all([...running].map((child) => startedChildStop(child)));
+}
+
+function startedChildStop(child: ChildProcess): Promise<void> {
+  return new Promise((resolve) => {
+    if (child.exitCode !== null || child.signalCode !== null) {
+      resolve();
+      return;
+    }
+    child.once('exit', () => {
+      resolve();
+    });
+    child.kill('SIGKILL');
+  });
+}
+
+/**
+ * `spendgate serve --role worker` as a process of its own. Node loads tsx as a loader in the
+ * same process (`node --import tsx`), rather than through the tsx command, which runs the
+ * program in a child of its own: a SIGKILL to the tsx command would leave that child running.
+ */
+export function startWorkerProcess(env: Record<string, string>): Child {
+  return start(process.execPath, ['--import', 'tsx', MAIN, 'serve', '--role', 'worker'], {
+    ...process.env,
+    ...env,
+  });
+}
+
+/** A TCP port free on loopback at the time of asking. */
+export async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise<void>((resolve) =>
+    server.close(() => {
+      resolve();
+    }),
+  );
+  return port;
+}
+
+/** A redis-server of the test's own on `port`, without persistence; resolves once it is ready. */
+export async function startRedisServer(port: number): Promise<Child> {
+  const redis = start(
+    '/usr/bin/redis-server',
+    ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
+    process.env,
+  );
+  const deadline = Date.now() + 10_000;
+  while (!redis.output().includes('Ready to accept connections')) {
+    const exited = await Promise.race([redis.exited, sleep(20).then(() => null)]);
+    if (exited !== null || Date.now() > deadline) {
+      await redis.stop('SIGKILL');
+      throw new Error(`redis-server did not start on port ${port}:\n${redis.output()}`);
+    }
+  }
+  return redis;
+}
+
+/** A fresh database on the PostgreSQL server, by URL (a child process connects to it too). */
+export async function serverDatabase(): Promise<{ url: string; drop(): Promise<void> }> {
+  const name = `sg_test_${process.pid}_${randomBytes(6).toString('hex')}`;
+  await admin(`CREATE DATABASE ${name}`);
+  const url = new URL(SERVER_URL);
+  url.pathname = `/${name}`;
+  return {
+    url: url.toString(),
+    drop: () => admin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`),
+  };
+}
+
+async function admin(statement: string): Promise<void> {
+  const client = new pg.Client({ connectionString: SERVER_URL });
+  await client.connect();
+  try {
+    await client.query(statement);
+  } finally {
+    await client.end();
+  }
+}
+
+export function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/** Polls `check` every 25 ms until it is true; throws `describe()` after `timeoutMs`. */
+export async function waitFor(
+  check: () => boolean | Promise<boolean>,
+  timeoutMs: number,
+  describe: () => string,
+): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms: ${describe()}`);
+    await sleep(25);
+  }
+}

@@ -6,6 +6,7 @@ import type { Store } from '../store/store.js';
 import { DEFAULT_MAINTENANCE_SETTINGS } from '../workers/maintenance.js';
 import { startWorkers, type Workers } from '../workers/start.js';
 import { openConfiguredStore } from './open-store.js';
+import { openChains } from './solana-chains.js';
 
 /**
  * `spendgate serve [--role api|worker|all]` (contract section 15): the HTTP API, the workers
@@ -31,8 +32,9 @@ export async function serve(config: Config, role: Role): Promise<void> {
   });
   const redis = createRedis(config.redisUrl);
   const app = role === 'worker' ? null : createServer(config, { store, redis });
+  const chains = role === 'api' ? null : await openChains(config, log);
   const workers: Workers | null =
-    role === 'api'
+    chains === null
       ? null
       : startWorkers({
           store,
@@ -40,6 +42,7 @@ export async function serve(config: Config, role: Role): Promise<void> {
           redisPrefix: config.redisPrefix,
           delivery: { ...config.webhooks, timeoutMs: DELIVERY_TIMEOUT_MS },
           maintenance: { ...DEFAULT_MAINTENANCE_SETTINGS, holdAgeMsMax: config.holdAgeMsMax },
+          chains: chains.targets,
           log: app?.log ?? log,
         });
   if (app !== null) await app.listen({ port: config.port, host: config.host });
@@ -47,6 +50,7 @@ export async function serve(config: Config, role: Role): Promise<void> {
   logger.info(
     {
       role,
+      ...(chains?.localRpcUrl == null ? {} : { localSolanaRpc: chains.localRpcUrl }),
       database: config.databaseUrl === null ? `embedded (${config.dataDir})` : 'postgresql',
     },
     'spendgate started',
@@ -65,6 +69,7 @@ export async function serve(config: Config, role: Role): Promise<void> {
     void (async () => {
       await app?.close();
       await workers?.stop();
+      await chains?.close();
       redis.disconnect();
       await store.close();
       process.exit(0);

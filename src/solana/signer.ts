@@ -13,7 +13,7 @@
  * logs, and no error message, cause or stack carries the setting or any part of it (a setting
  * that is not a valid key may still be a mistyped secret). For logs, use `describeSigner`.
  */
-import { readFileSync, statSync } from 'node:fs';
+import { closeSync, openSync, readSync, statSync } from 'node:fs';
 import { Keypair, type PublicKey, type Transaction } from '@solana/web3.js';
 import bs58 from 'bs58';
 
@@ -90,6 +90,25 @@ function fromBase58(setting: string): Keypair {
   return fromSecretKey(decoded);
 }
 
+/** The file's text, or null when it holds more than the bound (even if it grew after stat). */
+function readBounded(path: string): string | null {
+  const buffer = Buffer.alloc(MAX_KEYPAIR_FILE_BYTES + 1);
+  const fd = openSync(path, 'r');
+  let length = 0;
+  try {
+    while (length < buffer.length) {
+      const read = readSync(fd, buffer, length, buffer.length - length, null);
+      if (read === 0) break;
+      length += read;
+    }
+  } finally {
+    closeSync(fd);
+  }
+  const text = length > MAX_KEYPAIR_FILE_BYTES ? null : buffer.toString('utf8', 0, length);
+  buffer.fill(0);
+  return text;
+}
+
 function fromKeypairFile(path: string): Keypair {
   let size: number;
   let regular: boolean;
@@ -108,17 +127,15 @@ function fromKeypairFile(path: string): Keypair {
   if (size > MAX_KEYPAIR_FILE_BYTES) {
     throw refused(`the keypair file is larger than ${MAX_KEYPAIR_FILE_BYTES} bytes`);
   }
-  let text: string;
+  let text: string | null;
   try {
-    // Read at most the bound even if the file grew after stat.
-    const bytes = readFileSync(path);
-    if (bytes.length > MAX_KEYPAIR_FILE_BYTES) {
-      throw new Error('grew');
-    }
-    text = bytes.toString('utf8');
+    text = readBounded(path);
   } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code ?? 'too large';
+    const code = (error as NodeJS.ErrnoException).code ?? 'unknown error';
     throw refused(`the keypair file cannot be read (${code})`);
+  }
+  if (text === null) {
+    throw refused(`the keypair file is larger than ${MAX_KEYPAIR_FILE_BYTES} bytes`);
   }
   let parsed: unknown;
   try {
@@ -129,7 +146,9 @@ function fromKeypairFile(path: string): Keypair {
   }
   if (
     !Array.isArray(parsed) ||
-    !parsed.every((n: unknown) => typeof n === 'number' && Number.isInteger(n) && n >= 0 && n <= 255)
+    !parsed.every(
+      (n: unknown) => typeof n === 'number' && Number.isInteger(n) && n >= 0 && n <= 255,
+    )
   ) {
     throw refused('the keypair file must hold an array of byte values (0-255)');
   }

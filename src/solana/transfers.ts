@@ -171,7 +171,8 @@ export async function buildSignedTransfer(input: BuildTransferInput): Promise<Si
   const instructions = transferInstructions(input);
   if (input.memo !== undefined) instructions.push(memoInstruction(input.memo, signer.publicKey));
 
-  const { blockhash, lastValidBlockHeight } = await input.connection.getLatestBlockhash('confirmed');
+  const { blockhash, lastValidBlockHeight } =
+    await input.connection.getLatestBlockhash('confirmed');
   const unsigned = new Transaction({ feePayer: signer.publicKey, blockhash, lastValidBlockHeight });
   unsigned.add(...instructions);
   const message = unsigned.serializeMessage();
@@ -203,7 +204,7 @@ export type TransferState =
   | { state: 'pending' }
   | { state: 'expired' };
 
-function failureReason(err: NonNullable<SignatureStatus['err']>): string {
+function failureReason(err: unknown): string {
   let text: string;
   try {
     text = typeof err === 'string' ? err : (JSON.stringify(err) ?? 'unknown error');

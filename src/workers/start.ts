@@ -1,4 +1,5 @@
 import { Queue } from 'bullmq';
+import type { Mode } from '../core/index.js';
 import type { Store } from '../store/store.js';
 import { DEFAULT_RELAY_OPTIONS, OutboxRelay, type RelayOptions } from './outbox-relay.js';
 import {
@@ -21,6 +22,12 @@ import {
 } from './maintenance.js';
 import type { LoopLog } from './polling-loop.js';
 import {
+  DEFAULT_SOLANA_TRANSFER_OPTIONS,
+  SolanaTransferWorker,
+  type ChainTarget,
+  type SolanaTransferOptions,
+} from './solana-transfers.js';
+import {
   DEFAULT_SETTLEMENT_OPTIONS,
   SettlementWorker,
   type SettlementOptions,
@@ -28,8 +35,8 @@ import {
 
 /**
  * The worker role (`spendgate serve --role worker|all`): the outbox relay, the webhook
- * delivery worker, the settlement worker and the maintenance schedules (hold expiry, balance
- * snapshots), on Redis connections of their own. `stop` is the graceful shutdown: the relay
+ * delivery worker, the settlement worker, the Solana transfer worker and the maintenance
+ * schedules (hold expiry, balance snapshots), on Redis connections of their own. `stop` is the graceful shutdown: the relay
  * finishes its round, the worker finishes the deliveries in flight (BullMQ returns a job it
  * could not finish to the queue, where another worker or the next start takes it), and the
  * connections close.
@@ -48,6 +55,9 @@ export function startWorkers(dependencies: {
   readonly relay?: RelayOptions;
   readonly settlement?: SettlementOptions;
   readonly maintenance?: MaintenanceSettings;
+  /** The chains external transfers go to; none: no transfer is sent from this process. */
+  readonly chains?: Readonly<Record<Mode, ChainTarget | null>>;
+  readonly solana?: SolanaTransferOptions;
   readonly log: LoopLog & DeliveryLog;
 }): Workers {
   const producer = producerConnection(dependencies.redisUrl);
@@ -83,14 +93,25 @@ export function startWorkers(dependencies: {
     redisPrefix: dependencies.redisPrefix,
     settings: dependencies.maintenance ?? DEFAULT_MAINTENANCE_SETTINGS,
   });
+  const transfers =
+    dependencies.chains === undefined
+      ? null
+      : new SolanaTransferWorker(
+          dependencies.store,
+          dependencies.chains,
+          dependencies.log,
+          dependencies.solana ?? DEFAULT_SOLANA_TRANSFER_OPTIONS,
+        );
   relay.start();
   settlement.start();
+  transfers?.start();
   return {
     relay,
     queue,
     async stop() {
       await relay.stop();
       await settlement.stop();
+      await transfers?.stop();
       await maintenance.stop();
       await worker.close();
       await queue.close();

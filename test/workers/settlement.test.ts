@@ -204,3 +204,43 @@ describe('hold expiry and balance snapshots, on a moving clock', () => {
     expect(await takeSnapshots(store)).toHaveLength(1);
   });
 });
+
+describe('the maintenance schedules on BullMQ', () => {
+  const clock = new TestClock();
+  const harness = useTestService<Json>({ clock: clock.now });
+
+  it('runs hold expiry and snapshots on their schedules, from the worker role', async () => {
+    const { vaultId, cardId } = await fundedCard(harness, '10');
+    await hold(harness, cardId, '4');
+    // Two days on: the hold is old enough, and two ended days want their snapshots.
+    clock.advance(2 * DAY_MS);
+    const workers = startWorkers({
+      store: harness.service.store,
+      redisUrl: LOCAL_REDIS_URL,
+      redisPrefix: testRedisPrefix(),
+      delivery: { concurrency: 4, endpointConcurrency: 2, retryDelaysMs: [100], timeoutMs: 1000 },
+      // Both jobs come round every 200 ms.
+      maintenance: { holdAgeMsMax: DAY_MS, holdExpiryEveryMs: 200, snapshotEveryMs: 200 },
+      log: SILENT,
+    });
+    try {
+      const snapshots = async () =>
+        (
+          await harness.service.store.client.query<{ n: number }>(
+            'SELECT count(*)::int AS n FROM balance_snapshots WHERE vault_id = $1',
+            [vaultId],
+          )
+        ).rows[0]?.n ?? 0;
+      let pending = '';
+      let taken = 0;
+      for (let attempt = 0; attempt < 100 && (pending !== '0.00' || taken < 2); attempt++) {
+        await new Promise((resolve) => setTimeout(resolve, 50));
+        pending = (await harness.call('GET', `/v1/vaults/${vaultId}`)).body.balance.pending;
+        taken = await snapshots();
+      }
+      expect([pending, taken]).toEqual(['0.00', 2]);
+    } finally {
+      await workers.stop();
+    }
+  });
+});

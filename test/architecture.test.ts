@@ -85,6 +85,7 @@ describe('the layers import one way (ARCHITECTURE.md)', () => {
     ['workers', ['http', 'cli']],
     ['store', ['http', 'workers', 'cli', 'outbound']],
     ['outbound', ['http', 'workers', 'cli', 'store']],
+    ['solana', ['http', 'workers', 'cli', 'store', 'outbound']],
   ])('src/%s imports nothing from %j', (layer, forbidden) => {
     const imports = relativeImports(join(root, 'src', layer));
     expect(imports.length).toBeGreaterThan(0);

@@ -8,9 +8,14 @@
  * back costs little even when one endpoint has the whole queue to itself.
  */
 const WAIT_MS_MIN = 10;
-const WAIT_MS_MAX = 60_000;
+const WAIT_MS_MAX = 5_000;
 /** Endpoints tracked at most; an idle endpoint's entry is dropped at once. */
 const ENDPOINTS_MAX = 100_000;
+/**
+ * An endpoint's delivery time before any is measured: optimistic, since a job handed back too
+ * early only comes round again, while one handed back too late leaves its endpoint idle.
+ */
+const AVERAGE_MS_INITIAL = 5;
 /** Smoothing of the measured delivery time: the last ~5 deliveries weigh most. */
 const SMOOTHING = 0.2;
 
@@ -43,7 +48,7 @@ export class EndpointGate {
         running: 0,
         waiting: [],
         handedBack: 0,
-        averageMs: this.#averageMs.get(endpointId) ?? 100,
+        averageMs: this.#averageMs.get(endpointId) ?? AVERAGE_MS_INITIAL,
       };
       this.#endpoints.set(endpointId, state);
     }

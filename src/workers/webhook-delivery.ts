@@ -53,7 +53,7 @@ export function startWebhookWorker(dependencies: {
   readonly log: DeliveryLog;
 }): Worker<WebhookJob> {
   const { store, settings, log } = dependencies;
-  const gate = new EndpointGate(settings.endpointConcurrency);
+  const gate = new EndpointGate(settings.endpointConcurrency, settings.concurrency);
 
   const deliver = async (job: Job<WebhookJob>, token: string | undefined): Promise<string> => {
     const { eventId, endpointId } = job.data;

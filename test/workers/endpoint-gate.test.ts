@@ -14,7 +14,8 @@ describe('EndpointGate', () => {
         fc.integer({ min: 1, max: 4 }),
         fc.array(fc.constantFrom('a', 'b', 'c'), { minLength: 1, maxLength: 40 }),
         async (concurrency, arrivals) => {
-          const gate = new EndpointGate(concurrency);
+          // Total slots equal to one endpoint's: the cap never lifts, so it is the bound here.
+          const gate = new EndpointGate(concurrency, concurrency);
           const running = new Map<string, number>();
           let handedBack = 0;
           const deliveries = arrivals.map(async (endpoint) => {
@@ -44,7 +45,7 @@ describe('EndpointGate', () => {
   });
 
   it('hands back later the more an endpoint has ahead, and frees the slot for the next', async () => {
-    const gate = new EndpointGate(1);
+    const gate = new EndpointGate(1, 4);
     const first = await gate.enter('slow');
     expect('release' in first).toBe(true);
     const waiting = gate.enter('slow');
@@ -59,5 +60,32 @@ describe('EndpointGate', () => {
     if ('release' in first) first.release(1000);
     const second = await waiting;
     expect('release' in second).toBe(true);
+  });
+
+  it('lifts the cap for an endpoint that has shown it is fast, never for a slow one', async () => {
+    const gate = new EndpointGate(2, 8);
+    /** Enters `count` deliveries at once; those that may run now, released at `ms` each. */
+    const burst = async (endpoint: string, count: number, ms: number) => {
+      const turns = await Promise.all(
+        Array.from({ length: count }, () =>
+          Promise.race([
+            gate.enter(endpoint),
+            new Promise<'queued'>((resolve) => setImmediate(() => resolve('queued'))),
+          ]),
+        ),
+      );
+      const running = turns.filter((turn) => typeof turn === 'object' && 'release' in turn);
+      for (const turn of running)
+        if (typeof turn === 'object' && 'release' in turn) turn.release(ms);
+      return running.length;
+    };
+    // Unproven: two at once.
+    expect(await burst('fast', 2, 5)).toBe(2);
+    // Proven fast (two done, 5 ms each): up to 8 - 2 = 6 at once, the slots of the others kept.
+    expect(await burst('fast', 7, 5)).toBe(6);
+    // A slow endpoint stays at two, however many it has done.
+    expect(await burst('slow', 2, 2000)).toBe(2);
+    expect(await burst('slow', 2, 2000)).toBe(2);
+    expect(await burst('slow', 3, 2000)).toBe(2);
   });
 });

@@ -70,7 +70,11 @@ describe('EndpointGate', () => {
         Array.from({ length: count }, () =>
           Promise.race([
             gate.enter(endpoint),
-            new Promise<'queued'>((resolve) => setImmediate(() => resolve('queued'))),
+            new Promise<'queued'>((resolve) => {
+              setImmediate(() => {
+                resolve('queued');
+              });
+            }),
           ]),
         ),
       );

@@ -20,7 +20,6 @@
  */
 import { fork, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import Fastify from 'fastify';
@@ -30,6 +29,7 @@ import { createServer } from '../src/http/server.js';
 import { checkInvariants } from '../src/store/invariants.js';
 import { createPgClient } from '../src/store/sql/pg-client.js';
 import { openStore } from '../src/store/store.js';
+import { machineBusySeconds, postgresSeconds, postgresSince } from './cpu.js';
 import { withBenchDatabase } from './database.js';
 import { ALLOWED_COUNTRIES, BLOCKED_MCCS, CUSTOM_RULES } from './workloads.js';
 
@@ -201,49 +201,6 @@ function ask<T extends ServerMessage>(
     child.once('exit', onExit);
     if (message !== undefined) child.send(message);
   });
-}
-
-/** Busy CPU time of the whole machine, in seconds (all cores, from /proc/stat). */
-function machineBusySeconds(): number {
-  const fields = (readFileSync('/proc/stat', 'utf8').split('\n')[0] ?? '')
-    .trim()
-    .split(/\s+/)
-    .slice(1)
-    .map(Number);
-  const idle = (fields[3] ?? 0) + (fields[4] ?? 0);
-  const total = fields.reduce((sum, value) => sum + value, 0);
-  return (total - idle) / 100;
-}
-
-/**
- * CPU time of each PostgreSQL backend serving `database`, in seconds, by process id (from
- * /proc: a backend's command line names its database).
- */
-function postgresSeconds(database: string): Map<string, number> {
-  const seconds = new Map<string, number>();
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      if (!readFileSync(`/proc/${entry}/cmdline`, 'utf8').includes(` ${database} `)) continue;
-      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-      const fields = stat
-        .slice(stat.lastIndexOf(')') + 2)
-        .split(' ')
-        .map(Number);
-      // utime and stime: fields 14 and 15 of stat, 12 and 13 after the name and state.
-      seconds.set(entry, ((fields[11] ?? 0) + (fields[12] ?? 0)) / 100);
-    } catch {
-      // A process that ended meanwhile.
-    }
-  }
-  return seconds;
-}
-
-/** PostgreSQL CPU seconds between two readings (a backend that ended meanwhile is not counted). */
-function postgresSince(before: Map<string, number>, database: string): number {
-  let total = 0;
-  for (const [pid, seconds] of postgresSeconds(database)) total += seconds - (before.get(pid) ?? 0);
-  return total;
 }
 
 interface HttpResult {

@@ -37,7 +37,6 @@
  */
 import { fork, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { readdirSync, readFileSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
@@ -51,6 +50,7 @@ import { DEFAULT_RELAY_OPTIONS } from '../src/workers/outbox-relay.js';
 import { queuePrefix, WEBHOOK_QUEUE, workerConnection } from '../src/workers/queues.js';
 import { startWorkers, type Workers } from '../src/workers/start.js';
 import { DEFAULT_DELIVERY_SETTINGS } from '../src/workers/webhook-delivery.js';
+import { machineBusySeconds, postgresSeconds } from './cpu.js';
 import { withBenchDatabase } from './database.js';
 
 const REDIS_URL = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -324,37 +324,6 @@ function spawn(name: string, role: string, env: Record<string, string>, profileD
     ],
   });
   return new Child(name, child);
-}
-
-/** Busy CPU time of the whole machine, in seconds (all cores, from /proc/stat). */
-function machineBusySeconds(): number {
-  const fields = (readFileSync('/proc/stat', 'utf8').split('\n')[0] ?? '')
-    .trim()
-    .split(/\s+/)
-    .slice(1)
-    .map(Number);
-  const idle = (fields[3] ?? 0) + (fields[4] ?? 0);
-  return (fields.reduce((sum, value) => sum + value, 0) - idle) / 100;
-}
-
-/** CPU seconds of each PostgreSQL backend serving `database`, by process id (from /proc). */
-function postgresSeconds(database: string): Map<string, number> {
-  const seconds = new Map<string, number>();
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      if (!readFileSync(`/proc/${entry}/cmdline`, 'utf8').includes(` ${database} `)) continue;
-      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-      const fields = stat
-        .slice(stat.lastIndexOf(')') + 2)
-        .split(' ')
-        .map(Number);
-      seconds.set(entry, ((fields[11] ?? 0) + (fields[12] ?? 0)) / 100);
-    } catch {
-      // A process that ended meanwhile.
-    }
-  }
-  return seconds;
 }
 
 function percentile(sorted: readonly number[], p: number): number {

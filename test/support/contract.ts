@@ -14,3 +14,11 @@ export function contractErrorTable(): Map<string, { status: number; type: string
   }
   return table;
 }
+
+/** The event types of the contract's section 13, in its order. */
+export function contractEventTypes(): string[] {
+  const text = readFileSync(new URL('../../../shared/contract.md', import.meta.url), 'utf8');
+  const section = text.slice(text.indexOf('## 13. Events'), text.indexOf('## 14.'));
+  const bullet = section.slice(section.indexOf('- Events:'), section.indexOf('`events: ["*"]`'));
+  return [...bullet.matchAll(/`([a-z]+\.[a-z]+)`/g)].map((match) => match[1] as string);
+}

@@ -1,8 +1,10 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { createServer, type AddressInfo } from 'node:net';
+import { Redis } from 'ioredis';
 import pg from 'pg';
 import { SERVER_URL } from './databases.js';
+import { LOCAL_REDIS_URL } from './http.js';
 
 /**
  * Real processes for the durability tests: the `spendgate serve --role worker` process, a
@@ -147,5 +149,22 @@ export async function waitFor(
   while (!(await check())) {
     if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms: ${describe()}`);
     await sleep(25);
+  }
+}
+
+/** Deletes the keys of the test's Redis prefixes on the shared Redis (nothing else). */
+export async function forgetPrefixes(prefixes: readonly string[]): Promise<void> {
+  const redis = new Redis(LOCAL_REDIS_URL, { maxRetriesPerRequest: 1 });
+  try {
+    for (const redisPrefix of prefixes) {
+      let cursor = '0';
+      do {
+        const [next, keys] = await redis.scan(cursor, 'MATCH', `{${redisPrefix}}:*`, 'COUNT', 500);
+        if (keys.length > 0) await redis.del(...keys);
+        cursor = next;
+      } while (cursor !== '0');
+    }
+  } finally {
+    redis.disconnect();
   }
 }

@@ -9,14 +9,15 @@ import { queuePrefix, WEBHOOK_QUEUE } from '../../src/workers/queues.js';
 import { startWorkers, type Workers } from '../../src/workers/start.js';
 import { LOCAL_REDIS_URL, testRedisPrefix } from '../support/http.js';
 import {
+  forgetPrefixes,
   freePort,
   serverDatabase,
   sleep,
   startRedisServer,
   startWorkerProcess,
   stopAll,
-  waitFor,
   type Child,
+  waitFor,
 } from '../support/processes.js';
 import { startReceiver, type Receiver } from '../support/receiver.js';
 
@@ -277,20 +278,3 @@ describe('webhook delivery survives crashes', () => {
     expect(exit).toEqual({ code: 0, signal: null });
   });
 });
-
-/** Deletes the keys of the test's Redis prefixes on the shared Redis (nothing else). */
-async function forgetPrefixes(prefixes: readonly string[]): Promise<void> {
-  const redis = new Redis(LOCAL_REDIS_URL, { maxRetriesPerRequest: 1 });
-  try {
-    for (const redisPrefix of prefixes) {
-      let cursor = '0';
-      do {
-        const [next, keys] = await redis.scan(cursor, 'MATCH', `{${redisPrefix}}:*`, 'COUNT', 500);
-        if (keys.length > 0) await redis.del(...keys);
-        cursor = next;
-      } while (cursor !== '0');
-    }
-  } finally {
-    redis.disconnect();
-  }
-}

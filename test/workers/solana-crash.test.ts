@@ -1,7 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { Keypair, type Connection, type PublicKey } from '@solana/web3.js';
 import bs58 from 'bs58';
-import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Decimal, type Scope } from '../../src/core/index.js';
 import { startLocalSolana, type LocalSolana } from '../../src/solana/index.js';
@@ -10,12 +9,13 @@ import { createPgClient } from '../../src/store/sql/pg-client.js';
 import { openStore, type Store } from '../../src/store/store.js';
 import { LOCAL_REDIS_URL, testRedisPrefix } from '../support/http.js';
 import {
+  forgetPrefixes,
   serverDatabase,
   sleep,
   startWorkerProcess,
   stopAll,
-  waitFor,
   type Child,
+  waitFor,
 } from '../support/processes.js';
 
 /**
@@ -205,20 +205,3 @@ describe('the Solana transfer worker process, killed after sending', () => {
     expect(killedInWindow).toBe(true);
   }, 120_000);
 });
-
-/** Deletes the keys of the test's Redis prefixes on the shared Redis (nothing else). */
-async function forgetPrefixes(prefixes: readonly string[]): Promise<void> {
-  const redis = new Redis(LOCAL_REDIS_URL, { maxRetriesPerRequest: 1 });
-  try {
-    for (const redisPrefix of prefixes) {
-      let cursor = '0';
-      do {
-        const [next, keys] = await redis.scan(cursor, 'MATCH', `{${redisPrefix}}:*`, 'COUNT', 500);
-        if (keys.length > 0) await redis.del(...keys);
-        cursor = next;
-      } while (cursor !== '0');
-    }
-  } finally {
-    redis.disconnect();
-  }
-}

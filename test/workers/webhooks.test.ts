@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { EVENT_TYPES } from '../../src/store/outbox.js';
 import { startWorkers, type Workers } from '../../src/workers/start.js';
+import { contractEventTypes } from '../support/contract.js';
 import {
   LOCAL_REDIS_URL,
   startTestService,
@@ -182,26 +184,7 @@ describe('webhooks', () => {
         as,
       );
 
-      const types = [
-        'vault.created',
-        'vault.updated',
-        'vault.frozen',
-        'vault.unfrozen',
-        'vault.closed',
-        'card.created',
-        'card.frozen',
-        'card.unfrozen',
-        'card.cancelled',
-        'authorization.approved',
-        'authorization.declined',
-        'transaction.completed',
-        'transaction.failed',
-        'transfer.created',
-        'transfer.completed',
-        'transfer.failed',
-        'policy.updated',
-        'policy.deleted',
-      ];
+      const types = contractEventTypes().filter((type) => type !== 'webhook.test');
       for (const type of types) await receiver.until(1, type);
       expect(receiver.received.every((delivery) => delivery.verified)).toBe(true);
       expect(receiver.received.every((delivery) => delivery.body.mode === 'test')).toBe(true);
@@ -233,6 +216,11 @@ describe('webhooks', () => {
     } finally {
       await receiver.close();
     }
+  });
+
+  it('knows exactly the event types of the contract', () => {
+    expect([...EVENT_TYPES].sort()).toEqual(contractEventTypes().sort());
+    expect(EVENT_TYPES.length).toBeGreaterThan(15);
   });
 
   it('retries a failing receiver on the schedule and records every attempt', async () => {

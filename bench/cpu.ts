@@ -1,0 +1,45 @@
+import { readdirSync, readFileSync } from 'node:fs';
+
+/**
+ * CPU readings from /proc for the benchmarks' CPU tables: the whole machine, and the
+ * PostgreSQL backends serving one database (a backend's command line names its database).
+ */
+
+/** Busy CPU time of the whole machine, in seconds (all cores, from /proc/stat). */
+export function machineBusySeconds(): number {
+  const fields = (readFileSync('/proc/stat', 'utf8').split('\n')[0] ?? '')
+    .trim()
+    .split(/\s+/)
+    .slice(1)
+    .map(Number);
+  const idle = (fields[3] ?? 0) + (fields[4] ?? 0);
+  return (fields.reduce((sum, value) => sum + value, 0) - idle) / 100;
+}
+
+/** CPU seconds of each PostgreSQL backend serving `database`, by process id. */
+export function postgresSeconds(database: string): Map<string, number> {
+  const seconds = new Map<string, number>();
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      if (!readFileSync(`/proc/${entry}/cmdline`, 'utf8').includes(` ${database} `)) continue;
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      const fields = stat
+        .slice(stat.lastIndexOf(')') + 2)
+        .split(' ')
+        .map(Number);
+      // utime and stime: fields 14 and 15 of stat, 12 and 13 after the name and state.
+      seconds.set(entry, ((fields[11] ?? 0) + (fields[12] ?? 0)) / 100);
+    } catch {
+      // A process that ended meanwhile.
+    }
+  }
+  return seconds;
+}
+
+/** PostgreSQL CPU seconds since `before` (a backend that ended meanwhile is not counted). */
+export function postgresSince(before: Map<string, number>, database: string): number {
+  let total = 0;
+  for (const [pid, seconds] of postgresSeconds(database)) total += seconds - (before.get(pid) ?? 0);
+  return total;
+}

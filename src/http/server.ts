@@ -127,7 +127,7 @@ export function createServer(
     });
     registerRateLimitRoutes(api);
     registerAccountRoutes(api, dependencies.store);
-    registerVaultRoutes(api, dependencies.store);
+    registerVaultRoutes(api, dependencies.store, { solanaRpcUrl: config.solanaRpcUrl });
     registerPolicyRoutes(api, dependencies.store);
     registerTransferRoutes(api, dependencies.store, { solanaRpcUrl: config.solanaRpcUrl });
     registerCardRoutes(api, dependencies.store, { cardBin: config.cardBin });

@@ -20,3 +20,17 @@ export function solanaAddress(value: string, param: string): string {
     param,
   );
 }
+
+/**
+ * Contract section 12: live mode sends through SOLANA_RPC_URL and refuses what would go on
+ * chain (external transfers, closing a vault to an address) with 503 while it is unset. Test
+ * mode always has its chain (a local runtime by default).
+ */
+export function assertChainAvailable(mode: 'test' | 'live', solanaRpcUrl: string | null): void {
+  if (mode === 'live' && solanaRpcUrl === null) {
+    throw new SpendgateError(
+      'service_unavailable',
+      'Live transfers to Solana are unavailable: no Solana cluster is configured.',
+    );
+  }
+}

@@ -97,11 +97,22 @@ describe('external transfers', () => {
     expect((await call('GET', `/v1/transfers?vaultId=${from.id}`)).body.data).toEqual([]);
   });
 
-  it('refuses live transfers with 503 while no Solana cluster is configured', async () => {
+  it('refuses live transfers and closings to an address with 503 while no Solana cluster is configured', async () => {
     const live = await harness.service.key({ mode: 'live' });
     const from = await vault('10', live.key);
     const answer = await send({ fromVaultId: from.id, address: ADDRESS, amount: '1' }, live.key);
     expect([answer.status, answer.body.error?.code]).toEqual([503, 'service_unavailable']);
+    // Closing a vault to an address goes on chain too.
+    const close = await call(
+      'POST',
+      `/v1/vaults/${from.id}/close`,
+      { destination: { address: ADDRESS } },
+      live.key,
+    );
+    expect([close.status, close.body.error?.code]).toEqual([503, 'service_unavailable']);
+    expect((await call('GET', `/v1/vaults/${from.id}`, undefined, live.key)).body.status).toBe(
+      'active',
+    );
     expect(
       (await call('GET', `/v1/vaults/${from.id}`, undefined, live.key)).body.balance.pending,
     ).toBe('0.00');

@@ -11,7 +11,7 @@ import type { Store } from '../../store/store.js';
 import { authOf } from '../auth.js';
 import { respond } from '../idempotency.js';
 import { vaultAt } from '../lookups.js';
-import { solanaAddress } from '../solana-address.js';
+import { assertChainAvailable, solanaAddress } from '../solana-address.js';
 import { ANY_CURRENCY, idParams, listOf, presentPage } from '../schemas/common.js';
 import {
   createExternalTransferBody,
@@ -89,13 +89,7 @@ export function registerTransferRoutes(
       const { scope } = authOf(request);
       const body = request.body;
       const address = solanaAddress(body.address, 'address');
-      // Test mode sends to the local runtime; live mode needs a cluster (contract section 12).
-      if (scope.mode === 'live' && options.solanaRpcUrl === null) {
-        throw new SpendgateError(
-          'service_unavailable',
-          'Live external transfers are unavailable: no Solana cluster is configured.',
-        );
-      }
+      assertChainAvailable(scope.mode, options.solanaRpcUrl);
       const from = await vaultAt(store, scope, body.fromVaultId, 'fromVaultId');
       const amount = parseAmount(body.amount, from.currency, { param: 'amount', allowZero: false });
       // 202: the transfer is accepted and its amount held; the Solana worker sends it.

@@ -24,10 +24,14 @@ import {
   updateVaultBody,
   vaultObject,
 } from '../schemas/vault.js';
-import { solanaAddress } from '../solana-address.js';
+import { assertChainAvailable, solanaAddress } from '../solana-address.js';
 
 /** Vaults (contract sections 7-9): create, list, retrieve, update, freeze, unfreeze, close, balance. */
-export function registerVaultRoutes(app: FastifyInstance, store: Store): void {
+export function registerVaultRoutes(
+  app: FastifyInstance,
+  store: Store,
+  options: { readonly solanaRpcUrl: string | null },
+): void {
   const routes = app.withTypeProvider<ZodTypeProvider>();
 
   routes.post(
@@ -194,6 +198,11 @@ export function registerVaultRoutes(app: FastifyInstance, store: Store): void {
           : 'address' in destination
             ? { address: solanaAddress(destination.address, 'destination.address') }
             : { vaultId: destination.vaultId };
+      if (target !== null && 'address' in target) {
+        // Not found comes first: the 503 must not tell a stranger the vault exists.
+        await store.getVault(scope, id);
+        assertChainAvailable(scope.mode, options.solanaRpcUrl);
+      }
       return respond(store, request, reply, 200, async (operations) =>
         presentVault(await operations.closeVault(scope, id, target)),
       );

@@ -1,6 +1,8 @@
 import type { FastifyInstance } from 'fastify';
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
+import { redisClient } from '../redis.js';
 import type { Store } from '../store/store.js';
+import { withinMs } from './deadline.js';
 import type { Metrics } from './metrics.js';
 
 /**
@@ -10,23 +12,12 @@ import type { Metrics } from './metrics.js';
  */
 const CHECK_MS_MAX = 1000;
 
-async function within<T>(work: Promise<T>, ms: number): Promise<boolean> {
-  let timer: NodeJS.Timeout | undefined;
-  try {
-    await Promise.race([
-      work,
-      new Promise((_, reject) => {
-        timer = setTimeout(() => {
-          reject(new Error('timed out'));
-        }, ms);
-      }),
-    ]);
-    return true;
-  } catch {
-    return false;
-  } finally {
-    clearTimeout(timer);
-  }
+/** Whether `work` succeeds within `ms`. */
+function within(work: Promise<unknown>, ms: number): Promise<boolean> {
+  return withinMs(work, ms).then(
+    () => true,
+    () => false,
+  );
 }
 
 /**
@@ -35,16 +26,12 @@ async function within<T>(work: Promise<T>, ms: number): Promise<boolean> {
  * and retries the connection in the background.
  */
 export function createRedis(url: string): Redis {
-  const redis = new Redis(url, {
+  return redisClient(url, {
     enableOfflineQueue: false,
     // Concurrent commands (a rate-limit count per request) leave in one write, not one each.
     enableAutoPipelining: true,
     maxRetriesPerRequest: 0,
-    retryStrategy: (attempt) => Math.min(attempt * 200, 5000),
   });
-  // Unreachable Redis is reported by /readyz, not by a crash.
-  redis.on('error', () => undefined);
-  return redis;
 }
 
 export function registerHealth(

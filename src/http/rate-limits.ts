@@ -4,6 +4,7 @@ import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes } from 'rate-limite
 import { assert, SpendgateError } from '../core/index.js';
 import type { RateLimitSettings } from '../config/env.js';
 import type { Authenticated } from './auth.js';
+import { withinMs } from './deadline.js';
 
 /**
  * Rate limits (contract section 6): a fixed one-second window per API key, counted in Redis so
@@ -50,22 +51,6 @@ function stateOf(result: RateLimiterRes, limit: number): RateLimitState {
     remaining: Math.max(0, limit - result.consumedPoints),
     resetMs: Math.max(0, result.msBeforeNext),
   };
-}
-
-async function withinMs<T>(work: Promise<T>, msMax: number): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  try {
-    return await Promise.race([
-      work,
-      new Promise<never>((_, reject) => {
-        timer = setTimeout(() => {
-          reject(new Error(`no answer within ${msMax} ms`));
-        }, msMax);
-      }),
-    ]);
-  } finally {
-    clearTimeout(timer);
-  }
 }
 
 /** Thrown inside the count to leave it at once; the hook turns it into the 429. */

@@ -1,4 +1,5 @@
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
+import { redisClient } from '../redis.js';
 
 /**
  * The BullMQ queues and their Redis connections. Every key of every queue lives under the
@@ -30,21 +31,10 @@ export function webhookJobId(job: WebhookJob): string {
  * and the relay's transaction rolls back (the events stay in the outbox for the next round).
  */
 export function producerConnection(url: string): Redis {
-  const redis = new Redis(url, {
-    enableOfflineQueue: false,
-    maxRetriesPerRequest: 1,
-    retryStrategy: (attempt) => Math.min(attempt * 200, 5000),
-  });
-  redis.on('error', () => undefined);
-  return redis;
+  return redisClient(url, { enableOfflineQueue: false, maxRetriesPerRequest: 1 });
 }
 
 /** A worker's connection: BullMQ's blocking commands need retries without limit. */
 export function workerConnection(url: string): Redis {
-  const redis = new Redis(url, {
-    maxRetriesPerRequest: null,
-    retryStrategy: (attempt) => Math.min(attempt * 200, 5000),
-  });
-  redis.on('error', () => undefined);
-  return redis;
+  return redisClient(url, { maxRetriesPerRequest: null });
 }

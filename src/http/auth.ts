@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { SpendgateError, type Mode, type Scope } from '../core/index.js';
-import type { ApiKeyRecord, ApiScope } from '../store/ops/accounts.js';
+import type { ApiScope } from '../store/ops/accounts.js';
 import { hashApiKey } from '../store/secrets/index.js';
 import type { Store } from '../store/store.js';
 
@@ -49,35 +49,36 @@ export interface AuthOptions {
 export const KEY_CACHE_MS_DEFAULT = 5_000;
 const KEY_CACHE_ENTRIES_MAX = 10_000;
 
+/** What a request learns from its key, built once per accepted key (all of it read-only). */
 class AcceptedKeys {
-  readonly #entries = new Map<string, { key: ApiKeyRecord; untilMs: number }>();
+  readonly #entries = new Map<string, { caller: Authenticated; untilMs: number }>();
   constructor(private readonly ttlMs: number) {}
 
-  get(hash: string, nowMs: number): ApiKeyRecord | null {
+  get(hash: string, nowMs: number): Authenticated | null {
     const entry = this.#entries.get(hash);
     if (entry === undefined) return null;
-    if (entry.untilMs > nowMs) return entry.key;
+    if (entry.untilMs > nowMs) return entry.caller;
     this.#entries.delete(hash);
     return null;
   }
 
-  set(hash: string, key: ApiKeyRecord, nowMs: number): void {
+  set(hash: string, caller: Authenticated, expiresAtMs: number | null, nowMs: number): void {
     if (this.ttlMs === 0) return;
     if (this.#entries.size >= KEY_CACHE_ENTRIES_MAX) {
       const oldest = this.#entries.keys().next();
       if (oldest.done !== true) this.#entries.delete(oldest.value);
     }
     this.#entries.set(hash, {
-      key,
-      untilMs: Math.min(nowMs + this.ttlMs, key.expiresAtMs ?? Infinity),
+      caller,
+      untilMs: Math.min(nowMs + this.ttlMs, expiresAtMs ?? Infinity),
     });
   }
 }
 
 export function registerAuth(app: FastifyInstance, options: AuthOptions): void {
   const cache = new AcceptedKeys(options.keyCacheMs);
-  /** The key's record, or the refusal a client may see (unknown and revoked look alike). */
-  const accepted = async (presented: string): Promise<ApiKeyRecord> => {
+  /** The key's caller, or the refusal a client may see (unknown and revoked look alike). */
+  const accepted = async (presented: string): Promise<Authenticated> => {
     const hash = hashApiKey(presented);
     const cached = cache.get(hash, Date.now());
     if (cached !== null) return cached;
@@ -87,8 +88,14 @@ export function registerAuth(app: FastifyInstance, options: AuthOptions): void {
     if (result.status !== 'ok' || !options.modes.has(result.key.mode)) {
       throw new SpendgateError('invalid_api_key', 'The API key is invalid.');
     }
-    cache.set(hash, result.key, Date.now());
-    return result.key;
+    const key = result.key;
+    const caller: Authenticated = {
+      scope: { accountId: key.accountId, mode: key.mode },
+      keyId: key.id,
+      scopes: new Set(key.scopes),
+    };
+    cache.set(hash, caller, key.expiresAtMs, Date.now());
+    return caller;
   };
   app.decorateRequest('auth', null);
   app.addHook('preHandler', async (request: FastifyRequest) => {
@@ -105,17 +112,12 @@ export function registerAuth(app: FastifyInstance, options: AuthOptions): void {
     const match = BEARER.exec(header);
     if (match?.[1] === undefined)
       throw new SpendgateError('invalid_api_key', 'The API key is invalid.');
-    const key = await accepted(match[1]);
-    const scopes = new Set(key.scopes);
+    const caller = await accepted(match[1]);
     const required = config.requiredScope ?? null;
-    if (required !== null && !scopes.has(required)) {
+    if (required !== null && !caller.scopes.has(required)) {
       throw new SpendgateError('insufficient_scope', `This request needs the scope ${required}.`);
     }
-    request.auth = {
-      scope: { accountId: key.accountId, mode: key.mode },
-      keyId: key.id,
-      scopes,
-    };
+    request.auth = caller;
   });
 }
 

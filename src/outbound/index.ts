@@ -23,4 +23,4 @@ export {
   type CheckWebhookUrlOptions,
   type OutboundMode,
 } from './webhook-url.js';
-export { signedHeaders } from './sign.js';
+export { deliverSigned, type DeliveryOutcome } from './deliver.js';

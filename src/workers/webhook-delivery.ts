@@ -1,6 +1,6 @@
 import { DelayedError, Worker, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
-import { sendWebhook, signedHeaders } from '../outbound/index.js';
+import { deliverSigned } from '../outbound/index.js';
 import type { Store } from '../store/store.js';
 import { EndpointGate } from './endpoint-gate.js';
 import { queuePrefix, WEBHOOK_QUEUE, type WebhookJob } from './queues.js';
@@ -67,10 +67,11 @@ export function startWebhookWorker(dependencies: {
     try {
       const target = await store.deliveryTarget(eventId, endpointId);
       if (target === null) return 'endpoint no longer receives';
-      const result = await sendWebhook({
+      const result = await deliverSigned({
         url: target.url,
         mode: target.mode,
-        headers: signedHeaders(target.secret, eventId, target.payload, new Date()),
+        secret: target.secret,
+        eventId,
         body: target.payload,
         timeoutMs: settings.timeoutMs,
       });
@@ -81,11 +82,11 @@ export function startWebhookWorker(dependencies: {
         eventType: target.eventType,
         attempt: job.attemptsMade + 1,
         statusCode: result.statusCode,
-        durationMs: Math.round(result.durationMs),
+        durationMs: result.durationMs,
         error: result.error,
       });
+      if (result.delivered) return 'delivered';
       const status = result.statusCode;
-      if (status !== null && status >= 200 && status < 300) return 'delivered';
       if (status === 410) return 'endpoint gone: disabled';
       throw new Error(
         status === null ? `not delivered: ${result.error ?? 'no answer'}` : `answered ${status}`,

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
-import { checkWebhookUrl, sendWebhook, signedHeaders } from '../../outbound/index.js';
+import { checkWebhookUrl, deliverSigned } from '../../outbound/index.js';
 import { presentWebhookDelivery } from '../../store/ops/webhook-deliveries.js';
 import { presentWebhookEndpoint } from '../../store/ops/webhook-endpoints.js';
 import type { Store } from '../../store/store.js';
@@ -117,14 +117,14 @@ export function registerWebhookRoutes(app: FastifyInstance, store: Store): void 
       const endpoint = await store.getWebhookEndpoint(scope, request.params.id);
       const { eventId, payload } = await store.createTestEvent(scope, endpoint);
       const secret = await store.webhookSecret(endpoint.id);
-      const result = await sendWebhook({
+      const result = await deliverSigned({
         url: endpoint.url,
         mode: scope.mode,
-        headers: signedHeaders(secret, eventId, payload, new Date()),
+        secret,
+        eventId,
         body: payload,
         timeoutMs: DELIVERY_TIMEOUT_MS,
       });
-      const durationMs = Math.round(result.durationMs);
       await store.recordDeliveryAttempt({
         scope,
         endpointId: endpoint.id,
@@ -132,16 +132,15 @@ export function registerWebhookRoutes(app: FastifyInstance, store: Store): void 
         eventType: 'webhook.test',
         attempt: 1,
         statusCode: result.statusCode,
-        durationMs,
+        durationMs: result.durationMs,
         error: result.error,
       });
-      const status = result.statusCode;
       return {
         object: 'webhook_test' as const,
         eventId,
-        delivered: status !== null && status >= 200 && status < 300,
-        statusCode: status,
-        durationMs,
+        delivered: result.delivered,
+        statusCode: result.statusCode,
+        durationMs: result.durationMs,
         error: result.error,
       };
     },

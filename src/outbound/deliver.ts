@@ -1,0 +1,39 @@
+import type { OutboundMode } from './webhook-url.js';
+import { sendWebhook } from './send.js';
+import { signedHeaders } from './sign.js';
+
+/**
+ * One signed delivery attempt of an event, as the delivery worker and Test Webhook both make
+ * it: signed now (Standard Webhooks), sent under the address policy, the duration in whole
+ * milliseconds (as recorded), and whether it counts as delivered (2xx only, contract 13).
+ */
+export interface DeliveryOutcome {
+  readonly statusCode: number | null;
+  readonly durationMs: number;
+  readonly error: string | null;
+  readonly delivered: boolean;
+}
+
+export async function deliverSigned(attempt: {
+  readonly url: string;
+  readonly mode: OutboundMode;
+  readonly secret: string;
+  readonly eventId: string;
+  readonly body: string;
+  readonly timeoutMs: number;
+}): Promise<DeliveryOutcome> {
+  const result = await sendWebhook({
+    url: attempt.url,
+    mode: attempt.mode,
+    headers: signedHeaders(attempt.secret, attempt.eventId, attempt.body, new Date()),
+    body: attempt.body,
+    timeoutMs: attempt.timeoutMs,
+  });
+  const status = result.statusCode;
+  return {
+    statusCode: status,
+    durationMs: Math.round(result.durationMs),
+    error: result.error,
+    delivered: status !== null && status >= 200 && status < 300,
+  };
+}

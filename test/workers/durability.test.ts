@@ -7,7 +7,7 @@ import { createPgClient } from '../../src/store/sql/pg-client.js';
 import { openStore, type Store } from '../../src/store/store.js';
 import { queuePrefix, WEBHOOK_QUEUE } from '../../src/workers/queues.js';
 import { startWorkers, type Workers } from '../../src/workers/start.js';
-import { LOCAL_REDIS_URL, testRedisPrefix } from '../support/http.js';
+import { LOCAL_REDIS_URL, testRedisPrefix, SILENT_LOG } from '../support/http.js';
 import {
   forgetPrefixes,
   freePort,
@@ -29,7 +29,6 @@ import { startReceiver, type Receiver } from '../support/receiver.js';
  * the `standardwebhooks` library verifies. The worker is the real `spendgate serve --role
  * worker` process, on a fresh PostgreSQL database and a Redis prefix of its own.
  */
-const SILENT = { warn: () => undefined, info: () => undefined };
 const RETRY_DELAYS_MS = [200, 200, 200, 200];
 
 describe('webhook delivery survives crashes', () => {
@@ -230,7 +229,7 @@ describe('webhook delivery survives crashes', () => {
         timeoutMs: 2000,
       },
       relay: { batchMax: 100, idleMs: 50 },
-      log: SILENT,
+      log: SILENT_LOG,
     });
     try {
       // The path works before Redis goes away.

@@ -16,6 +16,7 @@ import {
   startTestService,
   testRedisPrefix,
   type TestService,
+  SILENT_LOG,
 } from '../support/http.js';
 import { startReceiver } from '../support/receiver.js';
 
@@ -24,7 +25,6 @@ import { startReceiver } from '../support/receiver.js';
  * event; a relay that dies between adding jobs and committing leaves no second job; every key
  * lives under the Redis Cluster hash tag; and one slow endpoint does not hold up the others.
  */
-const SILENT = { warn: () => undefined, info: () => undefined };
 
 describe('the outbox relay', () => {
   let service: TestService;
@@ -82,7 +82,7 @@ describe('the outbox relay', () => {
     await vaults(300);
     const relays = Array.from(
       { length: 4 },
-      () => new OutboxRelay(service.store, queue, SILENT, { batchMax: 25, idleMs: 10 }),
+      () => new OutboxRelay(service.store, queue, SILENT_LOG, { batchMax: 25, idleMs: 10 }),
     );
     await Promise.all(
       relays.map(async (relay) => {
@@ -109,11 +109,11 @@ describe('the outbox relay', () => {
           throw new Error('died before the commit');
         }),
     };
-    await expect(new OutboxRelay(dying, queue, SILENT).relayOnce()).rejects.toThrow(/died/);
+    await expect(new OutboxRelay(dying, queue, SILENT_LOG).relayOnce()).rejects.toThrow(/died/);
     expect(await unrelayed()).toBe(20);
     expect((await queue.getJobCounts('waiting')).waiting).toBe(before + 20);
     // The next relay claims the same events and adds the same job ids: BullMQ keeps one each.
-    expect(await new OutboxRelay(service.store, queue, SILENT).relayOnce()).toBe(20);
+    expect(await new OutboxRelay(service.store, queue, SILENT_LOG).relayOnce()).toBe(20);
     expect(await unrelayed()).toBe(0);
     expect((await queue.getJobCounts('waiting')).waiting).toBe(before + 20);
   });
@@ -153,7 +153,7 @@ describe('delivery fairness', () => {
       redisPrefix: testRedisPrefix(),
       delivery: { concurrency: 6, endpointConcurrency: 2, retryDelaysMs: [1000], timeoutMs: 5000 },
       relay: { batchMax: 100, idleMs: 20 },
-      log: SILENT,
+      log: SILENT_LOG,
     });
     try {
       const slowScope = (await service.key()).scope;

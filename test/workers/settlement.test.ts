@@ -8,6 +8,7 @@ import {
   testRedisPrefix,
   useTestService,
   type ServiceHarness,
+  SILENT_LOG,
 } from '../support/http.js';
 import { TestClock } from '../support/store.js';
 
@@ -16,7 +17,6 @@ import { TestClock } from '../support/store.js';
  * batches (each record captured once, bad records reported without stopping the batch), hold
  * expiry, and end-of-day balance snapshots with missed days backfilled.
  */
-const SILENT = { warn: () => undefined, info: () => undefined };
 const DAY_MS = 24 * 3_600_000;
 
 interface Json {
@@ -71,7 +71,7 @@ describe('clearing batches', () => {
       pendingCount: 5,
       errors: [],
     });
-    const worker = new SettlementWorker(harness.service.store, SILENT);
+    const worker = new SettlementWorker(harness.service.store, SILENT_LOG);
     expect(await worker.settleOnce()).toBe(5);
     const report = await harness.call('GET', `/v1/settlements/${accepted.body.id}`);
     expect(report.body).toMatchObject({
@@ -125,7 +125,7 @@ describe('clearing batches', () => {
       redisPrefix: testRedisPrefix(),
       delivery: { concurrency: 4, endpointConcurrency: 2, retryDelaysMs: [100], timeoutMs: 1000 },
       settlement: { batchMax: 10, idleMs: 20 },
-      log: SILENT,
+      log: SILENT_LOG,
     });
     try {
       const accepted = await harness.call('POST', '/v1/settlements', {
@@ -221,7 +221,7 @@ describe('the maintenance schedules on BullMQ', () => {
       delivery: { concurrency: 4, endpointConcurrency: 2, retryDelaysMs: [100], timeoutMs: 1000 },
       // Both jobs come round every 200 ms.
       maintenance: { holdAgeMsMax: DAY_MS, holdExpiryEveryMs: 200, snapshotEveryMs: 200 },
-      log: SILENT,
+      log: SILENT_LOG,
     });
     try {
       const snapshots = async () =>

@@ -4,7 +4,7 @@ import { startLocalSolana, type LocalSolana } from '../../src/solana/index.js';
 import { keypairSigner } from '../../src/solana/signer.js';
 import { buildSignedTransfer, recipientBalance } from '../../src/solana/transfers.js';
 import { SolanaTransferWorker, type ChainTarget } from '../../src/workers/solana-transfers.js';
-import { useTestService } from '../support/http.js';
+import { useTestService, SILENT_LOG } from '../support/http.js';
 
 /**
  * External transfers sent by the Solana worker to a real Solana runtime (solana-bankrun behind
@@ -13,7 +13,6 @@ import { useTestService } from '../support/http.js';
  * vault; a worker that died after sending, or before, or whose blockhash expired, sends the
  * transfer exactly once.
  */
-const SILENT = { warn: () => undefined, info: () => undefined };
 
 interface Json {
   id: string;
@@ -36,7 +35,11 @@ describe('the Solana transfer worker', () => {
       signer: keypairSigner(chain.treasury),
       usdcMint: chain.usdcMint,
     };
-    worker = new SolanaTransferWorker(harness.service.store, { test: target, live: null }, SILENT);
+    worker = new SolanaTransferWorker(
+      harness.service.store,
+      { test: target, live: null },
+      SILENT_LOG,
+    );
   });
 
   afterAll(async () => {
@@ -139,7 +142,7 @@ describe('the Solana transfer worker', () => {
     await new SolanaTransferWorker(
       harness.service.store,
       { test: target, live: null },
-      SILENT,
+      SILENT_LOG,
     ).sendOnce();
     expect((await harness.call('GET', `/v1/transfers/${transferId}`)).body.status).toBe('pending');
     const done = await settle(transferId);

@@ -7,6 +7,7 @@ import {
   startTestService,
   testRedisPrefix,
   type TestService,
+  SILENT_LOG,
 } from '../support/http.js';
 import { startReceiver, type Receiver } from '../support/receiver.js';
 
@@ -17,7 +18,6 @@ import { startReceiver, type Receiver } from '../support/receiver.js';
  * returns it; retries follow the (shortened) schedule; a 410 disables the endpoint; a deleted
  * endpoint's deliveries stop; a change that rolled back never produces an event.
  */
-const SILENT = { warn: () => undefined, info: () => undefined };
 
 interface Json {
   id: string;
@@ -56,7 +56,7 @@ describe('webhooks', () => {
         timeoutMs: 2000,
       },
       relay: { batchMax: 100, idleMs: 20 },
-      log: SILENT,
+      log: SILENT_LOG,
     });
   });
 

@@ -3,12 +3,12 @@ import SwaggerParser from '@apidevtools/swagger-parser';
 import openapiTS, { astToString } from 'openapi-typescript';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ERROR_CATALOGUE } from '../../src/core/index.js';
-import { contractErrorTable } from '../support/contract.js';
+import { documentedErrors } from '../support/reference-doc.js';
 import { startTestService, type TestService } from '../support/http.js';
 
 /**
  * The OpenAPI document: served, valid, complete (every route of the app), in step with the
- * error catalogue and the contract, and the checked-in copies clients build from
+ * error catalogue and docs/reference.md, and the checked-in copies clients build from
  * (docs/openapi.json and the typed client's types) are current: `npm run openapi` writes them.
  */
 interface Document {
@@ -66,13 +66,13 @@ describe('the OpenAPI document', () => {
     await expect(SwaggerParser.validate(broken as never)).rejects.toThrow();
   });
 
-  it('gives every operation the error body, with exactly the codes of the catalogue and the contract', () => {
+  it('gives every operation the error body, with exactly the codes of the catalogue and the reference page', () => {
     const error = document.components.schemas['Error'] as {
       properties: { error: { properties: { code: { enum: string[] } } } };
     };
     const codes = error.properties.error.properties.code.enum;
     expect([...codes].sort()).toEqual(Object.keys(ERROR_CATALOGUE).sort());
-    expect([...codes].sort()).toEqual([...contractErrorTable().keys()].sort());
+    expect([...codes].sort()).toEqual([...documentedErrors().keys()].sort());
     for (const [path, operations] of Object.entries(document.paths)) {
       for (const [method, operation] of Object.entries(operations)) {
         expect({ path, method, error: operation.responses }).toMatchObject({

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EVENT_TYPES } from '../../src/store/outbox.js';
 import { startWorkers, type Workers } from '../../src/workers/start.js';
-import { contractEventTypes } from '../support/contract.js';
+import { documentedEventTypes } from '../support/reference-doc.js';
 import {
   LOCAL_REDIS_URL,
   startTestService,
@@ -184,7 +184,7 @@ describe('webhooks', () => {
         as,
       );
 
-      const types = contractEventTypes().filter((type) => type !== 'webhook.test');
+      const types = documentedEventTypes().filter((type) => type !== 'webhook.test');
       for (const type of types) await receiver.until(1, type);
       expect(receiver.received.every((delivery) => delivery.verified)).toBe(true);
       expect(receiver.received.every((delivery) => delivery.body.mode === 'test')).toBe(true);
@@ -218,8 +218,8 @@ describe('webhooks', () => {
     }
   });
 
-  it('knows exactly the event types of the contract', () => {
-    expect([...EVENT_TYPES].sort()).toEqual(contractEventTypes().sort());
+  it('knows exactly the event types of the reference page', () => {
+    expect([...EVENT_TYPES].sort()).toEqual(documentedEventTypes().sort());
     expect(EVENT_TYPES.length).toBeGreaterThan(15);
   });
 

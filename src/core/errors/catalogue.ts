@@ -122,6 +122,11 @@ export const ERROR_CATALOGUE = {
     type: 'invalid_request_error',
     message: 'The vault has no authorization policy.',
   },
+  settlement_not_found: {
+    status: 404,
+    type: 'invalid_request_error',
+    message: 'No such settlement.',
+  },
   route_not_found: { status: 404, type: 'invalid_request_error', message: 'No such route.' },
   vault_frozen: { status: 409, type: 'invalid_request_error', message: 'The vault is frozen.' },
   vault_closed: { status: 409, type: 'invalid_request_error', message: 'The vault is closed.' },
@@ -135,6 +140,11 @@ export const ERROR_CATALOGUE = {
     status: 409,
     type: 'invalid_request_error',
     message: 'The vault has open holds.',
+  },
+  transaction_not_pending: {
+    status: 409,
+    type: 'invalid_request_error',
+    message: 'The transaction is no longer pending.',
   },
   duplicate_idempotency_key: {
     status: 409,

@@ -11,6 +11,23 @@ describe('ids', () => {
     expect(new Set(ids).size).toBe(ids.length);
   });
 
+  it('are UUIDv7 bodies: the millisecond, version 7, the RFC 9562 variant, and random bits', () => {
+    const nowMs = 1_800_000_000_123;
+    const bodies = Array.from({ length: 3000 }, () => newId('transaction', nowMs).slice(4));
+    for (const body of bodies) {
+      expect(body.slice(0, 12)).toBe(nowMs.toString(16).padStart(12, '0'));
+      expect(body[12]).toBe('7');
+      expect('89ab').toContain(body[16]);
+    }
+    // The last 37 bits are random: 3,000 ids show far more than one distinct tail, and every
+    // hex digit of the tail takes many values (a pool read at a fixed offset would not).
+    const tails = bodies.map((body) => body.slice(22));
+    expect(new Set(tails).size).toBe(tails.length);
+    for (const digit of [22, 23, 24, 25, 26, 27, 28, 29, 31]) {
+      expect(new Set(bodies.map((body) => body[digit])).size).toBeGreaterThan(8);
+    }
+  });
+
   it('never go backwards when the clock does', () => {
     const later = newId('event', 1_900_000_000_000);
     const earlierClock = newId('event', 1_800_000_000_000);

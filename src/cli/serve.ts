@@ -1,3 +1,4 @@
+import type { FastifyInstance } from 'fastify';
 import { pino } from 'pino';
 import type { Config } from '../config/env.js';
 import { createRedis, redisAnswers } from '../http/health.js';
@@ -23,7 +24,10 @@ const SHUTDOWN_MS_MAX = 10_000;
 /** One delivery attempt at most (contract section 13). */
 const DELIVERY_TIMEOUT_MS = 15_000;
 
-export async function serve(config: Config, role: Role): Promise<void> {
+/** More routes beside the API's, given the store (bench/http-service.ts: a no-op, batch stats). */
+export type ExtraRoutes = (api: FastifyInstance, store: Store) => void;
+
+export async function serve(config: Config, role: Role, extraRoutes?: ExtraRoutes): Promise<void> {
   const store = await openConfiguredStore(config);
   if (role !== 'worker') await printFirstKey(config, store);
   const log = pino({
@@ -31,7 +35,20 @@ export async function serve(config: Config, role: Role): Promise<void> {
     redact: { paths: ['*.secret', '*.headers'], censor: '[redacted]' },
   });
   const redis = createRedis(config.redisUrl);
-  const app = role === 'worker' ? null : createServer(config, { store, redis });
+  const app =
+    role === 'worker'
+      ? null
+      : createServer(config, {
+          store,
+          redis,
+          ...(extraRoutes === undefined
+            ? {}
+            : {
+                extraRoutes: (api) => {
+                  extraRoutes(api, store);
+                },
+              }),
+        });
   const chains = role === 'api' ? null : await openChains(config, log);
   const workers: Workers | null =
     chains === null

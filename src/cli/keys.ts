@@ -9,6 +9,7 @@ import type { Store } from '../store/store.js';
  */
 export const KEYS_USAGE =
   'usage: spendgate keys create --account NAME --mode test|live [--scopes a,b]\n' +
+  `       (scopes: ${API_SCOPES.join(', ')}; without --scopes, all of them)\n` +
   '       spendgate keys list --account NAME\n' +
   '       spendgate keys revoke KEY_ID';
 

@@ -25,8 +25,13 @@ const PROTOTYPE_KEYS = /"(?:__proto__|constructor|prototype)"\s*:/;
 // PostgreSQL text cannot hold NUL; a body carrying one anywhere is refused whole, up front.
 const NUL_ESCAPE = /\\u0000/i;
 
+/**
+ * JSON is the one media type the API reads (contract section 1): Fastify's own parsers go, the
+ * text/plain one included, so that any other content-type on a body is 415
+ * `unsupported_media_type` rather than a string that fails validation as 400.
+ */
 export function registerJsonBody(app: FastifyInstance): void {
-  app.removeContentTypeParser('application/json');
+  app.removeAllContentTypeParsers();
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => {
     const text = typeof body === 'string' ? body : body.toString('utf8');
     if (NUL_ESCAPE.test(text)) {

@@ -22,7 +22,7 @@ export function registerOpenApi(app: FastifyInstance): void {
       components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } } },
       security: [{ bearer: [] }],
     },
-    transform: jsonSchemaTransform,
+    transform: withRequiredScope,
     transformObject: (input) => withErrorResponses(jsonSchemaTransformObject(input)),
   });
   // The API reference page, from the same document; its assets are served from node_modules,
@@ -36,6 +36,20 @@ export function registerOpenApi(app: FastifyInstance): void {
   app.get('/v1/openapi.json', { config: { public: true }, schema: { hide: true } }, () =>
     app.swagger(),
   );
+}
+
+/**
+ * Each operation names the scope its key needs (contract section 2) as the role of its bearer
+ * requirement, which OpenAPI 3.1 allows for any scheme: clients and tests read the scope of a
+ * route from the document. Routes any key may call keep the document's plain requirement.
+ */
+function withRequiredScope(
+  input: Parameters<typeof jsonSchemaTransform>[0],
+): ReturnType<typeof jsonSchemaTransform> {
+  const output = jsonSchemaTransform(input);
+  const scope = input.route.config?.requiredScope;
+  if (typeof scope !== 'string') return output;
+  return { ...output, schema: { ...output.schema, security: [{ bearer: [scope] }] } };
 }
 
 /** The parts of the generated document this module adds to. */

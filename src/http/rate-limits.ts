@@ -8,8 +8,14 @@ import { withinMs } from './deadline.js';
 
 /**
  * Rate limits (contract section 6): a fixed one-second window per API key, counted in Redis so
- * that every server process shares one count. Three classes of key, each with its own limit:
- * live, test, and keys whose only scope is `authorizations:write` (the card network).
+ * that every server process shares one count. Three classes, each with its own limit: live,
+ * test, and the card network's callbacks (a key whose only scope is `authorizations:write`,
+ * on a route that needs that scope). The high class exists for the callbacks alone: the same
+ * key on any other route (two-factor, account, lists) counts in its mode's class, so a leaked
+ * network key cannot, say, guess at 10,000 requests per second.
+ *
+ * Counted in `onRequest`, right after authentication and before the body is read: a flood of
+ * large bodies is refused before any of them is parsed.
  *
  * When Redis is down or slow, the count falls back to one kept in this process (so a flood is
  * still bounded), except on routes marked `rateLimitFailOpen`: the authorize callback, where
@@ -35,11 +41,29 @@ declare module 'fastify' {
   interface FastifyContextConfig {
     /** Never refuse this route because Redis is unreachable (the authorize callback). */
     rateLimitFailOpen?: boolean;
+    /** Set by this module on the card network's callbacks (`NETWORK_CALLBACK_ROUTES`). */
+    networkCallback?: boolean;
   }
 }
 
-function keyClass(auth: Authenticated): KeyClass {
-  if (auth.scopes.size === 1 && auth.scopes.has('authorizations:write')) {
+/**
+ * The card network's per-transaction callbacks, the routes the high class exists for. Not
+ * settlements: a clearing batch carries up to 10,000 captures in one request, so the network
+ * sends few. Marked on their route config at registration (`networkCallback`), and checked to
+ * exist when the server is ready: a renamed route must not silently throttle the network.
+ */
+const NETWORK_CALLBACK_ROUTES: ReadonlySet<string> = new Set([
+  'POST /v1/authorizations',
+  'POST /v1/authorizations/:id/capture',
+  'POST /v1/authorizations/:id/reverse',
+]);
+
+function keyClass(auth: Authenticated, request: FastifyRequest): KeyClass {
+  if (
+    request.routeOptions.config.networkCallback === true &&
+    auth.scopes.size === 1 &&
+    auth.scopes.has('authorizations:write')
+  ) {
     return 'authorizationsPerSecond';
   }
   return auth.scope.mode === 'live' ? 'livePerSecond' : 'testPerSecond';
@@ -138,13 +162,32 @@ export function registerRateLimits(
     }
   };
 
+  const callbacks = new Set<string>();
+  app.addHook('onRoute', (route) => {
+    const methods = Array.isArray(route.method) ? route.method : [route.method];
+    for (const method of methods) {
+      const name = `${method} ${route.url}`;
+      if (!NETWORK_CALLBACK_ROUTES.has(name)) continue;
+      callbacks.add(name);
+      route.config = { ...route.config, networkCallback: true };
+    }
+  });
+  app.addHook('onReady', (done) => {
+    assert(
+      callbacks.size === NETWORK_CALLBACK_ROUTES.size,
+      'every network callback route is registered under the rate limits',
+    );
+    done();
+  });
+
   app.decorateRequest('rateLimit', null);
-  // Runs after the authentication hook (registered before it), so the key is known.
-  app.addHook('preHandler', async (request, reply) => {
+  // Runs after the authentication hook (an onRequest hook registered before it), so the key
+  // is known, and before the body is read.
+  app.addHook('onRequest', async (request, reply) => {
     const auth = request.auth;
     if (auth === null) return;
     try {
-      request.rateLimit = await count(request, keyClass(auth), auth.keyId);
+      request.rateLimit = await count(request, keyClass(auth, request), auth.keyId);
     } catch (error) {
       if (!(error instanceof RateLimited)) throw error;
       setHeaders(reply, error.state);

@@ -1,11 +1,18 @@
-import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply } from 'fastify';
+import { maxHeaderSize } from 'node:http';
+import type { Duplex } from 'node:stream';
+import Fastify, {
+  type FastifyBaseLogger,
+  type FastifyError,
+  type FastifyInstance,
+  type FastifyReply,
+} from 'fastify';
 import { v7 as uuidv7 } from 'uuid';
 import { ERROR_CATALOGUE, SpendgateError, type ErrorCode } from '../core/index.js';
 import type { Config } from '../config/env.js';
 import type { Store } from '../store/store.js';
 import { serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
 import type { Redis } from 'ioredis';
-import { KEY_CACHE_MS_DEFAULT, registerAuth } from './auth.js';
+import { KEY_CACHE_MS_DEFAULT, registerAuth, registerScopeCheck } from './auth.js';
 import { registerHealth } from './health.js';
 import { errorBody } from './error-body.js';
 import { registerJsonBody } from './json-body.js';
@@ -41,6 +48,18 @@ const FRAMEWORK_ERRORS: Readonly<Record<string, ErrorCode>> = {
   FST_ERR_CTP_INVALID_CONTENT_LENGTH: 'parameter_invalid',
 };
 
+/**
+ * Any other client error the framework raises (a 4xx FastifyError not named above): the
+ * catalogue's code of its status where the contract has one, else the generic 400. Never a
+ * 500, which would blame the server for the client's request.
+ */
+function clientErrorCode(statusCode: number | undefined): ErrorCode | undefined {
+  if (statusCode === undefined || statusCode < 400 || statusCode >= 500) return undefined;
+  if (statusCode === 413) return 'payload_too_large';
+  if (statusCode === 415) return 'unsupported_media_type';
+  return 'parameter_invalid';
+}
+
 export interface ServerDependencies {
   readonly store: Store;
   /** More routes under the same authentication: for services that embed spendgate, and tests. */
@@ -59,13 +78,64 @@ export type ServerConfig = Pick<
   'logLevel' | 'modes' | 'rateLimits' | 'redisPrefix' | 'authorize' | 'cardBin' | 'solanaRpcUrl'
 >;
 
+const newRequestId = (): string => `req_${uuidv7().replaceAll('-', '')}`;
+
+/**
+ * Errors Node's HTTP parser raises before there is a request for Fastify to answer (headers
+ * over Node's limit, a malformed request line, a request that took too long): answered on the
+ * socket in the contract's error body with a Request-Id, never Node's or Fastify's own.
+ *
+ * The statuses Node would use (431, 408) are not in the contract's table (section 3), so each
+ * is answered as 400 `parameter_invalid`, the generic client error that 431 and 408 refine
+ * (RFC 6585 section 5 allows a server 400 for oversized headers; 413 would name the body,
+ * which is not at fault).
+ */
+const CLIENT_ERROR_MESSAGES: Readonly<Record<string, string>> = {
+  HPE_HEADER_OVERFLOW: `The request's headers are larger than the ${String(maxHeaderSize)} bytes the server accepts.`,
+  ERR_HTTP_REQUEST_TIMEOUT: 'The request was not received in time.',
+};
+
+function answerClientError(
+  log: FastifyBaseLogger,
+  error: Error & { code?: string },
+  socket: Duplex,
+): void {
+  // A reset connection has no one to answer.
+  if (error.code === 'ECONNRESET' || socket.destroyed) return;
+  const requestId = newRequestId();
+  log.debug({ code: error.code, requestId }, 'client error');
+  // As Node does: never write into a response already under way on this connection.
+  const inFlight = (socket as Duplex & { _httpMessage?: { headersSent?: boolean } })._httpMessage;
+  if (socket.writable && inFlight?.headersSent !== true) {
+    const body = JSON.stringify(
+      errorBody(
+        'parameter_invalid',
+        requestId,
+        CLIENT_ERROR_MESSAGES[error.code ?? ''] ?? 'The request is not valid HTTP.',
+      ),
+    );
+    socket.write(
+      'HTTP/1.1 400 Bad Request\r\n' +
+        'Content-Type: application/json; charset=utf-8\r\n' +
+        `Content-Length: ${String(Buffer.byteLength(body))}\r\n` +
+        `Request-Id: ${requestId}\r\n` +
+        'Connection: close\r\n\r\n' +
+        body,
+    );
+  }
+  socket.destroy();
+}
+
 export function createServer(
   config: ServerConfig,
   dependencies: ServerDependencies,
 ): FastifyInstance {
   const app = Fastify({
     bodyLimit: BODY_BYTES_MAX,
-    genReqId: () => `req_${uuidv7().replaceAll('-', '')}`,
+    genReqId: newRequestId,
+    clientErrorHandler(this: FastifyInstance, error, socket) {
+      answerClientError(this.log, error, socket);
+    },
     // Errors the router raises before any hook runs (a URL with a malformed escape, such as
     // %ff): the contract's body too, never Fastify's own.
     frameworkErrors: (error, request, reply) => {
@@ -119,12 +189,14 @@ export function createServer(
       modes: new Set(config.modes),
       keyCacheMs: dependencies.apiKeyCacheMs ?? KEY_CACHE_MS_DEFAULT,
     });
-    // After authentication: the count is per key.
+    // Authentication, the rate limit and the scope check run in onRequest, in this order,
+    // before the body is read: the count is per key, and counts scope refusals too.
     registerRateLimits(api, {
       redis: dependencies.redis ?? null,
       redisPrefix: config.redisPrefix,
       settings: config.rateLimits,
     });
+    registerScopeCheck(api);
     registerRateLimitRoutes(api);
     registerAccountRoutes(api, dependencies.store);
     registerVaultRoutes(api, dependencies.store, { solanaRpcUrl: config.solanaRpcUrl });
@@ -156,7 +228,7 @@ export function createServer(
         .code(error.status)
         .send(errorBody(error.code, request.id, error.message, error.param));
     }
-    const code = FRAMEWORK_ERRORS[error.code];
+    const code = FRAMEWORK_ERRORS[error.code] ?? clientErrorCode(error.statusCode);
     if (code !== undefined) {
       return reply.code(ERROR_CATALOGUE[code].status).send(errorBody(code, request.id));
     }

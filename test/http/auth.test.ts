@@ -1,5 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runKeys } from '../../src/cli/keys.js';
+import { migrate, readMigrations } from '../../src/store/migrations/runner.js';
+import { API_SCOPES, type ApiScope } from '../../src/store/ops/accounts.js';
+import { testDatabase } from '../support/databases.js';
 import { startTestService, type TestService } from '../support/http.js';
+
+interface ErrorJson {
+  error: { code: string };
+}
 
 /** Authentication and scopes over real HTTP (contract section 2). */
 describe('authentication', () => {
@@ -130,6 +138,159 @@ describe('authentication', () => {
       'route_not_found',
     ]);
     expect((await get(service.base, '/healthz')).status).toBe(200);
+  });
+
+  describe('before the body is read (issue 12, item 7)', () => {
+    const post = (path: string, body: string, authorization?: string) =>
+      fetch(`${service.base}${path}`, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          ...(authorization === undefined ? {} : { authorization }),
+        },
+        body,
+      });
+
+    it.each([
+      ['an empty body', '{}'],
+      ['broken JSON', '{"name": '],
+      ['nearly 1 MiB of broken JSON', `{"name": "${'x'.repeat(1024 * 1024 - 100)}`],
+    ])('refuses no key with 401 whatever the body: %s', async (_title, body) => {
+      expect(await errorCode(await post('/v1/vaults', body))).toEqual([401, 'missing_api_key']);
+      expect(await errorCode(await post('/v1/vaults', body, 'Bearer sk_test_nope'))).toEqual([
+        401,
+        'invalid_api_key',
+      ]);
+    });
+
+    it('refuses a key outside the scope with 403, not the 400 of its body', async () => {
+      const reader = await service.key({ scopes: ['vaults:read'] });
+      for (const body of ['{}', '{"vaultId": 1', '[]']) {
+        expect(await errorCode(await post('/v1/cards', body, `Bearer ${reader.key}`))).toEqual([
+          403,
+          'insufficient_scope',
+        ]);
+      }
+      // The same body with the scope: now the body is read, and refused.
+      const writer = await service.key({ scopes: ['cards:write'] });
+      expect(await errorCode(await post('/v1/cards', '{}', `Bearer ${writer.key}`))).toEqual([
+        400,
+        'parameter_missing',
+      ]);
+    });
+  });
+
+  describe('the scope account:write (issue 12, item 6)', () => {
+    const twoFactorRoutes = [
+      ['POST', '/v1/account/two-factor', undefined],
+      ['POST', '/v1/account/two-factor/verify', { code: '123456' }],
+      ['DELETE', '/v1/account/two-factor', undefined],
+    ] as const;
+
+    it.each([
+      ["the card network's key", ['authorizations:write'] as ApiScope[]],
+      ['a key of every other scope', API_SCOPES.filter((scope) => scope !== 'account:write')],
+    ])('keeps the two-factor routes from %s', async (_title, scopes) => {
+      const { key, scope } = await service.key({ scopes });
+      for (const [method, path, body] of twoFactorRoutes) {
+        const answer = await service.request(key, method, path, body);
+        expect([answer.status, (answer.body as ErrorJson).error.code], path).toEqual([
+          403,
+          'insufficient_scope',
+        ]);
+      }
+      // Nothing was enrolled.
+      const { rows } = await service.store.client.query<{ enc: string | null }>(
+        'SELECT two_factor_secret_enc AS enc FROM accounts WHERE id = $1',
+        [scope.accountId],
+      );
+      expect(rows[0]?.enc).toBeNull();
+    });
+
+    it('lets a key with account:write manage two-factor, and gives it to a key made without scopes', async () => {
+      const manager = await service.key({ scopes: ['account:write'] });
+      const begun = await service.request(manager.key, 'POST', '/v1/account/two-factor');
+      expect(begun.status).toBe(200);
+      expect(API_SCOPES).toContain('account:write');
+      const all = await service.key();
+      const [record] = await service.store.listApiKeys(all.scope.accountId);
+      expect(record?.scopes).toContain('account:write');
+      expect((await service.request(all.key, 'POST', '/v1/account/two-factor')).status).toBe(200);
+    });
+
+    it('is given by the migration to existing keys of all eleven v1.0 scopes, and to no other', async () => {
+      const database = testDatabase('pg');
+      try {
+        const client = await database.client();
+        const migrations = readMigrations();
+        const ours = migrations.findIndex((migration) =>
+          migration.name.endsWith('_two_factor_lockout_and_account_scope.sql'),
+        );
+        expect(ours).toBeGreaterThan(0);
+        await migrate(client, migrations.slice(0, ours));
+        const v1 = API_SCOPES.filter((scope) => scope !== 'account:write');
+        expect(v1).toHaveLength(11);
+        const keys = {
+          all: [...v1].reverse(),
+          network: ['authorizations:write'],
+          allButOne: v1.slice(1),
+        };
+        await client.query(
+          "INSERT INTO accounts (id, name, created_at) VALUES ('acct_m', 'm', now())",
+        );
+        for (const [id, scopes] of Object.entries(keys)) {
+          await client.query(
+            `INSERT INTO api_keys (id, account_id, mode, key_hash, key_prefix, scopes, created_at)
+             VALUES ($1, 'acct_m', 'test', $1, 'sk_test_', $2, now())`,
+            [id, scopes],
+          );
+        }
+        await migrate(client, migrations);
+        const { rows } = await client.query<{ id: string; write: boolean; count: number }>(
+          `SELECT id, 'account:write' = ANY (scopes) AS write, cardinality(scopes) AS count
+             FROM api_keys ORDER BY id`,
+        );
+        expect(rows).toEqual([
+          { id: 'all', write: true, count: 12 },
+          { id: 'allButOne', write: false, count: 10 },
+          { id: 'network', write: false, count: 1 },
+        ]);
+      } finally {
+        await database.close();
+      }
+    });
+
+    it('is accepted by keys create --scopes', async () => {
+      const lines = await runKeys(service.store, [
+        'create',
+        '--account',
+        'scoped-cli',
+        '--mode',
+        'test',
+        '--scopes',
+        'account:write,cards:reveal',
+      ]);
+      expect(lines[0]).toContain('scopes account:write,cards:reveal');
+      const everything = await runKeys(service.store, [
+        'create',
+        '--account',
+        'scoped-cli',
+        '--mode',
+        'test',
+      ]);
+      expect(everything[0]).toContain(`scopes ${API_SCOPES.join(',')}`);
+      await expect(
+        runKeys(service.store, [
+          'create',
+          '--account',
+          'x',
+          '--mode',
+          'test',
+          '--scopes',
+          'account',
+        ]),
+      ).rejects.toThrow(/account:write/);
+    });
   });
 
   it('never echoes the key in an error', async () => {

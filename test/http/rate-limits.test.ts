@@ -80,9 +80,10 @@ describe('rate limits', () => {
     const classes = [
       { options: { mode: 'test' as const }, limit: LIMITS.testPerSecond },
       { options: { mode: 'live' as const }, limit: LIMITS.livePerSecond },
+      // The card network's key off its callbacks: its mode's class (contract v1.1, issue 12).
       {
         options: { mode: 'live' as const, scopes: ['authorizations:write' as const] },
-        limit: LIMITS.authorizationsPerSecond,
+        limit: LIMITS.livePerSecond,
       },
     ];
     for (const { options, limit } of classes) {
@@ -110,6 +111,48 @@ describe('rate limits', () => {
       expect(resetAtMs).toBeGreaterThanOrEqual(before);
       expect(resetAtMs).toBeLessThanOrEqual(Date.now() + 1000);
     }
+  });
+
+  it("gives the card network's key its high limit on the callbacks alone, whatever else it calls", async () => {
+    const network = await service.key({ mode: 'live', scopes: ['authorizations:write'] });
+    const limitOn = async (method: string, path: string, body?: unknown) =>
+      (await service.request(network.key, method, path, body)).headers.get('ratelimit-limit');
+    const callbacks = [
+      ['POST', '/v1/authorizations', { ...CALLBACK, networkTransactionId: 'ntx_class' }],
+      ['POST', `/v1/authorizations/txn_${'0'.repeat(32)}/capture`, {}],
+      ['POST', `/v1/authorizations/txn_${'0'.repeat(32)}/reverse`, {}],
+    ] as const;
+    for (const [method, path, body] of callbacks) {
+      expect(await limitOn(method, path, body), path).toBe(String(LIMITS.authorizationsPerSecond));
+    }
+    // Any other route, refused or not, counts in the key's mode class (issue 12).
+    const others = [
+      ['GET', '/v1/account'],
+      ['POST', '/v1/account/two-factor'],
+      ['GET', '/v1/vaults'],
+      ['GET', `/v1/settlements/stl_${'0'.repeat(32)}`],
+    ] as const;
+    for (const [method, path] of others) {
+      expect(await limitOn(method, path), path).toBe(String(LIMITS.livePerSecond));
+    }
+  });
+
+  it('counts a request before its body is read: a flood of bad bodies meets the limit', async () => {
+    const { key } = await service.key();
+    const answers = await Promise.all(
+      Array.from({ length: BURST }, () =>
+        fetch(`${service.base}/v1/vaults`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+          body: '{"name": ',
+        }),
+      ),
+    );
+    const statuses = answers.map((answer) => answer.status);
+    expect(statuses.filter((status) => status === 429).length).toBeGreaterThanOrEqual(
+      BURST - 2 * LIMITS.testPerSecond,
+    );
+    expect(statuses.filter((status) => status !== 429 && status !== 400)).toEqual([]);
   });
 
   it('counts the authorize callback like any other route while Redis answers', async () => {

@@ -1,3 +1,5 @@
+import { maxHeaderSize } from 'node:http';
+import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CONTRACT_RETRY_DELAYS_MS, ConfigError, loadConfig } from '../../src/config/env.js';
 import { startTestService, type TestService } from '../support/http.js';
@@ -5,6 +7,8 @@ import { startTestService, type TestService } from '../support/http.js';
 /** The HTTP platform over real HTTP on loopback: health, request ids, the common error body. */
 let service: TestService;
 let base: string;
+/** A valid key: authentication comes before the body is read, so body errors need one. */
+let authorization: string;
 
 beforeAll(async () => {
   service = await startTestService({
@@ -13,6 +17,7 @@ beforeAll(async () => {
       app.post('/v1/echo', (request, reply) => reply.send({ received: request.body })),
   });
   base = service.base;
+  authorization = `Bearer ${(await service.key()).key}`;
 });
 
 afterAll(async () => {
@@ -62,16 +67,103 @@ describe('HTTP platform', () => {
       415,
       'unsupported_media_type',
     ],
+    // Fastify parses text/plain by default: the route's validation then said 400.
+    ['plain text', '{"a":1}', 'text/plain', 415, 'unsupported_media_type'],
+    [
+      'plain text with a charset',
+      'hello',
+      'text/plain; charset=utf-8',
+      415,
+      'unsupported_media_type',
+    ],
   ])('answers %s in the common error body', async (_title, body, type, status, code) => {
     const response = await fetch(`${base}/v1/echo`, {
       method: 'POST',
-      headers: { 'content-type': type },
+      headers: { 'content-type': type, authorization },
       body,
     });
     expect(response.status).toBe(status);
     const error = await errorOf(response);
     expect(error.code).toBe(code);
     expect(JSON.stringify(error)).not.toMatch(/FST_|stack|at \//);
+  });
+});
+
+/** One request written as raw bytes on a socket, and the whole answer until the server closes. */
+async function rawExchange(request: string): Promise<{
+  status: number;
+  headers: Map<string, string>;
+  body: string;
+}> {
+  const { port, hostname } = new URL(base);
+  const text = await new Promise<string>((resolve, reject) => {
+    const socket = connect({ port: Number(port), host: hostname });
+    const chunks: Buffer[] = [];
+    socket.on('data', (chunk: Buffer) => {
+      chunks.push(chunk);
+    });
+    socket.on('close', () => {
+      resolve(Buffer.concat(chunks).toString('utf8'));
+    });
+    socket.on('error', reject);
+    socket.setTimeout(5_000, () => {
+      socket.destroy(new Error('no answer'));
+    });
+    socket.write(request);
+  });
+  const [head = '', body = ''] = text.split('\r\n\r\n', 2);
+  const [statusLine = '', ...headerLines] = head.split('\r\n');
+  const headers = new Map(
+    headerLines.map((line) => {
+      const colon = line.indexOf(':');
+      return [line.slice(0, colon).toLowerCase(), line.slice(colon + 1).trim()] as const;
+    }),
+  );
+  return { status: Number(statusLine.split(' ')[1]), headers, body };
+}
+
+describe('errors Node raises before Fastify sees a request (issue 12, item 10)', () => {
+  it.each([
+    [
+      'headers over Node’s limit',
+      `GET /v1/account HTTP/1.1\r\nHost: x\r\nX-Padding: ${'a'.repeat(maxHeaderSize + 1024)}\r\n\r\n`,
+    ],
+    ['a request line that is not HTTP', 'HELLO THERE\r\n\r\n'],
+    ['a malformed header', 'GET /v1/account HTTP/1.1\r\nHost: x\r\nBad Header\r\n\r\n'],
+  ])('answers %s with 400 in the contract body, with its Request-Id', async (_title, request) => {
+    const answer = await rawExchange(request);
+    expect(answer.status).toBe(400);
+    const body = JSON.parse(answer.body) as { error: Record<string, unknown> };
+    expect(body.error).toMatchObject({ type: 'invalid_request_error', code: 'parameter_invalid' });
+    expect(body.error.requestId).toMatch(/^req_[0-9a-f]{32}$/);
+    expect(answer.headers.get('request-id')).toBe(body.error.requestId);
+    expect(answer.headers.get('content-type')).toContain('application/json');
+  });
+
+  it('still serves the next connection', async () => {
+    expect((await fetch(`${base}/healthz`)).status).toBe(200);
+  });
+});
+
+describe('media types (issue 12, item 9)', () => {
+  it('answers a contract route sent text/plain with 415, creating nothing', async () => {
+    const send = (type: string) =>
+      fetch(`${base}/v1/vaults`, {
+        method: 'POST',
+        headers: { authorization, 'content-type': type },
+        body: JSON.stringify({ name: 'plain', currency: 'USDC', network: 'solana' }),
+      });
+    for (const type of ['text/plain', 'text/plain; charset=utf-8', 'application/xml']) {
+      const response = await send(type);
+      expect([response.status, (await errorOf(response)).code], type).toEqual([
+        415,
+        'unsupported_media_type',
+      ]);
+    }
+    const list = await fetch(`${base}/v1/vaults`, { headers: { authorization } });
+    expect(((await list.json()) as { data: unknown[] }).data).toEqual([]);
+    // The same body as JSON is served: the media type, not the body, was at fault.
+    expect((await send('application/json; charset=utf-8')).status).toBe(201);
   });
 });
 
@@ -85,7 +177,7 @@ describe('configuration', () => {
       dataDir: './data',
       modes: ['test', 'live'],
       redisUrl: 'redis://127.0.0.1:6379',
-      redisPrefix: 'spendgate',
+      redisPrefix: null,
       rateLimits: { livePerSecond: 100, testPerSecond: 25, authorizationsPerSecond: 10_000 },
       authorize: { budgetMs: 1500, standIn: 'decline' },
       cardBin: '424242',

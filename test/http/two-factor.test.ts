@@ -1,6 +1,11 @@
+import { randomBytes } from 'node:crypto';
+import type { FastifyInstance } from 'fastify';
 import { generateSync } from 'otplib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestService, type TestService } from '../support/http.js';
+import { createServer } from '../../src/http/server.js';
+import { openStore, type Store } from '../../src/store/store.js';
+import { testDatabase } from '../support/databases.js';
+import { startTestService, testServerConfig, type TestService } from '../support/http.js';
 import { TestClock } from '../support/store.js';
 
 /** Two-factor enrolment over real HTTP, with codes from a real TOTP generator (contract section 2). */
@@ -84,5 +89,232 @@ describe('two-factor authentication', () => {
       "SELECT two_factor_secret_enc FROM accounts WHERE name = 'twofa'",
     );
     expect(rows[0]?.two_factor_secret_enc).toMatch(/^v1\./);
+  });
+});
+
+/**
+ * Contract v1.1, section 2 (issue 12, item 5): each code is accepted once, and after 5 wrong
+ * codes in 15 minutes an account's two-factor checks answer 429 with Retry-After until the
+ * window passes. The count lives in the database: another server on the same database sees it,
+ * and it is taken under the account's row lock, so a parallel burst cannot outrun it.
+ */
+describe('two-factor lockout', () => {
+  const clock = new TestClock();
+  const lines: string[] = [];
+  const database = testDatabase('pg');
+  /** Two servers, each with a store of its own on one database: two processes of one deployment. */
+  let service: { base: string; app: FastifyInstance; store: Store };
+  let other: { base: string; app: FastifyInstance; store: Store };
+  let accounts = 0;
+
+  beforeAll(async () => {
+    const masterKey = randomBytes(32);
+    const start = async (logStream?: { write(line: string): void }) => {
+      const store = await openStore({
+        client: await database.client(),
+        masterKey,
+        clock: clock.now,
+      });
+      const app = createServer(
+        testServerConfig(logStream === undefined ? {} : { logLevel: 'info' }),
+        { store, redis: null, ...(logStream === undefined ? {} : { logStream }) },
+      );
+      return { app, store, base: await app.listen({ port: 0, host: '127.0.0.1' }) };
+    };
+    service = await start({ write: (line) => lines.push(line) });
+    other = await start();
+  });
+
+  afterAll(async () => {
+    await other.app.close();
+    await service.app.close();
+    await database.close();
+  });
+
+  /** A new account and a key of all scopes. */
+  const newKey = async (): Promise<{ key: string; accountId: string }> => {
+    accounts += 1;
+    const account = await service.store.findOrCreateAccount(`lockout-${accounts}`);
+    const { key } = await service.store.createApiKey({
+      accountId: account.id,
+      mode: 'test',
+      scopes: [],
+    });
+    return { key, accountId: account.id };
+  };
+
+  interface Answer {
+    status: number;
+    code: string | undefined;
+    retryAfter: string | null;
+    requestId: string | null;
+  }
+  const send = async (
+    base: string,
+    key: string,
+    method: string,
+    path: string,
+    body?: unknown,
+    headers: Record<string, string> = {},
+  ): Promise<Answer & { body: Json & { id?: string } }> => {
+    const response = await fetch(`${base}${path}`, {
+      method,
+      headers: {
+        authorization: `Bearer ${key}`,
+        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+        ...headers,
+      },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    });
+    const json = (await response.json()) as Json & { id?: string; error?: { code: string } };
+    return {
+      status: response.status,
+      code: json.error?.code,
+      retryAfter: response.headers.get('retry-after'),
+      requestId: response.headers.get('request-id'),
+      body: json,
+    };
+  };
+  const codeAt = (secret: string, ms: number) =>
+    generateSync({ secret, epoch: Math.floor(ms / 1000) });
+  /** A code of this secret that is not the current one, nor the one of the step before. */
+  const wrongCode = (secret: string) => {
+    const valid = new Set([codeAt(secret, clock.nowMs), codeAt(secret, clock.nowMs - 30_000)]);
+    for (let candidate = 0; candidate < 10; candidate += 1) {
+      const code = String(100_000 + candidate * 111_111).slice(0, 6);
+      if (!valid.has(code)) return code;
+    }
+    throw new Error('no wrong code found');
+  };
+
+  /** An account with two-factor on and a card to reveal: its key, secret and card. */
+  async function enrolled(): Promise<{ key: string; secret: string; card: string; id: string }> {
+    const { key, accountId } = await newKey();
+    const secret = (await send(service.base, key, 'POST', '/v1/account/two-factor')).body.secret;
+    const on = await send(service.base, key, 'POST', '/v1/account/two-factor/verify', {
+      code: codeAt(secret, clock.nowMs),
+    });
+    expect(on.status).toBe(200);
+    // The next step, so that the enrolment's code is not the one the tests use.
+    clock.advance(30_000);
+    const vault = await send(service.base, key, 'POST', '/v1/vaults', {
+      name: 'v',
+      currency: 'USDC',
+      network: 'solana',
+    });
+    const card = await send(service.base, key, 'POST', '/v1/cards', {
+      vaultId: vault.body.id,
+      cardholderName: 'Ada',
+    });
+    expect(card.status).toBe(201);
+    return { key, secret, card: card.body.id ?? '', id: accountId };
+  }
+
+  it('accepts a code once on Reveal: the same code again is invalid_two_factor_code', async () => {
+    const { key, secret, card } = await enrolled();
+    const code = codeAt(secret, clock.nowMs);
+    const reveal = () =>
+      send(service.base, key, 'POST', `/v1/cards/${card}/reveal`, undefined, {
+        'x-two-factor-code': code,
+      });
+    expect((await reveal()).status).toBe(200);
+    expect(await reveal()).toMatchObject({ status: 403, code: 'invalid_two_factor_code' });
+  });
+
+  it('counts wrong codes on Reveal and the two-factor routes, across servers, and locks the checks for the rest of the window', async () => {
+    const { key, secret, card, id } = await enrolled();
+    const wrong = wrongCode(secret);
+    const reveal = (base: string, code: string) =>
+      send(base, key, 'POST', `/v1/cards/${card}/reveal`, undefined, { 'x-two-factor-code': code });
+    const disable = (base: string, code: string) =>
+      send(base, key, 'DELETE', '/v1/account/two-factor', undefined, { 'x-two-factor-code': code });
+    const started = clock.nowMs;
+    // Five wrong codes, spread over both servers, both routes and 10 minutes: each refused.
+    const attempts = [
+      () => reveal(service.base, wrong),
+      () => disable(other.base, wrong),
+      () => reveal(other.base, 'abcdef'),
+      () => disable(service.base, wrong),
+      () => reveal(service.base, wrong),
+    ];
+    for (const attempt of attempts) {
+      expect(await attempt()).toMatchObject({ status: 403, code: 'invalid_two_factor_code' });
+      clock.advance(150_000);
+    }
+    // The window began with the first wrong code: 15 minutes after it, the checks open again.
+    const opensAtMs = started + 15 * 60_000;
+    // Now even the right code is refused, on every check, on either server.
+    for (const refused of [
+      await reveal(service.base, codeAt(secret, clock.nowMs)),
+      await disable(other.base, codeAt(secret, clock.nowMs)),
+      await send(service.base, key, 'POST', `/v1/cards/${card}/reveal`),
+    ]) {
+      expect(refused).toMatchObject({ status: 429, code: 'rate_limit_exceeded' });
+      expect(Number(refused.retryAfter)).toBe(Math.ceil((opensAtMs - clock.nowMs) / 1000));
+      expect(refused.body.error).toMatchObject({ type: 'rate_limit_error' });
+      expect(refused.requestId).toBe((refused.body.error as { requestId?: string }).requestId);
+    }
+    // The lockout was logged once, naming the account, never the code or the secret.
+    const lockouts = lines.filter((line) => line.includes(id) && line.includes('locked'));
+    expect(lockouts).toHaveLength(1);
+    expect(JSON.parse(lockouts[0] ?? '{}')).toMatchObject({ level: 40, accountId: id });
+    expect(lockouts[0]).not.toContain(wrong);
+    for (const line of lines) {
+      expect(line).not.toContain(secret);
+      expect(line).not.toContain(`"${wrong}"`);
+    }
+    // A second before the window passes: still locked, and the code it refused is not spent.
+    clock.nowMs = opensAtMs - 1000;
+    expect(await reveal(service.base, codeAt(secret, clock.nowMs))).toMatchObject({
+      status: 429,
+    });
+    clock.nowMs = opensAtMs + 1;
+    expect((await reveal(other.base, codeAt(secret, clock.nowMs))).status).toBe(200);
+  });
+
+  it('counts a parallel burst of guesses exactly: five refused as wrong, the rest locked out', async () => {
+    const { key, secret, card } = await enrolled();
+    const wrong = wrongCode(secret);
+    const answers = await Promise.all(
+      Array.from({ length: 12 }, (_, index) =>
+        send(
+          index % 2 === 0 ? service.base : other.base,
+          key,
+          'POST',
+          `/v1/cards/${card}/reveal`,
+          undefined,
+          { 'x-two-factor-code': wrong },
+        ),
+      ),
+    );
+    const codes = answers.map((answer) => answer.code).sort();
+    expect(codes).toEqual([
+      ...Array<string>(5).fill('invalid_two_factor_code'),
+      ...Array<string>(7).fill('rate_limit_exceeded'),
+    ]);
+    const { rows } = await service.store.client.query<{ failures: number }>(
+      'SELECT cardinality(two_factor_failed_at_ms) AS failures FROM accounts WHERE id = (SELECT account_id FROM cards WHERE id = $1)',
+      [card],
+    );
+    expect(rows[0]?.failures).toBe(5);
+  });
+
+  it('counts wrong codes while enrolling too (verify), and a lockout outlasts starting over', async () => {
+    const { key } = await newKey();
+    const secret = (await send(service.base, key, 'POST', '/v1/account/two-factor')).body.secret;
+    for (let attempt = 0; attempt < 5; attempt += 1) {
+      expect(
+        await send(other.base, key, 'POST', '/v1/account/two-factor/verify', {
+          code: wrongCode(secret),
+        }),
+      ).toMatchObject({ status: 403, code: 'invalid_two_factor_code' });
+    }
+    // A new secret does not reset the count.
+    const again = (await send(service.base, key, 'POST', '/v1/account/two-factor')).body.secret;
+    expect(
+      await send(service.base, key, 'POST', '/v1/account/two-factor/verify', {
+        code: codeAt(again, clock.nowMs),
+      }),
+    ).toMatchObject({ status: 429, code: 'rate_limit_exceeded' });
   });
 });

@@ -7,6 +7,7 @@ import { respond } from '../idempotency.js';
 import { vaultAt } from '../lookups.js';
 import { cardDetailsObject, cardObject, createCardBody, listCardsQuery } from '../schemas/card.js';
 import { idParams, listOf, presentPage, twoFactorHeaders } from '../schemas/common.js';
+import { twoFactorRefused } from './two-factor.js';
 
 /**
  * Cards (contract sections 7-9): create, list, retrieve, reveal, freeze, unfreeze, cancel.
@@ -96,12 +97,15 @@ export function registerCardRoutes(
       const code = request.headers['x-two-factor-code'];
       // Not through `respond`: an idempotency record would keep the number and CVV in the
       // database in clear. Reveal changes nothing but the spent code, so a retry is harmless.
-      const details = await store.transaction(async (operations) => {
-        await operations.requireTwoFactor(scope.accountId, code);
-        return operations.revealCard(scope, request.params.id);
+      // A refused code is returned, not thrown, so that its count commits (two-factor.ts).
+      const outcome = await store.transaction(async (operations) => {
+        const refusal = await operations.requireTwoFactor(scope.accountId, code);
+        if (refusal !== null) return { refusal };
+        return { details: await operations.revealCard(scope, request.params.id) };
       });
+      if ('refusal' in outcome) throw twoFactorRefused(request, reply, outcome.refusal);
       void reply.header('Cache-Control', 'no-store');
-      return { object: 'card_details' as const, ...details };
+      return { object: 'card_details' as const, ...outcome.details };
     },
   );
 

@@ -1,17 +1,61 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
+import { SpendgateError } from '../../core/index.js';
+import {
+  TWO_FACTOR_FAILURE_WINDOW_MS,
+  TWO_FACTOR_FAILURES_MAX,
+  type TwoFactorRefusal,
+} from '../../store/ops/two-factor.js';
 import type { Store } from '../../store/store.js';
 import { authOf } from '../auth.js';
 import { accountObject, presentAccount } from './account.js';
 import { text, twoFactorHeaders } from '../schemas/common.js';
 
-/** Two-factor enrolment (contract section 2): begin, verify to turn on, turn off with a code. */
+/**
+ * Two-factor enrolment (contract section 2): begin, verify to turn on, turn off with a code.
+ * v1.1: each needs `account:write`, so that a narrow key (the card network's) can neither
+ * enrol a secret only it holds, locking the owner out of Reveal, nor switch two-factor off.
+ */
 const enrolmentObject = z.object({
   object: z.literal('two_factor_enrolment'),
   secret: z.string(),
   otpauthUri: z.string(),
 });
+
+/**
+ * The error to throw for a refused two-factor check, once the transaction that counted it has
+ * committed; shared with Reveal Card Details. A lockout carries Retry-After, and the wrong
+ * code that starts one is logged (the account, never the code or the secret), so that an
+ * operator sees guessing.
+ */
+export function twoFactorRefused(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  refusal: TwoFactorRefusal,
+): SpendgateError {
+  if (refusal.code === 'rate_limit_exceeded') {
+    void reply.header('Retry-After', String(refusal.retryAfterS ?? 1));
+    return new SpendgateError(
+      'rate_limit_exceeded',
+      `Too many wrong two-factor codes: try again in ${refusal.retryAfterS ?? 1} seconds.`,
+    );
+  }
+  if (refusal.lockoutStarted) {
+    request.log.warn(
+      {
+        accountId: authOf(request).scope.accountId,
+        failures: TWO_FACTOR_FAILURES_MAX,
+        windowMinutes: TWO_FACTOR_FAILURE_WINDOW_MS / 60_000,
+      },
+      'two-factor checks locked after too many wrong codes',
+    );
+  }
+  return new SpendgateError(
+    'invalid_two_factor_code',
+    'The two-factor code is wrong or was already used.',
+  );
+}
 
 export function registerTwoFactorRoutes(app: FastifyInstance, store: Store): void {
   const routes = app.withTypeProvider<ZodTypeProvider>();
@@ -19,7 +63,7 @@ export function registerTwoFactorRoutes(app: FastifyInstance, store: Store): voi
   routes.post(
     '/v1/account/two-factor',
     {
-      config: { requiredScope: null },
+      config: { requiredScope: 'account:write' },
       schema: {
         operationId: 'beginTwoFactor',
         tags: ['account'],
@@ -36,7 +80,7 @@ export function registerTwoFactorRoutes(app: FastifyInstance, store: Store): voi
   routes.post(
     '/v1/account/two-factor/verify',
     {
-      config: { requiredScope: null },
+      config: { requiredScope: 'account:write' },
       schema: {
         operationId: 'verifyTwoFactor',
         tags: ['account'],
@@ -44,9 +88,10 @@ export function registerTwoFactorRoutes(app: FastifyInstance, store: Store): voi
         response: { 200: accountObject },
       },
     },
-    async (request) => {
+    async (request, reply) => {
       const { scope } = authOf(request);
-      await store.verifyTwoFactor(scope.accountId, request.body.code);
+      const refusal = await store.verifyTwoFactor(scope.accountId, request.body.code);
+      if (refusal !== null) throw twoFactorRefused(request, reply, refusal);
       return presentAccount(store, scope);
     },
   );
@@ -54,7 +99,7 @@ export function registerTwoFactorRoutes(app: FastifyInstance, store: Store): voi
   routes.delete(
     '/v1/account/two-factor',
     {
-      config: { requiredScope: null },
+      config: { requiredScope: 'account:write' },
       schema: {
         operationId: 'disableTwoFactor',
         tags: ['account'],
@@ -62,9 +107,13 @@ export function registerTwoFactorRoutes(app: FastifyInstance, store: Store): voi
         response: { 200: accountObject },
       },
     },
-    async (request) => {
+    async (request, reply) => {
       const { scope } = authOf(request);
-      await store.disableTwoFactor(scope.accountId, request.headers['x-two-factor-code']);
+      const refusal = await store.disableTwoFactor(
+        scope.accountId,
+        request.headers['x-two-factor-code'],
+      );
+      if (refusal !== null) throw twoFactorRefused(request, reply, refusal);
       return presentAccount(store, scope);
     },
   );

@@ -18,6 +18,8 @@ export const API_SCOPES = [
   'transfers:write',
   'webhooks:write',
   'authorizations:write',
+  // v1.1: two-factor enrolment and removal (migration 0006 gives it to keys of all v1.0 scopes).
+  'account:write',
 ] as const;
 export type ApiScope = (typeof API_SCOPES)[number];
 

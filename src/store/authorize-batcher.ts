@@ -1,4 +1,4 @@
-import { SpendgateError, type AuthorizationOutcome } from '../core/index.js';
+import { assert, SpendgateError, type AuthorizationOutcome } from '../core/index.js';
 import { AUTHORIZE_BATCH_MAX, type AuthorizeRequest } from './ops/authorize-batch.js';
 
 /**
@@ -7,6 +7,15 @@ import { AUTHORIZE_BATCH_MAX, type AuthorizeRequest } from './ops/authorize-batc
  * `batchesMax` run; otherwise it waits in the queue and joins the next batch when one ends.
  * Under light load every batch holds one request and nothing waits; under heavy load batches
  * fill, and the cost of each transaction is shared.
+ *
+ * Lanes never share a vault. A batch locks every vault it touches until it commits, so two
+ * batches with one vault in common run one after the other in the database whatever their
+ * number: with random traffic over a few hundred vaults, two batches of 30 nearly always
+ * share one, and a second lane only waited on the first's locks. So a request whose vault a
+ * running batch holds stays in the queue (it would have waited for that lock anyway) and the
+ * free lane takes requests for other vaults. The vault of a card is learned from the outcomes
+ * (a card never changes vault); a card not seen yet may join any batch, which is only slower,
+ * never wrong: the database's locks decide, not this hint.
  */
 export interface BatcherOptions {
   /** Batches in flight at once; each holds one database connection. */
@@ -21,9 +30,20 @@ interface Waiting {
   readonly reject: (error: unknown) => void;
 }
 
+/** Cards whose vault is remembered at most; past it the oldest is forgotten (it only slows). */
+const CARD_VAULTS_MAX = 100_000;
+/** Waiting requests looked at per batch formed: bounds the work of one pump. */
+const QUEUE_SCAN_MAX = 1024;
+
+const cardKey = (request: AuthorizeRequest): string =>
+  `${request.scope.accountId} ${request.scope.mode} ${request.input.cardId}`;
+
 export class AuthorizeBatcher {
-  readonly #queue: Waiting[] = [];
+  #queue: Waiting[] = [];
   #running = 0;
+  readonly #vaultOfCard = new Map<string, string>();
+  /** Vaults a running batch holds (or will lock): the lanes' partition. */
+  readonly #busyVaults = new Set<string>();
   /**
    * Batches run, and batches that failed and fell back to one request at a time. The fallback
    * keeps every answer right, so only this count shows a batch path that keeps failing (a
@@ -57,12 +77,54 @@ export class AuthorizeBatcher {
 
   #pump(): void {
     while (this.#running < this.options.batchesMax && this.#queue.length > 0) {
-      const batch = this.#queue.splice(0, AUTHORIZE_BATCH_MAX);
+      const { batch, vaults } = this.#take();
+      // Every waiting request (within the scan) is for a vault a running batch holds: the
+      // batch that ends first pumps again.
+      if (batch.length === 0) return;
+      for (const vault of vaults) this.#busyVaults.add(vault);
       this.#running += 1;
       void this.#run(batch).finally(() => {
+        for (const vault of vaults) this.#busyVaults.delete(vault);
         this.#running -= 1;
         this.#pump();
       });
+    }
+  }
+
+  /** The next batch, in queue order, of requests whose vaults no running batch holds. */
+  #take(): { batch: Waiting[]; vaults: Set<string> } {
+    const batch: Waiting[] = [];
+    const vaults = new Set<string>();
+    const kept: Waiting[] = [];
+    let scanned = 0;
+    for (const waiting of this.#queue) {
+      if (batch.length === AUTHORIZE_BATCH_MAX || scanned === QUEUE_SCAN_MAX) {
+        kept.push(waiting);
+        continue;
+      }
+      scanned += 1;
+      const vault = this.#vaultOfCard.get(cardKey(waiting.request));
+      if (vault !== undefined && this.#busyVaults.has(vault)) {
+        kept.push(waiting);
+        continue;
+      }
+      if (vault !== undefined) vaults.add(vault);
+      batch.push(waiting);
+    }
+    this.#queue = kept;
+    assert(batch.length <= AUTHORIZE_BATCH_MAX, 'a batch holds at most AUTHORIZE_BATCH_MAX');
+    return { batch, vaults };
+  }
+
+  #learn(request: AuthorizeRequest, outcome: AuthorizationOutcome): void {
+    const vault = outcome.transaction?.vaultId;
+    if (vault === undefined) return;
+    const key = cardKey(request);
+    if (this.#vaultOfCard.has(key)) return;
+    this.#vaultOfCard.set(key, vault);
+    if (this.#vaultOfCard.size > CARD_VAULTS_MAX) {
+      const oldest = this.#vaultOfCard.keys().next();
+      if (oldest.done !== true) this.#vaultOfCard.delete(oldest.value);
     }
   }
 
@@ -72,9 +134,12 @@ export class AuthorizeBatcher {
       const outcomes = await this.runBatch(batch.map((waiting) => waiting.request));
       batch.forEach((waiting, index) => {
         const outcome = outcomes[index];
-        if (outcome === undefined)
+        if (outcome === undefined) {
           waiting.reject(new Error('a batch answered fewer outcomes than requests'));
-        else waiting.resolve(outcome);
+          return;
+        }
+        this.#learn(waiting.request, outcome);
+        waiting.resolve(outcome);
       });
     } catch (error) {
       if (batch.length === 1) {

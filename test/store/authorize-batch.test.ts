@@ -1,5 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SpendgateError, type AuthorizationOutcome, type Scope } from '../../src/core/index.js';
+import {
+  SpendgateError,
+  type AuthorizationOutcome,
+  type Scope,
+  type TransactionRecord,
+} from '../../src/core/index.js';
 import { AuthorizeBatcher } from '../../src/store/authorize-batcher.js';
 import type { AuthorizeRequest } from '../../src/store/ops/authorize-batch.js';
 import { forEachDatabase } from '../support/databases.js';
@@ -183,6 +188,45 @@ describe('AuthorizeBatcher', () => {
       'fulfilled',
       'fulfilled',
     ]);
+  });
+
+  it('never runs two batches on one vault at once, and fills the free lane with other vaults', async () => {
+    // Cards 0-9 belong to vault A, 10-19 to vault B; the batcher learns it from the outcomes.
+    const vaultOf = (item: AuthorizeRequest) =>
+      Number(item.input.cardId.slice(5)) % 20 < 10 ? 'vlt_A' : 'vlt_B';
+    const running: Set<string>[] = [];
+    const overlaps: string[] = [];
+    let concurrentMax = 0;
+    const batcher = new AuthorizeBatcher(
+      async (items) => {
+        const vaults = new Set(items.map(vaultOf));
+        for (const other of running) {
+          for (const vault of vaults) if (other.has(vault)) overlaps.push(vault);
+        }
+        running.push(vaults);
+        concurrentMax = Math.max(concurrentMax, running.length);
+        await new Promise((resolve) => setTimeout(resolve, 5));
+        running.splice(running.indexOf(vaults), 1);
+        return items.map((item) => ({
+          ...outcomeFor(item),
+          // Only the vault matters to the batcher; the rest of the record is not read.
+          transaction: { vaultId: vaultOf(item) } as unknown as TransactionRecord,
+        }));
+      },
+      () => Promise.reject(new Error('not used')),
+      { batchesMax: 2, queueMax: 1000 },
+    );
+    // Teach it every card's vault, one at a time.
+    for (let index = 0; index < 20; index += 1) await batcher.submit(request(index));
+    expect(overlaps).toEqual([]);
+    // Then a burst that alternates vaults: both lanes run, never on one vault together.
+    const burst = Array.from({ length: 400 }, (_, index) =>
+      batcher.submit(request(index % 2 === 0 ? index % 10 : 10 + (index % 10))),
+    );
+    const outcomes = await Promise.all(burst);
+    expect(outcomes).toHaveLength(400);
+    expect(overlaps).toEqual([]);
+    expect(concurrentMax).toBe(2);
   });
 
   it('refuses with service_unavailable when its queue is full', async () => {

@@ -110,30 +110,79 @@ export async function authorizeBatch(
   }
 
   // Fresh reads, now that every vault is locked: nothing they depend on can change before commit.
+  // One statement reads the repeats, the policy versions and, for every vault whose policy
+  // this process has seen, the counters that policy sums over (a hint: a version is never
+  // reused, so the hint is right exactly when the version read here equals it). Only a vault
+  // seen for the first time or whose policy changed needs the second read below.
+  const hints = policyHintsOf(ctx);
+  const hinted = [...vaults.values()].flatMap((vault) => {
+    const hint = hints.get(vault.id);
+    return hint === undefined || hint.aggregates.length === 0 ? [] : [{ vault, hint }];
+  });
+  const window = counterWindow(
+    hinted.map(({ hint }) => hint.aggregates),
+    nowMs,
+  );
   const { rows: readRows } = await tx.query<ReadRow>(
-    `SELECT 'previous' AS kind, account_id || ' ' || mode || ' ' || network_transaction_id AS key, id AS value
+    `SELECT 'previous' AS kind, account_id || ' ' || mode || ' ' || network_transaction_id AS key, id AS value,
+            NULL::text AS mcc, NULL::text AS day, NULL::text AS amount, NULL::integer AS count
      FROM transactions
      WHERE (account_id, mode, network_transaction_id) IN (SELECT * FROM unnest($1::text[], $2::text[], $3::text[]))
      UNION ALL
-     SELECT 'policy', vault_id, version::text FROM policies WHERE vault_id = ANY($4::text[]) AND document IS NOT NULL`,
+     SELECT 'policy', vault_id, version::text, NULL, NULL, NULL, NULL
+     FROM policies WHERE vault_id = ANY($4::text[]) AND document IS NOT NULL
+     UNION ALL
+     SELECT 'counter', vault_id, NULL, mcc, day::text, amount::text, count
+     FROM spend_counters
+     WHERE vault_id = ANY($5::text[]) AND mcc = ANY($6::text[])
+       AND ((day >= $7::date AND day <= $8::date) OR day = '${ALL_TIME_DAY}')`,
     [
       requests.map((r) => r.scope.accountId),
       requests.map((r) => r.scope.mode),
       requests.map((r) => r.input.networkTransactionId),
       [...vaults.keys()],
+      hinted.map(({ vault }) => vault.id),
+      window.mccs,
+      window.firstDay,
+      window.lastDay,
     ],
   );
   const previous = new Map<string, string>();
+  const versions = new Map<string, number>();
+  const counterRows: CounterRow[] = [];
   for (const row of readRows) {
-    if (row.kind === 'previous') previous.set(row.key, row.value);
-    const vault = row.kind === 'policy' ? vaults.get(row.key) : undefined;
-    if (vault !== undefined && vault.status === 'active') {
-      vault.policy =
-        ctx.policyCache.get(vault.id, Number(row.value)) ??
-        (await loadCompiledPolicy(ctx, tx, vault.id, vault.currency));
+    if (row.kind === 'previous') previous.set(row.key, row.value as string);
+    else if (row.kind === 'policy') versions.set(row.key, Number(row.value));
+    else {
+      counterRows.push({
+        vault_id: row.key,
+        mcc: row.mcc as string,
+        day: row.day as string,
+        amount: row.amount as string,
+        count: row.count as number,
+      });
     }
   }
-  await readCounters(tx, [...vaults.values()], nowMs);
+  for (const [vaultId, version] of versions) {
+    const vault = vaults.get(vaultId);
+    if (vault === undefined || vault.status !== 'active') continue;
+    const policy =
+      ctx.policyCache.get(vault.id, version) ??
+      (await loadCompiledPolicy(ctx, tx, vault.id, vault.currency));
+    vault.policy = policy;
+    if (policy !== null) hints.set(vault.id, { version, aggregates: policy.aggregates });
+  }
+  const rightlyHinted = new Set(
+    hinted
+      .filter(({ vault, hint }) => versions.get(vault.id) === hint.version)
+      .map(({ vault }) => vault),
+  );
+  applyCounterRows([...rightlyHinted], counterRows);
+  await readCounters(
+    tx,
+    [...vaults.values()].filter((vault) => !rightlyHinted.has(vault)),
+    nowMs,
+  );
 
   const spendDay = spendDayOf(nowMs);
   const outcomes: AuthorizationOutcome[] = [];
@@ -226,9 +275,48 @@ interface LockedRow {
 }
 
 interface ReadRow {
-  kind: 'previous' | 'policy';
+  kind: 'previous' | 'policy' | 'counter';
+  /** The repeat key, or the vault id of a policy or counter row. */
   key: string;
-  value: string;
+  /** The first decision's transaction id, or the policy version. */
+  value: string | null;
+  mcc: string | null;
+  day: string | null;
+  amount: string | null;
+  count: number | null;
+}
+
+/**
+ * What a vault's policy sums over, as of the version this process last read: the hint that
+ * lets the batch read counters in the same statement as the policy version. Bounded: past the
+ * limit the oldest hint goes, and a vault without one costs one more statement, nothing else.
+ */
+const POLICY_HINTS_MAX = 100_000;
+type PolicyHint = { readonly version: number; readonly aggregates: readonly AggregateSpec[] };
+const policyHintsByStore = new WeakMap<StoreContext, Map<string, PolicyHint>>();
+
+function policyHintsOf(ctx: StoreContext): {
+  get(vaultId: string): PolicyHint | undefined;
+  set(vaultId: string, hint: PolicyHint): void;
+} {
+  let hints = policyHintsByStore.get(ctx);
+  if (hints === undefined) {
+    hints = new Map();
+    policyHintsByStore.set(ctx, hints);
+  }
+  const map = hints;
+  return {
+    get: (vaultId) => map.get(vaultId),
+    set: (vaultId, hint) => {
+      if (map.get(vaultId)?.version === hint.version) return;
+      map.delete(vaultId);
+      map.set(vaultId, hint);
+      if (map.size > POLICY_HINTS_MAX) {
+        const oldest = map.keys().next();
+        if (oldest.done !== true) map.delete(oldest.value);
+      }
+    },
+  };
 }
 
 interface VaultState {
@@ -248,6 +336,42 @@ const cardKey = (cardId: string, accountId: string, mode: string) =>
   `${cardId} ${accountId} ${mode}`;
 const counterKey = (mcc: string, day: string) => `${mcc}|${day}`;
 
+interface CounterRow {
+  vault_id: string;
+  mcc: string;
+  day: string;
+  amount: string;
+  count: number;
+}
+
+/** The MCCs and days whose counter rows the given policies' aggregates sum over, together. */
+function counterWindow(
+  policies: readonly (readonly AggregateSpec[])[],
+  nowMs: number,
+): { mccs: string[]; firstDay: string; lastDay: string } {
+  let firstDay = utcDayNumber(nowMs);
+  const mccs = new Set<string>(['']);
+  for (const aggregates of policies) {
+    for (const spec of aggregates) {
+      if (spec.interval !== 'allTime')
+        firstDay = Math.min(firstDay, windowStartDay(spec.interval, nowMs));
+      for (const mcc of spec.merchantCategories ?? []) mccs.add(mcc);
+    }
+  }
+  return { mccs: [...mccs], firstDay: isoDate(firstDay), lastDay: isoDate(utcDayNumber(nowMs)) };
+}
+
+/** Puts counter rows into the vaults they belong to (rows of other vaults are ignored). */
+function applyCounterRows(vaults: readonly VaultState[], rows: readonly CounterRow[]): void {
+  const byId = new Map(vaults.map((vault) => [vault.id, vault]));
+  for (const row of rows) {
+    byId.get(row.vault_id)?.counters.set(counterKey(row.mcc, row.day), {
+      amount: new Decimal(row.amount),
+      count: row.count,
+    });
+  }
+}
+
 /** Reads, for each vault with a policy, the counter rows its aggregates sum over. */
 async function readCounters(
   tx: SqlQueryable,
@@ -256,34 +380,17 @@ async function readCounters(
 ): Promise<void> {
   const needing = vaults.filter((vault) => (vault.policy?.aggregates.length ?? 0) > 0);
   if (needing.length === 0) return;
-  let firstDay = utcDayNumber(nowMs);
-  const mccs = new Set<string>(['']);
-  for (const vault of needing) {
-    for (const spec of vault.policy?.aggregates ?? []) {
-      if (spec.interval !== 'allTime')
-        firstDay = Math.min(firstDay, windowStartDay(spec.interval, nowMs));
-      for (const mcc of spec.merchantCategories ?? []) mccs.add(mcc);
-    }
-  }
-  const { rows } = await tx.query<{
-    vault_id: string;
-    mcc: string;
-    day: string;
-    amount: string;
-    count: number;
-  }>(
+  const window = counterWindow(
+    needing.map((vault) => vault.policy?.aggregates ?? []),
+    nowMs,
+  );
+  const { rows } = await tx.query<CounterRow>(
     `SELECT vault_id, mcc, day, amount, count FROM spend_counters
      WHERE vault_id = ANY($1::text[]) AND mcc = ANY($2::text[])
        AND ((day >= $3::date AND day <= $4::date) OR day = '${ALL_TIME_DAY}')`,
-    [needing.map((vault) => vault.id), [...mccs], isoDate(firstDay), isoDate(utcDayNumber(nowMs))],
+    [needing.map((vault) => vault.id), window.mccs, window.firstDay, window.lastDay],
   );
-  const byId = new Map(needing.map((vault) => [vault.id, vault]));
-  for (const row of rows) {
-    byId.get(row.vault_id)?.counters.set(counterKey(row.mcc, row.day), {
-      amount: new Decimal(row.amount),
-      count: row.count,
-    });
-  }
+  applyCounterRows(needing, rows);
 }
 
 /** The spend aggregates of a policy from the counters in memory (read, plus this batch). */

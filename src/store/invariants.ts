@@ -62,6 +62,23 @@ const CHECKS: readonly { readonly invariant: string; readonly sql: string }[] = 
                      GROUP BY 1) t ON t.vault_id = v.id
           WHERE coalesce(c.amount, 0) <> coalesce(t.amount, 0) OR coalesce(c.count, 0) <> coalesce(t.count, 0)`,
   },
+  {
+    // The authorize path's tables carry no foreign keys (migration 0007): this is their check.
+    invariant: 'every transaction, hold change, spend counter and event names rows that exist',
+    sql: `SELECT 'transaction ' || t.id AS detail FROM transactions t
+          WHERE NOT EXISTS (SELECT 1 FROM vaults v WHERE v.id = t.vault_id AND v.account_id = t.account_id AND v.mode = t.mode)
+             OR (t.card_id IS NOT NULL AND NOT EXISTS (SELECT 1 FROM cards c WHERE c.id = t.card_id AND c.vault_id = t.vault_id))
+          UNION ALL
+          SELECT 'hold change ' || h.id FROM hold_changes h
+          WHERE NOT EXISTS (SELECT 1 FROM vaults v WHERE v.id = h.vault_id)
+             OR NOT EXISTS (SELECT 1 FROM transactions t WHERE t.id = h.transaction_id AND t.vault_id = h.vault_id)
+          UNION ALL
+          SELECT 'spend counter ' || s.vault_id || ' ' || s.mcc || ' ' || s.day FROM spend_counters s
+          WHERE NOT EXISTS (SELECT 1 FROM vaults v WHERE v.id = s.vault_id)
+          UNION ALL
+          SELECT 'event ' || e.id FROM outbox_events e
+          WHERE NOT EXISTS (SELECT 1 FROM accounts a WHERE a.id = e.account_id)`,
+  },
 ];
 
 /** Checks and returns the first violations of each invariant (at most 10 each). */

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { Scope } from '../../src/core/index.js';
 import type { Store } from '../../src/store/store.js';
+import { checkInvariants } from '../../src/store/invariants.js';
 import { forEachDatabase } from '../support/databases.js';
 import { refusal } from '../support/refusal.js';
 import {
@@ -323,6 +324,24 @@ forEachDatabase('ledger operations', (database) => {
     );
     expect([invalid.code, invalid.param]).toEqual(['policy_invalid', 'limits[0].amount']);
     expect((await store.getPolicy(scope, funded.id)).version).toBe(2);
+    await t.expectInvariants();
+  });
+
+  it('refuses, in the database itself, to delete the accounts, vaults and cards history names', async () => {
+    const funded = await vault('10');
+    for (const table of ['accounts', 'vaults', 'cards']) {
+      await expect(store.client.query(`DELETE FROM ${table}`)).rejects.toThrow(/never deleted/);
+      await expect(store.client.exec(`TRUNCATE ${table} CASCADE`)).rejects.toThrow(/never deleted/);
+    }
+    expect((await store.getVault(scope, funded.id)).id).toBe(funded.id);
+    // And the orphan check sees a row that names nothing (as a writer bug would leave).
+    await store.client.query(
+      `INSERT INTO spend_counters (vault_id, mcc, day, amount, count) VALUES ('vlt_gone', '', '2026-01-01', 1, 1)`,
+    );
+    expect((await checkInvariants(store.client)).map((violation) => violation.detail)).toContain(
+      'spend counter vlt_gone  2026-01-01',
+    );
+    await store.client.query(`DELETE FROM spend_counters WHERE vault_id = 'vlt_gone'`);
     await t.expectInvariants();
   });
 

@@ -1,4 +1,5 @@
 import { PGlite, type Transaction } from '@electric-sql/pglite';
+import { lockDataFolder } from '../data-folder-lock.js';
 import type { SqlClient, SqlQueryable, SqlResult } from './client.js';
 import { TEXT_TYPE_OIDS } from './client.js';
 
@@ -22,20 +23,47 @@ function queryable(target: PGlite | Transaction): SqlQueryable {
   };
 }
 
-/** `dataDir`: a folder to persist in, or undefined for an in-memory database (tests). */
+/**
+ * `dataDir`: a folder to persist in, or undefined for an in-memory database (tests). A folder
+ * is locked for this client until it closes (data-folder-lock.ts): a second client on it, in
+ * this process or another, is refused with DataFolderInUseError.
+ */
 export async function createPgliteClient(dataDir?: string): Promise<SqlClient> {
-  const db = await PGlite.create(dataDir, { parsers: textParsers });
-  await db.exec("SET TIME ZONE 'UTC'");
+  const lock = dataDir === undefined ? null : await lockDataFolder(dataDir);
+  let db: PGlite;
+  try {
+    db = await PGlite.create(dataDir, { parsers: textParsers });
+    await db.exec("SET TIME ZONE 'UTC'");
+  } catch (error) {
+    lock?.release();
+    throw error;
+  }
   const direct = queryable(db);
+  // A client whose lock was taken over must not write beside the new holder.
+  const checkLock = (): void => {
+    if (lock?.lost === true)
+      throw new Error(`the lock on the embedded database in ${dataDir ?? ''} was taken over`);
+  };
   return {
     kind: 'pglite',
-    query: direct.query,
-    exec: direct.exec,
+    query: async (text, params) => {
+      checkLock();
+      return direct.query(text, params);
+    },
+    exec: async (text) => {
+      checkLock();
+      return direct.exec(text);
+    },
     async transaction<T>(work: (tx: SqlQueryable) => Promise<T>): Promise<T> {
+      checkLock();
       return db.transaction((tx) => work(queryable(tx)));
     },
     async close(): Promise<void> {
-      await db.close();
+      try {
+        await db.close();
+      } finally {
+        lock?.release();
+      }
     },
   };
 }

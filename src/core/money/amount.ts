@@ -46,60 +46,242 @@ export interface ParseAmountOptions {
   readonly allowZero?: boolean;
 }
 
+const NO_OPTIONS: ParseAmountOptions = Object.freeze({});
+
+/** decimal.js keeps digits in words of 7 decimal digits (base 1e7), aligned at the point. */
+const WORD_DIGITS = 7;
+const WORD_BASE = 1e7;
+/** Integer parts the fast path takes: below 10^12, so under AMOUNT_MAX without a comparison. */
+const WHOLE_DIGITS_FAST_MAX = 12;
+const WHOLE_FAST_LIMIT = 1e12;
+/** Fraction digits the fast path takes: two words. */
+const FRACTION_DIGITS_FAST_MAX = 2 * WORD_DIGITS;
+const POWERS_OF_TEN: readonly number[] = Object.freeze(
+  Array.from({ length: WHOLE_DIGITS_FAST_MAX + 1 }, (_, power) => 10 ** power),
+);
+
+const ZERO_CODE = 48;
+const POINT_CODE = 46;
+
 /**
  * Parses a request amount (JSON number or decimal string) for `currency` by the rules of
  * contract section 1. Never rounds: an amount it cannot represent exactly is refused with
  * `invalid_amount` naming the field.
+ *
+ * Two paths, one meaning. The fast path takes the common spellings (a plain decimal string, an
+ * integer, a short JSON number) with one scan of the characters and builds the Decimal's words
+ * directly; it only ever accepts, and whatever it does not accept goes to the general path,
+ * which refuses or accepts exactly as before. `test/core/money.property.test.ts` holds the two
+ * to the same Decimal, word for word, and to the same refusals.
  */
 export function parseAmount(
   input: unknown,
   currency: CurrencyInfo | CurrencyCode,
-  options: ParseAmountOptions = {},
+  options: ParseAmountOptions = NO_OPTIONS,
 ): Decimal {
   const info = typeof currency === 'string' ? currencyOf(currency) : currency;
+  const allowZero = options.allowZero !== false;
+  let fast: Decimal | null = null;
+  if (typeof input === 'string') {
+    fast = plainAmount(input, info.scale, allowZero);
+  } else if (typeof input === 'number') {
+    if (Number.isInteger(input) && input >= 0 && input < WHOLE_FAST_LIMIT) {
+      // -0 is an integer too: it is the amount 0, without a sign.
+      fast = input === 0 ? (allowZero ? new Decimal(0) : null) : wholeAmount(input);
+    } else if (input > 0 && input < WHOLE_FAST_LIMIT) {
+      // decimal.js reads a number through its shortest round-trip spelling; so does this. At
+      // most 15 digit characters means at most 15 significant digits.
+      const spelled = String(input);
+      if (spelled.length <= JSON_NUMBER_DIGITS_MAX + 1) {
+        fast = plainAmount(spelled, info.scale, allowZero);
+      }
+    }
+  }
+  return fast ?? parseAmountGeneral(input, info, options);
+}
+
+/**
+ * The fast path for a decimal string: `0` or a digit string without a leading zero, then
+ * optionally a point and at least one digit; at most `scale` fraction digits, below 10^12, and
+ * not zero where zero is refused. Anything else returns null for the general path to judge.
+ * Every word is read from at most 7 characters, so all arithmetic stays in small integers.
+ */
+function plainAmount(text: string, scale: number, allowZero: boolean): Decimal | null {
+  const length = text.length;
+  if (length === 0 || length > AMOUNT_STRING_LENGTH_MAX) return null;
+  let wholeDigits = 0;
+  while (wholeDigits < length && isDigit(text.charCodeAt(wholeDigits))) wholeDigits++;
+  if (wholeDigits === 0 || wholeDigits > WHOLE_DIGITS_FAST_MAX) return null;
+  if (wholeDigits > 1 && text.charCodeAt(0) === ZERO_CODE) return null;
+  let fractionDigits = 0;
+  if (wholeDigits < length) {
+    if (text.charCodeAt(wholeDigits) !== POINT_CODE) return null;
+    fractionDigits = length - wholeDigits - 1;
+    // A bare point, or more digits than the currency's scale (or than two words), is not ours.
+    if (fractionDigits === 0 || fractionDigits > scale) return null;
+    if (fractionDigits > FRACTION_DIGITS_FAST_MAX) return null;
+  }
+
+  // The words decimal.js would make, aligned at the point: two of the integer part (the low
+  // one its last 7 digits), two of the fraction padded with zeros on the right.
+  const wholeSplit = wholeDigits > WORD_DIGITS ? wholeDigits - WORD_DIGITS : 0;
+  const fractionStart = wholeDigits + 1;
+  const highDigits = fractionDigits < WORD_DIGITS ? fractionDigits : WORD_DIGITS;
+  const fractionSplit = fractionStart + highDigits;
+  const wholeHigh = wordAt(text, 0, wholeSplit);
+  const wholeLow = wordAt(text, wholeSplit, wholeDigits);
+  const fractionHigh = wordAt(text, fractionStart, fractionSplit);
+  const fractionLow = wordAt(text, fractionSplit, length);
+  if (fractionHigh < 0 || fractionLow < 0) return null;
+  const highPad = POWERS_OF_TEN[WORD_DIGITS - highDigits] as number;
+  const lowPad = POWERS_OF_TEN[WORD_DIGITS - (fractionDigits - highDigits)] as number;
+  WORDS[0] = wholeHigh;
+  WORDS[1] = wholeLow;
+  WORDS[2] = fractionHigh * highPad;
+  WORDS[3] = fractionLow * lowPad;
+
+  let first = 0;
+  while (first < WORDS.length && WORDS[first] === 0) first++;
+  if (first === WORDS.length) return allowZero ? new Decimal(0) : null;
+  let last = WORDS.length - 1;
+  while (WORDS[last] === 0) last--;
+  // The decimal exponent of the first significant digit: the integer part's length less one,
+  // or below 1, how far into the fraction the first nonzero word's first digit lies.
+  const firstWord = WORDS[first] as number;
+  const exponent =
+    first < 2 ? wholeDigits - 1 : digitCount(firstWord) - WORD_DIGITS * (first === 2 ? 1 : 2) - 1;
+  return decimalOf(exponent, wordsBetween(first, last));
+}
+
+/** Scratch words for `plainAmount`: small integers only, so its slices are packed arrays. */
+const WORDS: number[] = [0, 0, 0, 0];
+
+/** WORDS[first..last] as a new array: literals, which cost less than a slice. */
+function wordsBetween(first: number, last: number): number[] {
+  const w0 = WORDS[first] as number;
+  switch (last - first) {
+    case 0:
+      return [w0];
+    case 1:
+      return [w0, WORDS[first + 1] as number];
+    case 2:
+      return [w0, WORDS[first + 1] as number, WORDS[first + 2] as number];
+    default:
+      assert(first === 0 && last === 3, 'four words at most');
+      return [w0, WORDS[1] as number, WORDS[2] as number, WORDS[3] as number];
+  }
+}
+
+function isDigit(code: number): boolean {
+  return code >= ZERO_CODE && code <= ZERO_CODE + 9;
+}
+
+/** The value of the digits text[from, to), at most 7 of them; 0 if none, -1 if one is not a digit. */
+function wordAt(text: string, from: number, to: number): number {
+  assert(to - from <= WORD_DIGITS, 'a word has at most 7 digits');
+  let word = 0;
+  for (let index = from; index < to; index++) {
+    const code = text.charCodeAt(index);
+    if (!isDigit(code)) return -1;
+    word = word * 10 + (code - ZERO_CODE);
+  }
+  return word;
+}
+
+/** Decimal digits of a positive integer below 10^12. */
+function digitCount(value: number): number {
+  let digits = 1;
+  while (digits < WHOLE_DIGITS_FAST_MAX && value >= (POWERS_OF_TEN[digits] as number)) digits++;
+  return digits;
+}
+
+/** A positive integer below 10^12 (a JSON number) as a Decimal. */
+function wholeAmount(whole: number): Decimal {
+  assert(whole > 0 && whole < WHOLE_FAST_LIMIT, 'a positive integer below 10^12');
+  const exponent = digitCount(whole) - 1;
+  if (whole < WORD_BASE) return decimalOf(exponent, [whole]);
+  // Exact: both parts are integers below 2^53, and the quotient's floor is never off by one
+  // at these magnitudes.
+  const high = Math.floor(whole / WORD_BASE);
+  const low = whole - high * WORD_BASE;
+  return decimalOf(exponent, low === 0 ? [high] : [high, low]);
+}
+
+/** The fields decimal.js documents on an instance, writable for the one place that builds one. */
+interface DecimalFields {
+  e: number;
+  d: number[];
+}
+
+/**
+ * A positive Decimal of `words` (base 1e7, most significant first, aligned at the point) and
+ * decimal `exponent` of its first digit: what decimal.js's own parser makes of the same digits.
+ * It is made by the core's constructor (so it is a core Decimal of the same shape as any other,
+ * sign +1) and then given its digits, which nothing else has seen yet.
+ */
+function decimalOf(exponent: number, words: number[]): Decimal {
+  assert(words.length > 0 && words[0] !== 0 && words[words.length - 1] !== 0, 'words are trimmed');
+  // 0 is the constructor's cheapest input (no digits to read, no instance check to pass).
+  const value = new Decimal(0);
+  // decimal.js types its fields readonly; this value is fresh and not yet shared.
+  const fields = value as unknown as DecimalFields;
+  fields.e = exponent;
+  fields.d = words;
+  return value;
+}
+
+function refuse(param: string, why: string): never {
+  throw new SpendgateError('invalid_amount', `${param} ${why}.`, param);
+}
+
+/** The general path: every input, every refusal, in the order the contract's tests hold. */
+function parseAmountGeneral(
+  input: unknown,
+  info: CurrencyInfo,
+  options: ParseAmountOptions,
+): Decimal {
   const param = options.param ?? 'amount';
-  const refuse = (why: string): never => {
-    throw new SpendgateError('invalid_amount', `${param} ${why}.`, param);
-  };
 
   let value: Decimal;
   let fractionDigits: number;
   if (typeof input === 'number') {
-    if (!Number.isFinite(input)) refuse('must be a finite number');
-    if (input < 0) refuse('must not be negative');
+    if (!Number.isFinite(input)) refuse(param, 'must be a finite number');
+    if (input < 0) refuse(param, 'must not be negative');
     // decimal.js reads a number through its shortest round-trip spelling, the literal the
     // client most likely wrote; more than 15 digits means that spelling is not to be trusted.
     // -0 passes `< 0`; it is the amount 0, and a Decimal of -0 would carry the sign along.
     value = new Decimal(input === 0 ? 0 : input);
     if (value.precision(false) > JSON_NUMBER_DIGITS_MAX) {
       refuse(
+        param,
         `has more than ${JSON_NUMBER_DIGITS_MAX} significant digits; send it as a decimal string`,
       );
     }
     fractionDigits = value.decimalPlaces();
   } else if (input instanceof ImpreciseNumber) {
     return refuse(
+      param,
       `has more than ${JSON_NUMBER_DIGITS_MAX} significant digits; send it as a decimal string`,
     );
   } else if (typeof input === 'string') {
-    if (input.length > AMOUNT_STRING_LENGTH_MAX) refuse('is too long');
+    if (input.length > AMOUNT_STRING_LENGTH_MAX) refuse(param, 'is too long');
     const match = AMOUNT_PATTERN.exec(input);
     if (match === null) {
-      if (input.startsWith('-')) refuse('must not be negative');
-      refuse('must be a decimal string such as "125.50"');
+      if (input.startsWith('-')) refuse(param, 'must not be negative');
+      refuse(param, 'must be a decimal string such as "125.50"');
     }
     // Digits as written: "1.5000000" for USDC has 7 and is refused, never silently trimmed.
     fractionDigits = match?.[1]?.length ?? 0;
     value = new Decimal(input);
   } else {
-    return refuse('must be a number or a decimal string');
+    return refuse(param, 'must be a number or a decimal string');
   }
 
   if (fractionDigits > info.scale) {
-    refuse(`has more than ${info.scale} decimal places, the scale of ${info.code}`);
+    refuse(param, `has more than ${info.scale} decimal places, the scale of ${info.code}`);
   }
-  if (value.gt(AMOUNT_MAX)) refuse('must not exceed 1000000000000');
-  if (options.allowZero === false && value.isZero()) refuse('must be greater than 0');
+  if (value.gt(AMOUNT_MAX)) refuse(param, 'must not exceed 1000000000000');
+  if (options.allowZero === false && value.isZero()) refuse(param, 'must be greater than 0');
 
   assert(value.isFinite() && !value.isNegative(), 'parsed amount is finite and not negative');
   return value;

@@ -159,7 +159,15 @@ describe('account, two-factor and authentication over the typed client', () => {
       }
       expect(dataOf(await client.GET('/v1/account')).twoFactorEnabled).toBe(true);
 
-      clock.advance(30_000);
+      // Five wrong codes so far: every check is locked for 15 minutes from the first (v1.1).
+      expect(
+        refusalOf(
+          await client.DELETE('/v1/account/two-factor', {
+            headers: { 'X-Two-Factor-Code': codeAt(enrolment.secret, clock.nowMs + 30_000) },
+          }),
+        ),
+      ).toMatchObject({ status: 429, code: 'rate_limit_exceeded' });
+      clock.advance(15 * 60_000);
       const off = await client.DELETE('/v1/account/two-factor', {
         headers: { 'X-Two-Factor-Code': codeAt(enrolment.secret, clock.nowMs) },
       });
@@ -243,11 +251,25 @@ describe('rate limits over the typed client, with small limits', () => {
     const network = await service.key({ scopes: ['authorizations:write'] });
     const limitOf = async (key: string) =>
       dataOf(await typedClient(service.base, key).GET('/v1/rate-limits')).limit;
+    // The card network's key has its own limit on its callbacks alone (v1.1): elsewhere, its
+    // mode's.
     expect([await limitOf(test.key), await limitOf(live.key), await limitOf(network.key)]).toEqual([
       LIMITS.testPerSecond,
       LIMITS.livePerSecond,
-      LIMITS.authorizationsPerSecond,
+      LIMITS.testPerSecond,
     ]);
+    const callback = await typedClient(service.base, network.key).POST('/v1/authorizations', {
+      body: {
+        cardId: `card_${'0'.repeat(32)}`,
+        amount: '1',
+        currency: 'USDC',
+        merchant: { name: 'Shop', mcc: '5411', country: 'US' },
+        networkTransactionId: 'ntx_e2e_limit',
+      },
+    });
+    expect(callback.response.headers.get('ratelimit-limit')).toBe(
+      String(LIMITS.authorizationsPerSecond),
+    );
   });
 
   it('refuses a burst past the limit with 429 rate_limit_exceeded and Retry-After', async () => {

@@ -43,3 +43,21 @@ export function postgresSince(before: Map<string, number>, database: string): nu
   for (const [pid, seconds] of postgresSeconds(database)) total += seconds - (before.get(pid) ?? 0);
   return total;
 }
+
+/**
+ * CPU seconds (user and system, all threads) of one process, from /proc/<pid>/stat: the
+ * service's child process, read from outside so the reading costs the service nothing.
+ * Returns NaN once the process has ended.
+ */
+export function processSeconds(pid: number): number {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat
+      .slice(stat.lastIndexOf(')') + 2)
+      .split(' ')
+      .map(Number);
+    return ((fields[11] ?? 0) + (fields[12] ?? 0)) / 100;
+  } catch {
+    return Number.NaN;
+  }
+}

@@ -416,3 +416,33 @@ export const HUNDRED_RULE_POLICY = {
     name: `rule-${index}`,
   })),
 };
+
+/**
+ * The HTTP benchmark's policy (issue 11): a per-transaction limit, a daily and a monthly amount
+ * limit, a daily count limit, the 50-code MCC block list, the country allow list and the 20
+ * custom rules. Unlike REALISTIC_POLICY it has no business-hours template and no 20-a-day count,
+ * so that HTTP_BENCH_PURCHASE is approved at any hour and the limits never run out during a
+ * run, even on the hot vault: at 10,000 authorizations/s for an hour a vault spends 45 million
+ * and counts 36 million, under every limit below (`test/bench-workloads.test.ts` checks it).
+ */
+export const HTTP_BENCH_POLICY = {
+  limits: [
+    { interval: 'perTransaction', amount: '500' },
+    { interval: 'daily', amount: '1000000000' },
+    { interval: 'monthly', amount: '10000000000' },
+    { interval: 'daily', count: 1_000_000_000 },
+  ],
+  merchantCategories: { block: BLOCKED_MCCS },
+  merchantCountries: { allow: ALLOWED_COUNTRIES },
+  rules: CUSTOM_RULES,
+};
+
+/** What each vault of the HTTP benchmark is funded with: far above what a run can spend. */
+export const HTTP_BENCH_DEPOSIT = '100000000000';
+
+/** The HTTP benchmark's purchase: every check of HTTP_BENCH_POLICY runs, none declines it. */
+export const HTTP_BENCH_PURCHASE = {
+  amount: '1.25',
+  currency: 'USDC',
+  merchant: { name: 'Whole Foods', mcc: '5411', country: 'US', city: 'Austin', id: 'm_wf_1' },
+} as const;

@@ -1,0 +1,269 @@
+import http from 'node:http';
+import autocannon from 'autocannon';
+
+/**
+ * The HTTP bench's load generators, both timing every request themselves to the microsecond
+ * (autocannon's own histogram keeps whole milliseconds: 2.9 ms reads as 2, which would judge
+ * a 2.5 ms target wrongly):
+ *
+ * - closed loop (`runClosedLoop`): autocannon, N connections each sending its next request as
+ *   soon as the last is answered; saturating with 64, one at a time with 1;
+ * - open loop (`runOpenLoop`): requests sent on a fixed schedule whatever the answers, latency
+ *   counted from the scheduled time (so a stall is not hidden by requests not sent meanwhile).
+ *   autocannon's `overallRate` is not this: it gives each connection a quota per second, sent
+ *   back to back at the start of each second, then records with a 1 ms "expected interval".
+ */
+
+/** What a load generator sends: POST `path` with a new body each time. */
+export interface Target {
+  readonly url: string;
+  readonly path: string;
+  readonly headers: Readonly<Record<string, string>>;
+  /** A body with its own id (a networkTransactionId), never sent before. */
+  nextBody(): { readonly id: string; readonly body: string };
+}
+
+/** Latency samples in milliseconds, bounded in memory. */
+export class LatencySamples {
+  readonly #samplesMs: Float64Array;
+  #count = 0;
+  /** Samples past the capacity, not kept. */
+  dropped = 0;
+
+  constructor(capacity: number) {
+    this.#samplesMs = new Float64Array(capacity);
+  }
+
+  get count(): number {
+    return this.#count;
+  }
+
+  record(ms: number): void {
+    if (this.#count < this.#samplesMs.length) {
+      this.#samplesMs[this.#count] = ms;
+      this.#count += 1;
+    } else {
+      this.dropped += 1;
+    }
+  }
+
+  /** p50, p99 and the largest, in milliseconds; NaN without samples. */
+  summary(): { readonly p50Ms: number; readonly p99Ms: number; readonly maxMs: number } {
+    const sorted = this.#samplesMs.slice(0, this.#count).sort();
+    return {
+      p50Ms: percentileMs(sorted, 0.5),
+      p99Ms: percentileMs(sorted, 0.99),
+      maxMs: sorted.length === 0 ? Number.NaN : (sorted[sorted.length - 1] ?? Number.NaN),
+    };
+  }
+}
+
+/** The nearest-rank percentile of ascending samples: the smallest with `fraction` at or below. */
+export function percentileMs(sortedMs: Float64Array, fraction: number): number {
+  if (sortedMs.length === 0) return Number.NaN;
+  const rank = Math.max(1, Math.ceil(fraction * sortedMs.length));
+  return sortedMs[Math.min(sortedMs.length, rank) - 1] ?? Number.NaN;
+}
+
+/** Answers seen by a load generator, classified by their body. */
+export class Tally {
+  readonly latencies: LatencySamples;
+  /** Ids sent and not (yet) answered: requests cut off when a run stopped, or lost. */
+  readonly inFlight = new Set<string>();
+  ok = 0;
+  non200 = 0;
+  /** Connection errors and timeouts. */
+  errors = 0;
+  approved = 0;
+  declined = 0;
+  standIn = 0;
+  /** `{"ok":true}`: a no-op route's answer. */
+  noop = 0;
+  /** A 200 whose body is neither a decision nor the no-op's answer. */
+  unexpected = 0;
+  /** A few answers worth showing (non-200s, declines), at most SAMPLES_SHOWN. */
+  readonly samples: string[] = [];
+
+  constructor(samplesMax: number) {
+    this.latencies = new LatencySamples(samplesMax);
+  }
+
+  answer(status: number, body: string): void {
+    if (status !== 200) {
+      this.non200 += 1;
+      this.#sample(`${status} ${body}`);
+      return;
+    }
+    this.ok += 1;
+    if (body === '{"ok":true}') {
+      this.noop += 1;
+    } else if (body.includes('"approved":true')) {
+      this.approved += 1;
+    } else if (body.includes('"approved":false')) {
+      this.declined += 1;
+      if (body.includes('"standIn":true')) this.standIn += 1;
+      this.#sample(`declined ${body}`);
+    } else {
+      this.unexpected += 1;
+      this.#sample(`unexpected ${body}`);
+    }
+  }
+
+  #sample(text: string): void {
+    if (this.samples.length < SAMPLES_SHOWN) this.samples.push(text.slice(0, 300));
+  }
+}
+
+const SAMPLES_SHOWN = 5;
+/** A request unanswered this long counts as an error (autocannon's default, too). */
+const TIMEOUT_S = 10;
+
+interface TimedContext {
+  id?: string;
+  startedMs?: number;
+}
+
+/** Closed loop with autocannon for `durationS`; returns the seconds it ran. */
+export async function runClosedLoop(
+  target: Target,
+  options: { readonly connections: number; readonly durationS: number; readonly tally: Tally },
+): Promise<number> {
+  const { tally } = options;
+  const started = performance.now();
+  const result = await autocannon({
+    url: target.url,
+    connections: options.connections,
+    duration: options.durationS,
+    timeout: TIMEOUT_S,
+    headers: { ...target.headers },
+    requests: [
+      {
+        method: 'POST',
+        path: target.path,
+        // Called just before the request is written (the context is fresh for each request).
+        setupRequest: (request, context) => {
+          const { id, body } = target.nextBody();
+          const timed = context as TimedContext;
+          timed.id = id;
+          tally.inFlight.add(id);
+          timed.startedMs = performance.now();
+          return { ...request, body };
+        },
+        onResponse: (status, body, context) => {
+          const timed = context as TimedContext;
+          if (timed.startedMs !== undefined)
+            tally.latencies.record(performance.now() - timed.startedMs);
+          if (timed.id !== undefined) tally.inFlight.delete(timed.id);
+          tally.answer(status, body);
+        },
+      },
+    ],
+  });
+  tally.errors += result.errors;
+  return (performance.now() - started) / 1000;
+}
+
+/**
+ * Open loop: `ratePerSecond` requests a second for `durationS` on at most `connections`
+ * keep-alive connections (a request finding all of them busy waits for one, and that wait
+ * counts in its latency), then waits for the answers (each bounded by TIMEOUT_S). Returns the
+ * seconds until the last answer and how late the client itself sent (its own event loop's
+ * delay, to tell a slow client from a slow server).
+ */
+export async function runOpenLoop(
+  target: Target,
+  options: {
+    readonly connections: number;
+    readonly ratePerSecond: number;
+    readonly durationS: number;
+    readonly tally: Tally;
+  },
+): Promise<{
+  readonly elapsedS: number;
+  readonly sendLagP99Ms: number;
+  /** p99 counted from when each request was actually sent (what a slow client hides). */
+  readonly fromSendP99Ms: number;
+}> {
+  const { tally } = options;
+  const url = new URL(target.url);
+  const agent = new http.Agent({
+    keepAlive: true,
+    maxSockets: options.connections,
+    maxFreeSockets: options.connections,
+  });
+  const total = Math.max(1, Math.round(options.ratePerSecond * options.durationS));
+  const intervalMs = 1000 / options.ratePerSecond;
+  const sendLag = new LatencySamples(total);
+  const fromSend = new LatencySamples(total);
+  let sent = 0;
+  let settled = 0;
+  const started = performance.now();
+  await new Promise<void>((resolve) => {
+    const settle = () => {
+      settled += 1;
+      if (settled === total) resolve();
+    };
+    const send = (scheduledMs: number) => {
+      const { id, body } = target.nextBody();
+      tally.inFlight.add(id);
+      const sentMs = performance.now();
+      sendLag.record(sentMs - scheduledMs);
+      let done = false;
+      const finish = (status: number | null, answer: string) => {
+        if (done) return;
+        done = true;
+        if (status === null) {
+          tally.errors += 1;
+        } else {
+          const answeredMs = performance.now();
+          tally.latencies.record(answeredMs - scheduledMs);
+          fromSend.record(answeredMs - sentMs);
+          tally.inFlight.delete(id);
+          tally.answer(status, answer);
+        }
+        settle();
+      };
+      const request = http.request(
+        {
+          agent,
+          host: url.hostname,
+          port: url.port,
+          method: 'POST',
+          path: target.path,
+          headers: { ...target.headers, 'content-length': String(Buffer.byteLength(body)) },
+        },
+        (response) => {
+          const chunks: Buffer[] = [];
+          response.on('data', (chunk: Buffer) => chunks.push(chunk));
+          response.on('end', () => {
+            finish(response.statusCode ?? 0, Buffer.concat(chunks).toString());
+          });
+          response.on('error', () => {
+            finish(null, '');
+          });
+        },
+      );
+      request.setTimeout(TIMEOUT_S * 1000, () => request.destroy(new Error('timed out')));
+      request.on('error', () => {
+        finish(null, '');
+      });
+      request.end(body);
+    };
+    const tick = () => {
+      const now = performance.now();
+      // Every request whose time has come (several when the timer fired late); at most `total`.
+      while (sent < total && started + sent * intervalMs <= now) {
+        send(started + sent * intervalMs);
+        sent += 1;
+      }
+      if (sent < total) setTimeout(tick, Math.max(0, started + sent * intervalMs - now));
+    };
+    tick();
+  });
+  agent.destroy();
+  return {
+    elapsedS: (performance.now() - started) / 1000,
+    sendLagP99Ms: sendLag.summary().p99Ms,
+    fromSendP99Ms: fromSend.summary().p99Ms,
+  };
+}

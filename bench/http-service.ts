@@ -1,0 +1,40 @@
+import type * as ServeModule from '../src/cli/serve.js';
+import type * as EnvModule from '../src/config/env.js';
+
+/**
+ * The HTTP bench's service process: `spendgate serve` with all roles, as src/cli/main.ts starts
+ * it (the same `serve`, settings from the environment), plus two routes behind the same
+ * authentication and rate-limit hooks, which the real CLI cannot add:
+ * - POST /v1/bench/noop answers `{"ok":true}` and does nothing else: the baseline of what the
+ *   platform (parsing, authentication, rate limits in the card network's class, logging,
+ *   metrics) costs before any authorization work;
+ * - GET /v1/bench/authorize-stats answers the store's batch counts (batches, fallbacks).
+ *
+ * SG_BENCH_FROM_DIST=1 runs the compiled service (dist/, after `npm run build`, as `npm start`
+ * does); otherwise the sources, through tsx.
+ */
+
+// tsx turns source maps on for the whole process; `node dist/cli/main.js` runs without them,
+// and with them every stack trace read costs a source map lookup.
+process.setSourceMapsEnabled(false);
+
+const root = process.env.SG_BENCH_FROM_DIST === '1' ? '../dist' : '../src';
+const { serve } = (await import(`${root}/cli/serve.js`)) as typeof ServeModule;
+const { loadConfig } = (await import(`${root}/config/env.js`)) as typeof EnvModule;
+
+try {
+  await serve(loadConfig(), 'all', (api, store) => {
+    // Counted in the card network's rate-limit class, as the authorize callback is.
+    api.post(
+      '/v1/bench/noop',
+      { config: { requiredScope: null, networkCallback: true } },
+      (_request, reply) => reply.send({ ok: true }),
+    );
+    api.get('/v1/bench/authorize-stats', { config: { requiredScope: null } }, (_request, reply) =>
+      reply.send(store.authorizeStats()),
+    );
+  });
+} catch (error: unknown) {
+  console.error(error);
+  process.exit(1);
+}

@@ -54,9 +54,11 @@ export type { AuthorizationRequest, EvaluationInput, Merchant } from './policy/e
 export { FACT_NAMES, FACTS, type FactName } from './policy/facts.js';
 export { OPERATORS, type Operator } from './policy/operators.js';
 export {
+  isStorableText,
   LIMIT_INTERVALS,
   policySchema,
   RULE_MODES,
+  STORABLE_TEXT_ERROR,
   type LimitDocument,
   type LimitInterval,
   type PolicyDocument,

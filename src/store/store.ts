@@ -360,7 +360,8 @@ export async function openStore(options: StoreOptions): Promise<Store> {
           expired += 1;
         } catch (error) {
           // Captured or reversed since it was listed: nothing left to expire.
-          if (!(error instanceof SpendgateError && error.code === 'parameter_invalid')) throw error;
+          if (!(error instanceof SpendgateError && error.code === 'transaction_not_pending'))
+            throw error;
         }
       }
       return expired;

@@ -219,6 +219,9 @@ describe('authorizations', () => {
         404,
         'transaction_not_found',
       ],
+      // Contract v1.1: a malformed id is an id that names nothing, not a 400.
+      ['/v1/authorizations/txn_nope/capture', {}, 404, 'transaction_not_found'],
+      ['/v1/authorizations/txn_%00%E2%9C%93/reverse', {}, 404, 'transaction_not_found'],
     ] as const;
     for (const [path, body, status, code] of refusals) {
       const answer = await call('POST', path, body);
@@ -226,8 +229,35 @@ describe('authorizations', () => {
     }
     expect((await balanceOf(vaultId)).pending).toBe('10.00');
     await call('POST', `/v1/authorizations/${held.body.id}/capture`);
-    const twice = await call('POST', `/v1/authorizations/${held.body.id}/capture`);
-    expect([twice.status, twice.body.error?.code]).toEqual([400, 'parameter_invalid']);
+    // Contract v1.1: a transaction no longer pending is a conflict, 409 transaction_not_pending,
+    // whether it was captured, reversed, expired or declined.
+    const reversed = await authorize(cardId, '1');
+    await call('POST', `/v1/authorizations/${reversed.body.id}/reverse`);
+    const expired = await authorize(cardId, '1');
+    // Expiry is the store's reverse with reason `expired`, as the maintenance schedule runs it.
+    const accountId = (await call('GET', '/v1/account')).body.id;
+    await harness.service.store.reverse(
+      { accountId, mode: 'test' },
+      expired.body.id,
+      null,
+      'expired',
+    );
+    expect((await call('GET', `/v1/transactions/${expired.body.id}`)).body.failureReason).toBe(
+      'expired',
+    );
+    const declined = await authorize(cardId, '1000');
+    expect(declined.body.status).toBe('declined');
+    for (const id of [held.body.id, reversed.body.id, expired.body.id, declined.body.id]) {
+      for (const change of ['capture', 'reverse']) {
+        const again = await call('POST', `/v1/authorizations/${id}/${change}`);
+        expect([change, again.status, again.body.error?.code, again.body.error?.param]).toEqual([
+          change,
+          409,
+          'transaction_not_pending',
+          'id',
+        ]);
+      }
+    }
     // A transfer's transaction is not an authorization.
     const deposit = await call('GET', `/v1/transactions?vaultId=${vaultId}&status=completed`);
     const depositId = (

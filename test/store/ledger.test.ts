@@ -161,7 +161,9 @@ forEachDatabase('ledger operations', (database) => {
     expect(captured.capturedAmount.toFixed()).toBe('45.25');
     const after = await store.getVault(scope, funded.id);
     expect([after.ledger.toFixed(), after.pending.toFixed()]).toEqual(['54.75', '0']);
-    expect((await refusal(store.capture(scope, held.id, null))).code).toBe('parameter_invalid');
+    expect((await refusal(store.capture(scope, held.id, null))).code).toBe(
+      'transaction_not_pending',
+    );
     await t.expectInvariants();
   });
 

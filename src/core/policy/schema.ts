@@ -9,6 +9,83 @@ import { OPERATORS } from './operators.js';
  * bounded before anything recurses into them.
  */
 
+/**
+ * The one text check: text that can be stored. A lone UTF-16 surrogate can be written in JSON
+ * but has no UTF-8 form, and NUL fits neither PostgreSQL's text nor its jsonb, so either would
+ * fail deep in the store (a 500) rather than as the client's error. The HTTP schemas' `text()`
+ * and the policy document below both refuse what this refuses.
+ */
+export function isStorableText(value: string): boolean {
+  return value.isWellFormed() && !value.includes('\u0000');
+}
+export const STORABLE_TEXT_ERROR = 'must be well-formed Unicode text without NUL characters';
+
+/**
+ * Values a policy document may hold, counted over all its nesting: far above what the bounds
+ * let a valid policy have (10,000 list values, 500 conditions, 100 rules), so only a document
+ * that would be refused anyway meets it, and the text walk below stays bounded whatever it is
+ * given (a cyclic object included).
+ */
+const DOCUMENT_VALUES_MAX = 100_000;
+
+/** A value met by the text walk, with the way back to the root for an error's path. */
+interface WalkEntry {
+  readonly value: unknown;
+  readonly key: string | number | null;
+  readonly parent: WalkEntry | null;
+}
+
+function pathOf(entry: WalkEntry): (string | number)[] {
+  const path: (string | number)[] = [];
+  for (let at: WalkEntry | null = entry; at !== null && at.key !== null; at = at.parent) {
+    path.push(at.key);
+  }
+  return path.reverse();
+}
+
+/**
+ * Every string of a policy document, keys included, through the text check: a rule's message,
+ * a condition's string value and a template's parameters are stored with the policy as they
+ * are written. Iterative, with paths built only for the fault, so neither nesting depth nor
+ * size costs more than one step per value. A key at fault is reported at its object, so that
+ * it is not echoed.
+ */
+function checkDocumentText(document: unknown, ctx: z.RefinementCtx): void {
+  const stack: WalkEntry[] = [{ value: document, key: null, parent: null }];
+  for (let visited = 0; stack.length > 0; visited++) {
+    if (visited >= DOCUMENT_VALUES_MAX) {
+      ctx.addIssue({ code: 'custom', message: 'holds more values than a policy may', path: [] });
+      return;
+    }
+    const entry = stack.pop() as WalkEntry;
+    const value = entry.value;
+    if (typeof value === 'string') {
+      if (!isStorableText(value)) {
+        ctx.addIssue({ code: 'custom', message: STORABLE_TEXT_ERROR, path: pathOf(entry) });
+        return;
+      }
+    } else if (Array.isArray(value)) {
+      for (let index = value.length - 1; index >= 0; index--) {
+        stack.push({ value: value[index] as unknown, key: index, parent: entry });
+      }
+    } else if (typeof value === 'object' && value !== null) {
+      const keys = Object.keys(value);
+      for (let index = keys.length - 1; index >= 0; index--) {
+        const key = keys[index] as string;
+        if (!isStorableText(key)) {
+          ctx.addIssue({
+            code: 'custom',
+            message: 'has a field name that is not well-formed Unicode text or holds NUL',
+            path: pathOf(entry),
+          });
+          return;
+        }
+        stack.push({ value: (value as Record<string, unknown>)[key], key, parent: entry });
+      }
+    }
+  }
+}
+
 export const mccSchema = z
   .string()
   .regex(MCC_PATTERN, { error: 'must be a four-digit merchant category code such as "5812"' });
@@ -99,13 +176,15 @@ export const templateRefSchema = z.strictObject({
 });
 export type TemplateRefDocument = z.infer<typeof templateRefSchema>;
 
-export const policySchema = z.strictObject({
-  limits: z.array(limitSchema).max(POLICY_BOUNDS.limitsMax).optional(),
-  merchantCategories: allowOrBlock(mccSchema).optional(),
-  merchantCountries: allowOrBlock(countrySchema).optional(),
-  templates: z.array(templateRefSchema).max(POLICY_BOUNDS.templatesMax).optional(),
-  rules: z.array(ruleSchema).max(POLICY_BOUNDS.rulesMax).optional(),
-});
+export const policySchema = z
+  .strictObject({
+    limits: z.array(limitSchema).max(POLICY_BOUNDS.limitsMax).optional(),
+    merchantCategories: allowOrBlock(mccSchema).optional(),
+    merchantCountries: allowOrBlock(countrySchema).optional(),
+    templates: z.array(templateRefSchema).max(POLICY_BOUNDS.templatesMax).optional(),
+    rules: z.array(ruleSchema).max(POLICY_BOUNDS.rulesMax).optional(),
+  })
+  .superRefine(checkDocumentText);
 export type PolicyDocument = z.infer<typeof policySchema>;
 
 // Condition nodes. A boolean node's children stay `unknown` here and are checked on the way down.

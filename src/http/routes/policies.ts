@@ -1,6 +1,12 @@
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
-import { currencyOf, formatAmount, parseAmount } from '../../core/index.js';
+import {
+  currencyOf,
+  formatAmount,
+  parseAmount,
+  PolicyInvalidError,
+  type Decision,
+} from '../../core/index.js';
 import { presentPolicy } from '../../store/ops/policies.js';
 import type { Store } from '../../store/store.js';
 import { authOf } from '../auth.js';
@@ -94,15 +100,24 @@ export function registerPolicyRoutes(app: FastifyInstance, store: Store): void {
       const { transaction } = request.body;
       const currency = currencyOf(transaction.currency ?? vault.currency, 'transaction.currency');
       const amount = parseAmount(transaction.amount, currency, { param: 'transaction.amount' });
-      const decision = await store.simulatePolicy(scope, vault.id, {
-        draft: request.body.policy ?? null,
-        request: {
-          cardId: transaction.cardId ?? '',
-          amount,
-          currency: currency.code,
-          merchant: transaction.merchant,
-        },
-      });
+      const draft = request.body.policy ?? null;
+      let decision: Decision;
+      try {
+        decision = await store.simulatePolicy(scope, vault.id, {
+          draft,
+          request: {
+            cardId: transaction.cardId ?? '',
+            amount,
+            currency: currency.code,
+            merchant: transaction.merchant,
+          },
+        });
+      } catch (error) {
+        // The draft is compiled as Set Policy compiles a body, so both refuse the same policy
+        // with the same fault; here the fault's path is the body's, under `policy`.
+        if (draft !== null && error instanceof PolicyInvalidError) throw underPolicy(error);
+        throw error;
+      }
       return {
         id: null,
         object: 'authorization' as const,
@@ -120,4 +135,15 @@ export function registerPolicyRoutes(app: FastifyInstance, store: Store): void {
       };
     },
   );
+}
+
+/** A draft's refusal, its path (param, and the message's subject) moved under `policy`. */
+function underPolicy(error: PolicyInvalidError): PolicyInvalidError {
+  const param = error.param ?? 'policy';
+  if (param === 'policy') return error;
+  const moved = param.startsWith('[') ? `policy${param}` : `policy.${param}`;
+  const message = error.message.startsWith(param)
+    ? `${moved}${error.message.slice(param.length)}`
+    : error.message;
+  return new PolicyInvalidError(message, moved);
 }

@@ -1,5 +1,11 @@
 import { z } from 'zod';
-import { ImpreciseNumber, SCALE_MAX, type CurrencyInfo } from '../../core/index.js';
+import {
+  ImpreciseNumber,
+  isStorableText,
+  SCALE_MAX,
+  STORABLE_TEXT_ERROR,
+  type CurrencyInfo,
+} from '../../core/index.js';
 
 /**
  * Schemas shared by routes: the one source of truth for validation, typing and the OpenAPI
@@ -18,18 +24,14 @@ export const amountInput = z
   });
 
 /**
- * Text a client sends: length-bounded, and well-formed Unicode. A lone UTF-16 surrogate can
- * be written in JSON but not stored faithfully (UTF-8 cannot carry it) nor encrypted, so it is
- * refused at the edge as a parameter error instead of failing deeper down.
+ * Text a client sends: length-bounded, and through the one text check (`isStorableText`, which
+ * the policy document uses too). A lone UTF-16 surrogate can be written in JSON but not stored
+ * (UTF-8 cannot carry it) nor encrypted, and NUL fits no PostgreSQL text, so either is refused
+ * at the edge as a parameter error instead of failing deeper down. Every string field of a
+ * request body is one of these.
  */
 export function text(min: number, max: number) {
-  return z
-    .string()
-    .min(min)
-    .max(max)
-    .refine((value) => value.isWellFormed() && !value.includes('\u0000'), {
-      error: 'must be well-formed Unicode text without NUL characters',
-    });
+  return z.string().min(min).max(max).refine(isStorableText, { error: STORABLE_TEXT_ERROR });
 }
 
 /** Contract section 1: at most 50 keys of 1-40 characters, string values of at most 500. */
@@ -40,9 +42,18 @@ export const metadataInput = z
 export const moneyOutput = z.string().meta({ description: 'A decimal amount, e.g. "125.50".' });
 export const timestampOutput = z.string().meta({ description: 'ISO 8601 UTC.' });
 
-/** Ids are a kind prefix and hex: anything else can name no object. */
+/**
+ * A path's id. Any text is taken, since a malformed id is simply one that names nothing: the
+ * route's lookup answers it 404 with its kind's `*_not_found`, as for another account's id
+ * (contract section 3, amendments), so a typo tells a client no more than a stranger's id.
+ * What SQL text cannot carry (NUL, a lone surrogate) becomes U+FFFD, which no id holds either,
+ * so the lookup still finds nothing; the store echoes at most 64 characters of it.
+ */
 export const idParams = z.object({
-  id: z.string().regex(/^[a-z]{2,4}_[0-9a-f]{1,60}$/, { error: 'is not an id' }),
+  id: z
+    .string()
+    .transform((id) => id.toWellFormed().replaceAll('\u0000', '\uFFFD'))
+    .meta({ description: 'The object id; one that names nothing the caller can see is a 404.' }),
 });
 
 export const paginationQuery = {

@@ -47,7 +47,7 @@ export const listVaultsQuery = z.strictObject({
 export const updateVaultBody = z.strictObject({
   name: text(1, 100).optional(),
   // A key set to null is removed (contract section 1).
-  metadata: z.record(text(1, 40), z.string().max(500).nullable()).optional(),
+  metadata: z.record(text(1, 40), text(0, 500).nullable()).optional(),
 });
 
 // A POST without a body reaches the handler as null.

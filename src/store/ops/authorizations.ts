@@ -43,10 +43,12 @@ async function lockAuthorization(
     [transactionId],
   );
   const transaction = transactionFromRow(rows[0] as TransactionRow);
+  // Captured, reversed, expired or declined: a state conflict, not a malformed request
+  // (contract section 3, amendments).
   if (transaction.status !== 'pending') {
     throw new SpendgateError(
-      'parameter_invalid',
-      `Authorization ${transaction.id} is ${transaction.status}; only a pending authorization can change.`,
+      'transaction_not_pending',
+      `Authorization ${transaction.id} is ${transaction.status}; only a pending authorization can be captured or reversed.`,
       'id',
     );
   }
@@ -74,7 +76,7 @@ function amountWithinHold(transaction: TransactionRecord, requested: Decimal | n
  * Writes: a posting vault -> card_settlement of the amount; vaults.ledger -= amount and
  *   vaults.pending -= the whole remaining hold (a partial capture releases the rest);
  *   spend_counters -= the released part; transactions; outbox (transaction.completed).
- * Fails: transaction_not_found, parameter_invalid (not pending), invalid_amount (above the
+ * Fails: transaction_not_found, transaction_not_pending, invalid_amount (above the
  *   remaining hold, or zero).
  */
 export async function capture(
@@ -123,7 +125,7 @@ export async function capture(
  * Out: the transaction: failed when nothing remains held, else still pending, smaller.
  * Writes: vaults.pending -= amount; spend_counters -= amount (and the count, when the whole
  *   authorization fails); transactions; outbox (transaction.failed when it fails).
- * Fails: transaction_not_found, parameter_invalid (not pending), invalid_amount.
+ * Fails: transaction_not_found, transaction_not_pending, invalid_amount.
  */
 export async function reverse(
   ctx: StoreContext,

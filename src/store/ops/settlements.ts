@@ -99,7 +99,7 @@ export async function createSettlement(
   return getSettlement(ctx, tx, scope, id);
 }
 
-/** getSettlement: one read. The scope's settlement with its failed records. Fails: transaction_not_found. */
+/** getSettlement: one read. The scope's settlement with its failed records. Fails: settlement_not_found. */
 export async function getSettlement(
   _ctx: StoreContext,
   tx: SqlQueryable,
@@ -120,12 +120,10 @@ export async function getSettlement(
     [id, scope.accountId, scope.mode],
   );
   const row = rows[0];
-  // The contract's catalogue has no settlement_not_found: a settlement is a batch of
-  // transactions' captures, so an unknown one (or another account's) is transaction_not_found,
-  // a 404 like every other object's.
+  // Another account's settlement is not found either, so that existence is not leaked.
   if (row === undefined) {
     throw new SpendgateError(
-      'transaction_not_found',
+      'settlement_not_found',
       `No settlement ${id.slice(0, 64)} exists.`,
       'id',
     );

@@ -203,11 +203,14 @@ describe('vaults over the typed client', () => {
       }
     });
 
-    it('refuses an id that cannot name any object with parameter_invalid', async () => {
+    // Contract v1.1: a malformed id is one that names nothing, as a stranger's id (404).
+    it('answers an id that cannot name any object 404 vault_not_found', async () => {
       const { client } = await account();
-      expect(
-        refusalOf(await client.GET('/v1/vaults/{id}', { params: { path: { id: 'not-an-id' } } })),
-      ).toMatchObject({ status: 400, code: 'parameter_invalid', param: 'id' });
+      for (const id of ['not-an-id', 'vlt_nope']) {
+        expect(
+          refusalOf(await client.GET('/v1/vaults/{id}', { params: { path: { id } } })),
+        ).toMatchObject({ status: 404, code: 'vault_not_found', param: 'id' });
+      }
     });
 
     it('lists newest first, pages with limit and startingAfter, and filters by currency and status', async () => {

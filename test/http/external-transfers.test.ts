@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { Decimal } from '../../src/core/index.js';
 import { useTestService } from '../support/http.js';
 
 /**
@@ -99,7 +100,9 @@ describe('external transfers', () => {
 
   it('refuses live transfers and closings to an address with 503 while no Solana cluster is configured', async () => {
     const live = await harness.service.key({ mode: 'live' });
-    const from = await vault('10', live.key);
+    // A live vault starts empty (issue 12, item 3); the operator's funding goes through the store.
+    const from = await vault('0', live.key);
+    await harness.service.store.deposit(live.scope, from.id, new Decimal('10'));
     const answer = await send({ fromVaultId: from.id, address: ADDRESS, amount: '1' }, live.key);
     expect([answer.status, answer.body.error?.code]).toEqual([503, 'service_unavailable']);
     // Closing a vault to an address goes on chain too.

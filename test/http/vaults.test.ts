@@ -174,6 +174,69 @@ describe('vault routes', () => {
     }
   });
 
+  // Issue 12, item 3: nothing on chain backs a live deposit out of nothing.
+  it('refuses a live initialDeposit above 0, creating nothing, and keeps it in test mode', async () => {
+    const live = await service.key({ mode: 'live' });
+    const ledgerRows = async () =>
+      (
+        await service.store.client.query<{ n: number }>(
+          'SELECT count(*)::int AS n FROM ledger_entries',
+        )
+      ).rows[0]?.n;
+    const entriesBefore = await ledgerRows();
+    for (const initialDeposit of ['100', 0.01, '0.000001']) {
+      const refused = await create(
+        { name: 'Free money', currency: 'USDC', network: 'solana', initialDeposit },
+        { key: live.key, headers: { 'idempotency-key': `live-${String(initialDeposit)}` } },
+      );
+      const body = (await refused.json()) as {
+        error: { code: string; param: string; message: string };
+      };
+      expect([refused.status, body.error.code, body.error.param]).toEqual([
+        400,
+        'parameter_invalid',
+        'initialDeposit',
+      ]);
+      expect(body.error.message).toMatch(/transfer from another vault/);
+      expect(body.error.message).toMatch(/on-chain deposits/);
+    }
+    const listed = (await (await call('GET', '/v1/vaults', { key: live.key })).json()) as {
+      data: unknown[];
+    };
+    expect(listed.data).toEqual([]);
+    expect(await ledgerRows()).toBe(entriesBefore);
+    // A live vault may start empty; 0 is no deposit at all.
+    for (const initialDeposit of [undefined, '0', 0]) {
+      const empty = await create(
+        { name: 'Empty', currency: 'USDC', network: 'solana', initialDeposit },
+        { key: live.key },
+      );
+      const made = (await empty.json()) as { balance: { ledger: string } };
+      expect([empty.status, made.balance.ledger]).toEqual([201, '0.00']);
+    }
+    // Nor can a live key simulate a deposit into it (test mode only).
+    const liveVault = (
+      (await (await call('GET', '/v1/vaults', { key: live.key })).json()) as {
+        data: { id: string }[];
+      }
+    ).data[0];
+    const simulated = await call('POST', '/v1/simulate/deposits', {
+      key: live.key,
+      body: JSON.stringify({ vaultId: liveVault?.id, amount: '100' }),
+    });
+    expect(await errorOf(simulated)).toMatchObject({ status: 400, code: 'parameter_invalid' });
+    expect(await ledgerRows()).toBe(entriesBefore);
+    // Test mode keeps its initial deposit, to play with.
+    const test = await create({
+      name: 'Play',
+      currency: 'USDC',
+      network: 'solana',
+      initialDeposit: '100',
+    });
+    const played = (await test.json()) as { balance: { ledger: string } };
+    expect([test.status, played.balance.ledger]).toEqual([201, '100.00']);
+  });
+
   it('pages vaults newest first with filters, and refuses a bad limit or cursor', async () => {
     const own = await service.key();
     for (const currency of ['USDC', 'SOL', 'USDC'])

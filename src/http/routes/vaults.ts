@@ -60,6 +60,17 @@ export function registerVaultRoutes(
         body.initialDeposit === undefined
           ? ZERO
           : parseAmount(body.initialDeposit, currency, { param: 'initialDeposit' });
+      // A live deposit out of nothing would credit money that nothing on chain backs: live
+      // money enters only by moving it, never by asking. Test mode keeps it, to play with.
+      if (scope.mode === 'live' && initialDeposit.gt(0)) {
+        throw new SpendgateError(
+          'parameter_invalid',
+          'A live vault starts empty: initialDeposit above 0 is for test mode only. Fund a live ' +
+            'vault with a transfer from another vault (POST /v1/transfers); on-chain deposits ' +
+            'are coming.',
+          'initialDeposit',
+        );
+      }
       return respond(store, request, reply, 201, async (operations) => {
         const { vault } = await operations.createVault(scope, {
           name: body.name,

@@ -12,12 +12,19 @@ import { errorBody } from './error-body.js';
  */
 const KEY_PATTERN = /^[\x20-\x7e]{1,255}$/;
 
-export async function respond(
+export async function respond<Body>(
   store: Store,
   request: FastifyRequest,
   reply: FastifyReply,
   status: number,
-  effect: (operations: StoreOperations) => Promise<unknown>,
+  effect: (operations: StoreOperations) => Promise<Body>,
+  options: {
+    /**
+     * What the record keeps to replay, when the answer holds what must not be stored (Create
+     * Webhook's signing secret): this request is answered in full, a replay with the rest.
+     */
+    readonly forReplay?: (body: Body) => unknown;
+  } = {},
 ): Promise<FastifyReply> {
   const header = request.headers['idempotency-key'];
   if (header === undefined) return reply.code(status).send(await store.transaction(effect));
@@ -29,6 +36,8 @@ export async function respond(
     );
   }
   const { scope } = authOf(request);
+  // The effect's own answer, when it ran and was not refused: what this request is answered.
+  const answered: { ran: boolean; body?: Body } = { ran: false };
   const result = await store.idempotent(
     scope,
     {
@@ -37,12 +46,20 @@ export async function respond(
       path: request.url,
       body: JSON.stringify(request.body ?? null),
     },
-    async (operations) => ({ status, body: await effect(operations) }),
+    async (operations) => {
+      const body = await effect(operations);
+      answered.ran = true;
+      answered.body = body;
+      return { status, body: options.forReplay === undefined ? body : options.forReplay(body) };
+    },
     (error) => ({
       status: error.status,
       body: errorBody(error.code, request.id, error.message, error.param),
     }),
   );
   if (result.replayed) void reply.header('Idempotent-Replayed', 'true');
-  return reply.code(result.response.status).send(result.response.body);
+  // Not replayed and the effect ran: its answer, whole. Otherwise (a replay, or a refusal the
+  // record keeps) what the record holds.
+  const body = !result.replayed && answered.ran ? answered.body : result.response.body;
+  return reply.code(result.response.status).send(body);
 }

@@ -1,13 +1,19 @@
 /**
- * Which IP addresses a live-mode webhook may connect to (contract section 13: never a loopback,
- * private or link-local address). Webhook URLs are chosen by API clients, so without this a
- * client could make spendgate POST into its own network or a cloud metadata service (SSRF).
+ * Which IP addresses a webhook may connect to (contract section 13). Webhook URLs are chosen by
+ * API clients, so without this a client could make spendgate POST into its own network or a
+ * cloud metadata service (SSRF), and read from the failure which ports answer there.
+ *
+ * Every address is one of three classes: public; loopback (127/8, ::1 and its IPv4-mapped
+ * form), which test mode allows so that a developer can point an endpoint at a receiver on the
+ * same machine; and forbidden (private, link-local, metadata, carrier-grade NAT and every other
+ * special-purpose range), which neither mode may reach. Live mode allows public addresses only.
  *
  * One judgement, used at registration (webhook-url.ts) and at connection time (send.ts). It
  * fails closed: anything that is not a plain IPv4 or IPv6 literal is forbidden. IPv6 forms that
  * embed an IPv4 address (IPv4-mapped, IPv4-compatible, IPv4-translated, NAT64 64:ff9b::/96,
- * 6to4 2002::/16) are judged by the IPv4 address they carry, so `::ffff:127.0.0.1` is as
- * forbidden as `127.0.0.1`.
+ * 6to4 2002::/16) are judged by the IPv4 address they carry, so `::ffff:10.0.0.1` is as
+ * forbidden as `10.0.0.1`; only the IPv4-mapped form of a loopback address, which the kernel
+ * connects to that loopback address itself, is loopback, the others reach some other host.
  */
 import { BlockList, isIP } from 'node:net';
 
@@ -56,48 +62,74 @@ for (const [network, prefix] of IPV4_FORBIDDEN) ipv4Forbidden.addSubnet(network,
 const ipv6Forbidden = new BlockList();
 for (const [network, prefix] of IPV6_FORBIDDEN) ipv6Forbidden.addSubnet(network, prefix, 'ipv6');
 
+export type AddressClass = 'public' | 'loopback' | 'forbidden';
+export type AddressMode = 'test' | 'live';
+
+/** 127.0.0.0/8: this machine. */
+const ipv4Loopback = new BlockList();
+ipv4Loopback.addSubnet('127.0.0.0', 8, 'ipv4');
+
 /**
- * True when live mode must not connect to `ip`: a special-purpose address or anything that does
- * not parse as an IP literal (a hostname, a zone-scoped `fe80::1%eth0`, an empty string, an
- * octal-looking `010.0.0.1`).
+ * The class of `ip`. Anything that does not parse as an IP literal (a hostname, a zone-scoped
+ * `fe80::1%eth0`, an empty string, an octal-looking `010.0.0.1`) is forbidden.
  */
-export function isForbiddenAddress(ip: string): boolean {
-  if (typeof ip !== 'string' || ip.length === 0 || ip.length > ADDRESS_CHARS_MAX) return true;
+export function classifyAddress(ip: string): AddressClass {
+  if (typeof ip !== 'string' || ip.length === 0 || ip.length > ADDRESS_CHARS_MAX)
+    return 'forbidden';
   // A zone index only ever names a local interface; never a public destination.
-  if (ip.includes('%')) return true;
+  if (ip.includes('%')) return 'forbidden';
   const version = isIP(ip);
-  if (version === 4) return ipv4Forbidden.check(ip, 'ipv4');
+  if (version === 4) {
+    if (ipv4Loopback.check(ip, 'ipv4')) return 'loopback';
+    return ipv4Forbidden.check(ip, 'ipv4') ? 'forbidden' : 'public';
+  }
   if (version === 6) {
     const hextets = parseIpv6(ip);
-    if (hextets === null) return true;
-    return isForbiddenIpv6(hextets);
+    if (hextets === null) return 'forbidden';
+    return classifyIpv6(hextets);
   }
-  return true;
+  return 'forbidden';
 }
 
-function isForbiddenIpv6(h: readonly number[]): boolean {
+/** True when `mode` may connect to `ip`: a public address, or loopback in test mode. */
+export function isAllowedAddress(ip: string, mode: AddressMode): boolean {
+  assert(mode === 'test' || mode === 'live', 'mode is test or live');
+  const found = classifyAddress(ip);
+  return found === 'public' || (found === 'loopback' && mode === 'test');
+}
+
+/** True when live mode must not connect to `ip`: anything but a public address. */
+export function isForbiddenAddress(ip: string): boolean {
+  return classifyAddress(ip) !== 'public';
+}
+
+function classifyIpv6(h: readonly number[]): AddressClass {
   assert(h.length === 8, 'an IPv6 address has eight hextets');
   const at = (i: number): number => h[i] ?? 0;
   const zeroUpTo = (end: number): boolean => h.slice(0, end).every((x) => x === 0);
   const embedded = (hi: number, lo: number): string =>
     `${hi >>> 8}.${hi & 0xff}.${lo >>> 8}.${lo & 0xff}`;
+  // Any embedded IPv4 address but a mapped one reaches another host than this one: a loopback
+  // address there is forbidden, not loopback.
+  const judgedBy = (ipv4: string): AddressClass =>
+    classifyAddress(ipv4) === 'public' ? 'public' : 'forbidden';
 
-  // ::ffff:a.b.c.d (IPv4-mapped) and ::ffff:0:a.b.c.d (IPv4-translated).
-  if (zeroUpTo(5) && at(5) === 0xffff) return isForbiddenAddress(embedded(at(6), at(7)));
-  if (zeroUpTo(4) && at(4) === 0xffff && at(5) === 0) {
-    return isForbiddenAddress(embedded(at(6), at(7)));
-  }
-  // ::a.b.c.d (IPv4-compatible, deprecated); `::` and `::1` land in 0.0.0.0/8, forbidden.
-  if (zeroUpTo(6)) return isForbiddenAddress(embedded(at(6), at(7)));
+  if (zeroUpTo(7) && at(7) === 1) return 'loopback';
+  // ::ffff:a.b.c.d (IPv4-mapped): the kernel connects to a.b.c.d itself.
+  if (zeroUpTo(5) && at(5) === 0xffff) return classifyAddress(embedded(at(6), at(7)));
+  // ::ffff:0:a.b.c.d (IPv4-translated).
+  if (zeroUpTo(4) && at(4) === 0xffff && at(5) === 0) return judgedBy(embedded(at(6), at(7)));
+  // ::a.b.c.d (IPv4-compatible, deprecated); `::` lands in 0.0.0.0/8, forbidden.
+  if (zeroUpTo(6)) return judgedBy(embedded(at(6), at(7)));
   // 64:ff9b::a.b.c.d (NAT64 well-known prefix): the translator connects to the IPv4 address.
   if (at(0) === 0x64 && at(1) === 0xff9b && h.slice(2, 6).every((x) => x === 0)) {
-    return isForbiddenAddress(embedded(at(6), at(7)));
+    return judgedBy(embedded(at(6), at(7)));
   }
   // 2002:aabb:ccdd::/48 (6to4): the relay tunnels to aa.bb.cc.dd.
-  if (at(0) === 0x2002) return isForbiddenAddress(embedded(at(1), at(2)));
+  if (at(0) === 0x2002) return judgedBy(embedded(at(1), at(2)));
 
   const canonical = h.map((x) => x.toString(16)).join(':');
-  return ipv6Forbidden.check(canonical, 'ipv6');
+  return ipv6Forbidden.check(canonical, 'ipv6') ? 'forbidden' : 'public';
 }
 
 /**

@@ -1,5 +1,5 @@
 import type { OutboundMode } from './webhook-url.js';
-import { sendWebhook } from './send.js';
+import { sendWebhook, type DeliveryFailure } from './send.js';
 import { signedHeaders } from './sign.js';
 
 /**
@@ -10,7 +10,8 @@ import { signedHeaders } from './sign.js';
 export interface DeliveryOutcome {
   readonly statusCode: number | null;
   readonly durationMs: number;
-  readonly error: string | null;
+  /** Null when delivered; else the failure's class (`http_status` for a non-2xx answer). */
+  readonly error: DeliveryFailure | null;
   readonly delivered: boolean;
 }
 
@@ -30,10 +31,11 @@ export async function deliverSigned(attempt: {
     timeoutMs: attempt.timeoutMs,
   });
   const status = result.statusCode;
+  const delivered = status !== null && status >= 200 && status < 300;
   return {
     statusCode: status,
     durationMs: Math.round(result.durationMs),
-    error: result.error,
-    delivered: status !== null && status >= 200 && status < 300,
+    error: delivered ? null : (result.error ?? 'http_status'),
+    delivered,
   };
 }

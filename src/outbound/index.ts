@@ -4,14 +4,22 @@
  * delivers with `sendWebhook`, which applies the same address policy at connection time.
  * Imports only node built-ins, src/core and `standardwebhooks` (the signature, sign.ts).
  */
-export { ADDRESS_CHARS_MAX, isForbiddenAddress } from './address-policy.js';
+export {
+  ADDRESS_CHARS_MAX,
+  classifyAddress,
+  isAllowedAddress,
+  isForbiddenAddress,
+  type AddressClass,
+} from './address-policy.js';
 export { LOOKUP_ADDRESSES_MAX, systemLookup, type LookupAddress, type LookupFn } from './lookup.js';
 export {
+  DELIVERY_FAILURES,
   REQUEST_BODY_BYTES_MAX,
   REQUEST_HEADERS_COUNT_MAX,
   RESPONSE_BODY_BYTES_MAX,
   sendWebhook,
   TIMEOUT_MS_MAX,
+  type DeliveryFailure,
   type SendWebhookOptions,
   type WebhookRequest,
   type WebhookResult,

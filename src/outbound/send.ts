@@ -4,12 +4,17 @@
  * receiver does; it answers `{ statusCode: null, error }` instead. It throws only on a caller
  * bug (an assertion).
  *
- * SSRF: in live mode the address policy is applied where the socket is opened, inside the
- * `lookup` hook that `net.connect` calls, so the address that was checked is the address that is
- * connected to; a DNS answer that changes between registration and delivery (DNS rebinding)
- * cannot slip through. IP-literal hosts never reach `lookup` (node connects to them directly),
- * so they are checked before the request; a literal cannot change. Redirects are never followed
- * (node's http client does not follow them; a 3xx is returned like any other non-2xx status).
+ * SSRF: in both modes the address policy (address-policy.ts: public addresses, and loopback in
+ * test mode) is applied where the socket is opened, inside the `lookup` hook that `net.connect`
+ * calls, so the address that was checked is the address that is connected to; a DNS answer that
+ * changes between registration and delivery (DNS rebinding) cannot slip through. IP-literal
+ * hosts never reach `lookup` (node connects to them directly), so they are checked before the
+ * request; a literal cannot change. Redirects are never followed (node's http client does not
+ * follow them; a 3xx is returned like any other non-2xx status).
+ *
+ * A failure is reported as one of a few classes (`DELIVERY_FAILURES`), never as the socket's
+ * error text: "connection reset" against "connection refused" would tell an endpoint's owner
+ * which ports of an address answer, and the delivery records are theirs to read.
  *
  * Headers and body carry the Standard Webhooks signature: they are never logged nor put in a
  * result or an error string.
@@ -22,7 +27,7 @@ import { performance } from 'node:perf_hooks';
 
 import { assert } from '../core/index.js';
 
-import { isForbiddenAddress } from './address-policy.js';
+import { isAllowedAddress } from './address-policy.js';
 import { LOOKUP_ADDRESSES_MAX, systemLookup, type LookupFn } from './lookup.js';
 import { hostOf, isIpLiteral, URL_CHARS_MAX, type OutboundMode } from './webhook-url.js';
 
@@ -33,8 +38,21 @@ export const REQUEST_BODY_BYTES_MAX = 1_048_576;
 export const REQUEST_HEADERS_COUNT_MAX = 32;
 /** Only the status matters: read at most this much of the answer, then hang up. */
 export const RESPONSE_BODY_BYTES_MAX = 65_536;
-/** How much of a failure reason is kept. */
-const ERROR_CHARS_MAX = 200;
+/**
+ * What a failed attempt reports, all it reports: the URL could not be used; the address is
+ * not one the mode may reach; no connection or no complete answer (refused, reset, unresolved,
+ * closed early: one class, so that they cannot be told apart); no answer in time; the TLS
+ * handshake failed; the receiver answered a status other than 2xx.
+ */
+export const DELIVERY_FAILURES = [
+  'invalid_url',
+  'address_forbidden',
+  'connection_failed',
+  'timeout',
+  'tls_error',
+  'http_status',
+] as const;
+export type DeliveryFailure = (typeof DELIVERY_FAILURES)[number];
 
 /**
  * Keep-alive agents, one per mode and protocol. A burst of deliveries to one receiver (the usual
@@ -77,8 +95,8 @@ export interface WebhookResult {
   /** The receiver's status; null when no complete answer arrived. */
   readonly statusCode: number | null;
   readonly durationMs: number;
-  /** A short reason when statusCode is null; never contains headers or body. */
-  readonly error: string | null;
+  /** The failure's class when statusCode is null (never `http_status`: that is the caller's). */
+  readonly error: DeliveryFailure | null;
 }
 
 export interface SendWebhookOptions {
@@ -110,28 +128,26 @@ export async function sendWebhook(
 
   const startMs = performance.now();
   const elapsedMs = (): number => Math.max(0, Math.round(performance.now() - startMs));
-  const failed = (error: string): WebhookResult => ({
+  const failed = (error: DeliveryFailure): WebhookResult => ({
     statusCode: null,
     durationMs: elapsedMs(),
-    error: error.slice(0, ERROR_CHARS_MAX),
+    error,
   });
 
   // The URL was checked at registration; check the parts that matter again, it costs nothing.
   let url: URL;
   try {
-    if (request.url.length > URL_CHARS_MAX) return failed('url too long');
+    if (request.url.length > URL_CHARS_MAX) return failed('invalid_url');
     url = new URL(request.url);
   } catch {
-    return failed('invalid url');
+    return failed('invalid_url');
   }
-  if (url.protocol !== 'https:' && url.protocol !== 'http:') return failed('url must be http(s)');
-  if (mode === 'live' && url.protocol !== 'https:') return failed('live mode requires https');
-  if (url.username !== '' || url.password !== '') return failed('url must not carry credentials');
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') return failed('invalid_url');
+  if (mode === 'live' && url.protocol !== 'https:') return failed('invalid_url');
+  if (url.username !== '' || url.password !== '') return failed('invalid_url');
   const host = hostOf(url);
-  if (host === '') return failed('url has no host');
-  if (mode === 'live' && isIpLiteral(host) && isForbiddenAddress(host)) {
-    return failed('address forbidden in live mode');
-  }
+  if (host === '') return failed('invalid_url');
+  if (isIpLiteral(host) && !isAllowedAddress(host, mode)) return failed('address_forbidden');
 
   const outgoing: http.OutgoingHttpHeaders = {};
   for (const [name, value] of Object.entries(headers)) outgoing[name.toLowerCase()] = value;
@@ -162,31 +178,31 @@ export async function sendWebhook(
       resolve(result);
     };
     const timer = setTimeout(() => {
-      settle(failed(`timeout after ${timeoutMs} ms`));
+      settle(failed('timeout'));
       req?.destroy();
     }, timeoutMs);
 
     try {
       req = (secure ? https : http).request(requestOptions);
     } catch (error) {
-      // Invalid header names or values are refused synchronously; report the code only.
-      settle(failed(reasonOf(error)));
+      // Invalid header names or values are refused synchronously; report the class only.
+      settle(failed(failureOf(error)));
       return;
     }
     const started = req;
     started.on('error', (error) => {
-      settle(failed(reasonOf(error)));
+      settle(failed(failureOf(error)));
     });
     started.on('timeout', () => {
-      settle(failed(`timeout after ${timeoutMs} ms`));
+      settle(failed('timeout'));
       started.destroy();
     });
     started.on('socket', (socket) => {
-      // A backstop: whatever was connected to in live mode must have passed the policy.
+      // A backstop: whatever was connected to must have passed the policy.
       const verify = (): void => {
         const remote = socket.remoteAddress;
-        if (mode === 'live' && (remote === undefined || isForbiddenAddress(remote))) {
-          settle(failed('address forbidden in live mode'));
+        if (remote === undefined || !isAllowedAddress(remote, mode)) {
+          settle(failed('address_forbidden'));
           started.destroy();
         }
       };
@@ -209,12 +225,12 @@ export async function sendWebhook(
         }
       });
       res.on('end', answered);
-      res.on('error', (error) => {
-        settle(failed(reasonOf(error)));
+      res.on('error', () => {
+        settle(failed('connection_failed'));
       });
       res.on('close', () => {
         if (res.complete) answered();
-        else settle(failed('connection closed before the response ended'));
+        else settle(failed('connection_failed'));
       });
     });
     started.end(body);
@@ -222,8 +238,8 @@ export async function sendWebhook(
 }
 
 /**
- * The `lookup` hook `net.connect` calls for a host name. In live mode every address the name
- * resolves to must pass the policy, or none is connected to (the same rule as registration).
+ * The `lookup` hook `net.connect` calls for a host name. Every address the name resolves to
+ * must pass the mode's policy, or none is connected to (the same rule as registration).
  * Node asks with `all: true` when it will try several addresses (autoSelectFamily), with
  * `all: false` when it wants one; both are answered from the checked list.
  */
@@ -248,8 +264,8 @@ function checkingLookup(mode: OutboundMode, lookup: LookupFn): LookupFunction {
           done(Object.assign(new Error('too many addresses'), { code: 'ETOOMANY' }), []);
           return;
         }
-        if (mode === 'live' && found.some(({ address }) => isForbiddenAddress(address))) {
-          done(new ForbiddenAddressError('address forbidden in live mode'), []);
+        if (found.some(({ address }) => !isAllowedAddress(address, mode))) {
+          done(new ForbiddenAddressError('address forbidden'), []);
           return;
         }
         const family = options.family === 4 || options.family === 6 ? options.family : 0;
@@ -271,12 +287,18 @@ function checkingLookup(mode: OutboundMode, lookup: LookupFn): LookupFunction {
   };
 }
 
-/** A short, header- and body-free reason for an error node raised. */
-function reasonOf(error: unknown): string {
-  if (error instanceof ForbiddenAddressError) return 'address forbidden in live mode';
+/**
+ * The class of an error node raised; never its text. TLS failures (a certificate refused, a
+ * handshake that failed, a port that does not speak TLS) are told apart because a receiver's
+ * owner can act on them; every other network failure is `connection_failed`.
+ */
+function failureOf(error: unknown): DeliveryFailure {
+  if (error instanceof ForbiddenAddressError) return 'address_forbidden';
   const code = (error as { code?: unknown } | null)?.code;
-  if (code === 'ECONNREFUSED') return 'connection refused';
-  if (typeof code === 'string') return code;
-  if (error instanceof Error) return error.message.slice(0, ERROR_CHARS_MAX);
-  return 'network error';
+  if (typeof code === 'string' && TLS_ERROR.test(code)) return 'tls_error';
+  return 'connection_failed';
 }
+
+/** OpenSSL's and node's TLS error codes (certificate checks, handshake, protocol). */
+const TLS_ERROR =
+  /^(ERR_TLS_|ERR_SSL_|EPROTO$|CERT_|UNABLE_TO_|DEPTH_ZERO_SELF_SIGNED_CERT$|SELF_SIGNED_CERT_IN_CHAIN$|HOSTNAME_MISMATCH$|ERR_OSSL_)/;

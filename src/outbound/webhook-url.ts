@@ -4,13 +4,14 @@
  * deliveries; the same address policy is applied again at every connection (send.ts), because
  * a name that resolves to a public address today may resolve to 127.0.0.1 tomorrow.
  *
- * Live mode: https only, and the host, whether an IP literal or a name, must not be or resolve
- * to any forbidden address (address-policy.ts). Test mode: http or https, any address, so a
- * developer can point an endpoint at a receiver on localhost.
+ * The host, whether an IP literal or a name, must be or resolve only to addresses the mode may
+ * reach (address-policy.ts). Live mode: https only, public addresses only. Test mode: http or
+ * https, and loopback too, so a developer can point an endpoint at a receiver on localhost;
+ * never a private, link-local or metadata address, in either mode.
  */
 import { SpendgateError, assert } from '../core/index.js';
 
-import { isForbiddenAddress } from './address-policy.js';
+import { isAllowedAddress } from './address-policy.js';
 import { LOOKUP_ADDRESSES_MAX, systemLookup, type LookupFn } from './lookup.js';
 
 export type OutboundMode = 'test' | 'live';
@@ -48,18 +49,20 @@ export async function checkWebhookUrl(
 
   const url = parseWebhookUrl(raw);
   if (mode === 'live' && url.protocol !== 'https:') refuse('url must use https in live mode.');
-  if (mode === 'test') return url;
 
   const host = hostOf(url);
   const shown = echo(host);
+  const forbidden = FORBIDDEN_REASON[mode];
   if (isIpLiteral(host)) {
-    if (isForbiddenAddress(host)) refuse(`url host ${shown} ${FORBIDDEN_REASON}`);
+    if (!isAllowedAddress(host, mode)) refuse(`url host ${shown} is ${forbidden}.`);
     return url;
   }
-  // RFC 6761: localhost and *.localhost always mean this machine, whatever a resolver says.
+  // RFC 6761: localhost and *.localhost always mean this machine, whatever a resolver says; the
+  // sender checks what the name resolves to when it connects.
   const name = host.toLowerCase().replace(/\.$/, '');
   if (name === 'localhost' || name.endsWith('.localhost')) {
-    refuse(`url host ${shown} ${FORBIDDEN_REASON}`);
+    if (mode === 'live') refuse(`url host ${shown} is ${forbidden}.`);
+    return url;
   }
 
   const addresses = await resolveBounded(options.lookup ?? systemLookup, host, lookupTimeoutMs);
@@ -73,15 +76,17 @@ export async function checkWebhookUrl(
     refuse(`url host ${shown} resolves to more than ${LOOKUP_ADDRESSES_MAX} addresses.`);
   }
   // Every address must pass: the connection may go to any of them.
-  if (addresses.some(({ address }) => isForbiddenAddress(address))) {
-    refuse(`url host ${shown} resolves to ${FORBIDDEN_REASON_SHORT}, which live mode refuses.`);
+  if (addresses.some(({ address }) => !isAllowedAddress(address, mode))) {
+    refuse(`url host ${shown} resolves to ${forbidden}.`);
   }
   return url;
 }
 
-const FORBIDDEN_REASON =
-  'is a loopback, private, link-local or reserved address, which live mode refuses.';
-const FORBIDDEN_REASON_SHORT = 'a loopback, private, link-local or reserved address';
+/** Why an address is refused, by mode: what the mode would have allowed is named. */
+const FORBIDDEN_REASON: Readonly<Record<OutboundMode, string>> = {
+  live: 'a loopback, private, link-local or reserved address, which live mode refuses',
+  test: 'a private, link-local or reserved address, which is refused (test mode allows public and loopback addresses only)',
+};
 
 /** The syntax checks shared by both modes. */
 function parseWebhookUrl(raw: string): URL {

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 
-import { isForbiddenAddress } from '../../src/outbound/index.js';
+import { classifyAddress, isAllowedAddress, isForbiddenAddress } from '../../src/outbound/index.js';
 
 /** Public addresses, including the ones just outside a forbidden range. */
 const ALLOWED = [
@@ -201,6 +201,59 @@ describe('isForbiddenAddress, properties', () => {
         expect(isForbiddenAddress(`64:ff9b::${ip}`)).toBe(expected);
       }),
       { numRuns: 5_000 },
+    );
+  });
+});
+
+describe('classifyAddress and isAllowedAddress: test mode allows loopback only', () => {
+  it.each(['127.0.0.1', '127.255.255.254', '::1', '::ffff:127.0.0.1', '::ffff:7f00:1'])(
+    '%s is loopback: test mode only',
+    (ip) => {
+      expect(classifyAddress(ip)).toBe('loopback');
+      expect([isAllowedAddress(ip, 'test'), isAllowedAddress(ip, 'live')]).toEqual([true, false]);
+    },
+  );
+
+  // The addresses of issue 12 (item 8), and IPv6 forms that carry a loopback address to a host
+  // other than this one (a translator, a relay): neither mode reaches them.
+  it.each([
+    '169.254.169.254',
+    '10.0.0.1',
+    '192.168.0.1',
+    '100.64.0.1',
+    'fd00:ec2::254',
+    '0.0.0.0',
+    '::',
+    '::127.0.0.1',
+    '64:ff9b::127.0.0.1',
+    '::ffff:0:127.0.0.1',
+    '2002:7f00:1::',
+    '::ffff:10.0.0.1',
+  ])('%s is forbidden in both modes', (ip) => {
+    expect(classifyAddress(ip)).toBe('forbidden');
+    expect([isAllowedAddress(ip, 'test'), isAllowedAddress(ip, 'live')]).toEqual([false, false]);
+  });
+
+  it.each(ALLOWED)('%s is public: both modes', (ip) => {
+    expect(classifyAddress(ip)).toBe('public');
+    expect([isAllowedAddress(ip, 'test'), isAllowedAddress(ip, 'live')]).toEqual([true, true]);
+  });
+
+  it('is forbidden in live mode exactly when it is not public', () => {
+    fc.assert(
+      fc.property(
+        fc.oneof(
+          ipv4,
+          ipv4.map((ip) => `::ffff:${ip}`),
+          fc.ipV6(),
+        ),
+        (ip) => {
+          expect(isForbiddenAddress(ip)).toBe(classifyAddress(ip) !== 'public');
+          expect(isAllowedAddress(ip, 'live')).toBe(classifyAddress(ip) === 'public');
+          expect(isAllowedAddress(ip, 'test')).toBe(classifyAddress(ip) !== 'forbidden');
+        },
+      ),
+      { numRuns: 2_000 },
     );
   });
 });

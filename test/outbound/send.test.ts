@@ -1,5 +1,5 @@
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import net, { type AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 
 import { InvariantError } from '../../src/core/index.js';
@@ -93,7 +93,7 @@ describe('sendWebhook, test mode against a loopback receiver', () => {
     });
     const result = await sendWebhook(delivery(receiver.url('/silent'), { timeoutMs: 300 }));
     expect(result.statusCode).toBeNull();
-    expect(result.error).toMatch(/timeout/);
+    expect(result.error).toBe('timeout');
     expect(result.durationMs).toBeGreaterThanOrEqual(250);
     expect(result.durationMs).toBeLessThan(3_000);
   });
@@ -107,7 +107,7 @@ describe('sendWebhook, test mode against a loopback receiver', () => {
     });
     const result = await sendWebhook(delivery(receiver.url('/stall'), { timeoutMs: 300 }));
     expect(result.statusCode).toBeNull();
-    expect(result.error).toMatch(/timeout/);
+    expect(result.error).toBe('timeout');
   });
 
   it('reports a receiver that hangs up mid-answer as an error', async () => {
@@ -119,7 +119,7 @@ describe('sendWebhook, test mode against a loopback receiver', () => {
     });
     const result = await sendWebhook(delivery(receiver.url('/hangup')));
     expect(result.statusCode).toBeNull();
-    expect(result.error).not.toBeNull();
+    expect(result.error).toBe('connection_failed');
   });
 
   it('returns a refused connection as an error, without throwing', async () => {
@@ -132,7 +132,7 @@ describe('sendWebhook, test mode against a loopback receiver', () => {
       }),
     );
     const result = await sendWebhook(delivery(`http://127.0.0.1:${port}/x`));
-    expect(result).toMatchObject({ statusCode: null, error: 'connection refused' });
+    expect(result).toMatchObject({ statusCode: null, error: 'connection_failed' });
     expect(result.durationMs).toBeGreaterThanOrEqual(0);
   });
 
@@ -189,7 +189,7 @@ describe('sendWebhook, test mode against a loopback receiver', () => {
     const result = await sendWebhook(delivery('http://nowhere.example/'), {
       lookup: () => Promise.reject(Object.assign(new Error('nx'), { code: 'ENOTFOUND' })),
     });
-    expect(result).toMatchObject({ statusCode: null, error: 'ENOTFOUND' });
+    expect(result).toMatchObject({ statusCode: null, error: 'connection_failed' });
   });
 
   it('returns an invalid header as an error that does not echo it', async () => {
@@ -198,7 +198,7 @@ describe('sendWebhook, test mode against a loopback receiver', () => {
       delivery(receiver.url('/x'), { headers: { 'webhook-signature': `${SIGNATURE}\r\nx: y` } }),
     );
     expect(result.statusCode).toBeNull();
-    expect(result.error).not.toContain(SIGNATURE);
+    expect(result.error).toBe('connection_failed');
     expect(receiver.connections).toBe(0);
   });
 
@@ -222,11 +222,66 @@ describe('sendWebhook, test mode against a loopback receiver', () => {
   });
 });
 
+describe('sendWebhook, failures reported as classes, never as socket text (issue 12, item 8)', () => {
+  it('answers a refused port and a port that accepts and resets alike', async () => {
+    const closed = http.createServer();
+    await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
+    const closedPort = (closed.address() as AddressInfo).port;
+    await new Promise<void>((resolve) =>
+      closed.close(() => {
+        resolve();
+      }),
+    );
+    // Something listening that is not an HTTP server: it takes the connection and drops it.
+    const dropper = net.createServer((socket) => socket.resetAndDestroy());
+    await new Promise<void>((resolve) => dropper.listen(0, '127.0.0.1', resolve));
+    const dropperPort = (dropper.address() as AddressInfo).port;
+    try {
+      const refused = await sendWebhook(delivery(`http://127.0.0.1:${closedPort}/`));
+      const reset = await sendWebhook(delivery(`http://127.0.0.1:${dropperPort}/`));
+      expect([refused.error, reset.error]).toEqual(['connection_failed', 'connection_failed']);
+    } finally {
+      await new Promise<void>((resolve) =>
+        dropper.close(() => {
+          resolve();
+        }),
+      );
+    }
+  });
+
+  it('reports a TLS handshake that fails as tls_error', async () => {
+    receiver = await startReceiver();
+    const result = await sendWebhook(delivery(`https://127.0.0.1:${receiver.port}/x`));
+    expect(result).toMatchObject({ statusCode: null, error: 'tls_error' });
+  });
+});
+
+describe('sendWebhook, test mode refuses every non-public address but loopback', () => {
+  it.each(['10.0.0.1', '169.254.169.254', '192.168.0.1', '100.64.0.1', '[fd00:ec2::254]'])(
+    'refuses http:// to the literal %s without connecting',
+    async (host) => {
+      const result = await sendWebhook(delivery(`http://${host}:9/x`, { timeoutMs: 2_000 }));
+      expect(result).toMatchObject({ statusCode: null, error: 'address_forbidden' });
+    },
+  );
+
+  it('refuses a name that resolves to a private address at connection time', async () => {
+    receiver = await startReceiver();
+    for (const address of ['10.0.0.1', '169.254.169.254', 'fd00:ec2::254', '::ffff:10.0.0.1']) {
+      const result = await sendWebhook(delivery(`http://receiver.example:${receiver.port}/x`), {
+        lookup: resolvesTo(address),
+      });
+      expect(result).toMatchObject({ statusCode: null, error: 'address_forbidden' });
+    }
+    expect(receiver.connections).toBe(0);
+  });
+});
+
 describe('sendWebhook, live mode refuses before connecting', () => {
   it('refuses http://', async () => {
     receiver = await startReceiver();
     const result = await sendWebhook(delivery(receiver.url('/x'), { mode: 'live' }));
-    expect(result).toMatchObject({ statusCode: null, error: 'live mode requires https' });
+    expect(result).toMatchObject({ statusCode: null, error: 'invalid_url' });
     expect(receiver.connections).toBe(0);
   });
 
@@ -237,7 +292,7 @@ describe('sendWebhook, live mode refuses before connecting', () => {
       const result = await sendWebhook(
         delivery(`https://${host}:${receiver.port}/x`, { mode: 'live' }),
       );
-      expect(result).toMatchObject({ statusCode: null, error: 'address forbidden in live mode' });
+      expect(result).toMatchObject({ statusCode: null, error: 'address_forbidden' });
       expect(receiver.connections).toBe(0);
     },
   );
@@ -248,7 +303,7 @@ describe('sendWebhook, live mode refuses before connecting', () => {
       delivery(`https://localhost:${receiver.port}/x`, { mode: 'live' }),
     );
     expect(result.statusCode).toBeNull();
-    expect(result.error).toBe('address forbidden in live mode');
+    expect(result.error).toBe('address_forbidden');
     expect(receiver.connections).toBe(0);
   });
 
@@ -262,7 +317,7 @@ describe('sendWebhook, live mode refuses before connecting', () => {
       const result = await sendWebhook(delivery(url, { mode: 'live' }), {
         lookup: resolvesTo(address),
       });
-      expect(result).toMatchObject({ statusCode: null, error: 'address forbidden in live mode' });
+      expect(result).toMatchObject({ statusCode: null, error: 'address_forbidden' });
     }
     expect(receiver.connections).toBe(0);
   });
@@ -279,7 +334,7 @@ describe('sendWebhook, live mode refuses before connecting', () => {
           ]),
       },
     );
-    expect(result.error).toBe('address forbidden in live mode');
+    expect(result.error).toBe('address_forbidden');
     expect(receiver.connections).toBe(0);
   });
 });

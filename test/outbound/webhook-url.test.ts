@@ -25,6 +25,8 @@ const PUBLIC = table({
   'mapped.example.com': ['::ffff:127.0.0.1'],
   'metadata.example.com': ['169.254.169.254'],
   'empty.example.com': [],
+  'loopback.example.com': ['127.0.0.1', '::1'],
+  'cgnat.example.com': ['100.64.0.1'],
 });
 
 async function refusal(promise: Promise<unknown>): Promise<SpendgateError> {
@@ -43,19 +45,54 @@ async function refusal(promise: Promise<unknown>): Promise<SpendgateError> {
 describe('checkWebhookUrl, test mode', () => {
   it.each([
     'http://127.0.0.1:4567/x',
+    'http://127.8.9.10/x',
     'http://localhost',
     'http://localhost:3000/hooks?a=1',
     'https://[::1]:8443/',
-    'http://10.1.2.3/',
-  ])('accepts %s', async (raw) => {
+    'http://93.184.216.34/',
+    'http://hooks.example.com/',
+    'http://loopback.example.com/',
+  ])('accepts %s (http, public and loopback addresses)', async (raw) => {
     const url = await checkWebhookUrl(raw, 'test', { lookup: PUBLIC });
     expect(url.href.startsWith(raw.replace(/\/$/, ''))).toBe(true);
   });
 
-  it('does not resolve names in test mode', async () => {
+  // Issue 12, item 8: test mode relaxes https and allows loopback, nothing else non-public.
+  it.each([
+    'http://169.254.169.254/latest/meta-data/',
+    'http://10.0.0.1/',
+    'http://192.168.0.1/',
+    'http://172.16.0.1/',
+    'http://100.64.0.1/',
+    'http://0.0.0.0/',
+    'http://[fd00:ec2::254]/',
+    'http://[fe80::1]/',
+    'http://[::ffff:10.0.0.1]/',
+    'http://[::127.0.0.1]/',
+    'http://[64:ff9b::7f00:1]/',
+  ])('refuses the non-public address %s', async (raw) => {
+    const refused = await refusal(checkWebhookUrl(raw, 'test', { lookup: PUBLIC }));
+    expect(refused.message).toMatch(/private, link-local or reserved/);
+  });
+
+  it.each([
+    'http://mixed.example.com/',
+    'http://metadata.example.com/',
+    'http://cgnat.example.com/',
+  ])('refuses %s, a name that resolves to a non-public address', async (raw) => {
+    const refused = await refusal(checkWebhookUrl(raw, 'test', { lookup: PUBLIC }));
+    expect(refused.message).toMatch(/resolves to a private, link-local or reserved/);
+  });
+
+  it('accepts the IPv4-mapped form of a loopback address', async () => {
+    const url = await checkWebhookUrl('http://[::ffff:127.0.0.1]/', 'test');
+    expect(url.hostname).toBe('[::ffff:7f00:1]');
+  });
+
+  it('resolves names, and refuses one that does not resolve', async () => {
     const lookup = table({});
-    await checkWebhookUrl('http://anything.invalid/', 'test', { lookup });
-    expect(lookup.calls).toEqual([]);
+    await refusal(checkWebhookUrl('http://anything.invalid/', 'test', { lookup }));
+    expect(lookup.calls).toEqual(['anything.invalid']);
   });
 
   it('strips the fragment', async () => {

@@ -37,22 +37,41 @@ export function registerWebhookRoutes(app: FastifyInstance, store: Store): void 
       schema: {
         operationId: 'createWebhook',
         tags: ['webhooks'],
+        description:
+          'Registers an endpoint and answers its `whsec_` signing secret, this once. With an ' +
+          '`Idempotency-Key`, a retry answers the first endpoint with `Idempotent-Replayed: true` ' +
+          'and creates nothing, but without `secret`: the secret is not stored for replay. A ' +
+          'client that lost the first answer deletes the endpoint and creates another. The url ' +
+          'must be https in live mode; test mode also allows http. It must not be or resolve to a ' +
+          'private, link-local, metadata or other non-public address in either mode; test mode ' +
+          'allows loopback (a receiver on the same machine).',
         body: createWebhookBody,
         response: { 201: createdWebhookEndpointObject },
       },
     },
-    // Not through `respond`: the answer carries the signing secret, which an idempotency
-    // record would keep in the database in clear. The secret is shown this once.
+    // The signing secret is shown this once: the idempotency record keeps the endpoint without
+    // it (a record in clear would be a second copy of the secret), so a retry with the same
+    // Idempotency-Key answers the first endpoint, with no secret and Idempotent-Replayed, and
+    // creates nothing.
     async (request, reply) => {
       const { scope } = authOf(request);
       const body = request.body;
       const url = await checkWebhookUrl(body.url, scope.mode);
-      const { endpoint, secret } = await store.createWebhookEndpoint(scope, {
-        url: url.href,
-        events: body.events,
-        description: body.description ?? null,
-      });
-      return reply.code(201).send({ ...presentWebhookEndpoint(endpoint), secret });
+      return respond(
+        store,
+        request,
+        reply,
+        201,
+        async (operations) => {
+          const { endpoint, secret } = await operations.createWebhookEndpoint(scope, {
+            url: url.href,
+            events: body.events,
+            description: body.description ?? null,
+          });
+          return { ...presentWebhookEndpoint(endpoint), secret };
+        },
+        { forReplay: (created) => ({ ...created, secret: undefined }) },
+      );
     },
   );
 

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { DELIVERY_FAILURES } from '../../outbound/index.js';
 import { EVENT_TYPES } from '../../store/outbox.js';
 import { paginationQuery, text, timestampOutput } from './common.js';
 
@@ -15,7 +16,12 @@ export const webhookEndpointObject = z
   .meta({ id: 'WebhookEndpoint' });
 
 export const createdWebhookEndpointObject = webhookEndpointObject
-  .extend({ secret: z.string().meta({ description: 'The whsec_ signing secret, shown once.' }) })
+  .extend({
+    secret: z.string().optional().meta({
+      description:
+        'The whsec_ signing secret, shown once: absent from an idempotent replay, since it is not stored for replay.',
+    }),
+  })
   .meta({ id: 'CreatedWebhookEndpoint' });
 
 /** Events an endpoint subscribes to: named types, or "*" for all (contract section 13). */
@@ -40,6 +46,14 @@ export const deletedWebhookObject = z.object({
   deleted: z.literal(true),
 });
 
+/** A failed attempt's class, never the network's own error text (which would map the host's ports). */
+const deliveryFailure = z
+  .string()
+  .nullable()
+  .meta({
+    description: `Null when delivered; else why not, as a class: ${DELIVERY_FAILURES.join(', ')} (a status other than 2xx).`,
+  });
+
 export const webhookTestObject = z
   .object({
     object: z.literal('webhook_test'),
@@ -47,7 +61,7 @@ export const webhookTestObject = z
     delivered: z.boolean(),
     statusCode: z.number().int().nullable(),
     durationMs: z.number().int(),
-    error: z.string().nullable(),
+    error: deliveryFailure,
   })
   .meta({ id: 'WebhookTest' });
 
@@ -62,7 +76,7 @@ export const webhookDeliveryObject = z
     status: z.enum(['succeeded', 'failed']),
     statusCode: z.number().int().nullable(),
     durationMs: z.number().int(),
-    error: z.string().nullable(),
+    error: deliveryFailure,
     createdAt: timestampOutput,
   })
   .meta({ id: 'WebhookDelivery' });

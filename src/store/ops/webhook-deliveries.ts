@@ -69,13 +69,24 @@ export function deliveryFromRow(row: DeliveryRow): WebhookDeliveryRecord {
     succeeded: row.succeeded,
     statusCode: row.status_code,
     durationMs: row.duration_ms,
-    error: row.error,
+    error: failureClass(row.error),
     createdAtMs: row.created_at.getTime(),
   };
 }
 
-/** Errors are recorded for their owner to read, bounded (the column allows 500). */
-const ERROR_CHARS_MAX = 500;
+/**
+ * A failed attempt is recorded, and shown to the endpoint's owner, as its failure class (the
+ * sender's: `connection_failed`, `timeout`, `tls_error`, `http_status`, ...), a short
+ * snake_case word. Never a socket's error text: "connection reset" against "connection
+ * refused" would tell the owner which ports of an address answer. Text of any other shape
+ * (recorded before the classes, or passed by mistake) becomes the generic class.
+ */
+const FAILURE_CLASS = /^[a-z][a-z_]{0,39}$/;
+
+function failureClass(error: string | null): string | null {
+  if (error === null) return null;
+  return FAILURE_CLASS.test(error) ? error : 'connection_failed';
+}
 
 /**
  * subscribedEndpoints: one read, for the relay.
@@ -211,7 +222,7 @@ export async function recordDeliveryAttempt(
       succeeded,
       input.statusCode,
       input.durationMs,
-      input.error?.slice(0, ERROR_CHARS_MAX) ?? null,
+      failureClass(input.error),
       new Date(nowMs),
     ],
   );

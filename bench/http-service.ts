@@ -24,11 +24,12 @@ const { loadConfig } = (await import(`${root}/config/env.js`)) as typeof EnvModu
 
 try {
   await serve(loadConfig(), 'all', (api, store) => {
-    // Counted in the card network's rate-limit class, as the authorize callback is.
-    api.post(
-      '/v1/bench/noop',
-      { config: { requiredScope: null, networkCallback: true } },
-      (_request, reply) => reply.send({ ok: true }),
+    // Counted in the card network's rate-limit class, as the authorize callback is (a variable,
+    // not a literal: `networkCallback` is new in src/http/rate-limits.ts, and without it the
+    // class follows the key alone).
+    const noopConfig = { requiredScope: null, networkCallback: true };
+    api.post('/v1/bench/noop', { config: noopConfig }, (_request, reply) =>
+      reply.send({ ok: true }),
     );
     api.get('/v1/bench/authorize-stats', { config: { requiredScope: null } }, (_request, reply) =>
       reply.send(store.authorizeStats()),

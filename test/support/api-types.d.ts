@@ -445,6 +445,7 @@ export interface paths {
         };
         get: operations["listWebhooks"];
         put?: never;
+        /** @description Registers an endpoint and answers its `whsec_` signing secret, this once. With an `Idempotency-Key`, a retry answers the first endpoint with `Idempotent-Replayed: true` and creates nothing, but without `secret`: the secret is not stored for replay. A client that lost the first answer deletes the endpoint and creates another. The url must be https in live mode; test mode also allows http. It must not be or resolve to a private, link-local, metadata or other non-public address in either mode; test mode allows loopback (a receiver on the same machine). */
         post: operations["createWebhook"];
         delete?: never;
         options?: never;
@@ -748,8 +749,8 @@ export interface components {
             status: "enabled" | "disabled";
             /** @description ISO 8601 UTC. */
             createdAt: string;
-            /** @description The whsec_ signing secret, shown once. */
-            secret: string;
+            /** @description The whsec_ signing secret, shown once: absent from an idempotent replay, since it is not stored for replay. */
+            secret?: string;
         };
         WebhookTestInput: {
             /** @constant */
@@ -758,6 +759,7 @@ export interface components {
             delivered: boolean;
             statusCode: number | null;
             durationMs: number;
+            /** @description Null when delivered; else why not, as a class: invalid_url, address_forbidden, connection_failed, timeout, tls_error, http_status (a status other than 2xx). */
             error: string | null;
         };
         WebhookDeliveryInput: {
@@ -772,6 +774,7 @@ export interface components {
             status: "succeeded" | "failed";
             statusCode: number | null;
             durationMs: number;
+            /** @description Null when delivered; else why not, as a class: invalid_url, address_forbidden, connection_failed, timeout, tls_error, http_status (a status other than 2xx). */
             error: string | null;
             /** @description ISO 8601 UTC. */
             createdAt: string;
@@ -1014,8 +1017,8 @@ export interface components {
             status: "enabled" | "disabled";
             /** @description ISO 8601 UTC. */
             createdAt: string;
-            /** @description The whsec_ signing secret, shown once. */
-            secret: string;
+            /** @description The whsec_ signing secret, shown once: absent from an idempotent replay, since it is not stored for replay. */
+            secret?: string;
         };
         WebhookTest: {
             /** @constant */
@@ -1024,6 +1027,7 @@ export interface components {
             delivered: boolean;
             statusCode: number | null;
             durationMs: number;
+            /** @description Null when delivered; else why not, as a class: invalid_url, address_forbidden, connection_failed, timeout, tls_error, http_status (a status other than 2xx). */
             error: string | null;
         };
         WebhookDelivery: {
@@ -1038,6 +1042,7 @@ export interface components {
             status: "succeeded" | "failed";
             statusCode: number | null;
             durationMs: number;
+            /** @description Null when delivered; else why not, as a class: invalid_url, address_forbidden, connection_failed, timeout, tls_error, http_status (a status other than 2xx). */
             error: string | null;
             /** @description ISO 8601 UTC. */
             createdAt: string;
@@ -1249,6 +1254,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @description The object id; one that names nothing the caller can see is a 404. */
                 id: string;
             };
             cookie?: never;
@@ -1275,6 +1281,7 @@ export interface operations {
                 "Idempotency-Key"?: string;
             };
             path: {
+                /** @description The object id; one that names nothing the caller can see is a 404. */
                 id: string;
             };
             cookie?: never;
@@ -1310,6 +1317,7 @@ export interface operations {
                 "Idempotency-Key"?: string;
             };
             path: {
+                /** @description The object id; one that names nothing the caller can see is a 404. */
                 id: string;
             };
             cookie?: never;
@@ -1342,6 +1350,7 @@ export interface operations {
                 "Idempotency-Key"?: string;
             };
             path: {
+                /** @description The object id; one that names nothing the caller can see is a 404. */
                 id: string;
             };
             cookie?: never;
@@ -1368,6 +1377,7 @@ export interface operations {
                 "Idempotency-Key"?: string;
             };
             path: {
+                /** @description The object id; one that names nothing the caller can see is a 404. */
                 id: string;
             };
             cookie?: never;
@@ -1401,6 +1411,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @description The object id; one that names nothing the caller can see is a 404. */
                 id: string;
             };
             cookie?: never;
@@ -1429,6 +1440,7 @@ export interface operations {
             };
             header?: never;
             path: {
+                /** @description The object id; one that names nothing the caller can see is a 404. */
                 id: string;
             };
             cookie?: never;
@@ -1458,6 +1470,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @description The object id; one that names nothing the caller can see is a 404. */
                 id: string;
             };
             cookie?: never;
@@ -1484,6 +1497,7 @@ export interface operations {
                 "Idempotency-Key"?: string;
             };
             path: {
+                /** @description The object id; one that names nothing the caller can see is a 404. */
                 id: string;
             };
             cookie?: never;
@@ -1517,6 +1531,7 @@ export interface operations {
                 "Idempotency-Key"?: string;
             };
             path: {
+                /** @description The object id; one that names nothing the caller can see is a 404. */
                 id: string;
             };
             cookie?: never;
@@ -1549,6 +1564,7 @@ export interface operations {
                 "Idempotency-Key"?: string;
             };
             path: {
+                /** @description The object id; one that names nothing the caller can see is a 404. */
                 id: string;
             };
             cookie?: never;
@@ -1700,6 +1716,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @description The object id; one that names nothing the caller can see is a 404. */
                 id: string;
             };
             cookie?: never;
@@ -1760,6 +1777,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @description The object id; one that names nothing the caller can see is a 404. */
                 id: string;
             };
             cookie?: never;
@@ -1783,6 +1801,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @description The object id; one that names nothing the caller can see is a 404. */
                 id: string;
             };
             cookie?: never;
@@ -1914,6 +1933,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @description The object id; one that names nothing the caller can see is a 404. */
                 id: string;
             };
             cookie?: never;
@@ -1942,6 +1962,7 @@ export interface operations {
                 "Idempotency-Key"?: string;
             };
             path: {
+                /** @description The object id; one that names nothing the caller can see is a 404. */
                 id: string;
             };
             cookie?: never;
@@ -1968,6 +1989,7 @@ export interface operations {
                 "Idempotency-Key"?: string;
             };
             path: {
+                /** @description The object id; one that names nothing the caller can see is a 404. */
                 id: string;
             };
             cookie?: never;
@@ -1994,6 +2016,7 @@ export interface operations {
                 "Idempotency-Key"?: string;
             };
             path: {
+                /** @description The object id; one that names nothing the caller can see is a 404. */
                 id: string;
             };
             cookie?: never;
@@ -2020,6 +2043,7 @@ export interface operations {
                 "Idempotency-Key"?: string;
             };
             path: {
+                /** @description The object id; one that names nothing the caller can see is a 404. */
                 id: string;
             };
             cookie?: never;
@@ -2087,6 +2111,7 @@ export interface operations {
                 "Idempotency-Key"?: string;
             };
             path: {
+                /** @description The object id; one that names nothing the caller can see is a 404. */
                 id: string;
             };
             cookie?: never;
@@ -2120,6 +2145,7 @@ export interface operations {
                 "Idempotency-Key"?: string;
             };
             path: {
+                /** @description The object id; one that names nothing the caller can see is a 404. */
                 id: string;
             };
             cookie?: never;
@@ -2212,6 +2238,7 @@ export interface operations {
                 "Idempotency-Key"?: string;
             };
             path: {
+                /** @description The object id; one that names nothing the caller can see is a 404. */
                 id: string;
             };
             cookie?: never;
@@ -2244,6 +2271,7 @@ export interface operations {
                 "Idempotency-Key"?: string;
             };
             path: {
+                /** @description The object id; one that names nothing the caller can see is a 404. */
                 id: string;
             };
             cookie?: never;
@@ -2270,6 +2298,7 @@ export interface operations {
             };
             header?: never;
             path: {
+                /** @description The object id; one that names nothing the caller can see is a 404. */
                 id: string;
             };
             cookie?: never;
@@ -2333,6 +2362,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @description The object id; one that names nothing the caller can see is a 404. */
                 id: string;
             };
             cookie?: never;

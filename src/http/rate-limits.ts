@@ -4,6 +4,7 @@ import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes } from 'rate-limite
 import { assert, SpendgateError } from '../core/index.js';
 import type { RateLimitSettings } from '../config/env.js';
 import type { Authenticated } from './auth.js';
+import { ChunkedRateCounter } from './chunked-rate-counter.js';
 import { withinMs } from './deadline.js';
 
 /**
@@ -16,6 +17,9 @@ import { withinMs } from './deadline.js';
  *
  * Counted in `onRequest`, right after authentication and before the body is read: a flood of
  * large bodies is refused before any of them is parsed.
+ *
+ * The card network's class is counted in chunks (chunked-rate-counter.ts): one Redis round
+ * trip per 1% of its limit instead of one per callback, still one count for every process.
  *
  * When Redis is down or slow, the count falls back to one kept in this process (so a flood is
  * still bounded), except on routes marked `rateLimitFailOpen`: the authorize callback, where
@@ -112,7 +116,8 @@ export function registerRateLimits(
   }
   const shared = new Map<KeyClass, RateLimiterRedis>();
   const local = new Map<KeyClass, RateLimiterMemory>();
-  for (const name of classes) {
+  // The card network's class has its own, chunked count (below).
+  for (const name of classes.filter((name) => name !== 'authorizationsPerSecond')) {
     const points = options.settings[name];
     if (options.redis !== null) {
       shared.set(
@@ -131,6 +136,21 @@ export function registerRateLimits(
   }
 
   let degraded = false;
+  const network = new ChunkedRateCounter(
+    options.redis,
+    `${options.redisPrefix}:rate:chunked:authorizationsPerSecond`,
+    options.settings.authorizationsPerSecond,
+    (reachable) => {
+      if (reachable) app.log.info('rate limits of the card network counted in Redis again');
+      else app.log.warn('Redis unreachable: the card network rate limit counted per process');
+    },
+  );
+  const countNetwork = (keyId: string): RateLimitState => {
+    const counted = network.consume(keyId, Date.now());
+    const state = { limit: counted.limit, remaining: counted.remaining, resetMs: counted.resetMs };
+    return counted.allowed ? state : refuse(state);
+  };
+
   const count = async (
     request: FastifyRequest,
     name: KeyClass,
@@ -187,7 +207,11 @@ export function registerRateLimits(
     const auth = request.auth;
     if (auth === null) return;
     try {
-      request.rateLimit = await count(request, keyClass(auth, request), auth.keyId);
+      const name = keyClass(auth, request);
+      request.rateLimit =
+        name === 'authorizationsPerSecond'
+          ? countNetwork(auth.keyId)
+          : await count(request, name, auth.keyId);
     } catch (error) {
       if (!(error instanceof RateLimited)) throw error;
       setHeaders(reply, error.state);

@@ -234,6 +234,9 @@ async function workersProcess(databaseUrl: string): Promise<void> {
       warnings += 1;
       if (warnings <= 3) console.error(`workers: ${message}`, object);
     },
+    error(object: object, message: string) {
+      console.error(`workers: ${message}`, object);
+    },
     info: () => undefined,
   };
   let workers: Workers | null = null;

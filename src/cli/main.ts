@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-import { ConfigError, loadConfig, type Config } from '../config/env.js';
+import { ConfigError, loadConfig, type Settings } from '../config/env.js';
 import { migrate } from '../store/migrations/runner.js';
 import { KEYS_USAGE, runKeys, UsageError } from './keys.js';
 import { openConfiguredStore, openDatabase } from './open-store.js';
@@ -14,7 +14,7 @@ import { openApiDocument } from './openapi.js';
  * - `spendgate openapi`: prints the OpenAPI document (see openapi.ts).
  * - `spendgate keys ...`: creates, lists and revokes API keys (see keys.ts).
  */
-async function runMigrate(config: Config): Promise<void> {
+async function runMigrate(config: Settings): Promise<void> {
   const client = await openDatabase(config);
   try {
     const report = await migrate(client);

@@ -11,7 +11,11 @@ import { openStore } from '../store/store.js';
  */
 export async function openApiDocument(): Promise<unknown> {
   const store = await openStore({ client: await createPgliteClient(), masterKey: randomBytes(32) });
-  const app = createServer({ ...loadConfig({}), logLevel: 'silent' }, { store, redis: null });
+  const app = createServer(
+    // No Redis: the prefix names nothing.
+    { ...loadConfig({}), redisPrefix: 'spendgate-openapi', logLevel: 'silent' },
+    { store, redis: null },
+  );
   try {
     await app.ready();
     return app.swagger();

@@ -1,10 +1,16 @@
 import type { FastifyInstance } from 'fastify';
 import { pino } from 'pino';
-import type { Config } from '../config/env.js';
+import type { Config, Settings } from '../config/env.js';
 import { createRedis, redisAnswers } from '../http/health.js';
 import { createServer } from '../http/server.js';
+import { readInstallationId } from '../store/installation.js';
 import type { Store } from '../store/store.js';
 import { DEFAULT_MAINTENANCE_SETTINGS } from '../workers/maintenance.js';
+import {
+  claimRedisPrefix,
+  defaultRedisPrefix,
+  type RedisPrefixClaim,
+} from '../workers/prefix-claim.js';
 import { startWorkers, type Workers } from '../workers/start.js';
 import { openConfiguredStore } from './open-store.js';
 import { openChains } from './solana-chains.js';
@@ -15,6 +21,16 @@ import { openChains } from './solana-chains.js';
  * API and workers scale apart. SIGTERM or SIGINT stops gracefully: the server stops taking
  * requests and finishes those in flight, the workers finish or return their jobs, then the
  * store closes and the process exits.
+ *
+ * The Redis prefix is resolved once, here, after the migrations: REDIS_PREFIX as set by hand,
+ * or `spendgate-<installation id>`; and this database claims it (workers/prefix-claim.ts). A
+ * prefix another database holds stops the start with a message naming REDIS_PREFIX. With Redis
+ * down the service starts anyway (contract section 15), and the claim is made when Redis first
+ * answers, before any job is added or taken (start.ts waits for it). Should another database
+ * hold the prefix then, or at a later reconnection (a Redis restarted empty, claimed first by
+ * the other), this process logs the same message and stops with exit code 1: its workers never
+ * touched that database's jobs, and a supervisor that restarts it gets the refusal at once,
+ * rather than a process that serves while its events wait unseen in the outbox.
  */
 export type Role = 'api' | 'worker' | 'all';
 
@@ -23,12 +39,19 @@ export const ROLES: readonly Role[] = ['api', 'worker', 'all'];
 const SHUTDOWN_MS_MAX = 10_000;
 /** One delivery attempt at most (contract section 13). */
 const DELIVERY_TIMEOUT_MS = 15_000;
+/** How long the start waits for Redis to settle the prefix's claim before going on without. */
+const CLAIM_WAIT_MS = 2_000;
 
 /** More routes beside the API's, given the store (bench/http-service.ts: a no-op, batch stats). */
 export type ExtraRoutes = (api: FastifyInstance, store: Store) => void;
 
-export async function serve(config: Config, role: Role, extraRoutes?: ExtraRoutes): Promise<void> {
-  const store = await openConfiguredStore(config);
+export async function serve(
+  settings: Settings,
+  role: Role,
+  extraRoutes?: ExtraRoutes,
+): Promise<void> {
+  const store = await openConfiguredStore(settings);
+  const { config, installationId, claim, claimed } = await claimPrefix(settings, store);
   if (role !== 'worker') await printFirstKey(config, store);
   const log = pino({
     level: config.logLevel,
@@ -61,7 +84,18 @@ export async function serve(config: Config, role: Role, extraRoutes?: ExtraRoute
           maintenance: { ...DEFAULT_MAINTENANCE_SETTINGS, holdAgeMsMax: config.holdAgeMsMax },
           chains: chains.targets,
           log: app?.log ?? log,
+          prefixClaimed: claim.held,
         });
+  if (app !== null && workers !== null) {
+    // /metrics is the server's, and workers and http never import each other: the workers'
+    // registry is served beside it here, where both meet.
+    const workerMetrics = workers.metrics.registry;
+    app.addHook('onSend', async (request, _reply, payload) =>
+      request.routeOptions.url === '/metrics' && typeof payload === 'string'
+        ? `${payload}${await workerMetrics.metrics()}`
+        : payload,
+    );
+  }
   if (app !== null) await app.listen({ port: config.port, host: config.host });
   const logger = app?.log ?? log;
   logger.info(
@@ -69,35 +103,85 @@ export async function serve(config: Config, role: Role, extraRoutes?: ExtraRoute
       role,
       ...(chains?.localRpcUrl == null ? {} : { localSolanaRpc: chains.localRpcUrl }),
       database: config.databaseUrl === null ? `embedded (${config.dataDir})` : 'postgresql',
+      installation: installationId,
+      redisPrefix: config.redisPrefix,
     },
     'spendgate started',
   );
-  if (!(await redisAnswers(redis))) {
+  if (!claimed || !(await redisAnswers(redis))) {
     // Loudly (contract section 15): the service serves, but degraded until Redis answers.
     logger.warn(
-      'Redis is unreachable: rate limits are counted per process and events wait in the outbox until it answers (see /readyz)',
+      'Redis is unreachable: rate limits are counted per process and events wait in the outbox until it answers (see /readyz); the Redis prefix is claimed, and the workers start, then',
     );
   }
 
-  const stop = (signal: string) => {
-    logger.info({ signal }, 'shutting down');
+  let stopping = false;
+  const stop = (reason: string, exitCode = 0) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ reason }, 'shutting down');
     const force = setTimeout(() => process.exit(1), SHUTDOWN_MS_MAX);
     force.unref();
     void (async () => {
+      claim.close();
       await app?.close();
       await workers?.stop();
       await chains?.close();
       redis.disconnect();
       await store.close();
-      process.exit(0);
+      process.exit(exitCode);
     })();
   };
+  void claim.lost.then((error) => {
+    logger.error({ setting: 'REDIS_PREFIX' }, error.message);
+    stop('REDIS_PREFIX is claimed by another database', 1);
+  });
   process.once('SIGTERM', () => {
     stop('SIGTERM');
   });
   process.once('SIGINT', () => {
     stop('SIGINT');
   });
+}
+
+/**
+ * The effective settings, with the Redis prefix resolved, and this database's claim on it:
+ * `claimed` says whether it held within CLAIM_WAIT_MS (false: Redis did not answer yet). A
+ * prefix another database holds throws RedisPrefixClaimedError, with the store closed.
+ */
+async function claimPrefix(
+  settings: Settings,
+  store: Store,
+): Promise<{ config: Config; installationId: string; claim: RedisPrefixClaim; claimed: boolean }> {
+  let claim: RedisPrefixClaim | null = null;
+  try {
+    const installationId = await readInstallationId(store.client);
+    const config: Config = {
+      ...settings,
+      redisPrefix: settings.redisPrefix ?? defaultRedisPrefix(installationId),
+    };
+    claim = claimRedisPrefix({
+      redisUrl: config.redisUrl,
+      redisPrefix: config.redisPrefix,
+      installationId,
+    });
+    let timer: NodeJS.Timeout | undefined;
+    const claimed = await Promise.race([
+      claim.held.then(() => true),
+      new Promise<false>((resolve) => {
+        timer = setTimeout(() => {
+          resolve(false);
+        }, CLAIM_WAIT_MS);
+      }),
+    ]).finally(() => {
+      clearTimeout(timer);
+    });
+    return { config, installationId, claim, claimed };
+  } catch (error) {
+    claim?.close();
+    await store.close();
+    throw error;
+  }
 }
 
 /**

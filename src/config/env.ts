@@ -57,10 +57,12 @@ const configSchema = z.object({
     .url({ protocol: /^rediss?$/, error: 'must be a redis:// or rediss:// URL' })
     .default('redis://127.0.0.1:6379'),
   // Every queue and rate-limit key lives under it, so two deployments can share one Redis.
+  // Unset: `spendgate-<installation id>`, resolved at start from the database (serve.ts); set
+  // by hand, it is claimed in Redis by this database, and a second database refuses it.
   REDIS_PREFIX: z
     .string()
     .regex(/^[A-Za-z0-9_-]{1,40}$/, { error: 'must be 1 to 40 letters, digits, _ or -' })
-    .default('spendgate'),
+    .optional(),
   // Requests per second per key (contract section 6); the card network's keys are the last.
   RATE_LIMIT_LIVE_PER_SECOND: perSecond(DEFAULT_RATE_LIMITS.livePerSecond),
   RATE_LIMIT_TEST_PER_SECOND: perSecond(DEFAULT_RATE_LIMITS.testPerSecond),
@@ -127,6 +129,10 @@ export interface Config {
   /** The key modes served. */
   readonly modes: readonly ('test' | 'live')[];
   readonly redisUrl: string;
+  /**
+   * The effective prefix of every key spendgate keeps in Redis: REDIS_PREFIX as set by hand,
+   * or `spendgate-<installation id>`. Resolved once at start (see `Settings`).
+   */
   readonly redisPrefix: string;
   readonly rateLimits: RateLimitSettings;
   readonly authorize: AuthorizeSettings;
@@ -163,13 +169,22 @@ export interface AuthorizeSettings {
   readonly standIn: 'decline' | 'approve';
 }
 
+/**
+ * The settings as read from the environment, before the start resolves what depends on the
+ * database: `redisPrefix` is REDIS_PREFIX as set by hand, or null when it is not set (the
+ * default, `spendgate-<installation id>`, needs the database's installation id; serve.ts).
+ */
+export interface Settings extends Omit<Config, 'redisPrefix'> {
+  readonly redisPrefix: string | null;
+}
+
 export class ConfigError extends Error {
   override readonly name = 'ConfigError';
 }
 
 export function loadConfig(
   env: Readonly<Record<string, string | undefined>> = process.env,
-): Config {
+): Settings {
   // An empty variable is an unset one: `DATABASE_URL= npm start` means the embedded default.
   const present = Object.fromEntries(Object.entries(env).filter(([, value]) => value !== ''));
   const result = configSchema.safeParse(present);
@@ -186,7 +201,7 @@ export function loadConfig(
     dataDir: result.data.SPENDGATE_DATA_DIR,
     modes: [...new Set(result.data.SPENDGATE_MODES)],
     redisUrl: result.data.REDIS_URL,
-    redisPrefix: result.data.REDIS_PREFIX,
+    redisPrefix: result.data.REDIS_PREFIX ?? null,
     rateLimits: {
       livePerSecond: result.data.RATE_LIMIT_LIVE_PER_SECOND,
       testPerSecond: result.data.RATE_LIMIT_TEST_PER_SECOND,

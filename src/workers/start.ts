@@ -18,8 +18,10 @@ import {
 import {
   DEFAULT_MAINTENANCE_SETTINGS,
   startMaintenance,
+  type Maintenance,
   type MaintenanceSettings,
 } from './maintenance.js';
+import { createWorkerMetrics, type WorkerMetrics } from './metrics.js';
 import type { LoopLog } from './polling-loop.js';
 import {
   DEFAULT_SOLANA_TRANSFER_OPTIONS,
@@ -40,10 +42,16 @@ import {
  * finishes its round, the worker finishes the deliveries in flight (BullMQ returns a job it
  * could not finish to the queue, where another worker or the next start takes it), and the
  * connections close.
+ *
+ * The work on Redis (relay, delivery, maintenance) starts once `prefixClaimed` resolves: no job
+ * is added to or taken from a prefix before this database holds it (prefix-claim.ts). While
+ * Redis is down that waits, and it never starts if another database holds the prefix. The
+ * settlement and Solana workers need only the database and start at once.
  */
 export interface Workers {
   readonly relay: OutboxRelay;
   readonly queue: Queue<WebhookJob>;
+  readonly metrics: WorkerMetrics;
   stop(): Promise<void>;
 }
 
@@ -59,7 +67,11 @@ export function startWorkers(dependencies: {
   readonly chains?: Readonly<Record<Mode, ChainTarget | null>>;
   readonly solana?: SolanaTransferOptions;
   readonly log: LoopLog & DeliveryLog;
+  /** Resolves when this database holds `redisPrefix` (prefix-claim.ts); default: at once. */
+  readonly prefixClaimed?: Promise<void>;
+  readonly metrics?: WorkerMetrics;
 }): Workers {
+  const metrics = dependencies.metrics ?? createWorkerMetrics();
   const producer = producerConnection(dependencies.redisUrl);
   const consumer = workerConnection(dependencies.redisUrl);
   const queue = new Queue<WebhookJob>(WEBHOOK_QUEUE, {
@@ -80,19 +92,14 @@ export function startWorkers(dependencies: {
     redisPrefix: dependencies.redisPrefix,
     settings: dependencies.delivery,
     log: dependencies.log,
+    metrics,
+    autorun: false,
   });
   const settlement = new SettlementWorker(
     dependencies.store,
     dependencies.log,
     dependencies.settlement ?? DEFAULT_SETTLEMENT_OPTIONS,
   );
-  const maintenance = startMaintenance({
-    store: dependencies.store,
-    producer,
-    consumer,
-    redisPrefix: dependencies.redisPrefix,
-    settings: dependencies.maintenance ?? DEFAULT_MAINTENANCE_SETTINGS,
-  });
   const transfers =
     dependencies.chains === undefined
       ? null
@@ -102,17 +109,36 @@ export function startWorkers(dependencies: {
           dependencies.log,
           dependencies.solana ?? DEFAULT_SOLANA_TRANSFER_OPTIONS,
         );
-  relay.start();
   settlement.start();
   transfers?.start();
+  let stopped = false;
+  let maintenance: Maintenance | null = null;
+  const startRedisWork = (): void => {
+    if (stopped) return;
+    relay.start();
+    // Its own promise, which ends when the worker closes; errors are reported by 'error'.
+    void worker.run().catch(() => undefined);
+    maintenance = startMaintenance({
+      store: dependencies.store,
+      producer,
+      consumer,
+      redisPrefix: dependencies.redisPrefix,
+      settings: dependencies.maintenance ?? DEFAULT_MAINTENANCE_SETTINGS,
+    });
+  };
+  if (dependencies.prefixClaimed === undefined) startRedisWork();
+  // Refused: the Redis work never starts (the caller reports the refusal and stops).
+  else dependencies.prefixClaimed.then(startRedisWork, () => undefined);
   return {
     relay,
     queue,
+    metrics,
     async stop() {
+      stopped = true;
       await relay.stop();
       await settlement.stop();
       await transfers?.stop();
-      await maintenance.stop();
+      await maintenance?.stop();
       await worker.close();
       await queue.close();
       producer.disconnect();

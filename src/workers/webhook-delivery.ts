@@ -1,15 +1,20 @@
-import { DelayedError, Worker, type Job } from 'bullmq';
+import { DelayedError, UnrecoverableError, Worker, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { deliverSigned } from '../outbound/index.js';
 import type { Store } from '../store/store.js';
 import { EndpointGate } from './endpoint-gate.js';
+import type { WorkerMetrics } from './metrics.js';
 import { queuePrefix, WEBHOOK_QUEUE, type WebhookJob } from './queues.js';
 import { retryDelayMs } from './retry-schedule.js';
 
 /**
  * The webhook delivery worker (contract section 13). A job is one event for one endpoint:
  * read what to send (nothing, if the endpoint was deleted or disabled meanwhile: its pending
- * deliveries stop), sign it, POST it, record the attempt. A 2xx ends the job; a 410 disables
+ * deliveries stop), sign it, POST it, record the attempt. A job naming an event or endpoint
+ * this database does not have was never made here (another installation's, on a shared Redis
+ * prefix: issue 12) or its rows are gone: it fails at once, loudly (an error line and
+ * `spendgate_webhook_jobs_unknown_total`), and stays in the failed set for an operator, never
+ * ended as if delivered. A 2xx ends the job; a 410 disables
  * the endpoint and ends it; anything else fails the attempt, and BullMQ retries it on the
  * contract's schedule (the custom backoff below) until the attempts run out.
  *
@@ -43,6 +48,7 @@ export const CONTRACT_BACKOFF = 'contract-schedule';
 
 export interface DeliveryLog {
   warn(object: object, message: string): void;
+  error(object: object, message: string): void;
 }
 
 export function startWebhookWorker(dependencies: {
@@ -51,8 +57,11 @@ export function startWebhookWorker(dependencies: {
   readonly redisPrefix: string;
   readonly settings: DeliverySettings;
   readonly log: DeliveryLog;
+  readonly metrics: WorkerMetrics;
+  /** Whether the worker takes jobs at once (BullMQ's autorun); false: once `run()` is called. */
+  readonly autorun?: boolean;
 }): Worker<WebhookJob> {
-  const { store, settings, log } = dependencies;
+  const { store, settings, log, metrics } = dependencies;
   const gate = new EndpointGate(settings.endpointConcurrency, settings.concurrency);
 
   const deliver = async (job: Job<WebhookJob>, token: string | undefined): Promise<string> => {
@@ -65,8 +74,20 @@ export function startWebhookWorker(dependencies: {
     }
     const startedMs = performance.now();
     try {
-      const target = await store.deliveryTarget(eventId, endpointId);
-      if (target === null) return 'endpoint no longer receives';
+      const lookup = await store.deliveryTarget(eventId, endpointId);
+      if (lookup.kind === 'stopped') return 'endpoint no longer receives';
+      if (lookup.kind === 'missing') {
+        metrics.unknownDeliveryJobs.inc({ missing: lookup.missing });
+        log.error(
+          { eventId, endpointId, missing: lookup.missing, redisPrefix: dependencies.redisPrefix },
+          `webhook delivery job failed: this database has no such ${lookup.missing}; another ` +
+            'installation may share this REDIS_PREFIX, or the rows were lost (the job stays in the failed set)',
+        );
+        // No retry: the database will not grow the rows, and another attempt would only delay
+        // the failure an operator must see.
+        throw new UnrecoverableError(`no such ${lookup.missing} in this database`);
+      }
+      const target = lookup.target;
       const result = await deliverSigned({
         url: target.url,
         mode: target.mode,
@@ -99,6 +120,7 @@ export function startWebhookWorker(dependencies: {
   const worker = new Worker<WebhookJob>(WEBHOOK_QUEUE, deliver, {
     connection: dependencies.connection,
     prefix: queuePrefix(dependencies.redisPrefix),
+    autorun: dependencies.autorun ?? true,
     concurrency: settings.concurrency,
     // A job whose worker died is taken up again within about 15 s (lock 10 s, checked every
     // 5 s), and as often as workers die: deliveries are at least once, receivers drop repeats

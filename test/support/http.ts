@@ -11,7 +11,11 @@ import { openStore, type Store } from '../../src/store/store.js';
 import { testDatabase, type TestDatabase } from './databases.js';
 
 /** A logger for workers under test that says nothing (their logs are not what is tested). */
-export const SILENT_LOG = { warn: (): void => undefined, info: (): void => undefined };
+export const SILENT_LOG = {
+  warn: (): void => undefined,
+  info: (): void => undefined,
+  error: (): void => undefined,
+};
 
 /** The Redis every machine runs (the brief); CI starts it when it is down. */
 export const LOCAL_REDIS_URL = 'redis://127.0.0.1:6379';

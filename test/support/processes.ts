@@ -82,6 +82,11 @@ export function startWorkerProcess(env: Record<string, string>): Child {
   });
 }
 
+/** `spendgate <args>` as a process of its own (node with tsx as a loader, as above). */
+export function startCliProcess(args: readonly string[], env: Record<string, string>): Child {
+  return start(process.execPath, ['--import', 'tsx', MAIN, ...args], { ...process.env, ...env });
+}
+
 /** A TCP port free on loopback at the time of asking. */
 export async function freePort(): Promise<number> {
   const server = createServer();
@@ -95,11 +100,27 @@ export async function freePort(): Promise<number> {
   return port;
 }
 
-/** A redis-server of the test's own on `port`, without persistence; resolves once it is ready. */
-export async function startRedisServer(port: number): Promise<Child> {
+/**
+ * A redis-server of the test's own on `port`, without persistence (unless asked: `dir` is where
+ * SAVE writes and a start reads dump.rdb); resolves once it is ready.
+ */
+export async function startRedisServer(
+  port: number,
+  options: { readonly dir?: string } = {},
+): Promise<Child> {
   const redis = start(
     '/usr/bin/redis-server',
-    ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
+    [
+      '--port',
+      String(port),
+      '--bind',
+      '127.0.0.1',
+      '--save',
+      '',
+      '--appendonly',
+      'no',
+      ...(options.dir === undefined ? [] : ['--dir', options.dir]),
+    ],
     process.env,
   );
   const deadline = Date.now() + 10_000;

@@ -140,39 +140,73 @@ export interface DeliveryTarget {
 }
 
 /**
+ * What a delivery job finds in the database:
+ * - `send`: the event and its enabled endpoint: what to send where, with the signing secret;
+ * - `stopped`: the endpoint was deleted, or disabled (by a 410): its pending deliveries stop;
+ * - `missing`: no such event, or no such endpoint of the event's account and mode. This
+ *   database never made that job (another installation's, on a shared Redis prefix), or lost
+ *   the rows: the worker fails it loudly, never as if it were delivered.
+ */
+export type DeliveryLookup =
+  | { readonly kind: 'send'; readonly target: DeliveryTarget }
+  | { readonly kind: 'stopped' }
+  | { readonly kind: 'missing'; readonly missing: 'event' | 'endpoint' };
+
+/**
  * deliveryTarget: one read, for the delivery worker.
- * In: event id, endpoint id.  Out: what to send where, with the signing secret; null when the
- *   endpoint no longer receives (deleted, or disabled by a 410), so its pending deliveries stop.
+ * In: event id, endpoint id.  Out: a DeliveryLookup (above).
  */
 export async function deliveryTarget(
   ctx: StoreContext,
   tx: SqlQueryable,
   eventId: string,
   endpointId: string,
-): Promise<DeliveryTarget | null> {
+): Promise<DeliveryLookup> {
   const { rows } = await tx.query<{
-    type: string;
-    payload: string;
-    account_id: string;
-    mode: Scope['mode'];
-    url: string;
-    secret_enc: string;
+    event_found: boolean;
+    endpoint_found: boolean;
+    receiving: boolean | null;
+    type: string | null;
+    payload: string | null;
+    account_id: string | null;
+    mode: Scope['mode'] | null;
+    url: string | null;
+    secret_enc: string | null;
   }>(
-    `SELECT e.type, e.payload::text AS payload, w.account_id, w.mode, w.url, w.secret_enc
-     FROM outbox_events e JOIN webhook_endpoints w
-       ON w.id = $2 AND w.account_id = e.account_id AND w.mode = e.mode
-     WHERE e.id = $1 AND w.status = 'enabled' AND w.deleted_at IS NULL`,
+    // One row whatever exists, so that the three outcomes cost one round trip.
+    `SELECT e.id IS NOT NULL AS event_found, w.id IS NOT NULL AS endpoint_found,
+            w.status = 'enabled' AND w.deleted_at IS NULL AS receiving,
+            e.type, e.payload::text AS payload, w.account_id, w.mode, w.url, w.secret_enc
+     FROM (SELECT $1::text AS event_id, $2::text AS endpoint_id) job
+     LEFT JOIN outbox_events e ON e.id = job.event_id
+     LEFT JOIN webhook_endpoints w
+       ON w.id = job.endpoint_id AND w.account_id = e.account_id AND w.mode = e.mode`,
     [eventId, endpointId],
   );
   const row = rows[0];
-  if (row === undefined) return null;
+  assert(row !== undefined, 'the lookup answers one row');
+  if (!row.event_found) return { kind: 'missing', missing: 'event' };
+  if (!row.endpoint_found) return { kind: 'missing', missing: 'endpoint' };
+  if (row.receiving !== true) return { kind: 'stopped' };
+  assert(
+    row.type !== null &&
+      row.payload !== null &&
+      row.account_id !== null &&
+      row.mode !== null &&
+      row.url !== null &&
+      row.secret_enc !== null,
+    'a found event and endpoint have every column',
+  );
   return {
-    eventType: row.type,
-    payload: row.payload,
-    accountId: row.account_id,
-    mode: row.mode,
-    url: row.url,
-    secret: decryptText(ctx.masterKey, row.secret_enc, webhookSecretAad(endpointId)),
+    kind: 'send',
+    target: {
+      eventType: row.type,
+      payload: row.payload,
+      accountId: row.account_id,
+      mode: row.mode,
+      url: row.url,
+      secret: decryptText(ctx.masterKey, row.secret_enc, webhookSecretAad(endpointId)),
+    },
   };
 }
 

@@ -1,0 +1,218 @@
+import { randomBytes } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Decimal, type Scope } from '../../src/core/index.js';
+import { openStore, type Store } from '../../src/store/store.js';
+import { webhookJobId, type WebhookJob } from '../../src/workers/queues.js';
+import { startWorkers, type Workers } from '../../src/workers/start.js';
+import { testDatabase } from '../support/databases.js';
+import { LOCAL_REDIS_URL, SILENT_LOG, testRedisPrefix } from '../support/http.js';
+import { forgetPrefixes, sleep, waitFor } from '../support/processes.js';
+import { startReceiver, type Receiver } from '../support/receiver.js';
+
+/**
+ * A delivery job this database does not know (issue 12): no such event, or no such endpoint of
+ * the event's account. It was made by another installation on the same Redis prefix, or its
+ * rows were lost; either way it fails at once, with an error line and a metric, and is never
+ * ended as if delivered. A job for an endpoint its owner deleted ends quietly, as before. And no
+ * job is added or taken before the database holds its prefix.
+ */
+const DELIVERY = {
+  concurrency: 8,
+  endpointConcurrency: 4,
+  retryDelaysMs: [100, 100, 100],
+  timeoutMs: 2000,
+};
+
+describe('delivery jobs this database does not know', () => {
+  const database = testDatabase('pg');
+  const prefixes = [testRedisPrefix()];
+  const errors: { object: Record<string, unknown>; message: string }[] = [];
+  const receivers: Receiver[] = [];
+  let store: Store;
+  let workers: Workers;
+
+  beforeAll(async () => {
+    store = await openStore({ client: await database.client(), masterKey: randomBytes(32) });
+    workers = startWorkers({
+      store,
+      redisUrl: LOCAL_REDIS_URL,
+      redisPrefix: prefixes[0] ?? '',
+      delivery: DELIVERY,
+      relay: { batchMax: 100, idleMs: 20 },
+      log: {
+        ...SILENT_LOG,
+        error: (object: object, message: string) => {
+          errors.push({ object: object as Record<string, unknown>, message });
+        },
+      },
+    });
+  });
+
+  afterAll(async () => {
+    await workers.stop();
+    await Promise.all(receivers.map((receiver) => receiver.close()));
+    // Closes the store's client too.
+    await database.close();
+    await forgetPrefixes(prefixes);
+  });
+
+  async function scope(): Promise<Scope> {
+    const account = await store.findOrCreateAccount(`unknown-${randomBytes(4).toString('hex')}`);
+    return { accountId: account.id, mode: 'test' };
+  }
+
+  async function endpoint(owner: Scope): Promise<{ id: string; receiver: Receiver }> {
+    const receiver = await startReceiver();
+    receivers.push(receiver);
+    const { endpoint: created, secret } = await store.createWebhookEndpoint(owner, {
+      url: receiver.url,
+      events: ['*'],
+      description: null,
+    });
+    receiver.secret = secret;
+    return { id: created.id, receiver };
+  }
+
+  /** A committed and relayed event of `owner` (who has no endpoint: it made no job). */
+  async function event(owner: Scope): Promise<string> {
+    await store.createVault(owner, {
+      name: 'E',
+      currency: 'USDC',
+      metadata: {},
+      initialDeposit: new Decimal(0),
+    });
+    const relayed = async () =>
+      (
+        await store.client.query<{ id: string }>(
+          'SELECT id FROM outbox_events WHERE account_id = $1 AND relayed_at IS NOT NULL',
+          [owner.accountId],
+        )
+      ).rows[0]?.id;
+    await waitFor(
+      async () => (await relayed()) !== undefined,
+      10_000,
+      () => 'not relayed',
+    );
+    return (await relayed()) ?? '';
+  }
+
+  /** Adds `job` as the relay would, and waits for it to end. */
+  async function outcome(job: WebhookJob) {
+    const added = await workers.queue.add('deliver', job, { jobId: webhookJobId(job) });
+    let state = '';
+    await waitFor(
+      async () => {
+        state = await added.getState();
+        return state === 'completed' || state === 'failed';
+      },
+      15_000,
+      () => `the job is still ${state}`,
+    );
+    const ended = await workers.queue.getJob(added.id ?? '');
+    return {
+      state,
+      attemptsMade: ended?.attemptsMade,
+      failedReason: ended?.failedReason,
+      returnvalue: ended?.returnvalue as unknown,
+    };
+  }
+
+  async function unknownJobs(missing: 'event' | 'endpoint'): Promise<number> {
+    const metric = await workers.metrics.unknownDeliveryJobs.get();
+    return metric.values.find((value) => value.labels.missing === missing)?.value ?? 0;
+  }
+
+  it('fails a job whose event this database does not have, at once and loudly', async () => {
+    const { id, receiver } = await endpoint(await scope());
+    const eventId = `evt_${randomBytes(16).toString('hex')}`;
+    const before = await unknownJobs('event');
+    expect(await outcome({ eventId, endpointId: id })).toMatchObject({
+      state: 'failed',
+      attemptsMade: 1,
+      failedReason: 'no such event in this database',
+    });
+    expect(await unknownJobs('event')).toBe(before + 1);
+    const logged = errors.find((error) => error.object.eventId === eventId);
+    expect(logged?.object).toMatchObject({ endpointId: id, missing: 'event' });
+    expect(logged?.message).toMatch(/no such event; another installation may share/);
+    // Nothing sent, nothing recorded as an attempt.
+    expect(receiver.received).toEqual([]);
+    const { rows } = await store.client.query(
+      'SELECT 1 FROM webhook_deliveries WHERE event_id = $1',
+      [eventId],
+    );
+    expect(rows).toEqual([]);
+  });
+
+  it("fails a job whose endpoint is missing, or is another account's", async () => {
+    const owner = await scope();
+    const eventId = await event(owner);
+    const before = await unknownJobs('endpoint');
+    const missingEndpoint = `we_${randomBytes(16).toString('hex')}`;
+    expect(await outcome({ eventId, endpointId: missingEndpoint })).toMatchObject({
+      state: 'failed',
+      failedReason: 'no such endpoint in this database',
+    });
+    const other = await endpoint(await scope());
+    expect(await outcome({ eventId, endpointId: other.id })).toMatchObject({
+      state: 'failed',
+      failedReason: 'no such endpoint in this database',
+    });
+    expect(other.receiver.received).toEqual([]);
+    expect(await unknownJobs('endpoint')).toBe(before + 2);
+  });
+
+  it('ends the jobs of an endpoint its owner deleted quietly, as its owner asked', async () => {
+    const owner = await scope();
+    const eventId = await event(owner);
+    const { id, receiver } = await endpoint(owner);
+    await store.deleteWebhookEndpoint(owner, id);
+    const errorsBefore = errors.length;
+    expect(await outcome({ eventId, endpointId: id })).toMatchObject({
+      state: 'completed',
+      returnvalue: 'endpoint no longer receives',
+    });
+    expect(errors.length).toBe(errorsBefore);
+    expect(receiver.received).toEqual([]);
+  });
+
+  it('adds and takes no job before the database holds its Redis prefix', async () => {
+    const redisPrefix = testRedisPrefix();
+    prefixes.push(redisPrefix);
+    let claimed: () => void = () => undefined;
+    const waiting = startWorkers({
+      store,
+      redisUrl: LOCAL_REDIS_URL,
+      redisPrefix,
+      delivery: DELIVERY,
+      relay: { batchMax: 100, idleMs: 20 },
+      log: SILENT_LOG,
+      prefixClaimed: new Promise<void>((resolve) => {
+        claimed = resolve;
+      }),
+    });
+    // The shared workers above must not relay this account's events: stop their relay.
+    await workers.relay.stop();
+    try {
+      const owner = await scope();
+      const { receiver } = await endpoint(owner);
+      await store.createVault(owner, {
+        name: 'W',
+        currency: 'USDC',
+        metadata: {},
+        initialDeposit: new Decimal(0),
+      });
+      await sleep(1_000);
+      const { rows } = await store.client.query(
+        'SELECT 1 FROM outbox_events WHERE account_id = $1 AND relayed_at IS NULL',
+        [owner.accountId],
+      );
+      expect(rows).toHaveLength(1);
+      expect(await waiting.queue.count()).toBe(0);
+      claimed();
+      await receiver.until(1, 'vault.created', 15_000);
+    } finally {
+      await waiting.stop();
+    }
+  });
+});

@@ -300,12 +300,16 @@ export async function openStore(options: StoreOptions): Promise<Store> {
   }
   const single = perCall as StoreOperations;
 
+  // The authorize path's statements are fixed texts over parameter arrays: generic plans.
+  const authorizeTransaction = { genericPlans: true } as const;
   // A request alone, once more after a unique-index race: the retry finds the first decision.
   const authorizeAlone = async (request: AuthorizeRequest) => {
     for (let attempt = 1; ; attempt++) {
       try {
-        return await run((operations) =>
-          operations.authorize(request.scope, request.input, request.budget),
+        return await runTransaction(
+          ctx.client,
+          (tx) => bind(ctx, tx).authorize(request.scope, request.input, request.budget),
+          authorizeTransaction,
         );
       } catch (error) {
         if (!isUniqueViolation(error) || attempt >= 2) throw error;
@@ -313,7 +317,8 @@ export async function openStore(options: StoreOptions): Promise<Store> {
     }
   };
   const batcher = new AuthorizeBatcher(
-    (requests) => runTransaction(ctx.client, (tx) => authorizeBatch(ctx, tx, requests)),
+    (requests) =>
+      runTransaction(ctx.client, (tx) => authorizeBatch(ctx, tx, requests), authorizeTransaction),
     authorizeAlone,
     { batchesMax: options.authorizeBatchesMax ?? 2, queueMax: options.authorizeQueueMax ?? 10_000 },
   );

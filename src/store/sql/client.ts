@@ -20,13 +20,25 @@ export interface SqlQueryable {
   readonly exec: (text: string) => Promise<void>;
 }
 
+export interface TransactionOptions {
+  /**
+   * Plan every prepared statement of the transaction once, for any parameters
+   * (`plan_cache_mode = force_generic_plan`), for the authorize path's fixed statements over
+   * parameter arrays: PostgreSQL otherwise plans them again on each execution, as its cost
+   * estimates for arrays never favour the generic plan (about 0.3 ms per statement, measured
+   * in docs/performance.md). Set in the statement that begins the transaction, so it costs no
+   * round trip; other transactions keep the server's default.
+   */
+  readonly genericPlans?: boolean;
+}
+
 export interface SqlClient extends SqlQueryable {
   readonly kind: 'pg' | 'pglite';
   /**
    * Runs `work` in one transaction: committed when it resolves, rolled back when it throws.
    * Not retried here; `runTransaction` in transaction.ts retries serialization failures.
    */
-  transaction<T>(work: (tx: SqlQueryable) => Promise<T>): Promise<T>;
+  transaction<T>(work: (tx: SqlQueryable) => Promise<T>, options?: TransactionOptions): Promise<T>;
   close(): Promise<void>;
 }
 

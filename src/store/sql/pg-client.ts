@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import pg from 'pg';
-import type { SqlClient, SqlQueryable, SqlResult } from './client.js';
+import type { SqlClient, SqlQueryable, SqlResult, TransactionOptions } from './client.js';
 import { TEXT_TYPE_OIDS } from './client.js';
 
 /** `pg` returns int8 and date as text only when told: a per-pool parser, never the global one. */
@@ -70,7 +70,10 @@ export function createPgClient(options: PgClientOptions): SqlClient {
     kind: 'pg',
     query: direct.query,
     exec: direct.exec,
-    async transaction<T>(work: (tx: SqlQueryable) => Promise<T>): Promise<T> {
+    async transaction<T>(
+      work: (tx: SqlQueryable) => Promise<T>,
+      options: TransactionOptions = {},
+    ): Promise<T> {
       const connection = await pool.connect();
       let broken = false;
       // A connection that dies while checked out (server restart, terminated session) emits
@@ -81,7 +84,12 @@ export function createPgClient(options: PgClientOptions): SqlClient {
       };
       connection.on('error', onError);
       try {
-        await connection.query('BEGIN');
+        // One simple-protocol message with both statements: one round trip, as BEGIN alone.
+        await connection.query(
+          options.genericPlans === true
+            ? 'BEGIN; SET LOCAL plan_cache_mode = force_generic_plan'
+            : 'BEGIN',
+        );
         const result = await work(queryable(connection));
         await connection.query('COMMIT');
         return result;

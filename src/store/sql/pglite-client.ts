@@ -54,6 +54,8 @@ export async function createPgliteClient(dataDir?: string): Promise<SqlClient> {
       checkLock();
       return direct.exec(text);
     },
+    // No TransactionOptions here: PGlite plans each statement in-process, unnamed, so there is
+    // no plan cache for `genericPlans` to steer.
     async transaction<T>(work: (tx: SqlQueryable) => Promise<T>): Promise<T> {
       checkLock();
       return db.transaction((tx) => work(queryable(tx)));

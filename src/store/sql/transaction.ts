@@ -1,4 +1,4 @@
-import type { SqlClient, SqlQueryable } from './client.js';
+import type { SqlClient, SqlQueryable, TransactionOptions } from './client.js';
 
 /**
  * One store operation = one database transaction. PostgreSQL may abort a transaction that
@@ -22,10 +22,11 @@ export function isRetryable(error: unknown): boolean {
 export async function runTransaction<T>(
   client: SqlClient,
   work: (tx: SqlQueryable) => Promise<T>,
+  options?: TransactionOptions,
 ): Promise<T> {
   for (let attempt = 1; ; attempt++) {
     try {
-      return await client.transaction(work);
+      return await client.transaction(work, options);
     } catch (error) {
       if (!isRetryable(error) || attempt >= ATTEMPTS_MAX) throw error;
       // Jitter, so two transactions that deadlocked do not collide again in step.

@@ -134,6 +134,9 @@ export function createServer(
   const app = Fastify({
     bodyLimit: BODY_BYTES_MAX,
     genReqId: newRequestId,
+    // One line per request (onResponse, below) instead of Fastify's two: at thousands of
+    // authorizations a second, each line is a serialisation, a redaction pass and a write.
+    disableRequestLogging: true,
     clientErrorHandler(this: FastifyInstance, error, socket) {
       answerClientError(this.log, error, socket);
     },
@@ -174,6 +177,16 @@ export function createServer(
 
   app.addHook('onRequest', async (request, reply) => {
     reply.header('Request-Id', request.id);
+  });
+  app.addHook('onResponse', async (request, reply) => {
+    request.log.info(
+      {
+        req: { method: request.method, url: request.url },
+        res: { statusCode: reply.statusCode },
+        responseTimeMs: Math.round(reply.elapsedTime * 1000) / 1000,
+      },
+      'request completed',
+    );
   });
 
   const metrics = createMetrics();

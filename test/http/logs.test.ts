@@ -93,7 +93,19 @@ describe('logs', () => {
 
     const log = lines.join('');
     expect(lines.length).toBeGreaterThan(10);
-    expect(log).toContain('incoming request');
+    // One line per request, with what an access log needs.
+    const completed = lines.filter((line) => line.includes('"request completed"'));
+    expect(completed.length).toBeGreaterThan(10);
+    expect(log).not.toContain('incoming request');
+    expect(JSON.parse(completed[0] as string)).toMatchObject({
+      reqId: expect.stringMatching(/^req_/) as unknown,
+      req: {
+        method: expect.any(String) as unknown,
+        url: expect.stringMatching(/^\/v1\//) as unknown,
+      },
+      res: { statusCode: expect.any(Number) as unknown },
+      responseTimeMs: expect.any(Number) as unknown,
+    });
     for (const secret of [
       key,
       wrongKey,

@@ -4,9 +4,9 @@ import { generateSync } from 'otplib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createServer } from '../../src/http/server.js';
 import { openStore, type Store } from '../../src/store/store.js';
-import { testDatabase } from '../support/databases.js';
+import { forEachDatabase, testDatabase } from '../support/databases.js';
 import { startTestService, testServerConfig, type TestService } from '../support/http.js';
-import { TestClock } from '../support/store.js';
+import { openTestStore, TestClock, type TestStore } from '../support/store.js';
 
 /** Two-factor enrolment over real HTTP, with codes from a real TOTP generator (contract section 2). */
 interface Json {
@@ -316,5 +316,45 @@ describe('two-factor lockout', () => {
         code: codeAt(again, clock.nowMs),
       }),
     ).toMatchObject({ status: 429, code: 'rate_limit_exceeded' });
+  });
+});
+
+/** The count at the store, on both databases (the embedded default is PGlite). */
+forEachDatabase('two-factor failures in the store', (database) => {
+  let testStore: TestStore;
+  beforeAll(async () => {
+    testStore = await openTestStore(database);
+  });
+  afterAll(async () => {
+    await database.close();
+  });
+
+  it('refuses the sixth check within 15 minutes, whatever the code, and opens after', async () => {
+    const { store, clock } = testStore;
+    const { accountId } = await testStore.scope();
+    const { secret } = await store.beginTwoFactor(accountId);
+    const code = () => generateSync({ secret, epoch: Math.floor(clock.nowMs / 1000) });
+    expect(await store.verifyTwoFactor(accountId, code())).toBeNull();
+    clock.advance(30_000);
+    const refusals = [];
+    for (let attempt = 0; attempt < 5; attempt += 1) {
+      refusals.push(await store.requireTwoFactor(accountId, 'wrong!'));
+      clock.advance(60_000);
+    }
+    expect(refusals.map((refusal) => [refusal?.code, refusal?.lockoutStarted])).toEqual([
+      ['invalid_two_factor_code', false],
+      ['invalid_two_factor_code', false],
+      ['invalid_two_factor_code', false],
+      ['invalid_two_factor_code', false],
+      ['invalid_two_factor_code', true],
+    ]);
+    // Five minutes after the first wrong code: ten to go.
+    expect(await store.requireTwoFactor(accountId, code())).toEqual({
+      code: 'rate_limit_exceeded',
+      retryAfterS: 600,
+      lockoutStarted: false,
+    });
+    clock.advance(600_000);
+    expect(await store.requireTwoFactor(accountId, code())).toBeNull();
   });
 });

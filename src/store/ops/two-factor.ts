@@ -11,9 +11,10 @@ import type { SqlQueryable } from '../sql/client.js';
  * A code is accepted once: the time step it matched is recorded, in the transaction of its
  * use, and no step at or before it passes again, so a code seen over a shoulder cannot be
  * replayed. Wrong codes are counted on the account row (contract v1.1): after
- * `FAILURES_MAX` in `FAILURE_WINDOW_MS`, every two-factor check of the account is refused until
- * the oldest of them leaves the window, whatever the code. Five guesses per 15 minutes, two
- * codes valid at a time: a guess succeeds with odds of 1 in 100,000 per window.
+ * `TWO_FACTOR_FAILURES_MAX` in `TWO_FACTOR_FAILURE_WINDOW_MS`, every two-factor check of the
+ * account is refused until the oldest of them leaves the window, whatever the code. Five
+ * guesses per 15 minutes, two codes valid at a time: a guess succeeds with odds of 1 in
+ * 100,000 per window.
  *
  * A wrong code must be counted although the request is refused, so the checks return their
  * refusal (`TwoFactorRefusal`) instead of throwing it: the transaction commits the count, and

@@ -70,7 +70,15 @@ describe('one process per embedded data folder', () => {
     const firstKey = /\n {2}(sk_test_[A-Za-z0-9_-]+)\n/.exec(running.child.output())?.[1] ?? '';
     expect(existsSync(lockFile)).toBe(true);
 
-    const refused = await cli(['keys', 'create', '--account', 'acme', '--mode', 'test']);
+    const refused = await cli([
+      'keys',
+      'create',
+      '--account',
+      'acme',
+      '--mode',
+      'test',
+      '--create-account',
+    ]);
     expect(refused.code).toBe(1);
     const lines = refused.output.split('\n').filter((line) => line.trim() !== '');
     expect(lines).toEqual([
@@ -90,7 +98,15 @@ describe('one process per embedded data folder', () => {
     expect(await running.child.stop('SIGTERM')).toEqual({ code: 0, signal: null });
     expect(existsSync(lockFile)).toBe(false);
 
-    const created = await cli(['keys', 'create', '--account', 'acme', '--mode', 'test']);
+    const created = await cli([
+      'keys',
+      'create',
+      '--account',
+      'acme',
+      '--mode',
+      'test',
+      '--create-account',
+    ]);
     expect(created.code).toBe(0);
     const key = /^sk_test_[A-Za-z0-9_-]{32}$/m.exec(created.output)?.[0] ?? '';
     expect(key).not.toBe('');

@@ -48,8 +48,9 @@ function run(
   });
 }
 
+/** The embedded database's first start (PGlite, migrations) takes seconds, more on a busy CI. */
 async function listeningUrl(output: () => string): Promise<string> {
-  for (let attempt = 0; attempt < 200; attempt++) {
+  for (let attempt = 0; attempt < 600; attempt++) {
     const match = /Server listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(output());
     if (match?.[1] !== undefined) return match[1];
     await new Promise((resolve) => setTimeout(resolve, 100));
@@ -183,11 +184,31 @@ describe('spendgate migrate', () => {
       DATABASE_URL: rows[0]?.url ?? '',
       SPENDGATE_MASTER_KEY: randomBytes(32).toString('base64'),
     };
+    // A name that names no account is an error, never a new account (contract v1.1).
+    const typo = await run(['keys', 'create', '--account', 'acme', '--mode', 'live'], env);
+    expect([typo.code, typo.output]).toEqual([
+      1,
+      expect.stringContaining('no account named "acme"') as unknown,
+    ]);
+    const listedNobody = await run(['keys', 'list', '--account', 'acme'], env);
+    expect(listedNobody.code).toBe(1);
     const created = await run(
-      ['keys', 'create', '--account', 'acme', '--mode', 'live', '--scopes', 'authorizations:write'],
+      [
+        'keys',
+        'create',
+        '--account',
+        'acme',
+        '--mode',
+        'live',
+        '--scopes',
+        'authorizations:write',
+        '--create-account',
+      ],
       env,
     );
     expect(created.code).toBe(0);
+    const second = await run(['keys', 'create', '--account', 'acme', '--mode', 'test'], env);
+    expect(second.code).toBe(0);
     const key = /^sk_live_[A-Za-z0-9_-]{32}$/m.exec(created.output)?.[0];
     expect(key).toBeDefined();
     const keyId = /key (key_[0-9a-f]{32})/.exec(created.output)?.[1] ?? '';
@@ -196,6 +217,11 @@ describe('spendgate migrate', () => {
     expect(listed.output).toContain('active');
     expect(listed.output).not.toContain(key ?? 'no key');
     expect((await run(['keys', 'revoke', keyId], env)).output.trim()).toBe(`revoked ${keyId}`);
+    const again = await run(['keys', 'revoke', keyId], env);
+    expect([again.code, again.output]).toEqual([
+      1,
+      expect.stringContaining(`no active key ${keyId}`) as unknown,
+    ]);
     expect((await run(['keys', 'list', '--account', 'acme'], env)).output).toContain('revoked');
     const bad = await run(
       ['keys', 'create', '--account', 'acme', '--mode', 'live', '--scopes', 'everything'],

@@ -3,18 +3,43 @@ import { API_SCOPES, type ApiScope } from '../store/ops/accounts.js';
 import type { Store } from '../store/store.js';
 
 /**
- * `spendgate keys create --account NAME --mode test|live [--scopes a,b]`: prints a new key once
- * (creating the account if it is new). `keys list --account NAME`: the keys, never the
- * secrets. `keys revoke KEY_ID`. Keys are stored only as their SHA-256 (contract section 2).
+ * `spendgate keys create --account NAME --mode test|live [--scopes a,b] [--create-account]`:
+ * prints a new key once. An account is made only when asked (`--create-account`), so a typo
+ * in a name is an error, never a new account. `keys list --account NAME`: the keys, never the
+ * secrets. `keys revoke KEY_ID`. Keys are stored only as their SHA-256. A name or key that
+ * names nothing is a `NotFoundError` (exit 1).
  */
 export const KEYS_USAGE =
-  'usage: spendgate keys create --account NAME --mode test|live [--scopes a,b]\n' +
+  'usage: spendgate keys create --account NAME --mode test|live [--scopes a,b] [--create-account]\n' +
   `       (scopes: ${API_SCOPES.join(', ')}; without --scopes, all of them)\n` +
   '       spendgate keys list --account NAME\n' +
   '       spendgate keys revoke KEY_ID';
 
 export class UsageError extends Error {
   override readonly name = 'UsageError';
+}
+
+/** A command whose account or key does not exist: its message says what to do instead. */
+export class NotFoundError extends Error {
+  override readonly name = 'NotFoundError';
+}
+
+async function accountNamed(
+  store: Store,
+  name: string | undefined,
+  create: boolean,
+): Promise<{ id: string; name: string }> {
+  if (name === undefined || name === '' || name.length > 100) {
+    throw new UsageError('--account NAME is required (1 to 100 characters)');
+  }
+  if (create) return store.findOrCreateAccount(name);
+  const account = await store.findAccountByName(name);
+  if (account === null) {
+    throw new NotFoundError(
+      `no account named "${name}"; to make it, run keys create again with --create-account`,
+    );
+  }
+  return account;
 }
 
 function isApiScope(value: string): value is ApiScope {
@@ -32,6 +57,7 @@ export async function runKeys(store: Store, argv: readonly string[]): Promise<st
         account: { type: 'string' },
         mode: { type: 'string' },
         scopes: { type: 'string' },
+        'create-account': { type: 'boolean' },
       },
       allowPositionals: true,
       strict: true,
@@ -45,9 +71,6 @@ export async function runKeys(store: Store, argv: readonly string[]): Promise<st
   switch (action) {
     case 'create': {
       const mode = values.mode;
-      if (values.account === undefined || values.account === '' || values.account.length > 100) {
-        throw new UsageError('--account NAME is required (1 to 100 characters)');
-      }
       if (mode !== 'test' && mode !== 'live') throw new UsageError('--mode must be test or live');
       const scopes = (values.scopes ?? '').split(',').filter((scope) => scope !== '');
       const unknown = scopes.filter((scope) => !isApiScope(scope));
@@ -55,7 +78,7 @@ export async function runKeys(store: Store, argv: readonly string[]): Promise<st
         throw new UsageError(
           `unknown scopes: ${unknown.join(', ')}; scopes are ${API_SCOPES.join(', ')}`,
         );
-      const account = await store.findOrCreateAccount(values.account);
+      const account = await accountNamed(store, values.account, values['create-account'] === true);
       const { key, record } = await store.createApiKey({
         accountId: account.id,
         mode: mode,
@@ -68,8 +91,7 @@ export async function runKeys(store: Store, argv: readonly string[]): Promise<st
       ];
     }
     case 'list': {
-      if (values.account === undefined) throw new UsageError('--account NAME is required');
-      const account = await store.findOrCreateAccount(values.account);
+      const account = await accountNamed(store, values.account, false);
       const keys = await store.listApiKeys(account.id);
       return keys.map((key) => {
         const state =
@@ -84,7 +106,10 @@ export async function runKeys(store: Store, argv: readonly string[]): Promise<st
     case 'revoke': {
       const keyId = positionals[0];
       if (keyId === undefined) throw new UsageError('KEY_ID is required');
-      return [(await store.revokeApiKey(keyId)) ? `revoked ${keyId}` : `no active key ${keyId}`];
+      if (!(await store.revokeApiKey(keyId))) {
+        throw new NotFoundError(`no active key ${keyId.slice(0, 64)}: keys list shows the keys`);
+      }
+      return [`revoked ${keyId}`];
     }
     default:
       throw new UsageError(KEYS_USAGE);

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 import { ConfigError, loadConfig, type Settings } from '../config/env.js';
 import { migrate } from '../store/migrations/runner.js';
-import { KEYS_USAGE, runKeys, UsageError } from './keys.js';
+import { KEYS_USAGE, NotFoundError, runKeys, UsageError } from './keys.js';
 import { openConfiguredStore, openDatabase } from './open-store.js';
 import { ROLES, serve, type Role } from './serve.js';
 import { openApiDocument } from './openapi.js';
@@ -68,6 +68,8 @@ main(process.argv.slice(2)).catch((error: unknown) => {
     console.error(error.message);
     process.exit(2);
   }
-  console.error(error instanceof ConfigError ? error.message : error);
+  console.error(
+    error instanceof ConfigError || error instanceof NotFoundError ? error.message : error,
+  );
   process.exit(1);
 });

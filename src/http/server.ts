@@ -1,6 +1,7 @@
 import { maxHeaderSize } from 'node:http';
 import type { Duplex } from 'node:stream';
 import Fastify, {
+  LogController,
   type FastifyBaseLogger,
   type FastifyError,
   type FastifyInstance,
@@ -136,7 +137,7 @@ export function createServer(
     genReqId: newRequestId,
     // One line per request (onResponse, below) instead of Fastify's two: at thousands of
     // authorizations a second, each line is a serialisation, a redaction pass and a write.
-    disableRequestLogging: true,
+    logController: new LogController({ disableRequestLogging: true }),
     clientErrorHandler(this: FastifyInstance, error, socket) {
       answerClientError(this.log, error, socket);
     },

@@ -12,6 +12,7 @@ import { migrate } from './migrations/runner.js';
 import {
   authenticateApiKey,
   createApiKey,
+  findAccountByName,
   findOrCreateAccount,
   getAccount,
   hasAnyApiKey,
@@ -117,6 +118,7 @@ function bind(ctx: StoreContext, tx: SqlQueryable) {
   return {
     /** The transaction itself, for the store's own composite steps. */
     client: tx,
+    findAccountByName: (name: string) => findAccountByName(ctx, tx, name),
     findOrCreateAccount: (name: string) => findOrCreateAccount(ctx, tx, name),
     getAccount: (accountId: string) => getAccount(ctx, tx, accountId),
     beginTwoFactor: (accountId: string) => beginTwoFactor(ctx, tx, accountId),

@@ -55,6 +55,22 @@ export async function findOrCreateAccount(
   return { id: row.id, name: row.name, twoFactorEnabled: row.two_factor_enabled };
 }
 
+/** An account by name, or null: the CLI finds the account a key is for without making one. */
+export async function findAccountByName(
+  _ctx: StoreContext,
+  tx: SqlQueryable,
+  name: string,
+): Promise<AccountRecord | null> {
+  const { rows } = await tx.query<{ id: string; name: string; two_factor_enabled: boolean }>(
+    'SELECT id, name, two_factor_enabled FROM accounts WHERE name = $1',
+    [name],
+  );
+  const row = rows[0];
+  return row === undefined
+    ? null
+    : { id: row.id, name: row.name, twoFactorEnabled: row.two_factor_enabled };
+}
+
 /** An account by id, or null. */
 export async function getAccount(
   _ctx: StoreContext,

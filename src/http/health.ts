@@ -1,14 +1,20 @@
 import type { FastifyInstance } from 'fastify';
 import type { Redis } from 'ioredis';
+import { Gauge } from 'prom-client';
 import { redisClient } from '../redis.js';
 import type { Store } from '../store/store.js';
 import { withinMs } from './deadline.js';
 import type { Metrics } from './metrics.js';
 
 /**
- * Health and metrics (contract section 15): /healthz (the process is up), /readyz (the
- * database and Redis answer), /metrics (Prometheus text: request latency by route, decisions,
- * and the process's own metrics; see metrics.ts).
+ * Health and metrics (contract section 15): /healthz (the process is up), /readyz (200 while
+ * the process can decide authorizations, that is while the database answers), /metrics
+ * (Prometheus text: request latency by route, decisions, the dependencies, and the process's
+ * own metrics; see metrics.ts).
+ *
+ * Redis is a degraded part, not a reason to be unready: without it rate limits are counted per
+ * process and events wait in the outbox, while every authorization is still decided. A load
+ * balancer that pulled an instance for it would pull every instance at once, for nothing.
  */
 const CHECK_MS_MAX = 1000;
 
@@ -55,17 +61,37 @@ export function registerHealth(
     reply.send({ status: 'ok' }),
   );
 
+  /** Each dependency's state, as /readyz and the metrics report it. */
+  const dependencyStates = async (): Promise<{ database: boolean; redis: boolean }> => {
+    const [database, redis] = await Promise.all([
+      within(dependencies.store.client.query('SELECT 1'), CHECK_MS_MAX),
+      dependencies.redis === null ? Promise.resolve(false) : redisAnswers(dependencies.redis),
+    ]);
+    return { database, redis };
+  };
+  new Gauge({
+    name: 'spendgate_dependency_up',
+    help: 'Whether a dependency answered when the metrics were read (1) or not (0).',
+    labelNames: ['dependency'],
+    registers: [registry],
+    async collect() {
+      const states = await dependencyStates();
+      this.set({ dependency: 'database' }, states.database ? 1 : 0);
+      this.set({ dependency: 'redis' }, states.redis ? 1 : 0);
+    },
+  });
+
   app.get(
     '/readyz',
     { config: { public: true }, schema: { hide: true } },
     async (_request, reply) => {
-      const database = await within(dependencies.store.client.query('SELECT 1'), CHECK_MS_MAX);
-      const redis = dependencies.redis === null ? false : await redisAnswers(dependencies.redis);
-      const ready = database && redis;
-      return reply.code(ready ? 200 : 503).send({
-        status: ready ? 'ready' : 'not_ready',
+      const { database, redis } = await dependencyStates();
+      const degraded = redis ? [] : ['redis'];
+      return reply.code(database ? 200 : 503).send({
+        status: !database ? 'not_ready' : degraded.length > 0 ? 'degraded' : 'ready',
         database: database ? 'up' : 'down',
         redis: redis ? 'up' : 'down',
+        degraded,
       });
     },
   );

@@ -1,6 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { randomBytes } from 'node:crypto';
 import { createRedis } from '../../src/http/health.js';
-import { startTestService, type TestService } from '../support/http.js';
+import { createServer } from '../../src/http/server.js';
+import { createPgliteClient } from '../../src/store/sql/pglite-client.js';
+import { openStore } from '../../src/store/store.js';
+import { startTestService, testServerConfig, type TestService } from '../support/http.js';
 
 /** Health, readiness with a real Redis and without one, and the metrics text. */
 describe('health and metrics', () => {
@@ -22,23 +26,46 @@ describe('health and metrics', () => {
     await degraded.close();
   });
 
-  it('answers /readyz 200 when the database and Redis answer, 503 naming what is down', async () => {
+  it('answers /readyz 200 while authorizations can be decided, naming Redis down as degraded', async () => {
     const good = await fetch(`${ready.base}/readyz`);
     expect([good.status, await good.json()]).toEqual([
       200,
-      { status: 'ready', database: 'up', redis: 'up' },
+      { status: 'ready', database: 'up', redis: 'up', degraded: [] },
     ]);
+    // Contract v1.1: Redis down is a degraded part, not unready (the load balancer keeps it).
     const bad = await fetch(`${degraded.base}/readyz`);
     expect([bad.status, await bad.json()]).toEqual([
-      503,
-      { status: 'not_ready', database: 'up', redis: 'down' },
+      200,
+      { status: 'degraded', database: 'up', redis: 'down', degraded: ['redis'] },
     ]);
+    const metrics = await (await fetch(`${degraded.base}/metrics`)).text();
+    expect(metrics).toContain('spendgate_dependency_up{dependency="redis"} 0');
+    expect(metrics).toContain('spendgate_dependency_up{dependency="database"} 1');
     // Without Redis the API still serves.
     const { key } = await degraded.key();
     expect(
       (await fetch(`${degraded.base}/v1/account`, { headers: { authorization: `Bearer ${key}` } }))
         .status,
     ).toBe(200);
+  });
+
+  it('answers /readyz 503 when the database does not answer, whatever Redis does', async () => {
+    const store = await openStore({
+      client: await createPgliteClient(),
+      masterKey: randomBytes(32),
+    });
+    const app = createServer(testServerConfig(), { store, redis: up });
+    try {
+      expect((await app.inject({ method: 'GET', url: '/readyz' })).statusCode).toBe(200);
+      await store.close();
+      const answer = await app.inject({ method: 'GET', url: '/readyz' });
+      expect([answer.statusCode, answer.json()]).toEqual([
+        503,
+        { status: 'not_ready', database: 'down', redis: 'up', degraded: [] },
+      ]);
+    } finally {
+      await app.close();
+    }
   });
 
   it('serves request latency by route pattern, never by URL', async () => {

@@ -44,7 +44,7 @@ export async function respond<Body>(
       key: header,
       method: request.method,
       path: request.url,
-      body: JSON.stringify(request.body ?? null),
+      body: bodyText(request.body),
     },
     async (operations) => {
       const body = await effect(operations);
@@ -62,4 +62,18 @@ export async function respond<Body>(
   // record keeps) what the record holds.
   const body = !result.replayed && answered.ran ? answered.body : result.response.body;
   return reply.code(result.response.status).send(body);
+}
+
+/**
+ * The body as the record's hash reads it. JSON.stringify recurses: a body nested deeper than
+ * the stack left to this handler (the parser takes a few thousand levels) would throw a
+ * RangeError, a 500, so it is refused as the malformed body it is.
+ */
+function bodyText(body: unknown): string {
+  try {
+    return JSON.stringify(body ?? null);
+  } catch (error) {
+    if (!(error instanceof RangeError)) throw error;
+    throw new SpendgateError('invalid_json', 'The request body is nested too deeply.');
+  }
 }

@@ -1,5 +1,4 @@
 import type { FastifyInstance } from 'fastify';
-import { pino } from 'pino';
 import type { Config, Settings } from '../config/env.js';
 import { createRedis, redisAnswers } from '../http/health.js';
 import { createServer } from '../http/server.js';
@@ -53,26 +52,22 @@ export async function serve(
   const store = await openConfiguredStore(settings);
   const { config, installationId, claim, claimed } = await claimPrefix(settings, store);
   if (role !== 'worker') await printFirstKey(config, store);
-  const log = pino({
-    level: config.logLevel,
-    redact: { paths: ['*.secret', '*.headers'], censor: '[redacted]' },
-  });
   const redis = createRedis(config.redisUrl);
-  const app =
-    role === 'worker'
-      ? null
-      : createServer(config, {
-          store,
-          redis,
-          ...(extraRoutes === undefined
-            ? {}
-            : {
-                extraRoutes: (api) => {
-                  extraRoutes(api, store);
-                },
-              }),
-        });
-  const chains = role === 'api' ? null : await openChains(config, log);
+  // Every role answers /healthz, /readyz and /metrics (contract section 15); only the API
+  // roles serve the REST interface.
+  const app = createServer(config, {
+    store,
+    redis,
+    healthOnly: role === 'worker',
+    ...(extraRoutes === undefined || role === 'worker'
+      ? {}
+      : {
+          extraRoutes: (api) => {
+            extraRoutes(api, store);
+          },
+        }),
+  });
+  const chains = role === 'api' ? null : await openChains(config, app.log);
   const workers: Workers | null =
     chains === null
       ? null
@@ -83,10 +78,10 @@ export async function serve(
           delivery: { ...config.webhooks, timeoutMs: DELIVERY_TIMEOUT_MS },
           maintenance: { ...DEFAULT_MAINTENANCE_SETTINGS, holdAgeMsMax: config.holdAgeMsMax },
           chains: chains.targets,
-          log: app?.log ?? log,
+          log: app.log,
           prefixClaimed: claim.held,
         });
-  if (app !== null && workers !== null) {
+  if (workers !== null) {
     // /metrics is the server's, and workers and http never import each other: the workers'
     // registry is served beside it here, where both meet.
     const workerMetrics = workers.metrics.registry;
@@ -96,8 +91,11 @@ export async function serve(
         : payload,
     );
   }
-  if (app !== null) await app.listen({ port: config.port, host: config.host });
-  const logger = app?.log ?? log;
+  await app.listen({
+    port: role === 'worker' ? config.workerPort : config.port,
+    host: config.host,
+  });
+  const logger = app.log;
   logger.info(
     {
       role,
@@ -124,7 +122,7 @@ export async function serve(
     force.unref();
     void (async () => {
       claim.close();
-      await app?.close();
+      await app.close();
       await workers?.stop();
       await chains?.close();
       redis.disconnect();

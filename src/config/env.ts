@@ -46,6 +46,8 @@ function perSecond(fallback: number) {
 
 const configSchema = z.object({
   PORT: z.coerce.number().int().min(0).max(65_535).default(3000),
+  // The worker role's health and metrics port; PORT when unset (one role per host).
+  WORKER_PORT: z.coerce.number().int().min(0).max(65_535).optional(),
   HOST: z.string().min(1).default('127.0.0.1'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   // A PostgreSQL server; without it, the embedded PostgreSQL (PGlite) keeps its files in the data folder.
@@ -120,6 +122,8 @@ export const SETTING_NAMES: readonly string[] = Object.keys(configSchema.shape);
 
 export interface Config {
   readonly port: number;
+  /** Where `serve --role worker` answers /healthz, /readyz and /metrics. */
+  readonly workerPort: number;
   readonly host: string;
   readonly logLevel: z.infer<typeof configSchema>['LOG_LEVEL'];
   /** null: the embedded PostgreSQL in `dataDir`. */
@@ -195,6 +199,7 @@ export function loadConfig(
   }
   return {
     port: result.data.PORT,
+    workerPort: result.data.WORKER_PORT ?? result.data.PORT,
     host: result.data.HOST,
     logLevel: result.data.LOG_LEVEL,
     databaseUrl: result.data.DATABASE_URL ?? null,

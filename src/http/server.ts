@@ -17,7 +17,7 @@ import { KEY_CACHE_MS_DEFAULT, registerAuth, registerScopeCheck } from './auth.j
 import { registerHealth } from './health.js';
 import { errorBody } from './error-body.js';
 import { registerJsonBody } from './json-body.js';
-import { createMetrics } from './metrics.js';
+import { createMetrics, type Metrics } from './metrics.js';
 import { registerOpenApi } from './openapi.js';
 import { registerAccountRoutes } from './routes/account.js';
 import { registerRateLimits } from './rate-limits.js';
@@ -69,6 +69,11 @@ export interface ServerDependencies {
   readonly redis?: Redis | null;
   /** How long an accepted API key is remembered (auth.ts); 5 s by default, 0 for never. */
   readonly apiKeyCacheMs?: number;
+  /**
+   * Health, readiness and metrics only, no API (`serve --role worker`): the contract gives
+   * every role the three, so that a worker can be probed and scraped like an API process.
+   */
+  readonly healthOnly?: boolean;
   /** Where log lines go; stdout by default. Tests read it to prove secrets never reach it. */
   readonly logStream?: { write(line: string): void };
 }
@@ -193,6 +198,44 @@ export function createServer(
   const metrics = createMetrics();
   registerHealth(app, { store: dependencies.store, redis: dependencies.redis ?? null, metrics });
 
+  if (dependencies.healthOnly !== true) registerApi(app, config, dependencies, metrics);
+
+  app.setNotFoundHandler(async (request, reply) => {
+    const message = `No route ${request.method} ${request.url.split('?')[0] ?? ''}.`;
+    return reply.code(404).send(errorBody('route_not_found', request.id, message.slice(0, 200)));
+  });
+
+  app.setErrorHandler(async (error: FastifyError, request, reply) => {
+    if (error.validation !== undefined) {
+      const refusal = validationError(error, request);
+      return reply
+        .code(refusal.status)
+        .send(errorBody(refusal.code, request.id, refusal.message, refusal.param));
+    }
+    if (error instanceof SpendgateError) {
+      return reply
+        .code(error.status)
+        .send(errorBody(error.code, request.id, error.message, error.param));
+    }
+    const code = FRAMEWORK_ERRORS[error.code] ?? clientErrorCode(error.statusCode);
+    if (code !== undefined) {
+      return reply.code(ERROR_CATALOGUE[code].status).send(errorBody(code, request.id));
+    }
+    // Anything else is a bug: log it in full, answer without internals.
+    request.log.error({ err: error }, 'unhandled error');
+    return reply.code(500).send(errorBody('internal_error', request.id));
+  });
+
+  return app;
+}
+
+/** The REST interface: the JSON body, the OpenAPI document, authentication and every route. */
+function registerApi(
+  app: FastifyInstance,
+  config: ServerConfig,
+  dependencies: ServerDependencies,
+  metrics: Metrics,
+): void {
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
   registerJsonBody(app);
@@ -225,32 +268,4 @@ export function createServer(
     dependencies.extraRoutes?.(api);
     done();
   });
-
-  app.setNotFoundHandler(async (request, reply) => {
-    const message = `No route ${request.method} ${request.url.split('?')[0] ?? ''}.`;
-    return reply.code(404).send(errorBody('route_not_found', request.id, message.slice(0, 200)));
-  });
-
-  app.setErrorHandler(async (error: FastifyError, request, reply) => {
-    if (error.validation !== undefined) {
-      const refusal = validationError(error, request);
-      return reply
-        .code(refusal.status)
-        .send(errorBody(refusal.code, request.id, refusal.message, refusal.param));
-    }
-    if (error instanceof SpendgateError) {
-      return reply
-        .code(error.status)
-        .send(errorBody(error.code, request.id, error.message, error.param));
-    }
-    const code = FRAMEWORK_ERRORS[error.code] ?? clientErrorCode(error.statusCode);
-    if (code !== undefined) {
-      return reply.code(ERROR_CATALOGUE[code].status).send(errorBody(code, request.id));
-    }
-    // Anything else is a bug: log it in full, answer without internals.
-    request.log.error({ err: error }, 'unhandled error');
-    return reply.code(500).send(errorBody('internal_error', request.id));
-  });
-
-  return app;
 }

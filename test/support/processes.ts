@@ -78,6 +78,8 @@ function startedChildStop(child: ChildProcess): Promise<void> {
 export function startWorkerProcess(env: Record<string, string>): Child {
   return start(process.execPath, ['--import', 'tsx', MAIN, 'serve', '--role', 'worker'], {
     ...process.env,
+    // Its health port: any free one, unless the test names one.
+    WORKER_PORT: '0',
     ...env,
   });
 }

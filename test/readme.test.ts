@@ -30,6 +30,26 @@ describe('README.md', () => {
     }
   });
 
+  it('says what is built and what is not, as the code has it', () => {
+    const status = /\*\*Status\.\*\*([\s\S]*?)\n\n/.exec(readme)?.[1] ?? '';
+    expect(status.length).toBeGreaterThan(200);
+    // The product as it is: no issue numbers, no "to come" for what the routes already serve.
+    expect(status).not.toMatch(/#\d|\bissue\b|to come/i);
+    const notBuilt = status.slice(status.indexOf('Not built yet'));
+    const document = JSON.parse(
+      readFileSync(new URL('../docs/openapi.json', import.meta.url), 'utf8'),
+    ) as { paths: Record<string, unknown> };
+    const paths = [...notBuilt.matchAll(/`(\/v1\/[^`]+)`/g)].map((match) => match[1] as string);
+    const settings = [...notBuilt.matchAll(/`([A-Z][A-Z_]+)`/g)].map((match) => match[1] as string);
+    expect(paths.length + settings.length).toBeGreaterThan(0);
+    for (const path of paths) expect(Object.keys(document.paths), path).not.toContain(path);
+    for (const name of settings) expect(SETTING_NAMES, name).not.toContain(name);
+    // And what it says is served, is.
+    for (const path of ['/v1/cards', '/v1/authorizations', '/v1/webhooks', '/v1/settlements']) {
+      expect(Object.keys(document.paths)).toContain(path);
+    }
+  });
+
   it('names the test command that .ci/run calls', () => {
     const ci = readFileSync(new URL('../.ci/run', import.meta.url), 'utf8');
     expect(readme).toContain('npm test');

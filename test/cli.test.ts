@@ -252,4 +252,24 @@ describe('spendgate migrate', () => {
     );
     expect(result.output).toContain('spendgate keys create --account NAME');
   });
+
+  it('describes every command with --help and prints its version, exiting 0', async () => {
+    const help = await run(['--help'], {});
+    expect(help.code).toBe(0);
+    for (const command of [
+      'serve',
+      'migrate',
+      'openapi',
+      'keys create',
+      'keys list',
+      'keys revoke',
+    ]) {
+      expect(help.output, command).toContain(`  ${command}`);
+    }
+    const manifest = JSON.parse(
+      readFileSync(new URL('../package.json', import.meta.url), 'utf8'),
+    ) as { version: string };
+    const printed = await run(['--version'], {});
+    expect([printed.code, printed.output.trim()]).toEqual([0, manifest.version]);
+  });
 });

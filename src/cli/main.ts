@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+import { readFileSync } from 'node:fs';
 import { ConfigError, loadConfig, type Settings } from '../config/env.js';
 import { migrate } from '../store/migrations/runner.js';
 import { KEYS_USAGE, NotFoundError, runKeys, UsageError } from './keys.js';
@@ -26,7 +27,36 @@ async function runMigrate(config: Settings): Promise<void> {
   }
 }
 
-const USAGE = `usage: spendgate serve [--role api|worker|all] | spendgate migrate | spendgate openapi\n${KEYS_USAGE}`;
+const USAGE = `usage: spendgate serve [--role api|worker|all] | spendgate migrate | spendgate openapi\n${KEYS_USAGE}\n       spendgate --help | --version`;
+
+const HELP = `spendgate: a card authorization engine for treasury vaults on Solana (USDC, SOL).
+
+commands:
+  serve [--role api|worker|all]   the REST API on HOST:PORT, the workers (settlement, Solana
+                                  transfers, webhooks, maintenance), or both (the default);
+                                  the worker role answers /healthz, /readyz, /metrics on
+                                  WORKER_PORT
+  migrate                         applies the database schema and says what it applied
+  openapi                         prints the OpenAPI document (needs no settings)
+  keys create --account NAME --mode test|live [--scopes a,b] [--create-account]
+                                  prints a new API key once; --create-account makes NAME
+  keys list --account NAME        the account's keys (never their secrets)
+  keys revoke KEY_ID              revokes a key
+  --version                       prints the version
+
+settings (environment): DATABASE_URL (else the embedded database in SPENDGATE_DATA_DIR,
+./data by default), SPENDGATE_MASTER_KEY, REDIS_URL, REDIS_PREFIX, PORT, HOST, WORKER_PORT,
+LOG_LEVEL, SPENDGATE_MODES, AUTHORIZE_BUDGET_MS, STAND_IN, SOLANA_RPC_URL,
+SOLANA_TEST_RPC_URL, SOLANA_TREASURY_KEY and the rest listed in README.md.
+exit codes: 0 done, 1 failed (the message says what to check), 2 a usage error.`;
+
+function version(): string {
+  // src/cli and dist/cli both sit two folders below the package's root.
+  const manifest = JSON.parse(
+    readFileSync(new URL('../../package.json', import.meta.url), 'utf8'),
+  ) as { version: string };
+  return manifest.version;
+}
 
 function roleOf(args: readonly string[]): Role {
   if (args.length === 0) return 'all';
@@ -39,6 +69,14 @@ function roleOf(args: readonly string[]): Role {
 async function main(argv: readonly string[]): Promise<void> {
   const [command] = argv;
   switch (command) {
+    case '--help':
+    case '-h':
+    case 'help':
+      console.log(HELP);
+      return;
+    case '--version':
+      console.log(version());
+      return;
     case 'serve':
       await serve(loadConfig(), roleOf(argv.slice(1)));
       return;

@@ -109,7 +109,7 @@ export async function serve(
   if (!claimed || !(await redisAnswers(redis))) {
     // Loudly (contract section 15): the service serves, but degraded until Redis answers.
     logger.warn(
-      'Redis is unreachable: rate limits are counted per process and events wait in the outbox until it answers (see /readyz); the Redis prefix is claimed, and the workers start, then',
+      'Redis is unreachable: rate limits are counted per process and events wait in the outbox until it answers (see /readyz); the workers start once it answers and this database holds its Redis prefix',
     );
   }
 

@@ -155,6 +155,8 @@ export type DeliveryLookup =
 /**
  * deliveryTarget: one read, for the delivery worker.
  * In: event id, endpoint id.  Out: a DeliveryLookup (above).
+ * Reads the primary, never a replica that may lag: a job's event and endpoint were committed
+ * before the relay added it, so a row missing here is missing for good.
  */
 export async function deliveryTarget(
   ctx: StoreContext,

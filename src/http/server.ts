@@ -139,6 +139,9 @@ export function createServer(
 ): FastifyInstance {
   const app = Fastify({
     bodyLimit: BODY_BYTES_MAX,
+    // A path id of any length Node accepts names nothing rather than being malformed (contract
+    // v1.1: 404 of its kind, well formed or not); the router's own limit (100) answered 400.
+    routerOptions: { maxParamLength: maxHeaderSize },
     genReqId: newRequestId,
     // One line per request (onResponse, below) instead of Fastify's two: at thousands of
     // authorizations a second, each line is a serialisation, a redaction pass and a write.

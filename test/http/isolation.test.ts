@@ -45,8 +45,9 @@ const NAMES_NOTHING = [
   '%00',
   'vlt_%00',
   '%F0%9F%92%B8',
-  // The router's longest parameter (find-my-way's maxParamLength, 100 by default).
+  // Past find-my-way's default longest parameter (100), which answered 400.
   'a'.repeat(100),
+  `vlt_${'a'.repeat(2000)}`,
   '%2F..%2F',
   '__proto__',
   'constructor',

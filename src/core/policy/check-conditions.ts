@@ -1,3 +1,4 @@
+import type { z } from 'zod';
 import { formatPath, PolicyInvalidError, SpendgateError } from '../errors/spendgate-error.js';
 import { parseAmount } from '../money/amount.js';
 import { isCurrencyCode, type CurrencyInfo } from '../money/currencies.js';
@@ -5,7 +6,7 @@ import type { Decimal } from '../money/decimal.js';
 import type { AggregateSpec } from './aggregates.js';
 import { POLICY_BOUNDS } from './bounds.js';
 import type { ComparisonIr, ConditionIr, Operand } from './condition-ir.js';
-import { isCountryCode, MCC_PATTERN } from './countries.js';
+import { isCountryCode, isMccCode } from './countries.js';
 import { FACT_NAMES, FACTS, isFactName, type ScalarFact, type StringFact } from './facts.js';
 import {
   LIST_OPERATORS,
@@ -13,7 +14,14 @@ import {
   SUBSTRING_OPERATORS,
   type Operator,
 } from './operators.js';
-import { parseWith, policyError, type PathKey } from './parse-with.js';
+import { isPlainText } from './fast-document.js';
+import {
+  ExactPathNeeded,
+  parseWith,
+  policyError,
+  UNTRACKED_PATH,
+  type PathKey,
+} from './parse-with.js';
 import {
   allNodeSchema,
   anyNodeSchema,
@@ -21,6 +29,7 @@ import {
   leafNodeSchema,
   notNodeSchema,
 } from './schema.js';
+import { OPERATORS } from './operators.js';
 
 /** Counters shared by every check of one policy, so that bounds hold for the policy as a whole. */
 export interface CheckBudget {
@@ -33,6 +42,27 @@ export interface CheckContext {
   readonly budget: CheckBudget;
   /** Aggregates the checked conditions read, by key; filled in as facts are resolved. */
   readonly aggregates: Map<string, AggregateSpec>;
+  /**
+   * A fast compile (compile.ts): nodes are read by hand rather than by zod, no path is built,
+   * and free text is taken only when plain. Its refusals are provisional: the compiler then
+   * compiles again in exact mode, whose error the client gets, so only what a fast compile
+   * accepts must agree with exact mode, and the property tests hold it to that.
+   */
+  readonly fast: boolean;
+}
+
+/** `[...path, key]`, or nothing in a fast compile, which shows no path. */
+export function pathTo(
+  ctx: CheckContext,
+  path: readonly PathKey[],
+  key: PathKey,
+): readonly PathKey[] {
+  return ctx.fast ? UNTRACKED_PATH : [...path, key];
+}
+
+/** Free text in a fast compile must be plain; the schema's text check judges the rest. */
+export function requirePlainText(ctx: CheckContext, text: string): void {
+  if (ctx.fast && !isPlainText(text)) throw new ExactPathNeeded('text that is not plain');
 }
 
 const MERCHANT_PATHS = Object.keys(FACTS.merchant.paths).join(', ');
@@ -74,28 +104,91 @@ function checkNode(
 
   if ('all' in node || 'any' in node) {
     const kind = 'all' in node ? 'all' : 'any';
-    const children =
-      kind === 'all'
-        ? parseWith(allNodeSchema, node, path).all
-        : parseWith(anyNodeSchema, node, path).any;
-    const checked = children.map((child, index) =>
-      checkNode(child, [...path, kind, index], depth + 1, ctx),
-    );
+    let children: readonly unknown[];
+    if (ctx.fast) {
+      children = readChildren(node, kind);
+    } else {
+      children =
+        kind === 'all'
+          ? parseWith(allNodeSchema, node, path).all
+          : parseWith(anyNodeSchema, node, path).any;
+    }
+    const kindPath = pathTo(ctx, path, kind);
+    const checked: ConditionIr[] = [];
+    for (let index = 0; index < children.length; index++) {
+      checked.push(checkNode(children[index], pathTo(ctx, kindPath, index), depth + 1, ctx));
+    }
     return { kind, children: checked };
   }
   if ('not' in node) {
-    const { not } = parseWith(notNodeSchema, node, path);
-    return { kind: 'not', child: checkNode(not, [...path, 'not'], depth + 1, ctx) };
+    const not = ctx.fast ? readNot(node) : parseWith(notNodeSchema, node, path).not;
+    return { kind: 'not', child: checkNode(not, pathTo(ctx, path, 'not'), depth + 1, ctx) };
   }
   if ('fact' in node) return checkLeaf(node, path, ctx);
   throw policyError(path, 'must have all, any, not or fact');
 }
 
-function checkLeaf(node: unknown, path: readonly PathKey[], ctx: CheckContext): ConditionIr {
-  const leaf = parseWith(leafNodeSchema, node, path);
+// The node schemas of schema.ts, read by hand for a fast compile: exactly their keys, their
+// types and bounds; anything else goes to exact mode, where zod reads it.
+function isLeafKey(key: string): boolean {
+  return key === 'fact' || key === 'operator' || key === 'value' || key === 'path';
+}
+const OPERATOR_SET: ReadonlySet<unknown> = new Set(OPERATORS);
+/** The schemas' bound on a fact name and a fact path. */
+const FACT_TEXT_LENGTH_MAX = 64;
+
+type LeafNode = z.output<typeof leafNodeSchema>;
+type FactRef = z.output<typeof factRefSchema>;
+
+function readChildren(node: Record<string, unknown>, kind: 'all' | 'any'): readonly unknown[] {
+  for (const key in node) if (key !== kind) throw new ExactPathNeeded(kind);
+  const children = node[kind];
+  if (
+    !Array.isArray(children) ||
+    children.length === 0 ||
+    children.length > POLICY_BOUNDS.childrenMax
+  ) {
+    throw new ExactPathNeeded(kind);
+  }
+  return children;
+}
+
+function readNot(node: Record<string, unknown>): unknown {
+  for (const key in node) if (key !== 'not') throw new ExactPathNeeded('not');
+  return node['not'];
+}
+
+function isFactText(value: unknown): value is string {
+  return typeof value === 'string' && value.length <= FACT_TEXT_LENGTH_MAX;
+}
+
+function readLeaf(node: Record<string, unknown>): LeafNode {
+  for (const key in node) if (!isLeafKey(key)) throw new ExactPathNeeded('leaf');
+  const { fact, operator, path } = node;
+  if (!isFactText(fact) || !OPERATOR_SET.has(operator) || !('value' in node)) {
+    throw new ExactPathNeeded('leaf');
+  }
+  if (path !== undefined && !isFactText(path)) throw new ExactPathNeeded('leaf');
+  return { fact, operator: operator as Operator, value: node['value'], path };
+}
+
+function readFactRef(node: Record<string, unknown>): FactRef {
+  for (const key in node) if (key !== 'fact' && key !== 'path') throw new ExactPathNeeded('fact');
+  const { fact, path } = node;
+  if (!isFactText(fact)) throw new ExactPathNeeded('fact');
+  if (path !== undefined && !isFactText(path)) throw new ExactPathNeeded('fact');
+  return { fact, path };
+}
+
+function checkLeaf(
+  node: Record<string, unknown>,
+  path: readonly PathKey[],
+  ctx: CheckContext,
+): ConditionIr {
+  const leaf = ctx.fast ? readLeaf(node) : parseWith(leafNodeSchema, node, path);
   const operator = leaf.operator;
   const lhs = resolveFact(leaf.fact, leaf.path, path, ctx);
-  const valuePath = [...path, 'value'];
+  const valuePath = pathTo(ctx, path, 'value');
   if (leaf.value === undefined) throw policyError(valuePath, 'is required');
 
   if (lhs.kind === 'string' && ORDERING_OPERATORS.has(operator)) {
@@ -115,7 +208,9 @@ function checkLeaf(node: unknown, path: readonly PathKey[], ctx: CheckContext): 
         `a fact reference works with equal, notEqual and the ordering operators, not ${operator}`,
       );
     }
-    const ref = parseWith(factRefSchema, leaf.value, valuePath);
+    const ref = ctx.fast
+      ? readFactRef(leaf.value)
+      : parseWith(factRefSchema, leaf.value, valuePath);
     const rhs = resolveFact(ref.fact, ref.path, valuePath, ctx);
     if (rhs.kind !== lhs.kind) {
       throw policyError(
@@ -147,6 +242,7 @@ function checkLeaf(node: unknown, path: readonly PathKey[], ctx: CheckContext): 
         `must be a string of 1 to ${POLICY_BOUNDS.stringValueLengthMax} characters`,
       );
     }
+    requirePlainText(ctx, value);
     return {
       kind: 'compare',
       valueKind: 'string',
@@ -217,7 +313,10 @@ function listIr(
   path: readonly PathKey[],
   ctx: CheckContext,
 ): ConditionIr {
-  const values = list.map((item, index) => parseConstant(lhs, item, [...path, index], ctx));
+  const values: (Decimal | number | string)[] = [];
+  for (let index = 0; index < list.length; index++) {
+    values.push(parseConstant(lhs, list[index], pathTo(ctx, path, index), ctx));
+  }
   return comparisonIr(lhs, operator, { kind: 'list', values });
 }
 
@@ -247,7 +346,7 @@ function parseConstant(
     case 'integer':
       return integerConstant(lhs.min, lhs.max, value, path);
     case 'string':
-      return stringConstant(lhs, value, path);
+      return stringConstant(lhs, value, path, ctx);
   }
 }
 
@@ -273,6 +372,8 @@ export function moneyConstant(
   path: readonly PathKey[],
   ctx: CheckContext,
 ): Decimal {
+  // A fast compile shows no error, so it needs no path to name the field by.
+  if (ctx.fast) return parseAmount(value, ctx.currency);
   try {
     return parseAmount(value, ctx.currency, { param: formatPath(path) });
   } catch (error) {
@@ -294,12 +395,16 @@ function integerConstant(
   return value;
 }
 
-function stringConstant(fact: StringFact, value: unknown, path: readonly PathKey[]): string {
+function stringConstant(
+  fact: StringFact,
+  value: unknown,
+  path: readonly PathKey[],
+  ctx: CheckContext,
+): string {
   if (typeof value !== 'string') throw policyError(path, 'must be a string');
   switch (fact.format) {
     case 'mcc':
-      if (!MCC_PATTERN.test(value))
-        throw policyError(path, 'must be a four-digit merchant category code');
+      if (!isMccCode(value)) throw policyError(path, 'must be a four-digit merchant category code');
       break;
     case 'country':
       if (!isCountryCode(value))
@@ -315,6 +420,7 @@ function stringConstant(fact: StringFact, value: unknown, path: readonly PathKey
           `must be a string of 1 to ${POLICY_BOUNDS.stringValueLengthMax} characters`,
         );
       }
+      requirePlainText(ctx, value);
       break;
   }
   return value;

@@ -40,6 +40,8 @@ export interface Evaluators {
   readonly firstDecline: (input: EvaluationInput) => Decision | null;
   /** Every shadow check that holds, in order; a shared empty array when none does. */
   readonly shadowMatches: (input: EvaluationInput) => readonly ShadowMatch[];
+  /** The decision of the first of the `limits` checks that holds, or null. */
+  readonly firstLimitDecline: (input: EvaluationInput) => Decision | null;
 }
 
 export type Predicate = (input: EvaluationInput) => boolean;
@@ -84,46 +86,121 @@ const MERCHANT_FIELDS = {
 } as const;
 const CLOCK_FIELDS = { hourUtc: 'hourUtc(nowMs)', dayOfWeekUtc: 'dayOfWeekUtc(nowMs)' } as const;
 
+/**
+ * `prefix<index>` names, made once per index and kept: a policy's program names hundreds of
+ * constants and locals, and each compile would otherwise build the same strings again.
+ */
+class Names {
+  readonly #names: string[] = [];
+
+  constructor(private readonly prefix: string) {}
+
+  at(index: number): string {
+    assert(Number.isSafeInteger(index) && index >= 0, 'names are counted');
+    for (let next = this.#names.length; next <= index; next++) {
+      this.#names.push(`${this.prefix}${next}`);
+    }
+    return this.#names[index] as string;
+  }
+}
+
+const CONSTANT_NAMES = new Names('k');
+const LOCAL_NAMES = new Names('v');
+
+/**
+ * The parameter list of a program with n constants, `rt, k0, ..., kn`, as prefixes of one kept
+ * string: each compile takes a slice rather than writing the names out again. Constants are
+ * the factory's parameters, not `const` declarations in its body: V8 parses a long parameter
+ * list several times faster than as many declarations, and an evaluator reads a captured
+ * parameter as it reads a captured `const`, without the `const`'s initialisation check.
+ */
+const PARAMETERS = {
+  text: 'rt',
+  /** ends[n]: where the list with the first n constants ends in `text`. */
+  ends: [2] as number[],
+
+  of(count: number): string {
+    assert(count <= CONSTANTS_MAX, 'a program has a bounded number of constants');
+    for (let next = this.ends.length - 1; next < count; next++) {
+      this.text += `, ${CONSTANT_NAMES.at(next)}`;
+      this.ends.push(this.text.length);
+    }
+    return this.text.slice(0, this.ends[count]);
+  },
+};
+
+/**
+ * Constants one program may have: far above what a policy within its bounds needs (a decision
+ * per check, a few values per condition), and below the engine's limit on parameters (65,535).
+ */
+const CONSTANTS_MAX = 20_000;
+
 /** Constants shared by the functions of one generated program. */
 class Constants {
   readonly values: unknown[] = [];
 
   name(value: unknown): string {
+    const name = CONSTANT_NAMES.at(this.values.length);
     this.values.push(value);
-    return `k${this.values.length - 1}`;
+    return name;
   }
 
-  declarations(): string {
-    if (this.values.length === 0) return '';
-    return `const ${this.values.map((_, index) => `k${index} = k[${index}]`).join(', ')};\n`;
+  parameters(): string {
+    return PARAMETERS.of(this.values.length);
   }
 }
+
+// Each source a function reads once into a local, by an id made of spendgate's own names.
+const SOURCE_IDS = {
+  request: { amount: 'request.amount', currency: 'request.currency', cardId: 'request.cardId' },
+  merchant: {
+    name: 'merchant.name',
+    mcc: 'merchant.mcc',
+    country: 'merchant.country',
+    city: 'merchant.city',
+    id: 'merchant.id',
+  },
+  clock: { hourUtc: 'clock.hourUtc', dayOfWeekUtc: 'clock.dayOfWeekUtc' },
+} as const;
+const REQUEST_AMOUNT: Source = { kind: 'request', field: 'amount' };
 
 /** One generated function body: the sources it reads become locals, each read once. */
 class Body {
   readonly #locals = new Map<string, string>();
-  readonly #reads: string[] = [];
+  #reads = '';
 
   constructor(private readonly constants: Constants) {}
 
   read(source: Source): string {
-    const id =
-      source.kind === 'aggregate'
-        ? `aggregate ${source.aggregate.key}`
-        : `${source.kind} ${source.field}`;
+    // Aggregate keys ("amount:daily") hold a colon, so they never equal a field's id.
+    let id: string;
+    switch (source.kind) {
+      case 'request':
+        id = SOURCE_IDS.request[source.field];
+        break;
+      case 'merchant':
+        id = SOURCE_IDS.merchant[source.field];
+        break;
+      case 'clock':
+        id = SOURCE_IDS.clock[source.field];
+        break;
+      case 'aggregate':
+        id = source.aggregate.key;
+        break;
+    }
     const known = this.#locals.get(id);
     if (known !== undefined) return known;
-    const local = `v${this.#locals.size}`;
+    const local = LOCAL_NAMES.at(this.#locals.size);
     this.#locals.set(id, local);
     switch (source.kind) {
       case 'request':
-        this.#reads.push(`const ${local} = ${REQUEST_FIELDS[source.field]};`);
+        this.#reads += `const ${local} = ${REQUEST_FIELDS[source.field]};\n`;
         break;
       case 'merchant':
-        this.#reads.push(`const ${local} = ${MERCHANT_FIELDS[source.field]};`);
+        this.#reads += `const ${local} = ${MERCHANT_FIELDS[source.field]};\n`;
         break;
       case 'clock':
-        this.#reads.push(`const ${local} = ${CLOCK_FIELDS[source.field]};`);
+        this.#reads += `const ${local} = ${CLOCK_FIELDS[source.field]};\n`;
         break;
       case 'aggregate': {
         const key = this.constants.name(source.aggregate.key);
@@ -131,10 +208,7 @@ class Body {
           source.aggregate.measure === 'amount'
             ? `isDecimal(${local})`
             : `typeof ${local} === 'number'`;
-        this.#reads.push(
-          `const ${local} = spend[${key}];`,
-          `if (!(${valid})) throw missingAggregate(${key});`,
-        );
+        this.#reads += `const ${local} = spend[${key}];\nif (!(${valid})) throw missingAggregate(${key});\n`;
         break;
       }
     }
@@ -144,7 +218,7 @@ class Body {
   prologue(): string {
     return (
       'const request = input.request, merchant = request.merchant, spend = input.spend, nowMs = input.nowMs;\n' +
-      this.#reads.join('\n')
+      this.#reads
     );
   }
 
@@ -152,18 +226,21 @@ class Body {
     switch (ir.kind) {
       case 'all':
       case 'any': {
-        assert(ir.children.length > 0, 'boolean nodes have children');
-        const joined = ir.children
-          .map((child) => this.expression(child))
-          .join(ir.kind === 'all' ? ' && ' : ' || ');
+        const children = ir.children;
+        assert(children.length > 0, 'boolean nodes have children');
+        const joiner = ir.kind === 'all' ? '&&' : '||';
+        let joined = this.expression(children[0] as ConditionIr);
+        for (let index = 1; index < children.length; index++) {
+          joined += joiner + this.expression(children[index] as ConditionIr);
+        }
         return `(${joined})`;
       }
       case 'not':
         return `!${this.expression(ir.child)}`;
       case 'spendOver': {
         const spent = this.read(ir.spent);
-        const amount = this.read({ kind: 'request', field: 'amount' });
-        return `(cmp(${spent}.plus(${amount}), ${this.constants.name(ir.max)}) > 0)`;
+        const amount = this.read(REQUEST_AMOUNT);
+        return `(cmp(${spent}.plus(${amount}),${this.constants.name(ir.max)})>0)`;
       }
       case 'compare':
         return this.comparison(ir);
@@ -176,7 +253,7 @@ class Body {
     if (operand.kind === 'list') {
       const list =
         ir.valueKind === 'money'
-          ? `hasDecimal(${this.constants.name(sortedUniqueDecimals(operand.values as never))}, ${left})`
+          ? `hasDecimal(${this.constants.name(sortedUniqueDecimals(operand.values as never))},${left})`
           : `${this.constants.name(new Set<unknown>(operand.values))}.has(${left})`;
       if (ir.operator === 'in') return list;
       assert(ir.operator === 'notIn', 'lists go with in or notIn');
@@ -188,48 +265,68 @@ class Body {
       assert(ir.valueKind === 'string' && operand.kind === 'constant', 'substrings of strings');
       // An absent optional fact contains nothing, so both tests are false for it (README).
       const negate = ir.operator === 'doesNotContain' ? '!' : '';
-      return `(${left} !== undefined && ${negate}${left}.includes(${right}))`;
+      return `(${left}!==undefined&&${negate}${left}.includes(${right}))`;
     }
     const token = COMPARE[ir.operator];
     if (token === undefined) throw new InvariantError(`the checker let ${ir.operator} through`);
-    if (ir.valueKind === 'money') return `(cmp(${left}, ${right}) ${token} 0)`;
-    return `(${left} ${token} ${right})`;
+    if (ir.valueKind === 'money') return `(cmp(${left},${right})${token}0)`;
+    return `(${left}${token}${right})`;
   }
 }
 
 /** Generated code is untyped: each caller states, by a cast, what its source returns. */
 function build(constants: Constants, functions: string): unknown {
-  const source = `${PRELUDE}${constants.declarations()}return ${functions};`;
   // The one dynamic evaluation in spendgate, on source made as the header above describes.
   // eslint-disable-next-line @typescript-eslint/no-implied-eval
-  const factory = new Function('k', 'rt', source) as (
-    k: readonly unknown[],
+  const factory = new Function(constants.parameters(), `${PRELUDE}return ${functions};`) as (
     rt: typeof RUNTIME,
+    ...k: unknown[]
   ) => unknown;
-  return factory(constants.values, RUNTIME);
+  return factory(RUNTIME, ...constants.values);
 }
 
+/**
+ * The three evaluators of a policy, from one generated program (one `new Function`): the first
+ * enforcing decline, the shadow matches, and the first decline of `limits` (a subset of
+ * `enforce`) alone. Each function reads its own sources; the constants are shared.
+ */
 export function generateEvaluators(
   enforce: readonly CheckIr[],
   shadow: readonly CheckIr[],
+  limits: readonly CheckIr[],
 ): Evaluators {
   const constants = new Constants();
-  const declineBody = new Body(constants);
-  const declines = enforce.map(
-    (check) =>
-      `if (${declineBody.expression(check.condition)}) return ${constants.name(check.decision)};`,
-  );
-  const shadowBody = new Body(constants);
-  const matches = shadow.map(
-    (check) =>
-      `if (${shadowBody.expression(check.condition)}) (matches ??= []).push(${constants.name(check.match)});`,
-  );
   return build(
     constants,
-    `{\n firstDecline: function firstDecline(input) {\n${declineBody.prologue()}\n${declines.join('\n')}\nreturn null;\n},\n` +
-      ` shadowMatches: function shadowMatches(input) {\n${shadowBody.prologue()}\nlet matches = null;\n${matches.join('\n')}\n` +
-      'return matches === null ? NONE : matches;\n}\n}',
+    `{\n firstDecline: ${firstDeclineSource('firstDecline', enforce, constants)},\n` +
+      ` shadowMatches: ${shadowMatchesSource(shadow, constants)},\n` +
+      ` firstLimitDecline: ${firstDeclineSource('firstLimitDecline', limits, constants)}\n}`,
   ) as Evaluators;
+}
+
+function firstDeclineSource(
+  name: 'firstDecline' | 'firstLimitDecline',
+  checks: readonly CheckIr[],
+  constants: Constants,
+): string {
+  const body = new Body(constants);
+  let declines = '';
+  for (const check of checks) {
+    declines += `if(${body.expression(check.condition)})return ${constants.name(check.decision)};\n`;
+  }
+  return `function ${name}(input) {\n${body.prologue()}\n${declines}return null;\n}`;
+}
+
+function shadowMatchesSource(checks: readonly CheckIr[], constants: Constants): string {
+  const body = new Body(constants);
+  let matches = '';
+  for (const check of checks) {
+    matches += `if(${body.expression(check.condition)})(matches??=[]).push(${constants.name(check.match)});\n`;
+  }
+  return (
+    `function shadowMatches(input) {\n${body.prologue()}\nlet matches = null;\n${matches}` +
+    'return matches === null ? NONE : matches;\n}'
+  );
 }
 
 /** One condition as a predicate of its own, for per-rule inspection and tests. */

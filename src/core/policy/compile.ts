@@ -1,4 +1,5 @@
 import { assert } from '../assert.js';
+import { SpendgateError } from '../errors/spendgate-error.js';
 import { formatAmount } from '../money/amount.js';
 import { currencyOf, type CurrencyCode, type CurrencyInfo } from '../money/currencies.js';
 import { declined, type Decision, type ShadowMatch } from '../decision/result.js';
@@ -7,6 +8,7 @@ import { POLICY_BOUNDS } from './bounds.js';
 import {
   checkConditions,
   moneyConstant,
+  pathTo,
   spendListValues,
   type CheckBudget,
   type CheckContext,
@@ -16,13 +18,22 @@ import type { ConditionIr } from './condition-ir.js';
 import type { EvaluationInput } from './evaluation-input.js';
 import { expandTemplate } from './expand-templates.js';
 import type { Source } from './facts.js';
-import { parseWith, policyError, type PathKey } from './parse-with.js';
+import { isJsonObject, readLimit, readPolicyDocument } from './fast-document.js';
+import {
+  ExactPathNeeded,
+  parseWith,
+  policyError,
+  UNTRACKED_PATH,
+  type PathKey,
+} from './parse-with.js';
 import {
   limitSchema,
   policySchema,
   type LimitDocument,
   type PolicyDocument,
+  type RuleDocument,
   type RuleMode,
+  type TemplateRefDocument,
 } from './schema.js';
 import { EMPTY_TEMPLATE_LIBRARY, type TemplateLibrary } from './template-schema.js';
 
@@ -86,23 +97,58 @@ interface PendingCheck extends CheckIr {
  * Compiles a policy (contract section 11). Throws `PolicyInvalidError` (code `policy_invalid`,
  * `param` at the fault) for any input that is not a valid policy, and nothing else for any
  * JSON value: `test/core/policy-invalid.property.test.ts` holds it to that.
+ *
+ * Two modes, one answer (DESIGN.md, "Compile time"). The fast mode reads the document and its
+ * condition nodes by hand, builds no error paths and takes free text only when it is plain; it
+ * either compiles the policy or gives up. On giving up, or on any refusal, the exact mode
+ * compiles the same input again with zod and full paths, and its answer (the policy, or the
+ * error the client gets) is the answer. So a valid policy costs one fast compile, and an
+ * invalid one a fast attempt and an exact compile.
  */
 export function compilePolicy(input: unknown, options: CompileOptions): CompiledPolicy {
+  try {
+    return compileIn(true, input, options);
+  } catch (error) {
+    // A fast compile's refusals are provisional; anything else thrown is a bug, and goes on.
+    if (!(error instanceof ExactPathNeeded) && !(error instanceof SpendgateError)) throw error;
+  }
+  return compileIn(false, input, options);
+}
+
+/**
+ * The exact mode alone: zod for every structure, every path built. What `compilePolicy` falls
+ * back to, and the reference the tests hold the fast mode to.
+ */
+export function compilePolicyExact(input: unknown, options: CompileOptions): CompiledPolicy {
+  return compileIn(false, input, options);
+}
+
+/**
+ * The fast mode alone: throws `ExactPathNeeded` or a (provisional) `SpendgateError` where it
+ * gives up. For the tests that hold it to the exact mode; `compilePolicy` is the entry.
+ */
+export function compilePolicyFast(input: unknown, options: CompileOptions): CompiledPolicy {
+  return compileIn(true, input, options);
+}
+
+function compileIn(fast: boolean, input: unknown, options: CompileOptions): CompiledPolicy {
   const currency =
     typeof options.currency === 'string' ? currencyOf(options.currency) : options.currency;
   const library = options.templates ?? EMPTY_TEMPLATE_LIBRARY;
-  const document = parseWith(policySchema, input, []);
+  const document = fast ? readPolicyDocument(input) : parseWith(policySchema, input, []);
+  if (document === null) throw new ExactPathNeeded('a document the fast reading is not sure of');
   const budget: CheckBudget = {
     conditionsLeft: POLICY_BOUNDS.conditionsMax,
     listValuesLeft: POLICY_BOUNDS.listValuesMax,
   };
-  const ctx: CheckContext = { currency, budget, aggregates: new Map() };
+  const ctx: CheckContext = { currency, budget, aggregates: new Map(), fast };
   // Template internals come from the library, whose own bounds keep them small; only the
   // parameters a policy passes count against the policy's bounds.
   const templateCtx: CheckContext = {
     currency,
     budget: { conditionsLeft: Infinity, listValuesLeft: Infinity },
     aggregates: ctx.aggregates,
+    fast,
   };
 
   const pending: PendingCheck[] = [];
@@ -131,26 +177,36 @@ export function compilePolicy(input: unknown, options: CompileOptions): Compiled
   for (const [name, source, noun, list] of lists) {
     if (list === undefined) continue;
     const codes = list.allow ?? list.block ?? [];
-    spendListValues(codes.length, [name, list.allow ? 'allow' : 'block'], ctx);
+    spendListValues(
+      codes.length,
+      fast ? UNTRACKED_PATH : [name, list.allow ? 'allow' : 'block'],
+      ctx,
+    );
     const message = `Merchant ${noun} is ${list.allow ? 'not allowed' : 'blocked'}`;
     add('enforce', name, message, inList(source, codes, list.allow !== undefined));
   }
 
-  (document.limits ?? []).forEach((limit, index) => {
-    const { message, condition } = limitIr(limit, ['limits', index], ctx);
+  const limits = document.limits ?? [];
+  for (let index = 0; index < limits.length; index++) {
+    const limit = limits[index] as LimitDocument;
+    const { message, condition } = limitIr(limit, fast ? UNTRACKED_PATH : ['limits', index], ctx);
     add('enforce', `limits[${index}]`, message, condition, limit.merchantCategories === undefined);
-  });
+  }
 
-  (document.templates ?? []).forEach((ref, index) => {
-    const path = ['templates', index];
+  const templates = document.templates ?? [];
+  for (let index = 0; index < templates.length; index++) {
+    const ref = templates[index] as TemplateRefDocument;
+    const path = fast ? UNTRACKED_PATH : ['templates', index];
     const expanded = expandTemplate(ref, library, path, ctx);
     expanded.limits.forEach((raw, limitIndex) => {
-      const limit = parseWith(limitSchema, raw, [...path, 'limits', limitIndex]);
+      const limit = fast
+        ? templateLimit(raw)
+        : parseWith(limitSchema, raw, [...path, 'limits', limitIndex]);
       const { message, condition } = limitIr(limit, path, templateCtx);
       add(ref.mode, expanded.name, message, condition, limit.merchantCategories === undefined);
     });
     expanded.rules.forEach((rule, ruleIndex) => {
-      const rulePath = [...path, 'rules', ruleIndex, 'conditions'];
+      const rulePath = fast ? UNTRACKED_PATH : [...path, 'rules', ruleIndex, 'conditions'];
       add(
         ref.mode,
         expanded.name,
@@ -158,29 +214,31 @@ export function compilePolicy(input: unknown, options: CompileOptions): Compiled
         checkConditions(rule.conditions, rulePath, templateCtx),
       );
     });
-  });
+  }
 
   const names = new Set<string>();
-  (document.rules ?? []).forEach((rule, index) => {
-    const path = ['rules', index];
+  const rules = document.rules ?? [];
+  for (let index = 0; index < rules.length; index++) {
+    const rule = rules[index] as RuleDocument;
     if (names.has(rule.name)) {
       throw policyError(
-        [...path, 'name'],
+        ['rules', index, 'name'],
         'repeats the name of an earlier rule; rule names are unique',
       );
     }
     names.add(rule.name);
-    const condition = checkConditions(rule.conditions, [...path, 'conditions'], ctx);
+    const rulePath = fast ? UNTRACKED_PATH : ['rules', index, 'conditions'];
+    const condition = checkConditions(rule.conditions, rulePath, ctx);
     add(rule.mode, rule.name, rule.message ?? `Declined by rule ${rule.name}`, condition);
-  });
+  }
 
   assert(budget.conditionsLeft >= 0 && budget.listValuesLeft >= 0, 'bounds held while checking');
   const enforce = pending.filter((check) => check.mode === 'enforce');
   const shadow = pending.filter((check) => check.mode === 'shadow');
-  const evaluators = generateEvaluators(enforce, shadow);
-  const limits = generateEvaluators(
+  const evaluators = generateEvaluators(
+    enforce,
+    shadow,
     enforce.filter((check) => check.spendLimit),
-    [],
   );
   return Object.freeze({
     document,
@@ -190,23 +248,44 @@ export function compilePolicy(input: unknown, options: CompileOptions): Compiled
     shadowChecks: Object.freeze(shadow.map(compiledCheck)),
     firstDecline: evaluators.firstDecline,
     shadowMatches: evaluators.shadowMatches,
-    firstLimitDecline: limits.firstDecline,
+    firstLimitDecline: evaluators.firstLimitDecline,
   });
 }
 
+/** A template's limit, its parameters substituted, read by hand in a fast compile. */
+function templateLimit(raw: unknown): LimitDocument {
+  const limit = isJsonObject(raw) ? readLimit(raw) : null;
+  if (limit === null) throw new ExactPathNeeded('a template limit');
+  return limit;
+}
+
 function compiledCheck(check: PendingCheck): CompiledCheck {
-  let test: Predicate | undefined;
-  return Object.freeze({
-    rule: check.rule,
-    message: check.message,
-    mode: check.mode,
-    decision: check.decision,
-    match: check.match,
-    get test(): Predicate {
-      test ??= generatePredicate(check.condition);
-      return test;
-    },
-  });
+  return Object.freeze(new Check(check));
+}
+
+/** A compiled check; its predicate is generated on first use, from the IR it keeps. */
+class Check implements CompiledCheck {
+  readonly rule: string;
+  readonly message: string;
+  readonly mode: RuleMode;
+  readonly decision: Decision;
+  readonly match: ShadowMatch;
+  readonly #condition: ConditionIr;
+  #test: Predicate | undefined;
+
+  constructor(check: PendingCheck) {
+    this.rule = check.rule;
+    this.message = check.message;
+    this.mode = check.mode;
+    this.decision = check.decision;
+    this.match = check.match;
+    this.#condition = check.condition;
+  }
+
+  get test(): Predicate {
+    this.#test ??= generatePredicate(this.#condition);
+    return this.#test;
+  }
 }
 
 const MCC: Source = { kind: 'merchant', field: 'mcc' };
@@ -243,7 +322,9 @@ function limitIr(
   ctx: CheckContext,
 ): { message: string; condition: ConditionIr } {
   const mccList = limit.merchantCategories ?? null;
-  if (mccList !== null) spendListValues(mccList.length, [...path, 'merchantCategories'], ctx);
+  if (mccList !== null) {
+    spendListValues(mccList.length, pathTo(ctx, path, 'merchantCategories'), ctx);
+  }
   const where = mccList === null ? '' : ` at merchant categories ${mccList.join(', ')}`;
   const narrow = (condition: ConditionIr): ConditionIr =>
     mccList === null
@@ -252,7 +333,7 @@ function limitIr(
   const words = INTERVAL_WORDS[limit.interval];
 
   if (limit.amount !== undefined) {
-    const max = moneyConstant(limit.amount, [...path, 'amount'], ctx);
+    const max = moneyConstant(limit.amount, pathTo(ctx, path, 'amount'), ctx);
     const shown = `${formatAmount(max, ctx.currency)} ${ctx.currency.code}`;
     if (limit.interval === 'perTransaction') {
       return {

@@ -21,3 +21,13 @@ export function isCountryCode(value: string): boolean {
 
 /** Merchant category codes (ISO 18245) are four decimal digits, kept as strings ("0742"). */
 export const MCC_PATTERN = /^[0-9]{4}$/;
+
+/** `MCC_PATTERN.test(value)`, by character codes: the compiler asks it once per listed code. */
+export function isMccCode(value: string): boolean {
+  if (value.length !== 4) return false;
+  for (let index = 0; index < 4; index++) {
+    const code = value.charCodeAt(index);
+    if (code < 48 || code > 57) return false;
+  }
+  return true;
+}

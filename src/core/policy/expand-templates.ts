@@ -1,10 +1,12 @@
 import {
   isPlainObject,
   moneyConstant,
+  pathTo,
+  requirePlainText,
   spendListValues,
   type CheckContext,
 } from './check-conditions.js';
-import { isCountryCode, MCC_PATTERN } from './countries.js';
+import { isCountryCode, isMccCode } from './countries.js';
 import { POLICY_BOUNDS } from './bounds.js';
 import { policyError, type PathKey } from './parse-with.js';
 import type { TemplateRefDocument } from './schema.js';
@@ -19,6 +21,8 @@ export interface ExpandedTemplate {
 
 /** A checked parameter value: an integer, an exact amount string, or a list of codes/strings. */
 type ParamValue = number | string | readonly string[];
+
+const NO_PARAMS: Readonly<Record<string, unknown>> = Object.freeze({});
 
 /** Nesting a template file may have; library files are far shallower, so this only stops a loop. */
 const SUBSTITUTION_DEPTH_MAX = 32;
@@ -42,7 +46,7 @@ export function expandTemplate(
       `names no template of the rule library; templates are ${known}`,
     );
   }
-  const values = resolveParams(template, ref.params ?? {}, [...path, 'params'], ctx);
+  const values = resolveParams(template, ref.params ?? NO_PARAMS, pathTo(ctx, path, 'params'), ctx);
   const substitute = (node: unknown): unknown => substituteParams(node, values, 0);
   return {
     name: template.name,
@@ -74,8 +78,9 @@ function resolveParams(
   for (const name of declared) {
     const spec = template.params[name] as TemplateParam;
     const raw = Object.hasOwn(given, name) ? given[name] : spec.default;
-    if (raw === undefined) throw policyError([...path, name], 'is required');
-    values.set(name, checkParam(spec, raw, [...path, name], ctx));
+    const paramPath = pathTo(ctx, path, name);
+    if (raw === undefined) throw policyError(paramPath, 'is required');
+    values.set(name, checkParam(spec, raw, paramPath, ctx));
   }
   return values;
 }
@@ -105,7 +110,7 @@ function checkParam(
         raw,
         path,
         ctx,
-        (item): item is string => typeof item === 'string' && MCC_PATTERN.test(item),
+        (item): item is string => typeof item === 'string' && isMccCode(item),
         'four-digit merchant category codes',
       );
     case 'countryList':
@@ -143,7 +148,10 @@ function checkList(
   spendListValues(list.length, path, ctx);
   const bad = list.findIndex((item) => !isItem(item));
   if (bad !== -1) throw policyError([...path, bad], `must be one of ${what}`);
-  return list.filter(isItem);
+  const items = list.filter(isItem);
+  // Policy text that a template stores as it is: plain, in a fast compile (codes always are).
+  for (const item of items) requirePlainText(ctx, item);
+  return items;
 }
 
 function substituteParams(

@@ -53,3 +53,15 @@ function valueAt(input: unknown, path: readonly PropertyKey[]): unknown {
   }
   return node;
 }
+
+/**
+ * Thrown by a fast compile (compile.ts) where it is not sure: text that is not plain, a node
+ * it does not read by hand. Never leaves the compiler: it compiles again in exact mode, which
+ * accepts or refuses with the error the client sees.
+ */
+export class ExactPathNeeded extends Error {
+  override readonly name = 'ExactPathNeeded';
+}
+
+/** The path a fast compile passes where an exact one builds a path: its errors are not shown. */
+export const UNTRACKED_PATH: readonly PathKey[] = Object.freeze([]);

@@ -22,6 +22,33 @@ function parseNumber(literal: string): number | ImpreciseNumber {
 }
 
 const PROTOTYPE_KEYS = /"(?:__proto__|constructor|prototype)"\s*:/;
+
+/**
+ * How deep a body may nest. The deepest document the API takes is a policy at its condition
+ * depth bound (10), a few dozen levels of JSON; every later step that walks a body (the parser,
+ * validation, the idempotency record's hash) is recursive, and a body of a thousand levels
+ * would exhaust the stack in one of them.
+ */
+export const JSON_DEPTH_MAX = 64;
+
+/** Whether `text` nests objects and arrays deeper than JSON_DEPTH_MAX (strings skipped). */
+function nestsTooDeep(text: string): boolean {
+  let depth = 0;
+  let inString = false;
+  for (let index = 0; index < text.length; index += 1) {
+    const code = text.charCodeAt(index);
+    if (inString) {
+      if (code === 0x5c)
+        index += 1; // a backslash: the next character is escaped
+      else if (code === 0x22) inString = false;
+    } else if (code === 0x22) inString = true;
+    else if (code === 0x7b || code === 0x5b) {
+      depth += 1;
+      if (depth > JSON_DEPTH_MAX) return true;
+    } else if (code === 0x7d || code === 0x5d) depth -= 1;
+  }
+  return false;
+}
 // PostgreSQL text cannot hold NUL; a body carrying one anywhere is refused whole, up front.
 const NUL_ESCAPE = /\\u0000/i;
 
@@ -37,6 +64,16 @@ export function registerJsonBody(app: FastifyInstance): void {
     if (NUL_ESCAPE.test(text)) {
       done(
         new SpendgateError('invalid_json', 'The request body contains a NUL character.'),
+        undefined,
+      );
+      return;
+    }
+    if (nestsTooDeep(text)) {
+      done(
+        new SpendgateError(
+          'invalid_json',
+          `The request body nests deeper than ${String(JSON_DEPTH_MAX)} levels.`,
+        ),
         undefined,
       );
       return;

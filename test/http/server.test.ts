@@ -2,6 +2,7 @@ import { maxHeaderSize } from 'node:http';
 import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CONTRACT_RETRY_DELAYS_MS, ConfigError, loadConfig } from '../../src/config/env.js';
+import { JSON_DEPTH_MAX } from '../../src/http/json-body.js';
 import { startTestService, type TestService } from '../support/http.js';
 
 /** The HTTP platform over real HTTP on loopback: health, request ids, the common error body. */
@@ -165,12 +166,32 @@ describe('media types (issue 12, item 9)', () => {
     // The same body as JSON is served: the media type, not the body, was at fault.
     expect((await send('application/json; charset=utf-8')).status).toBe(201);
   });
+
+  it('refuses a body nested past JSON_DEPTH_MAX before any recursive step reads it', async () => {
+    const send = (body: string) =>
+      fetch(`${base}/v1/vaults`, {
+        method: 'POST',
+        headers: {
+          authorization,
+          'content-type': 'application/json',
+          'idempotency-key': body.length.toString(),
+        },
+        body,
+      });
+    const deep = `{"name":"deep","currency":"USDC","network":"solana","metadata":{"a":${'['.repeat(JSON_DEPTH_MAX)}${']'.repeat(JSON_DEPTH_MAX)}}}`;
+    const refused = await send(deep);
+    expect([refused.status, (await errorOf(refused)).code]).toEqual([400, 'invalid_json']);
+    // Brackets inside a string are text, not nesting: that body is judged on its fields alone.
+    const quoted = await send(`{"name":"${'['.repeat(90)}","currency":"USDC","network":"solana"}`);
+    expect(quoted.status).toBe(201);
+  });
 });
 
 describe('configuration', () => {
   it('defaults to 127.0.0.1:3000', () => {
     expect(loadConfig({})).toEqual({
       port: 3000,
+      workerPort: 3000,
       host: '127.0.0.1',
       logLevel: 'info',
       databaseUrl: null,

@@ -1,5 +1,5 @@
 /**
- * HTTP benchmark (`npm run bench:http`; issue 11): the authorize endpoint as users run it.
+ * HTTP benchmark (`npm run bench:http`): the authorize endpoint as users run it.
  *
  * The service runs as `spendgate serve` with all roles (the API and the workers polling as in
  * production: outbox relay, webhook delivery, settlement, Solana transfers, maintenance) in a
@@ -21,7 +21,7 @@
  * request of the Node server process and of PostgreSQL (the backends of the run's database)
  * from the start of the workload until the outbox is drained (the relay's work for its events
  * included), authorization batches and fallbacks, ratios against the baselines, and each
- * target of issue 11 as met or MISSED. After the run: the ledger invariants, every answer a
+ * target (docs/performance.md) as met or MISSED. After the run: the ledger invariants, every answer a
  * 200, and the approvals and declines counted in the database; any of these failing fails the
  * run (exit code 1), a MISSED target does not.
  *
@@ -64,7 +64,7 @@ const POLL_MS = 100;
 const REST_MS = 3000;
 const REDIS_SCANS_MAX = 100_000;
 
-/** Issue 11's targets. */
+/** The targets. */
 const TARGETS = {
   spreadPerSecond: 3000,
   spreadP99Ms: 30,
@@ -860,7 +860,7 @@ async function report(
     `${hold(finalStats.fallbacks === 0)} no batch fell back to one request at a time (${finalStats.batches} batches, ${finalStats.fallbacks} fallbacks)`,
   );
 
-  console.log('\ntargets (issue 11)');
+  console.log('\ntargets');
   const spread = byRole('spread');
   const hot = byRole('hot');
   const paced = byRole('paced');

@@ -418,7 +418,7 @@ export const HUNDRED_RULE_POLICY = {
 };
 
 /**
- * The HTTP benchmark's policy (issue 11): a per-transaction limit, a daily and a monthly amount
+ * The HTTP benchmark's policy: a per-transaction limit, a daily and a monthly amount
  * limit, a daily count limit, the 50-code MCC block list, the country allow list and the 20
  * custom rules. Unlike REALISTIC_POLICY it has no business-hours template and no 20-a-day count,
  * so that HTTP_BENCH_PURCHASE is approved at any hour and the limits never run out during a

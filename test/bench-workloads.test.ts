@@ -74,7 +74,7 @@ describe('benchmark workloads are equivalent in both engines', () => {
 describe('the HTTP benchmark policy', () => {
   const policy = compilePolicy(HTTP_BENCH_POLICY, { currency: 'USDC' });
 
-  it('has the parts issue 11 names', () => {
+  it('has the parts the authorize bench needs', () => {
     const limits = HTTP_BENCH_POLICY.limits.map((limit) =>
       'count' in limit ? `${limit.interval} count` : `${limit.interval} amount`,
     );

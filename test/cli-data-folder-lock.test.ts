@@ -13,7 +13,7 @@ import {
 } from './support/processes.js';
 
 /**
- * The embedded database opened twice (issue 12): `spendgate keys create` beside a running
+ * The embedded database opened twice: `spendgate keys create` beside a running
  * `spendgate serve` on the same data folder printed a key the server never saw, lost when the
  * server stopped. With real processes: the CLI is refused with one line saying what to do and
  * the server serves on; once the server has stopped, the CLI works on the very database the

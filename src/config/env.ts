@@ -93,7 +93,7 @@ const configSchema = z.object({
     ),
   WEBHOOK_CONCURRENCY: z.coerce.number().int().min(1).max(1000).default(128),
   WEBHOOK_ENDPOINT_CONCURRENCY: z.coerce.number().int().min(1).max(1000).default(32),
-  // Card holds not captured within this many hours are released (issue 7; 7 days).
+  // Card holds not captured within this many hours are released (7 days by default).
   HOLD_EXPIRY_HOURS: z.coerce.number().int().min(1).max(8760).default(168),
   // Test-mode external transfers: a cluster; unset, a local Solana runtime in-process.
   SOLANA_TEST_RPC_URL: z

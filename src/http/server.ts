@@ -34,7 +34,7 @@ import { validationError } from './validation-errors.js';
 
 /**
  * The HTTP adapter's platform: request ids, the contract's error body for every error the
- * framework raises, and health. Routes of the REST interface join it issue by issue.
+ * framework raises, and health. Routes of the REST interface.
  */
 
 /** Largest request body accepted (contract: 413 `payload_too_large` above it). */

@@ -1,5 +1,5 @@
 /**
- * The local Solana cluster for test mode (issue 7, contract section 12): solana-bankrun behind
+ * The local Solana cluster for test mode (contract section 12): solana-bankrun behind
  * a loopback JSON-RPC endpoint whose treasury is funded at start, so that the sandbox, the
  * transfer worker and the tests run with no network at all, through the same web3.js code path
  * as against a real cluster.

@@ -1,7 +1,7 @@
 /**
  * A local Solana JSON-RPC endpoint on loopback, backed by an in-process runtime
  * (solana-bankrun), so that the transfer worker's production code path (web3.js `Connection`
- * against `SOLANA_TEST_RPC_URL`) runs unchanged with no network (issue 7, contract section 12).
+ * against `SOLANA_TEST_RPC_URL`) runs unchanged with no network (contract section 12).
  *
  * Two listeners: the HTTP port P (JSON-RPC over POST, `GET /health`) and P + 1, where web3.js
  * looks for the websocket of an endpoint with an explicit port. Both serve both protocols.

@@ -1,5 +1,5 @@
 /**
- * The treasury's signer for external transfers (issue 7).
+ * The treasury's signer for external transfers.
  *
  * The transfer code never touches a secret key: it hands a fully built transaction (fee payer,
  * blockhash, instructions) to a `TreasurySigner` and gets it back signed. That interface is the

@@ -1,5 +1,5 @@
 /**
- * The chain-side steps of an external transfer (issue 7), each a small function over a web3.js
+ * The chain-side steps of an external transfer, each a small function over a web3.js
  * (v1) `Connection`. The worker (src/workers/solana-transfers.ts) owns the loop and persistence:
  *
  *   build + sign (buildSignedTransfer) → persist bytes, signature, lastValidBlockHeight

@@ -16,7 +16,7 @@ import { ConfigError } from '../config/env.js';
 import { assert } from '../core/index.js';
 
 /**
- * One process per embedded data folder (issue 12). PGlite is PostgreSQL in this process's
+ * One process per embedded data folder. PGlite is PostgreSQL in this process's
  * memory, writing to its folder: a second process that opens the same folder runs its own copy
  * of the database, and each overwrites the other's files (a key created beside a running
  * server was refused by it, then lost). So the first process to open a folder locks it and

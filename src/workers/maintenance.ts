@@ -4,7 +4,7 @@ import type { Store } from '../store/store.js';
 import { queuePrefix } from './queues.js';
 
 /**
- * Repeatable maintenance (issue 7), run by BullMQ job schedulers so that however many worker
+ * Repeatable maintenance, run by BullMQ job schedulers so that however many worker
  * processes run, each round runs once:
  * - hold expiry: card holds older than the configured age (7 days by default) are released,
  *   failed with `expired`, with their events, in bounded batches;

@@ -3,7 +3,7 @@ import { redisClient } from '../redis.js';
 import { queuePrefix } from './queues.js';
 
 /**
- * One database per Redis prefix (contract section 15, v1.1; issue 12). Two installations on one
+ * One database per Redis prefix (contract section 15, v1.1). Two installations on one
  * prefix share queues: one's worker takes the other's delivery jobs, finds nothing of them in
  * its own database, and the deliveries are lost. So:
  * - the default prefix is `spendgate-<installation id>`, the id made with the database

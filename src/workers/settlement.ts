@@ -2,7 +2,7 @@ import type { Store } from '../store/store.js';
 import { PollingLoop, type LoopLog } from './polling-loop.js';
 
 /**
- * The settlement worker (issue 7, clearing batches): polls for unsettled records of accepted
+ * The settlement worker (clearing batches): polls for unsettled records of accepted
  * settlements and posts each in a transaction of its own (store: settleRecord), which
  * captures and marks the record together. Any number may run: a record another holds is
  * skipped (SKIP LOCKED), and a settled record is never settled again, so a crash at any point

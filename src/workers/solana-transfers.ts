@@ -15,7 +15,7 @@ import type { Store } from '../store/store.js';
 import { PollingLoop, type LoopLog } from './polling-loop.js';
 
 /**
- * The Solana transfer worker (issue 7, contract section 12). Each round walks the pending
+ * The Solana transfer worker (contract section 12). Each round walks the pending
  * external transfers and moves each one step, so that a crash between any two steps is safe:
  *
  * 1. Not signed yet: build and sign it, and record the signed bytes, the signature and the

@@ -12,7 +12,7 @@ import { retryDelayMs } from './retry-schedule.js';
  * read what to send (nothing, if the endpoint was deleted or disabled meanwhile: its pending
  * deliveries stop), sign it, POST it, record the attempt. A job naming an event or endpoint
  * this database does not have was never made here (another installation's, on a shared Redis
- * prefix: issue 12) or its rows are gone: it fails at once, loudly (an error line and
+ * prefix) or its rows are gone: it fails at once, loudly (an error line and
  * `spendgate_webhook_jobs_unknown_total`), and stays in the failed set for an operator, never
  * ended as if delivered. A 2xx ends the job; a 410 disables
  * the endpoint and ends it; anything else fails the attempt, and BullMQ retries it on the

@@ -140,7 +140,7 @@ describe('authentication', () => {
     expect((await get(service.base, '/healthz')).status).toBe(200);
   });
 
-  describe('before the body is read (issue 12, item 7)', () => {
+  describe('before the body is read', () => {
     const post = (path: string, body: string, authorization?: string) =>
       fetch(`${service.base}${path}`, {
         method: 'POST',
@@ -180,7 +180,7 @@ describe('authentication', () => {
     });
   });
 
-  describe('the scope account:write (issue 12, item 6)', () => {
+  describe('the scope account:write', () => {
     const twoFactorRoutes = [
       ['POST', '/v1/account/two-factor', undefined],
       ['POST', '/v1/account/two-factor/verify', { code: '123456' }],

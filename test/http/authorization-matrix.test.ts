@@ -4,7 +4,7 @@ import { API_SCOPES, type ApiScope } from '../../src/store/ops/accounts.js';
 import { startTestService, type TestService } from '../support/http.js';
 
 /**
- * The authorization matrix (issue 12), generated from the route table the server itself
+ * The authorization matrix, generated from the route table the server itself
  * publishes (its OpenAPI document, which test/http/openapi.test.ts keeps equal to Fastify's
  * routes, each operation naming the scope its key needs). For every /v1 route:
  *

@@ -100,7 +100,7 @@ describe('external transfers', () => {
 
   it('refuses live transfers and closings to an address with 503 while no Solana cluster is configured', async () => {
     const live = await harness.service.key({ mode: 'live' });
-    // A live vault starts empty (issue 12, item 3); the operator's funding goes through the store.
+    // A live vault starts empty; the operator's funding goes through the store.
     const from = await vault('0', live.key);
     await harness.service.store.deposit(live.scope, from.id, new Decimal('10'));
     const answer = await send({ fromVaultId: from.id, address: ADDRESS, amount: '1' }, live.key);

@@ -6,7 +6,7 @@ import { conditions } from '../support/policy-arbitraries.js';
 import { startReceiver, type Receiver } from '../support/receiver.js';
 
 /**
- * Random and adversarial requests over every route of the OpenAPI document (issue 12): the
+ * Random and adversarial requests over every route of the OpenAPI document: the
  * route list, each route's query parameters and body schema are read from the document the
  * server serves, so a new route is fuzzed as soon as it exists. Bodies are drawn from the
  * route's own schema (with real ids of the fixture where a field names one, so that requests

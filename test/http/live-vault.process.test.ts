@@ -11,7 +11,7 @@ import {
 } from '../support/processes.js';
 
 /**
- * Live money from nothing (issue 12, item 3), with real processes as a user runs them: keys
+ * Live money from nothing, with real processes as a user runs them: keys
  * made by `spendgate keys create`, requests to `spendgate serve --role api` on PostgreSQL. A
  * live key cannot create a vault with money in it (nothing on chain backs it) nor simulate a
  * deposit; a test key can do both.

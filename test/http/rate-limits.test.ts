@@ -80,7 +80,7 @@ describe('rate limits', () => {
     const classes = [
       { options: { mode: 'test' as const }, limit: LIMITS.testPerSecond },
       { options: { mode: 'live' as const }, limit: LIMITS.livePerSecond },
-      // The card network's key off its callbacks: its mode's class (contract v1.1, issue 12).
+      // The card network's key off its callbacks: its mode's class (contract v1.1).
       {
         options: { mode: 'live' as const, scopes: ['authorizations:write' as const] },
         limit: LIMITS.livePerSecond,
@@ -125,7 +125,7 @@ describe('rate limits', () => {
     for (const [method, path, body] of callbacks) {
       expect(await limitOn(method, path, body), path).toBe(String(LIMITS.authorizationsPerSecond));
     }
-    // Any other route, refused or not, counts in the key's mode class (issue 12).
+    // Any other route, refused or not, counts in the key's mode class.
     const others = [
       ['GET', '/v1/account'],
       ['POST', '/v1/account/two-factor'],

@@ -123,7 +123,7 @@ async function rawExchange(request: string): Promise<{
   return { status: Number(statusLine.split(' ')[1]), headers, body };
 }
 
-describe('errors Node raises before Fastify sees a request (issue 12, item 10)', () => {
+describe('errors Node raises before Fastify sees a request', () => {
   it.each([
     [
       'headers over Node’s limit',
@@ -146,7 +146,7 @@ describe('errors Node raises before Fastify sees a request (issue 12, item 10)',
   });
 });
 
-describe('media types (issue 12, item 9)', () => {
+describe('media types', () => {
   it('answers a contract route sent text/plain with 415, creating nothing', async () => {
     const send = (type: string) =>
       fetch(`${base}/v1/vaults`, {

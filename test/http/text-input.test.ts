@@ -3,7 +3,7 @@ import { formatPath } from '../../src/core/index.js';
 import { startTestService, type TestService } from '../support/http.js';
 
 /**
- * Every string a request body carries goes through the one text check (issue 12, item 4): a
+ * Every string a request body carries goes through the one text check: a
  * lone UTF-16 surrogate in any of them, value or key, is a 400 at that field, never a 500 from
  * the database, and changes nothing. Generated from the OpenAPI document: every string field of
  * every request body is tried, and a body's field that the table below does not fill fails the
@@ -157,7 +157,7 @@ function* withLoneSurrogate(
   }
 }
 
-describe('text a request body carries (issue 12, item 4)', () => {
+describe('text a request body carries', () => {
   let service: TestService;
   let key: string;
   let document: OpenApi;

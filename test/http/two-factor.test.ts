@@ -93,7 +93,7 @@ describe('two-factor authentication', () => {
 });
 
 /**
- * Contract v1.1, section 2 (issue 12, item 5): each code is accepted once, and after 5 wrong
+ * Contract v1.1, section 2: each code is accepted once, and after 5 wrong
  * codes in 15 minutes an account's two-factor checks answer 429 with Retry-After until the
  * window passes. The count lives in the database: another server on the same database sees it,
  * and it is taken under the account's row lock, so a parallel burst cannot outrun it.

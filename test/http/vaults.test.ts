@@ -174,7 +174,7 @@ describe('vault routes', () => {
     }
   });
 
-  // Issue 12, item 3: nothing on chain backs a live deposit out of nothing.
+  // Nothing on chain backs a live deposit out of nothing.
   it('refuses a live initialDeposit above 0, creating nothing, and keeps it in test mode', async () => {
     const live = await service.key({ mode: 'live' });
     const ledgerRows = async () =>

@@ -4,7 +4,7 @@ import { startReceiver, type Receiver } from '../support/receiver.js';
 import { useTestService } from '../support/http.js';
 
 /**
- * Webhook endpoints over real HTTP (issue 12, items 8 and 11): which addresses each mode may
+ * Webhook endpoints over real HTTP: which addresses each mode may
  * register and reach, what a failed delivery tells its owner (a class, never the socket's
  * error text), and Create Webhook under an Idempotency-Key (one endpoint, the secret shown once).
  */

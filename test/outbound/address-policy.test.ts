@@ -214,7 +214,7 @@ describe('classifyAddress and isAllowedAddress: test mode allows loopback only',
     },
   );
 
-  // The addresses of issue 12 (item 8), and IPv6 forms that carry a loopback address to a host
+  // Private, link-local and metadata addresses, and IPv6 forms that carry a loopback address to a host
   // other than this one (a translator, a relay): neither mode reaches them.
   it.each([
     '169.254.169.254',

@@ -222,7 +222,7 @@ describe('sendWebhook, test mode against a loopback receiver', () => {
   });
 });
 
-describe('sendWebhook, failures reported as classes, never as socket text (issue 12, item 8)', () => {
+describe('sendWebhook, failures reported as classes, never as socket text', () => {
   it('answers a refused port and a port that accepts and resets alike', async () => {
     const closed = http.createServer();
     await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));

@@ -57,7 +57,7 @@ describe('checkWebhookUrl, test mode', () => {
     expect(url.href.startsWith(raw.replace(/\/$/, ''))).toBe(true);
   });
 
-  // Issue 12, item 8: test mode relaxes https and allows loopback, nothing else non-public.
+  // Test mode relaxes https and allows loopback, nothing else non-public.
   it.each([
     'http://169.254.169.254/latest/meta-data/',
     'http://10.0.0.1/',

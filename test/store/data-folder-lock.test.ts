@@ -20,7 +20,7 @@ import {
 import { createPgliteClient } from '../../src/store/sql/pglite-client.js';
 
 /**
- * The embedded data folder's lock (issue 12), in one process: what counts as held and what as
+ * The embedded data folder's lock, in one process: what counts as held and what as
  * stale. The same lock between real processes (a CLI beside a running server, a SIGKILLed
  * server) is tested in test/cli-data-folder-lock.test.ts.
  */

@@ -29,7 +29,7 @@ import {
 import { startReceiver, type Receiver } from '../support/receiver.js';
 
 /**
- * Two installations on one Redis (issue 12, contract section 15 v1.1), with real `spendgate
+ * Two installations on one Redis (contract section 15 v1.1), with real `spendgate
  * serve` processes: each database has its own default prefix and delivers its own webhooks; a
  * prefix set by hand belongs to the first database that claims it, and a second refuses to
  * start, naming REDIS_PREFIX, also when Redis was down at its start; and a delivery job whose

@@ -19,7 +19,7 @@ import {
 } from '../support/processes.js';
 
 /**
- * One database per Redis prefix (contract section 15, v1.1; issue 12): a database claims its
+ * One database per Redis prefix (contract section 15, v1.1): a database claims its
  * prefix in Redis by its installation id, a prefix another database holds is refused, and the
  * claim waits for a Redis that is down. Two real service processes on one Redis are tested in
  * installations.test.ts.

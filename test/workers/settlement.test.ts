@@ -13,7 +13,7 @@ import {
 import { TestClock } from '../support/store.js';
 
 /**
- * Settlement work (issue 7) against the real PostgreSQL, on a clock the tests move: clearing
+ * Settlement work against the real PostgreSQL, on a clock the tests move: clearing
  * batches (each record captured once, bad records reported without stopping the batch), hold
  * expiry, and end-of-day balance snapshots with missed days backfilled.
  */

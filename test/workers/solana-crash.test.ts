@@ -19,7 +19,7 @@ import {
 } from '../support/processes.js';
 
 /**
- * Issue 7's crash proof with real processes: the `spendgate serve --role worker` process is
+ * The crash proof with real processes: the `spendgate serve --role worker` process is
  * SIGKILLed after it sent an external SOL transfer (signed, recorded in transfer_chain_sends,
  * broadcast: the recipient's balance shows it) and before it recorded the result (the transfer
  * is still pending). A new worker process then completes the transfer once: the recipient holds

@@ -10,7 +10,7 @@ import { forgetPrefixes, sleep, waitFor } from '../support/processes.js';
 import { startReceiver, type Receiver } from '../support/receiver.js';
 
 /**
- * A delivery job this database does not know (issue 12): no such event, or no such endpoint of
+ * A delivery job this database does not know: no such event, or no such endpoint of
  * the event's account. It was made by another installation on the same Redis prefix, or its
  * rows were lost; either way it fails at once, with an error line and a metric, and is never
  * ended as if delivered. A job for an endpoint its owner deleted ends quietly, as before. And no

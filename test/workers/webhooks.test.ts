@@ -172,7 +172,7 @@ describe('webhooks', () => {
             as,
           )
         ).body;
-      // The Solana worker (issue 7) completes and fails external transfers: the store's
+      // The Solana worker completes and fails external transfers: the store's
       // operations it will call stand in for it here.
       await service.store.completeExternalTransfer((await external()).id, 'sig_test');
       await service.store.failExternalTransfer((await external()).id, 'chain_failed');

@@ -9,7 +9,7 @@ import { ANY_CURRENCY, idParams } from '../schemas/common.js';
 import { createSettlementBody, settlementObject } from '../schemas/settlement.js';
 
 /**
- * Clearing batches (issue 7): the card network's capture file. Accepted whole with 202 once
+ * Clearing batches: the card network's capture file. Accepted whole with 202 once
  * every record is well-formed; the settlement worker then posts each capture, and a record
  * that fails (unknown authorization, amount above the hold) is reported without stopping the
  * others. Progress and per-record errors: GET /v1/settlements/{id}.

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { amountInput, text, timestampOutput } from './common.js';
 
-/** A clearing batch: up to 10,000 capture records (issue 7). */
+/** A clearing batch: up to 10,000 capture records. */
 export const createSettlementBody = z.strictObject({
   records: z
     .array(

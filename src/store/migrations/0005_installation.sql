@@ -1,4 +1,4 @@
--- The installation id (issue 12): made once, with the database, and never changed. The default
+-- The installation id: made once, with the database, and never changed. The default
 -- REDIS_PREFIX is `spendgate-<id>`, so that two databases on one Redis never share queues, and
 -- a prefix set by hand is claimed in Redis by this id (src/workers/prefix-claim.ts). 16 hex
 -- digits (64 random bits) keep the default prefix short.

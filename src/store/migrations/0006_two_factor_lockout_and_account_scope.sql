@@ -1,4 +1,4 @@
--- Contract v1.1, section 2 (issue 12): the two-factor lockout and the scope account:write.
+-- Contract v1.1, section 2: the two-factor lockout and the scope account:write.
 
 -- The times (epoch ms) of an account's latest wrong two-factor codes, at most the 5 that the
 -- lockout counts, oldest first. Kept on the account row, which every two-factor check locks,

@@ -3,7 +3,7 @@ import type { StoreContext } from '../context.js';
 import type { SqlQueryable } from '../sql/client.js';
 
 /**
- * The Solana worker's side of external transfers (issue 7): which transfers wait to be sent,
+ * The Solana worker's side of external transfers: which transfers wait to be sent,
  * and the signed transaction of each, recorded before it is first sent.
  */
 export interface PendingChainTransfer {

@@ -13,7 +13,7 @@ import { capture } from './authorizations.js';
 import { getTransaction } from './reads.js';
 
 /**
- * Clearing batches (issue 7): the card network's capture file as one request. The batch is
+ * Clearing batches: the card network's capture file as one request. The batch is
  * accepted whole (202), then the settlement worker posts its records one at a time, each in a
  * transaction of its own that captures and marks the record together, so a record is settled
  * exactly once however often the worker crashes and starts again. A record that fails

@@ -164,6 +164,12 @@ const SOURCE_IDS = {
 } as const;
 const REQUEST_AMOUNT: Source = { kind: 'request', field: 'amount' };
 
+// Precedence of generated code, loosest first: a || b, a && b, a < b, and a call, a name or !a.
+const OR = 0;
+const AND = 1;
+const RELATIONAL = 2;
+const ATOM = 3;
+
 /** One generated function body: the sources it reads become locals, each read once. */
 class Body {
   readonly #locals = new Map<string, string>();
@@ -222,30 +228,48 @@ class Body {
     );
   }
 
+  /**
+   * The code of a condition, parenthesised only where JavaScript's precedence needs it (the
+   * source is what V8 parses for each new policy, so every byte counts). Sets `#level` to the
+   * precedence of the code returned, for the caller to wrap it if it must.
+   */
   expression(ir: ConditionIr): string {
     switch (ir.kind) {
       case 'all':
       case 'any': {
         const children = ir.children;
         assert(children.length > 0, 'boolean nodes have children');
+        // && binds tighter than ||: only an any inside an all needs parentheses.
         const joiner = ir.kind === 'all' ? '&&' : '||';
-        let joined = this.expression(children[0] as ConditionIr);
-        for (let index = 1; index < children.length; index++) {
-          joined += joiner + this.expression(children[index] as ConditionIr);
+        const level = ir.kind === 'all' ? AND : OR;
+        let joined = '';
+        for (let index = 0; index < children.length; index++) {
+          const child = this.expression(children[index] as ConditionIr);
+          const code = this.#level < level ? `(${child})` : child;
+          joined += index === 0 ? code : joiner + code;
         }
-        return `(${joined})`;
+        this.#level = children.length === 1 ? this.#level : level;
+        return joined;
       }
-      case 'not':
-        return `!${this.expression(ir.child)}`;
+      case 'not': {
+        const child = this.expression(ir.child);
+        const code = this.#level < ATOM ? `!(${child})` : `!${child}`;
+        this.#level = ATOM;
+        return code;
+      }
       case 'spendOver': {
         const spent = this.read(ir.spent);
         const amount = this.read(REQUEST_AMOUNT);
-        return `(cmp(${spent}.plus(${amount}),${this.constants.name(ir.max)})>0)`;
+        this.#level = RELATIONAL;
+        return `cmp(${spent}.plus(${amount}),${this.constants.name(ir.max)})>0`;
       }
       case 'compare':
         return this.comparison(ir);
     }
   }
+
+  /** The precedence of the code `expression` returned last. */
+  #level = ATOM;
 
   private comparison(ir: ComparisonIr): string {
     const left = this.read(ir.source);
@@ -255,6 +279,7 @@ class Body {
         ir.valueKind === 'money'
           ? `hasDecimal(${this.constants.name(sortedUniqueDecimals(operand.values as never))},${left})`
           : `${this.constants.name(new Set<unknown>(operand.values))}.has(${left})`;
+      this.#level = ATOM;
       if (ir.operator === 'in') return list;
       assert(ir.operator === 'notIn', 'lists go with in or notIn');
       return `!${list}`;
@@ -265,12 +290,14 @@ class Body {
       assert(ir.valueKind === 'string' && operand.kind === 'constant', 'substrings of strings');
       // An absent optional fact contains nothing, so both tests are false for it (README).
       const negate = ir.operator === 'doesNotContain' ? '!' : '';
-      return `(${left}!==undefined&&${negate}${left}.includes(${right}))`;
+      this.#level = AND;
+      return `${left}!==undefined&&${negate}${left}.includes(${right})`;
     }
     const token = COMPARE[ir.operator];
     if (token === undefined) throw new InvariantError(`the checker let ${ir.operator} through`);
-    if (ir.valueKind === 'money') return `(cmp(${left},${right})${token}0)`;
-    return `(${left}${token}${right})`;
+    this.#level = RELATIONAL;
+    if (ir.valueKind === 'money') return `cmp(${left},${right})${token}0`;
+    return `${left}${token}${right}`;
   }
 }
 

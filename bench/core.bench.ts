@@ -47,7 +47,7 @@ function newStructure(serial: number): unknown {
   return {
     rules: HUNDRED_RULE_POLICY.rules.map((rule, index) =>
       index < SERIAL_BITS && ((serial >>> index) & 1) === 1
-        ? { ...rule, conditions: { not: { not: (rule as { conditions: unknown }).conditions } } }
+        ? { ...rule, conditions: { not: { not: (rule as { conditions?: unknown }).conditions } } }
         : rule,
     ),
   };

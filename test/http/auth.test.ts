@@ -269,6 +269,7 @@ describe('authentication', () => {
         'test',
         '--scopes',
         'account:write,cards:reveal',
+        '--create-account',
       ]);
       expect(lines[0]).toContain('scopes account:write,cards:reveal');
       const everything = await runKeys(service.store, [

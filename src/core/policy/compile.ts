@@ -18,7 +18,7 @@ import type { ConditionIr } from './condition-ir.js';
 import type { EvaluationInput } from './evaluation-input.js';
 import { expandTemplate } from './expand-templates.js';
 import type { Source } from './facts.js';
-import { isJsonObject, readLimit, readPolicyDocument } from './fast-document.js';
+import { readLimit, readPolicyDocument } from './fast-document.js';
 import {
   ExactPathNeeded,
   parseWith,
@@ -254,7 +254,7 @@ function compileIn(fast: boolean, input: unknown, options: CompileOptions): Comp
 
 /** A template's limit, its parameters substituted, read by hand in a fast compile. */
 function templateLimit(raw: unknown): LimitDocument {
-  const limit = isJsonObject(raw) ? readLimit(raw) : null;
+  const limit = readLimit(raw);
   if (limit === null) throw new ExactPathNeeded('a template limit');
   return limit;
 }

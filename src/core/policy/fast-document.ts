@@ -97,7 +97,7 @@ const TEMPLATE_NAME_LENGTH_MAX = 64;
  * A plain JSON object: what `JSON.parse` makes. zod takes more (class instances, objects
  * without a prototype); those go to zod.
  */
-export function isJsonObject(value: unknown): value is Record<string, unknown> {
+function isJsonObject(value: unknown): value is Record<string, unknown> {
   return (
     typeof value === 'object' && value !== null && Object.getPrototypeOf(value) === Object.prototype
   );

@@ -205,9 +205,9 @@ const targets: Target[] = [
   fasterBy('w1 compiled against json-rules-engine', w1, 200),
   fasterBy('w2 compiled against json-rules-engine', w2, 200),
   atMost('w1 median decision', w1, 2),
-  // Issue 11: compiling a 100-rule policy, median at most 0.3 ms (it was 1 ms).
+  // Compiling a 100-rule policy, median at most 0.3 ms (docs/performance.md).
   atMost('w3 compiling 100 rules', w3, 300),
-  // Issue 11: parsing an amount, at most 0.2 µs (it was about 0.9 µs).
+  // Parsing an amount, median at most 0.2 µs (docs/performance.md).
   atMost('w5 parseAmount of a decimal string', w5, 0.2),
 ];
 console.log('');

@@ -55,36 +55,45 @@ export async function findOrCreateAccount(
   return { id: row.id, name: row.name, twoFactorEnabled: row.two_factor_enabled };
 }
 
-/** An account by name, or null: the CLI finds the account a key is for without making one. */
-export async function findAccountByName(
-  _ctx: StoreContext,
+/** The one account a fixed query finds, or null: the reads by id and by name. */
+async function accountFound(
   tx: SqlQueryable,
-  name: string,
+  sql: string,
+  value: string,
 ): Promise<AccountRecord | null> {
-  const { rows } = await tx.query<{ id: string; name: string; two_factor_enabled: boolean }>(
-    'SELECT id, name, two_factor_enabled FROM accounts WHERE name = $1',
-    [name],
-  );
+  const { rows } = await tx.query<{ id: string; name: string; two_factor_enabled: boolean }>(sql, [
+    value,
+  ]);
   const row = rows[0];
   return row === undefined
     ? null
     : { id: row.id, name: row.name, twoFactorEnabled: row.two_factor_enabled };
 }
 
+/** An account by name, or null: the CLI finds the account a key is for without making one. */
+export function findAccountByName(
+  _ctx: StoreContext,
+  tx: SqlQueryable,
+  name: string,
+): Promise<AccountRecord | null> {
+  return accountFound(
+    tx,
+    'SELECT id, name, two_factor_enabled FROM accounts WHERE name = $1',
+    name,
+  );
+}
+
 /** An account by id, or null. */
-export async function getAccount(
+export function getAccount(
   _ctx: StoreContext,
   tx: SqlQueryable,
   accountId: string,
 ): Promise<AccountRecord | null> {
-  const { rows } = await tx.query<{ id: string; name: string; two_factor_enabled: boolean }>(
+  return accountFound(
+    tx,
     'SELECT id, name, two_factor_enabled FROM accounts WHERE id = $1',
-    [accountId],
+    accountId,
   );
-  const row = rows[0];
-  return row === undefined
-    ? null
-    : { id: row.id, name: row.name, twoFactorEnabled: row.two_factor_enabled };
 }
 
 /** Whether any API key exists at all: an empty database gets a first key at start. */

@@ -104,88 +104,80 @@ export function parseAmount(
  * The fast path for a decimal string: `0` or a digit string without a leading zero, then
  * optionally a point and at least one digit; at most `scale` fraction digits, below 10^12, and
  * not zero where zero is refused. Anything else returns null for the general path to judge.
- * Every word is read from at most 7 characters, so all arithmetic stays in small integers.
+ * One pass over the characters; the fraction is read into two words of at most 7 digits, so
+ * its arithmetic stays in small integers.
  */
 function plainAmount(text: string, scale: number, allowZero: boolean): Decimal | null {
   const length = text.length;
   if (length === 0 || length > AMOUNT_STRING_LENGTH_MAX) return null;
-  let wholeDigits = 0;
-  while (wholeDigits < length && isDigit(text.charCodeAt(wholeDigits))) wholeDigits++;
-  if (wholeDigits === 0 || wholeDigits > WHOLE_DIGITS_FAST_MAX) return null;
-  if (wholeDigits > 1 && text.charCodeAt(0) === ZERO_CODE) return null;
-  let fractionDigits = 0;
-  if (wholeDigits < length) {
-    if (text.charCodeAt(wholeDigits) !== POINT_CODE) return null;
-    fractionDigits = length - wholeDigits - 1;
+  let index = 0;
+  // The integer part: at most 12 digits, so exact in a double.
+  let whole = 0;
+  if (text.charCodeAt(0) === ZERO_CODE) {
+    index = 1;
+  } else {
+    for (; index < length; index++) {
+      const digit = text.charCodeAt(index) - ZERO_CODE;
+      if (digit < 0 || digit > 9) break;
+      whole = whole * 10 + digit;
+    }
+    if (index === 0) return null;
+  }
+  const wholeDigits = index;
+  if (wholeDigits > WHOLE_DIGITS_FAST_MAX) return null;
+
+  let fractionHigh = 0;
+  let fractionLow = 0;
+  if (index < length) {
+    if (text.charCodeAt(index) !== POINT_CODE) return null;
+    const fractionDigits = length - index - 1;
     // A bare point, or more digits than the currency's scale (or than two words), is not ours.
     if (fractionDigits === 0 || fractionDigits > scale) return null;
     if (fractionDigits > FRACTION_DIGITS_FAST_MAX) return null;
+    const highDigits = fractionDigits < WORD_DIGITS ? fractionDigits : WORD_DIGITS;
+    const highEnd = index + 1 + highDigits;
+    for (index++; index < highEnd; index++) {
+      const digit = text.charCodeAt(index) - ZERO_CODE;
+      if (digit < 0 || digit > 9) return null;
+      fractionHigh = fractionHigh * 10 + digit;
+    }
+    for (; index < length; index++) {
+      const digit = text.charCodeAt(index) - ZERO_CODE;
+      if (digit < 0 || digit > 9) return null;
+      fractionLow = fractionLow * 10 + digit;
+    }
+    // Padded with zeros on the right to whole words: "5" of "125.5" is 5000000.
+    fractionHigh *= POWERS_OF_TEN[WORD_DIGITS - highDigits] as number;
+    if (fractionDigits > WORD_DIGITS)
+      fractionLow *= POWERS_OF_TEN[2 * WORD_DIGITS - fractionDigits] as number;
   }
+  assert(index === length && whole < WHOLE_FAST_LIMIT, 'the scan read the whole amount');
 
-  // The words decimal.js would make, aligned at the point: two of the integer part (the low
-  // one its last 7 digits), two of the fraction padded with zeros on the right.
-  const wholeSplit = wholeDigits > WORD_DIGITS ? wholeDigits - WORD_DIGITS : 0;
-  const fractionStart = wholeDigits + 1;
-  const highDigits = fractionDigits < WORD_DIGITS ? fractionDigits : WORD_DIGITS;
-  const fractionSplit = fractionStart + highDigits;
-  const wholeHigh = wordAt(text, 0, wholeSplit);
-  const wholeLow = wordAt(text, wholeSplit, wholeDigits);
-  const fractionHigh = wordAt(text, fractionStart, fractionSplit);
-  const fractionLow = wordAt(text, fractionSplit, length);
-  if (fractionHigh < 0 || fractionLow < 0) return null;
-  const highPad = POWERS_OF_TEN[WORD_DIGITS - highDigits] as number;
-  const lowPad = POWERS_OF_TEN[WORD_DIGITS - (fractionDigits - highDigits)] as number;
-  WORDS[0] = wholeHigh;
-  WORDS[1] = wholeLow;
-  WORDS[2] = fractionHigh * highPad;
-  WORDS[3] = fractionLow * lowPad;
-
-  let first = 0;
-  while (first < WORDS.length && WORDS[first] === 0) first++;
-  if (first === WORDS.length) return allowZero ? new Decimal(0) : null;
-  let last = WORDS.length - 1;
-  while (WORDS[last] === 0) last--;
-  // The decimal exponent of the first significant digit: the integer part's length less one,
-  // or below 1, how far into the fraction the first nonzero word's first digit lies.
-  const firstWord = WORDS[first] as number;
-  const exponent =
-    first < 2 ? wholeDigits - 1 : digitCount(firstWord) - WORD_DIGITS * (first === 2 ? 1 : 2) - 1;
-  return decimalOf(exponent, wordsBetween(first, last));
-}
-
-/** Scratch words for `plainAmount`: small integers only, so its slices are packed arrays. */
-const WORDS: number[] = [0, 0, 0, 0];
-
-/** WORDS[first..last] as a new array: literals, which cost less than a slice. */
-function wordsBetween(first: number, last: number): number[] {
-  const w0 = WORDS[first] as number;
-  switch (last - first) {
-    case 0:
-      return [w0];
-    case 1:
-      return [w0, WORDS[first + 1] as number];
-    case 2:
-      return [w0, WORDS[first + 1] as number, WORDS[first + 2] as number];
-    default:
-      assert(first === 0 && last === 3, 'four words at most');
-      return [w0, WORDS[1] as number, WORDS[2] as number, WORDS[3] as number];
+  // decimal.js's words, most significant first, aligned at the point: no leading zero word,
+  // no trailing one. The exponent is that of the first significant digit.
+  if (whole !== 0) {
+    const high = whole >= WORD_BASE ? Math.floor(whole / WORD_BASE) : 0;
+    const low = whole - high * WORD_BASE;
+    const exponent = wholeDigits - 1;
+    if (fractionLow !== 0) {
+      return decimalOf(
+        exponent,
+        high !== 0 ? [high, low, fractionHigh, fractionLow] : [low, fractionHigh, fractionLow],
+      );
+    }
+    if (fractionHigh !== 0) {
+      return decimalOf(exponent, high !== 0 ? [high, low, fractionHigh] : [low, fractionHigh]);
+    }
+    if (high === 0) return decimalOf(exponent, [low]);
+    return decimalOf(exponent, low !== 0 ? [high, low] : [high]);
   }
-}
-
-function isDigit(code: number): boolean {
-  return code >= ZERO_CODE && code <= ZERO_CODE + 9;
-}
-
-/** The value of the digits text[from, to), at most 7 of them; 0 if none, -1 if one is not a digit. */
-function wordAt(text: string, from: number, to: number): number {
-  assert(to - from <= WORD_DIGITS, 'a word has at most 7 digits');
-  let word = 0;
-  for (let index = from; index < to; index++) {
-    const code = text.charCodeAt(index);
-    if (!isDigit(code)) return -1;
-    word = word * 10 + (code - ZERO_CODE);
+  if (fractionHigh !== 0) {
+    const exponent = digitCount(fractionHigh) - WORD_DIGITS - 1;
+    return decimalOf(exponent, fractionLow !== 0 ? [fractionHigh, fractionLow] : [fractionHigh]);
   }
-  return word;
+  if (fractionLow !== 0)
+    return decimalOf(digitCount(fractionLow) - 2 * WORD_DIGITS - 1, [fractionLow]);
+  return allowZero ? new Decimal(0) : null;
 }
 
 /** Decimal digits of a positive integer below 10^12. */

@@ -71,8 +71,8 @@ const POINT_CODE = 46;
  * Two paths, one meaning. The fast path takes the common spellings (a plain decimal string, an
  * integer, a short JSON number) with one scan of the characters and builds the Decimal's words
  * directly; it only ever accepts, and whatever it does not accept goes to the general path,
- * which refuses or accepts exactly as before. `test/core/money.property.test.ts` holds the two
- * to the same Decimal, word for word, and to the same refusals.
+ * which refuses or accepts exactly as before. `test/core/amount-fast-path.property.test.ts`
+ * holds the fast path to decimal.js's own parser, word for word, and to the same refusals.
  */
 export function parseAmount(
   input: unknown,

@@ -10,6 +10,7 @@ import { isCountryCode, isMccCode } from './countries.js';
 import { FACT_NAMES, FACTS, isFactName, type ScalarFact, type StringFact } from './facts.js';
 import {
   LIST_OPERATORS,
+  OPERATORS,
   ORDERING_OPERATORS,
   SUBSTRING_OPERATORS,
   type Operator,
@@ -29,7 +30,6 @@ import {
   leafNodeSchema,
   notNodeSchema,
 } from './schema.js';
-import { OPERATORS } from './operators.js';
 
 /** Counters shared by every check of one policy, so that bounds hold for the policy as a whole. */
 export interface CheckBudget {

@@ -11,7 +11,7 @@ import { readPolicyDocument } from '../../src/core/policy/fast-document.js';
 import { ExactPathNeeded } from '../../src/core/policy/parse-with.js';
 import { policySchema } from '../../src/core/policy/schema.js';
 import { loadRuleLibrary } from '../../src/rule-library/load.js';
-import { conditions } from '../support/policy-arbitraries.js';
+import { conditions, mutate } from '../support/policy-arbitraries.js';
 
 /**
  * The compiler's fast mode (hand-read structure, no error paths, plain text only) against its
@@ -193,20 +193,6 @@ const policy = fc
       };
     }),
   );
-
-/** Replaces one node of a JSON tree; `undefined` and prototype keys included. */
-function mutate(tree: unknown, pick: number, replacement: unknown): unknown {
-  let index = 0;
-  const walk = (node: unknown): unknown => {
-    if (index++ === pick) return replacement;
-    if (Array.isArray(node)) return node.map(walk);
-    if (typeof node === 'object' && node !== null) {
-      return Object.fromEntries(Object.entries(node).map(([key, value]) => [key, walk(value)]));
-    }
-    return node;
-  };
-  return walk(tree);
-}
 
 /** Adds a key to one object node of a JSON tree: every strict object must refuse it. */
 function addKey(tree: unknown, pick: number, key: string, value: unknown): unknown {

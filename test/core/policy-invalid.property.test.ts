@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { compilePolicy, PolicyInvalidError } from '../../src/core/index.js';
 import { loadRuleLibrary } from '../../src/rule-library/load.js';
-import { conditions, rules } from '../support/policy-arbitraries.js';
+import { conditions, mutate, rules } from '../support/policy-arbitraries.js';
 
 /**
  * Whatever JSON arrives, compilation either succeeds or throws a PolicyInvalidError whose
@@ -43,20 +43,6 @@ function compileOrRefuse(input: unknown): void {
     expect(refusal.message.startsWith(refusal.param ?? '')).toBe(true);
     expect(parentExists(input, refusal.param ?? ''), refusal.param).toBe(true);
   }
-}
-
-/** Replaces one random node of a JSON tree with `replacement`. */
-function mutate(tree: unknown, pick: number, replacement: unknown): unknown {
-  let index = 0;
-  const walk = (node: unknown): unknown => {
-    if (index++ === pick) return replacement;
-    if (Array.isArray(node)) return node.map(walk);
-    if (typeof node === 'object' && node !== null) {
-      return Object.fromEntries(Object.entries(node).map(([key, value]) => [key, walk(value)]));
-    }
-    return node;
-  };
-  return walk(tree);
 }
 
 const pool = <T>(...values: T[]) => fc.constantFrom(...values);

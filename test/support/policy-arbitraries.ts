@@ -217,3 +217,17 @@ export const facts: fc.Arbitrary<GeneratedFacts> = fc.record({
       ...(id === undefined ? {} : { id }),
     })),
 });
+
+/** Replaces the node at depth-first position `pick` of a JSON tree with `replacement`. */
+export function mutate(tree: unknown, pick: number, replacement: unknown): unknown {
+  let index = 0;
+  const walk = (node: unknown): unknown => {
+    if (index++ === pick) return replacement;
+    if (Array.isArray(node)) return node.map(walk);
+    if (typeof node === 'object' && node !== null) {
+      return Object.fromEntries(Object.entries(node).map(([key, value]) => [key, walk(value)]));
+    }
+    return node;
+  };
+  return walk(tree);
+}

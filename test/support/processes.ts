@@ -4,7 +4,7 @@ import { createServer, type AddressInfo } from 'node:net';
 import { Redis } from 'ioredis';
 import pg from 'pg';
 import { SERVER_URL } from './databases.js';
-import { LOCAL_REDIS_URL } from './http.js';
+import { LOCAL_REDIS_URL, testRedisPrefix } from './http.js';
 
 /**
  * Real processes for the durability tests: the `spendgate serve --role worker` process, a
@@ -173,6 +173,28 @@ export async function waitFor(
     if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms: ${describe()}`);
     await sleep(25);
   }
+}
+
+/** The Redis prefixes a suite uses, remembered so that its `afterAll` deletes their keys. */
+export function trackedRedisPrefixes(): {
+  /** A new prefix of this run's own. */
+  readonly next: () => string;
+  /** A prefix a process chose itself (a default one), to forget with the rest. */
+  readonly add: (...prefixes: string[]) => void;
+  readonly forget: () => Promise<void>;
+} {
+  const prefixes: string[] = [];
+  return {
+    next: () => {
+      const made = testRedisPrefix();
+      prefixes.push(made);
+      return made;
+    },
+    add: (...more) => {
+      prefixes.push(...more);
+    },
+    forget: () => forgetPrefixes(prefixes),
+  };
 }
 
 /** Deletes the keys of the test's Redis prefixes on the shared Redis (nothing else). */

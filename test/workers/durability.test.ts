@@ -7,9 +7,9 @@ import { createPgClient } from '../../src/store/sql/pg-client.js';
 import { openStore, type Store } from '../../src/store/store.js';
 import { queuePrefix, WEBHOOK_QUEUE } from '../../src/workers/queues.js';
 import { startWorkers, type Workers } from '../../src/workers/start.js';
-import { LOCAL_REDIS_URL, testRedisPrefix, SILENT_LOG } from '../support/http.js';
+import { LOCAL_REDIS_URL, SILENT_LOG } from '../support/http.js';
 import {
-  forgetPrefixes,
+  trackedRedisPrefixes,
   freePort,
   serverDatabase,
   sleep,
@@ -33,7 +33,8 @@ const RETRY_DELAYS_MS = [200, 200, 200, 200];
 
 describe('webhook delivery survives crashes', () => {
   const masterKey = randomBytes(32);
-  const prefixes: string[] = [];
+  const prefixes = trackedRedisPrefixes();
+  const prefix = prefixes.next;
   let database: Awaited<ReturnType<typeof serverDatabase>>;
   let store: Store;
   const receivers: Receiver[] = [];
@@ -51,14 +52,8 @@ describe('webhook delivery survives crashes', () => {
     await Promise.all(receivers.map((receiver) => receiver.close()));
     await store.close();
     await database.drop();
-    await forgetPrefixes(prefixes);
+    await prefixes.forget();
   });
-
-  function prefix(): string {
-    const made = testRedisPrefix();
-    prefixes.push(made);
-    return made;
-  }
 
   /** `spendgate serve --role worker` on the test database and the shared Redis. */
   function workerProcess(redisPrefix: string): Child {

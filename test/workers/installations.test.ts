@@ -15,9 +15,9 @@ import {
   type WebhookJob,
 } from '../../src/workers/queues.js';
 import { deliveryJobOptions } from '../../src/workers/webhook-delivery.js';
-import { LOCAL_REDIS_URL, testRedisPrefix } from '../support/http.js';
+import { LOCAL_REDIS_URL } from '../support/http.js';
 import {
-  forgetPrefixes,
+  trackedRedisPrefixes,
   freePort,
   serverDatabase,
   startCliProcess,
@@ -37,7 +37,8 @@ import { startReceiver, type Receiver } from '../support/receiver.js';
  */
 const START_MS_MAX = 150_000;
 const masterKey = randomBytes(32).toString('base64');
-const prefixes: string[] = [];
+const prefixes = trackedRedisPrefixes();
+const prefix = prefixes.next;
 const databases: Awaited<ReturnType<typeof serverDatabase>>[] = [];
 const receivers: Receiver[] = [];
 const redis = new Redis(LOCAL_REDIS_URL, { maxRetriesPerRequest: 1 });
@@ -46,15 +47,9 @@ afterAll(async () => {
   await stopAll();
   await Promise.all(receivers.map((receiver) => receiver.close()));
   await Promise.all(databases.map((database) => database.drop()));
-  await forgetPrefixes(prefixes);
+  await prefixes.forget();
   redis.disconnect();
 });
-
-function prefix(): string {
-  const made = testRedisPrefix();
-  prefixes.push(made);
-  return made;
-}
 
 async function database(): Promise<string> {
   const made = await serverDatabase();
@@ -206,7 +201,7 @@ describe('two installations on one Redis', () => {
       started(embedded),
       started(server),
     ]);
-    prefixes.push(embeddedStarted.redisPrefix, serverStarted.redisPrefix);
+    prefixes.add(embeddedStarted.redisPrefix, serverStarted.redisPrefix);
     expect(embeddedStarted.redisPrefix).toBe(`spendgate-${embeddedStarted.installation}`);
     expect(serverStarted.redisPrefix).toBe(`spendgate-${serverStarted.installation}`);
     expect(embeddedStarted.installation).not.toBe(serverStarted.installation);

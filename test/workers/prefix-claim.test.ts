@@ -9,9 +9,9 @@ import {
   RedisPrefixClaimedError,
   type RedisPrefixClaim,
 } from '../../src/workers/prefix-claim.js';
-import { LOCAL_REDIS_URL, testRedisPrefix } from '../support/http.js';
+import { LOCAL_REDIS_URL } from '../support/http.js';
 import {
-  forgetPrefixes,
+  trackedRedisPrefixes,
   freePort,
   startRedisServer,
   stopAll,
@@ -24,22 +24,17 @@ import {
  * claim waits for a Redis that is down. Two real service processes on one Redis are tested in
  * installations.test.ts.
  */
-const prefixes: string[] = [];
+const prefixes = trackedRedisPrefixes();
+const prefix = prefixes.next;
 const claims: RedisPrefixClaim[] = [];
 const redis = new Redis(LOCAL_REDIS_URL, { maxRetriesPerRequest: 1 });
 
 afterAll(async () => {
   for (const claim of claims) claim.close();
   await stopAll();
-  await forgetPrefixes(prefixes);
+  await prefixes.forget();
   redis.disconnect();
 });
-
-function prefix(): string {
-  const made = testRedisPrefix();
-  prefixes.push(made);
-  return made;
-}
 
 function installationId(): string {
   return randomBytes(8).toString('hex');

@@ -65,20 +65,14 @@ describe('one process per embedded data folder', () => {
       .status;
   }
 
+  const CREATE_KEY = ['keys', 'create', '--account', 'acme', '--mode', 'test', '--create-account'];
+
   it('refuses a command beside a running server, and runs it on the same database once the server stops', async () => {
     const running = await server();
     const firstKey = /\n {2}(sk_test_[A-Za-z0-9_-]+)\n/.exec(running.child.output())?.[1] ?? '';
     expect(existsSync(lockFile)).toBe(true);
 
-    const refused = await cli([
-      'keys',
-      'create',
-      '--account',
-      'acme',
-      '--mode',
-      'test',
-      '--create-account',
-    ]);
+    const refused = await cli(CREATE_KEY);
     expect(refused.code).toBe(1);
     const lines = refused.output.split('\n').filter((line) => line.trim() !== '');
     expect(lines).toEqual([
@@ -98,15 +92,7 @@ describe('one process per embedded data folder', () => {
     expect(await running.child.stop('SIGTERM')).toEqual({ code: 0, signal: null });
     expect(existsSync(lockFile)).toBe(false);
 
-    const created = await cli([
-      'keys',
-      'create',
-      '--account',
-      'acme',
-      '--mode',
-      'test',
-      '--create-account',
-    ]);
+    const created = await cli(CREATE_KEY);
     expect(created.code).toBe(0);
     const key = /^sk_test_[A-Za-z0-9_-]{32}$/m.exec(created.output)?.[0] ?? '';
     expect(key).not.toBe('');

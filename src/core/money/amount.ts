@@ -272,7 +272,7 @@ function parseAmountGeneral(
   if (fractionDigits > info.scale) {
     refuse(param, `has more than ${info.scale} decimal places, the scale of ${info.code}`);
   }
-  if (value.gt(AMOUNT_MAX)) refuse(param, 'must not exceed 1000000000000');
+  if (value.gt(AMOUNT_MAX)) refuse(param, `must not exceed ${formatAmount(AMOUNT_MAX, info)}`);
   if (options.allowZero === false && value.isZero()) refuse(param, 'must be greater than 0');
 
   assert(value.isFinite() && !value.isNegative(), 'parsed amount is finite and not negative');

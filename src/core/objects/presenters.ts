@@ -62,6 +62,7 @@ export function presentTransaction(transaction: TransactionRecord) {
     transferId: transaction.transferId,
     amount: amount(transaction.amount),
     capturedAmount: amount(transaction.capturedAmount),
+    heldAmount: amount(transaction.holdRemaining),
     currency: transaction.currency,
     merchant:
       transaction.merchant === null

@@ -10,25 +10,31 @@ import {
 } from './common.js';
 
 const currencyCode = z.enum(CURRENCY_CODES as [string, ...string[]]);
+const transactionType = z.enum([
+  'card_authorization',
+  'transfer_in',
+  'transfer_out',
+  'external_transfer',
+  'deposit',
+  'withdrawal',
+]);
 
 export const transactionObject = z
   .object({
     id: z.string(),
     object: z.literal('transaction'),
-    type: z.enum([
-      'card_authorization',
-      'transfer_in',
-      'transfer_out',
-      'external_transfer',
-      'deposit',
-      'withdrawal',
-    ]),
+    type: transactionType,
     status: z.enum(['pending', 'completed', 'failed', 'declined']),
     vaultId: z.string(),
     cardId: z.string().nullable(),
     transferId: z.string().nullable(),
     amount: moneyOutput,
     capturedAmount: moneyOutput,
+    heldAmount: z.string().meta({
+      description:
+        'The amount still on hold, e.g. "7.00" after 3.00 of a 10.00 authorization was ' +
+        'reversed; "0.00" once nothing is held (captured, released, declined, or never a hold).',
+    }),
     currency: currencyCode,
     merchant: z
       .object({
@@ -90,16 +96,29 @@ export const listTransfersQuery = z.strictObject({
   status: z.enum(['pending', 'completed', 'failed']).optional(),
 });
 
-/** The interface document's filters of List Transactions; dates are ISO 8601. */
+const dateBound = z.iso.datetime({ offset: true }).or(z.iso.date());
+
+/** The interface document's filters of List Transactions, and `type`; dates are ISO 8601. */
 export const listTransactionsQuery = z.strictObject({
   ...paginationQuery,
   vaultId: text(1, 64).optional(),
   cardId: text(1, 64).optional(),
   status: z.enum(['pending', 'completed', 'failed', 'declined']).optional(),
+  type: transactionType
+    .optional()
+    .meta({ description: 'Only transactions of this type, one of the types a transaction has.' }),
   minAmount: text(1, 40).optional(),
   maxAmount: text(1, 40).optional(),
-  startDate: z.iso.datetime({ offset: true }).or(z.iso.date()).optional(),
-  endDate: z.iso.datetime({ offset: true }).or(z.iso.date()).optional(),
+  startDate: dateBound.optional().meta({
+    description:
+      'Inclusive. A date-time (with its offset) is that instant; a date alone, YYYY-MM-DD, is ' +
+      'the start of that UTC day.',
+  }),
+  endDate: dateBound.optional().meta({
+    description:
+      'A date-time (with its offset) is an exclusive bound, that instant; a date alone, ' +
+      'YYYY-MM-DD, is inclusive: through the end of that UTC day.',
+  }),
 });
 
 export const simulateDepositBody = z.strictObject({

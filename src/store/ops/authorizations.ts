@@ -1,5 +1,6 @@
 import {
   assert,
+  formatAmount,
   presentTransaction,
   SpendgateError,
   ZERO,
@@ -60,7 +61,7 @@ function amountWithinHold(transaction: TransactionRecord, requested: Decimal | n
   if (amount.gt(transaction.holdRemaining)) {
     throw new SpendgateError(
       'invalid_amount',
-      `amount exceeds the remaining hold of ${transaction.holdRemaining.toFixed()}.`,
+      `amount exceeds the remaining hold of ${formatAmount(transaction.holdRemaining, transaction.currency)} ${transaction.currency}.`,
       'amount',
     );
   }

@@ -302,8 +302,9 @@ export async function openStore(options: StoreOptions): Promise<Store> {
   }
   const single = perCall as StoreOperations;
 
-  // The authorize path's statements are fixed texts over parameter arrays: generic plans.
-  const authorizeTransaction = { genericPlans: true } as const;
+  // The authorize path's statements are fixed texts over parameter arrays: generic plans. Its
+  // first statements are reads, so BEGIN goes out with them.
+  const authorizeTransaction = { genericPlans: true, pipelineBegin: true } as const;
   // A request alone, once more after a unique-index race: the retry finds the first decision.
   const authorizeAlone = async (request: AuthorizeRequest) => {
     for (let attempt = 1; ; attempt++) {
@@ -320,7 +321,11 @@ export async function openStore(options: StoreOptions): Promise<Store> {
   };
   const batcher = new AuthorizeBatcher(
     (requests) =>
-      runTransaction(ctx.client, (tx) => authorizeBatch(ctx, tx, requests), authorizeTransaction),
+      runTransaction(
+        ctx.client,
+        (tx) => authorizeBatch(ctx, tx, requests, { commit: true }),
+        authorizeTransaction,
+      ),
     authorizeAlone,
     { batchesMax: options.authorizeBatchesMax ?? 2, queueMax: options.authorizeQueueMax ?? 10_000 },
   );

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Scope } from '../../src/core/index.js';
-import type { SqlClient, SqlQueryable } from '../../src/store/sql/client.js';
+import type { SqlClient, SqlTransaction } from '../../src/store/sql/client.js';
 import { openStore, type Store } from '../../src/store/store.js';
 import { testDatabase } from '../support/databases.js';
 import { merchant, networkTransactionId, TestClock, usdc } from '../support/store.js';
@@ -17,24 +17,32 @@ function crashingClient(client: SqlClient): SqlClient & { crashAt: number | null
   const wrapper: SqlClient & { crashAt: number | null } = {
     ...client,
     crashAt: null,
-    transaction<T>(work: (tx: SqlQueryable) => Promise<T>): Promise<T> {
+    transaction<T>(
+      work: (tx: SqlTransaction) => Promise<T>,
+      options?: Parameters<SqlClient['transaction']>[1],
+    ): Promise<T> {
       return client.transaction((tx) => {
         let statements = 0;
-        const dying: SqlQueryable = {
+        const crashIfDue = async () => {
+          statements += 1;
+          if (wrapper.crashAt !== null && statements === wrapper.crashAt) {
+            wrapper.crashAt = null;
+            await tx.query('SELECT pg_terminate_backend(pg_backend_pid())').catch(() => undefined);
+          }
+        };
+        const dying: SqlTransaction = {
           async query(text, params) {
-            statements += 1;
-            if (wrapper.crashAt !== null && statements === wrapper.crashAt) {
-              wrapper.crashAt = null;
-              await tx
-                .query('SELECT pg_terminate_backend(pg_backend_pid())')
-                .catch(() => undefined);
-            }
+            await crashIfDue();
             return tx.query(text, params);
+          },
+          async queryAndCommit(text, params) {
+            await crashIfDue();
+            return tx.queryAndCommit(text, params);
           },
           exec: tx.exec,
         };
         return work(dying);
-      });
+      }, options);
     },
   };
   return wrapper;

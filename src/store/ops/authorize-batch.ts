@@ -26,7 +26,7 @@ import type { StoreContext } from '../context.js';
 import { eventRow } from '../outbox.js';
 import { currencyFromRow } from '../rows.js';
 import { ALL_TIME_DAY, spendDayOf, spendKeys, spendUpsertManySql } from '../spend.js';
-import type { SqlQueryable } from '../sql/client.js';
+import type { SqlQueryable, SqlTransaction } from '../sql/client.js';
 import { isRetryable } from '../sql/transaction.js';
 import { loadCompiledPolicy } from './policies.js';
 import { getTransaction } from './reads.js';
@@ -51,17 +51,21 @@ export interface AuthorizeRequest {
 export const AUTHORIZE_BATCH_MAX = 64;
 
 /**
- * authorizeBatch: one transaction for up to 64 authorizations (contract section 10), in four
- * statements whatever their number, so that the per-transaction costs (round trips, commit,
- * statement overhead) are paid once per batch rather than once per authorization.
+ * authorizeBatch: one transaction for up to 64 authorizations (contract section 10), in a
+ * fixed number of statements whatever their number, so that the per-transaction costs (round
+ * trips, commit, statement overhead) are paid once per batch rather than once per
+ * authorization. Two round trips in the steady state, BEGIN and COMMIT included:
  * 1. Lock every vault the requests' cards belong to, in vault id order (so batches, transfers
- *    and captures never deadlock), reading card and vault state.
- * 2. With the locks held, read the first outcome of any repeated networkTransactionId and the
- *    vaults' policy versions; 3. read the spend counters the policies need.
- * 4. Decide each request in order, in memory: a later request sees the holds and spend of the
+ *    and captures never deadlock), reading card and vault state; and, sent with it and run
+ *    after it, with the locks held: the first outcome of any repeated networkTransactionId,
+ *    the vaults' policy versions and the spend counters their policies need (for the vaults
+ *    this process foresees: see readAfterLock and cardVaultsOf). A vault not foreseen, or
+ *    whose policy changed, costs one more read.
+ * 2. Decide each request in order, in memory: a later request sees the holds and spend of the
  *    earlier ones on the same vault, exactly as if they had run one after another.
- * 5. Write everything in one statement: transactions, vault pending totals, the hold journal,
- *    the spend counters and the events.
+ * 3. Write everything in one statement: transactions, vault pending totals, the hold journal,
+ *    the spend counters and the events; with `commit`, sent with the COMMIT.
+ * In: `commit` when the batch owns its transaction (the batcher's), so nothing may follow it.
  * Out: one outcome per request, in request order. A decline is a decision; an unknown card is
  *   decided without a record (no vault to record on). A request repeating an earlier
  *   networkTransactionId (in the database or earlier in the batch) gets the first decision.
@@ -69,33 +73,55 @@ export const AUTHORIZE_BATCH_MAX = 64;
  */
 export async function authorizeBatch(
   ctx: StoreContext,
-  tx: SqlQueryable,
+  tx: SqlQueryable | SqlTransaction,
   requests: readonly AuthorizeRequest[],
+  options: { readonly commit?: boolean } = {},
 ): Promise<AuthorizationOutcome[]> {
   assert(
     requests.length > 0 && requests.length <= AUTHORIZE_BATCH_MAX,
     'a batch holds 1 to 64 requests',
   );
+  // The batch owns its transaction: its write goes with the COMMIT, one round trip fewer.
+  const commitWith =
+    options.commit === true && 'queryAndCommit' in tx ? tx.queryAndCommit : undefined;
+  assert(options.commit !== true || commitWith !== undefined, 'commit needs a transaction');
   const nowMs = ctx.clock();
 
-  const { rows: lockedRows } = await tx.query<LockedRow>(
-    `SELECT c.id AS card_id, c.account_id, c.mode, c.status AS card_status, c.vault_id,
-            v.status AS vault_status, v.currency, v.ledger, v.pending
-     FROM cards c JOIN vaults v ON v.id = c.vault_id
-     WHERE (c.id, c.account_id, c.mode) IN (SELECT * FROM unnest($1::text[], $2::text[], $3::text[]))
-     ORDER BY v.id
-     FOR UPDATE OF v`,
-    [
-      requests.map((r) => r.input.cardId),
-      requests.map((r) => r.scope.accountId),
-      requests.map((r) => r.scope.mode),
-    ],
-  );
-  const cards = new Map(
-    lockedRows.map((row) => [cardKey(row.card_id, row.account_id, row.mode), row]),
-  );
+  // The lock and the reads after it leave together and are answered in one round trip (the
+  // pool pipelines; the server runs them in order, the reads on a snapshot taken after the
+  // locks are granted, so nothing they read can change before commit). The reads need the
+  // vaults' ids before the lock has named them: a card's vault never changes, so the vault
+  // this process saw for each card is right whenever it saw the card before. A vault it did
+  // not foresee costs one more read below, nothing else.
+  const cardVaults = cardVaultsOf(ctx);
+  const foreseen = new Set<string>();
+  for (const { scope, input } of requests) {
+    const vaultId = cardVaults.get(cardKey(input.cardId, scope.accountId, scope.mode));
+    if (vaultId !== undefined) foreseen.add(vaultId);
+  }
+  const hints = policyHintsOf(ctx);
+  const [{ rows: lockedRows }, afterLock] = await Promise.all([
+    tx.query<LockedRow>(
+      `SELECT c.id AS card_id, c.account_id, c.mode, c.status AS card_status, c.vault_id,
+              v.status AS vault_status, v.currency, v.ledger, v.pending
+       FROM cards c JOIN vaults v ON v.id = c.vault_id
+       WHERE (c.id, c.account_id, c.mode) IN (SELECT * FROM unnest($1::text[], $2::text[], $3::text[]))
+       ORDER BY v.id
+       FOR UPDATE OF v`,
+      [
+        requests.map((r) => r.input.cardId),
+        requests.map((r) => r.scope.accountId),
+        requests.map((r) => r.scope.mode),
+      ],
+    ),
+    readAfterLock(tx, hints, [...foreseen], requests, nowMs),
+  ]);
+  const cards = new Map<string, LockedRow>();
   const vaults = new Map<string, VaultState>();
   for (const row of lockedRows) {
+    const key = cardKey(row.card_id, row.account_id, row.mode);
+    cards.set(key, row);
+    cardVaults.set(key, row.vault_id);
     if (vaults.has(row.vault_id)) continue;
     vaults.set(row.vault_id, {
       id: row.vault_id,
@@ -108,45 +134,15 @@ export async function authorizeBatch(
       counters: new Map(),
     });
   }
+  const readRows = afterLock.rows;
+  const hintsUsed = afterLock.hintsUsed;
+  const unforeseen = [...vaults.keys()].filter((vaultId) => !foreseen.has(vaultId));
+  if (unforeseen.length > 0) {
+    const more = await readAfterLock(tx, hints, unforeseen, [], nowMs);
+    readRows.push(...more.rows);
+    for (const [vaultId, hint] of more.hintsUsed) hintsUsed.set(vaultId, hint);
+  }
 
-  // Fresh reads, now that every vault is locked: nothing they depend on can change before commit.
-  // One statement reads the repeats, the policy versions and, for every vault whose policy
-  // this process has seen, the counters that policy sums over (a hint: a version is never
-  // reused, so the hint is right exactly when the version read here equals it). Only a vault
-  // seen for the first time or whose policy changed needs the second read below.
-  const hints = policyHintsOf(ctx);
-  const hinted = [...vaults.values()].flatMap((vault) => {
-    const hint = hints.get(vault.id);
-    return hint === undefined || hint.aggregates.length === 0 ? [] : [{ vault, hint }];
-  });
-  const window = counterWindow(
-    hinted.map(({ hint }) => hint.aggregates),
-    nowMs,
-  );
-  const { rows: readRows } = await tx.query<ReadRow>(
-    `SELECT 'previous' AS kind, account_id || ' ' || mode || ' ' || network_transaction_id AS key, id AS value,
-            NULL::text AS mcc, NULL::text AS day, NULL::text AS amount, NULL::integer AS count
-     FROM transactions
-     WHERE (account_id, mode, network_transaction_id) IN (SELECT * FROM unnest($1::text[], $2::text[], $3::text[]))
-     UNION ALL
-     SELECT 'policy', vault_id, version::text, NULL, NULL, NULL, NULL
-     FROM policies WHERE vault_id = ANY($4::text[]) AND document IS NOT NULL
-     UNION ALL
-     SELECT 'counter', vault_id, NULL, mcc, day::text, amount::text, count
-     FROM spend_counters
-     WHERE vault_id = ANY($5::text[]) AND mcc = ANY($6::text[])
-       AND ((day >= $7::date AND day <= $8::date) OR day = '${ALL_TIME_DAY}')`,
-    [
-      requests.map((r) => r.scope.accountId),
-      requests.map((r) => r.scope.mode),
-      requests.map((r) => r.input.networkTransactionId),
-      [...vaults.keys()],
-      hinted.map(({ vault }) => vault.id),
-      window.mccs,
-      window.firstDay,
-      window.lastDay,
-    ],
-  );
   const previous = new Map<string, string>();
   const versions = new Map<string, number>();
   const counterRows: CounterRow[] = [];
@@ -170,12 +166,17 @@ export async function authorizeBatch(
       ctx.policyCache.get(vault.id, version) ??
       (await loadCompiledPolicy(ctx, tx, vault.id, vault.currency));
     vault.policy = policy;
-    if (policy !== null) hints.set(vault.id, { version, aggregates: policy.aggregates });
+    if (policy !== null && hints.get(vault.id)?.version !== version)
+      hints.set(vault.id, { version, aggregates: policy.aggregates });
   }
+  // A vault's counters were read for the policy version this process had last seen for it
+  // when the read was sent (the hint); they are the right ones exactly when the version read
+  // is that version.
   const rightlyHinted = new Set(
-    hinted
-      .filter(({ vault, hint }) => versions.get(vault.id) === hint.version)
-      .map(({ vault }) => vault),
+    [...vaults.values()].filter((vault) => {
+      const hint = hintsUsed.get(vault.id);
+      return hint !== undefined && versions.get(vault.id) === hint.version;
+    }),
   );
   applyCounterRows([...rightlyHinted], counterRows);
   await readCounters(
@@ -243,8 +244,15 @@ export async function authorizeBatch(
     recorded.push(transaction);
     outcomes.push(outcome);
   }
-  if (recorded.length > 0)
-    await recordAuthorizations(tx, recorded, [...vaults.values()], spendDay, nowMs);
+  if (recorded.length > 0) {
+    await recordAuthorizations(
+      commitWith ?? tx.query,
+      recorded,
+      [...vaults.values()],
+      spendDay,
+      nowMs,
+    );
+  }
   return outcomes;
 }
 
@@ -260,6 +268,97 @@ export function isUniqueViolation(error: unknown): boolean {
     error.code === '23505' &&
     !isRetryable(error)
   );
+}
+
+/**
+ * The reads after the lock, in one statement: the first outcome of each request's
+ * networkTransactionId, the policy versions of `vaultIds`, and, for each of them whose policy
+ * this process has seen, the counters that policy sums over (its hint: a version is never
+ * reused, so the counters are the right ones exactly when the version read equals the hint's).
+ * Returns the rows and the hints the counters were chosen by.
+ */
+async function readAfterLock(
+  tx: SqlQueryable,
+  hints: PolicyHints,
+  vaultIds: readonly string[],
+  requests: readonly AuthorizeRequest[],
+  nowMs: number,
+): Promise<{ rows: ReadRow[]; hintsUsed: Map<string, PolicyHint> }> {
+  const hintsUsed = new Map<string, PolicyHint>();
+  for (const vaultId of vaultIds) {
+    const hint = hints.get(vaultId);
+    if (hint !== undefined && hint.aggregates.length > 0) hintsUsed.set(vaultId, hint);
+  }
+  const window = counterWindow(
+    [...hintsUsed.values()].map((hint) => hint.aggregates),
+    nowMs,
+  );
+  const { rows } = await tx.query<ReadRow>(
+    `SELECT 'previous' AS kind, account_id || ' ' || mode || ' ' || network_transaction_id AS key, id AS value,
+            NULL::text AS mcc, NULL::text AS day, NULL::text AS amount, NULL::integer AS count
+     FROM transactions
+     WHERE (account_id, mode, network_transaction_id) IN (SELECT * FROM unnest($1::text[], $2::text[], $3::text[]))
+     UNION ALL
+     SELECT 'policy', vault_id, version::text, NULL, NULL, NULL, NULL
+     FROM policies WHERE vault_id = ANY($4::text[]) AND document IS NOT NULL
+     UNION ALL
+     SELECT 'counter', vault_id, NULL, mcc, day::text, amount::text, count
+     FROM spend_counters
+     WHERE vault_id = ANY($5::text[]) AND mcc = ANY($6::text[])
+       AND ((day >= $7::date AND day <= $8::date) OR day = '${ALL_TIME_DAY}')`,
+    [
+      requests.map((r) => r.scope.accountId),
+      requests.map((r) => r.scope.mode),
+      requests.map((r) => r.input.networkTransactionId),
+      vaultIds,
+      [...hintsUsed.keys()],
+      window.mccs,
+      window.firstDay,
+      window.lastDay,
+    ],
+  );
+  return { rows, hintsUsed };
+}
+
+/**
+ * A map that forgets its oldest entry past `entriesMax`: what this process remembers per
+ * card or vault is bounded, and forgetting costs a statement, never a wrong answer.
+ */
+class RecentMap<V> {
+  readonly #entries = new Map<string, V>();
+  readonly #entriesMax: number;
+
+  constructor(entriesMax: number) {
+    assert(entriesMax > 0, 'a RecentMap holds at least one entry');
+    this.#entriesMax = entriesMax;
+  }
+
+  get(key: string): V | undefined {
+    return this.#entries.get(key);
+  }
+
+  set(key: string, value: V): void {
+    if (this.#entries.get(key) === value) return;
+    this.#entries.delete(key);
+    this.#entries.set(key, value);
+    if (this.#entries.size > this.#entriesMax) {
+      const oldest = this.#entries.keys().next();
+      if (oldest.done !== true) this.#entries.delete(oldest.value);
+    }
+  }
+}
+
+/** The vault of each card this process has locked, by cardKey: a card never changes vault. */
+const CARD_VAULTS_MAX = 100_000;
+const cardVaultsByStore = new WeakMap<StoreContext, RecentMap<string>>();
+
+function cardVaultsOf(ctx: StoreContext): RecentMap<string> {
+  let cardVaults = cardVaultsByStore.get(ctx);
+  if (cardVaults === undefined) {
+    cardVaults = new RecentMap(CARD_VAULTS_MAX);
+    cardVaultsByStore.set(ctx, cardVaults);
+  }
+  return cardVaults;
 }
 
 interface LockedRow {
@@ -293,30 +392,16 @@ interface ReadRow {
  */
 const POLICY_HINTS_MAX = 100_000;
 type PolicyHint = { readonly version: number; readonly aggregates: readonly AggregateSpec[] };
-const policyHintsByStore = new WeakMap<StoreContext, Map<string, PolicyHint>>();
+type PolicyHints = RecentMap<PolicyHint>;
+const policyHintsByStore = new WeakMap<StoreContext, PolicyHints>();
 
-function policyHintsOf(ctx: StoreContext): {
-  get(vaultId: string): PolicyHint | undefined;
-  set(vaultId: string, hint: PolicyHint): void;
-} {
+function policyHintsOf(ctx: StoreContext): PolicyHints {
   let hints = policyHintsByStore.get(ctx);
   if (hints === undefined) {
-    hints = new Map();
+    hints = new RecentMap(POLICY_HINTS_MAX);
     policyHintsByStore.set(ctx, hints);
   }
-  const map = hints;
-  return {
-    get: (vaultId) => map.get(vaultId),
-    set: (vaultId, hint) => {
-      if (map.get(vaultId)?.version === hint.version) return;
-      map.delete(vaultId);
-      map.set(vaultId, hint);
-      if (map.size > POLICY_HINTS_MAX) {
-        const oldest = map.keys().next();
-        if (oldest.done !== true) map.delete(oldest.value);
-      }
-    },
-  };
+  return hints;
 }
 
 interface VaultState {
@@ -467,7 +552,7 @@ function authorizationRecord(
  * write, sharing their SQL pieces.
  */
 async function recordAuthorizations(
-  tx: SqlQueryable,
+  query: SqlQueryable['query'],
   transactions: readonly TransactionRecord[],
   vaults: readonly VaultState[],
   spendDay: string,
@@ -502,7 +587,7 @@ async function recordAuthorizations(
     };
   });
   const at = new Date(nowMs);
-  const { rows } = await tx.query<{ updated: number }>(
+  const { rows } = await query<{ updated: number }>(
     `WITH inserted AS (
        INSERT INTO transactions (id, account_id, mode, vault_id, type, status, currency, amount, hold_remaining, card_id,
                                  merchant, mcc, network_transaction_id, decline_code, decline_reason, stand_in,
@@ -528,7 +613,12 @@ async function recordAuthorizations(
        SELECT id, account_id, mode, type, payload::jsonb, $17
        FROM unnest($27::text[], $28::text[], $29::text[], $30::text[], $31::text[]) AS e(id, account_id, mode, type, payload)
      )
-     SELECT count(*)::int AS updated FROM totals`,
+     -- The postcondition, checked here rather than after the statement: the COMMIT may already
+     -- be on its way behind it, and a failed statement turns that COMMIT into a ROLLBACK. The
+     -- cast of a sentence to integer is the error PostgreSQL raises (evaluated only when due).
+     SELECT CASE WHEN count(*) = $33 THEN count(*)::int
+                 ELSE ('postcondition failed: ' || count(*) || ' vaults updated of ' || $33)::int END AS updated
+     FROM totals`,
     [
       transactions.map((t) => t.id),
       transactions.map((t) => t.accountId),
@@ -562,6 +652,7 @@ async function recordAuthorizations(
       events.map((event) => event.type),
       events.map((event) => event.payload),
       transactions.map((t) => t.standIn),
+      changed.length,
     ],
   );
   assert(rows[0]?.updated === changed.length, 'every vault with new holds is updated once');

@@ -30,6 +30,27 @@ export interface TransactionOptions {
    * round trip; other transactions keep the server's default.
    */
   readonly genericPlans?: boolean;
+  /**
+   * Send BEGIN together with the work's first statements rather than one round trip before
+   * them. Only for work whose statements before its first `await` are reads: were BEGIN to
+   * fail, they would have run outside the transaction, which a read survives. Every result
+   * the work awaits waits for BEGIN's answer too, so nothing that follows it can write
+   * outside the transaction.
+   */
+  readonly pipelineBegin?: boolean;
+}
+
+/**
+ * The queryable a transaction's work gets. `queryAndCommit` sends the work's last statement
+ * with the COMMIT behind it, in one round trip instead of two; once called, the transaction
+ * takes no further statement (an assertion). It resolves with the statement's result once
+ * both are answered, and rejects, with the transaction rolled back, if either fails.
+ */
+export interface SqlTransaction extends SqlQueryable {
+  readonly queryAndCommit: <Row = Record<string, unknown>>(
+    text: string,
+    params?: readonly unknown[],
+  ) => Promise<SqlResult<Row>>;
 }
 
 export interface SqlClient extends SqlQueryable {
@@ -38,7 +59,10 @@ export interface SqlClient extends SqlQueryable {
    * Runs `work` in one transaction: committed when it resolves, rolled back when it throws.
    * Not retried here; `runTransaction` in transaction.ts retries serialization failures.
    */
-  transaction<T>(work: (tx: SqlQueryable) => Promise<T>, options?: TransactionOptions): Promise<T>;
+  transaction<T>(
+    work: (tx: SqlTransaction) => Promise<T>,
+    options?: TransactionOptions,
+  ): Promise<T>;
   close(): Promise<void>;
 }
 

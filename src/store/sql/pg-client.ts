@@ -1,6 +1,13 @@
 import { createHash } from 'node:crypto';
 import pg from 'pg';
-import type { SqlClient, SqlQueryable, SqlResult, TransactionOptions } from './client.js';
+import { assert } from '../../core/index.js';
+import type {
+  SqlClient,
+  SqlQueryable,
+  SqlResult,
+  SqlTransaction,
+  TransactionOptions,
+} from './client.js';
 import { TEXT_TYPE_OIDS } from './client.js';
 
 /** `pg` returns int8 and date as text only when told: a per-pool parser, never the global one. */
@@ -39,17 +46,100 @@ function statementName(text: string): string | undefined {
   return name;
 }
 
+async function runQuery<Row>(
+  target: pg.Pool | pg.PoolClient,
+  text: string,
+  params: readonly unknown[],
+): Promise<SqlResult<Row>> {
+  const name = params.length === 0 ? undefined : statementName(text);
+  const config: pg.QueryConfig = { text, values: params as unknown[] };
+  if (name !== undefined) config.name = name;
+  const result = await target.query(config);
+  return { rows: result.rows as Row[], rowCount: result.rowCount ?? 0 };
+}
+
 function queryable(target: pg.Pool | pg.PoolClient): SqlQueryable {
   return {
-    query: async <Row>(text: string, params: readonly unknown[] = []): Promise<SqlResult<Row>> => {
-      const name = params.length === 0 ? undefined : statementName(text);
-      const config: pg.QueryConfig = { text, values: params as unknown[] };
-      if (name !== undefined) config.name = name;
-      const result = await target.query(config);
-      return { rows: result.rows as Row[], rowCount: result.rowCount ?? 0 };
-    },
+    query: <Row>(text: string, params: readonly unknown[] = []) =>
+      runQuery<Row>(target, text, params),
     exec: async (text: string): Promise<void> => {
       await target.query(text);
+    },
+  };
+}
+
+/**
+ * The connection's socket, to cork around statements sent together: corked, the messages of
+ * several pipelined statements leave in one write instead of one system call each (a write
+ * on this machine's loopback costs tens of microseconds of CPU). `connection.stream` is pg's
+ * own field, not in its types; without it, statements still pipeline, one write each.
+ */
+function socketOf(connection: pg.PoolClient): { cork(): void; uncork(): void } | null {
+  const stream = (connection as unknown as { connection?: { stream?: unknown } }).connection
+    ?.stream;
+  return typeof stream === 'object' &&
+    stream !== null &&
+    'cork' in stream &&
+    typeof stream.cork === 'function' &&
+    'uncork' in stream &&
+    typeof stream.uncork === 'function'
+    ? (stream as { cork(): void; uncork(): void })
+    : null;
+}
+
+/** Sends what `send` issues in one write: every statement it issues leaves together. */
+function together<T>(connection: pg.PoolClient, send: () => T): T {
+  const socket = socketOf(connection);
+  socket?.cork();
+  try {
+    return send();
+  } finally {
+    socket?.uncork();
+  }
+}
+
+/** A transaction's state, shared by the wrapper and the queryable its work gets. */
+interface TransactionState {
+  /** queryAndCommit sent the COMMIT: the work may send nothing more, the wrapper no COMMIT. */
+  commitSent: boolean;
+}
+
+function transactionQueryable(
+  connection: pg.PoolClient,
+  begun: Promise<unknown> | null,
+  state: TransactionState,
+): SqlTransaction {
+  const query = async <Row>(text: string, params: readonly unknown[] = []) => {
+    assert(!state.commitSent, 'no statement after the one sent with COMMIT');
+    const sent = runQuery<Row>(connection, text, params);
+    if (begun === null) return sent;
+    // BEGIN's answer arrives before this statement's: waiting for it costs nothing, and a
+    // failed BEGIN fails every statement of the work, so none writes outside a transaction.
+    const [result] = await Promise.all([sent, begun]);
+    return result;
+  };
+  return {
+    query,
+    exec: async (text: string): Promise<void> => {
+      await query(text);
+    },
+    queryAndCommit: async <Row>(text: string, params: readonly unknown[] = []) => {
+      assert(!state.commitSent, 'one statement is sent with COMMIT');
+      const [sent, committed] = together(connection, () => [
+        runQuery<Row>(connection, text, params),
+        connection.query('COMMIT'),
+      ]);
+      state.commitSent = true;
+      // Both settle before either's answer is used: the connection goes back to the pool only
+      // once the COMMIT is answered.
+      const [statement, commit] = await Promise.allSettled([sent, committed, begun]);
+      if (statement.status === 'rejected') throw statement.reason;
+      if (commit.status === 'rejected') throw commit.reason;
+      // A COMMIT of a transaction that failed is answered ROLLBACK, not an error.
+      if (commit.value.command !== 'COMMIT') {
+        throw new Error(`the transaction was not committed (${commit.value.command})`);
+      }
+      return statement.value;
     },
   };
 }
@@ -58,6 +148,10 @@ export function createPgClient(options: PgClientOptions): SqlClient {
   const pool = new pg.Pool({
     connectionString: options.connectionString,
     max: options.connectionsMax ?? 20,
+    // Statements sent before the previous one is answered go out at once (pg's pipelining,
+    // each with its own Sync); the authorize path sends its reads, and its write with COMMIT,
+    // this way. Code that awaits each statement behaves as without it.
+    pipeline: true,
     types: typeParsers,
     // Timestamps are written and read in UTC whatever the server's default zone.
     options: '-c timezone=UTC',
@@ -71,7 +165,7 @@ export function createPgClient(options: PgClientOptions): SqlClient {
     query: direct.query,
     exec: direct.exec,
     async transaction<T>(
-      work: (tx: SqlQueryable) => Promise<T>,
+      work: (tx: SqlTransaction) => Promise<T>,
       options: TransactionOptions = {},
     ): Promise<T> {
       const connection = await pool.connect();
@@ -83,18 +177,35 @@ export function createPgClient(options: PgClientOptions): SqlClient {
         broken = true;
       };
       connection.on('error', onError);
+      const state: TransactionState = { commitSent: false };
       try {
         // One simple-protocol message with both statements: one round trip, as BEGIN alone.
-        await connection.query(
+        const beginText =
           options.genericPlans === true
             ? 'BEGIN; SET LOCAL plan_cache_mode = force_generic_plan'
-            : 'BEGIN',
-        );
-        const result = await work(queryable(connection));
-        await connection.query('COMMIT');
+            : 'BEGIN';
+        let result: T;
+        if (options.pipelineBegin === true) {
+          // The pool pipelines: BEGIN and the statements the work sends before its first await
+          // leave in one write and are answered in one round trip.
+          const { begun, pending } = together(connection, () => {
+            const begin = connection.query(beginText);
+            return { begun: begin, pending: work(transactionQueryable(connection, begin, state)) };
+          });
+          // Settled before the work's own results can be (each waits for it), so never unheard.
+          begun.catch(() => undefined);
+          result = await pending;
+          await begun;
+        } else {
+          await connection.query(beginText);
+          result = await work(transactionQueryable(connection, null, state));
+        }
+        if (!state.commitSent) await connection.query('COMMIT');
         return result;
       } catch (error) {
         try {
+          // After a failed queryAndCommit the server has already rolled back: this ROLLBACK
+          // only draws a warning, and waiting for it means every answer is in.
           await connection.query('ROLLBACK');
         } catch {
           // The connection itself failed: do not return it to the pool.

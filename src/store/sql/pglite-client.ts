@@ -1,6 +1,7 @@
 import { PGlite, type Transaction } from '@electric-sql/pglite';
 import { lockDataFolder } from '../data-folder-lock.js';
-import type { SqlClient, SqlQueryable, SqlResult } from './client.js';
+import { assert } from '../../core/index.js';
+import type { SqlClient, SqlQueryable, SqlResult, SqlTransaction } from './client.js';
 import { TEXT_TYPE_OIDS } from './client.js';
 
 /**
@@ -19,6 +20,31 @@ function queryable(target: PGlite | Transaction): SqlQueryable {
     },
     exec: async (text: string): Promise<void> => {
       await target.exec(text);
+    },
+  };
+}
+
+/**
+ * In-process, a COMMIT costs no round trip: `queryAndCommit` is the statement, and PGlite
+ * commits when the work returns. The same rule holds as on a server: nothing after it.
+ */
+function pgliteTransaction(tx: Transaction): SqlTransaction {
+  const inner = queryable(tx);
+  let commitSent = false;
+  const query = <Row>(text: string, params?: readonly unknown[]): Promise<SqlResult<Row>> => {
+    assert(!commitSent, 'no statement after the one sent with COMMIT');
+    return inner.query<Row>(text, params);
+  };
+  return {
+    query,
+    exec: (text) => {
+      assert(!commitSent, 'no statement after the one sent with COMMIT');
+      return inner.exec(text);
+    },
+    queryAndCommit: <Row>(text: string, params?: readonly unknown[]) => {
+      const result = query<Row>(text, params);
+      commitSent = true;
+      return result;
     },
   };
 }
@@ -55,10 +81,10 @@ export async function createPgliteClient(dataDir?: string): Promise<SqlClient> {
       return direct.exec(text);
     },
     // No TransactionOptions here: PGlite plans each statement in-process, unnamed, so there is
-    // no plan cache for `genericPlans` to steer.
-    async transaction<T>(work: (tx: SqlQueryable) => Promise<T>): Promise<T> {
+    // no plan cache for `genericPlans` to steer, and no round trip for `pipelineBegin` to save.
+    async transaction<T>(work: (tx: SqlTransaction) => Promise<T>): Promise<T> {
       checkLock();
-      return db.transaction((tx) => work(queryable(tx)));
+      return db.transaction((tx) => work(pgliteTransaction(tx)));
     },
     async close(): Promise<void> {
       try {

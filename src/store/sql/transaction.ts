@@ -1,4 +1,4 @@
-import type { SqlClient, SqlQueryable, TransactionOptions } from './client.js';
+import type { SqlClient, SqlTransaction, TransactionOptions } from './client.js';
 
 /**
  * One store operation = one database transaction. PostgreSQL may abort a transaction that
@@ -21,7 +21,7 @@ export function isRetryable(error: unknown): boolean {
 
 export async function runTransaction<T>(
   client: SqlClient,
-  work: (tx: SqlQueryable) => Promise<T>,
+  work: (tx: SqlTransaction) => Promise<T>,
   options?: TransactionOptions,
 ): Promise<T> {
   for (let attempt = 1; ; attempt++) {

@@ -1,19 +1,50 @@
 import { collectDefaultMetrics, Counter, Histogram, Registry } from 'prom-client';
+import { AUTHORIZE_BATCH_MAX } from '../store/ops/authorize-batch.js';
 
 /**
  * The server's Prometheus metrics, served at /metrics. Each server has a registry of its own,
  * so several can live in one process (tests, embedding services). Every label has a bounded
- * set of values: route patterns (never URLs), decline codes, booleans.
+ * set of values: route patterns (never URLs), decline codes, booleans, key classes. The
+ * workers' metrics are in src/workers/metrics.ts; README's Metrics section lists both, and
+ * docs/grafana/spendgate-dashboard.json reads them.
  */
 export interface Metrics {
   readonly registry: Registry;
   readonly requestSeconds: Histogram<'method' | 'route' | 'status'>;
+  /** `stand_in` is "true" for a stand-in decision (past the budget, or the store failed). */
   readonly decisions: Counter<'outcome' | 'decline_code' | 'stand_in'>;
+  /** Authorizations per database batch (store/authorize-batcher.ts). */
+  readonly authorizeBatchRequests: Histogram;
+  readonly rateLimitRefusals: Counter<'key_class'>;
+}
+
+/** The `key_class` label of each rate-limit class (config RateLimitSettings). */
+export const RATE_LIMIT_KEY_CLASSES = {
+  livePerSecond: 'live',
+  testPerSecond: 'test',
+  authorizationsPerSecond: 'card_network',
+} as const;
+
+/** Powers of two up to the batch bound, and the bound: a full batch shows as one. */
+function batchBuckets(max: number): number[] {
+  const buckets: number[] = [];
+  for (let size = 1; size < max; size *= 2) buckets.push(size);
+  return [...buckets, max];
 }
 
 export function createMetrics(): Metrics {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
+  const rateLimitRefusals = new Counter({
+    name: 'spendgate_rate_limit_refusals_total',
+    help: 'Requests refused with 429 by the rate limits, by key class (live, test, card_network).',
+    labelNames: ['key_class'],
+    registers: [registry],
+  });
+  // Every class from the start: a refusal rate reads 0 rather than no data.
+  for (const keyClass of Object.values(RATE_LIMIT_KEY_CLASSES)) {
+    rateLimitRefusals.inc({ key_class: keyClass }, 0);
+  }
   return {
     registry,
     requestSeconds: new Histogram({
@@ -29,5 +60,12 @@ export function createMetrics(): Metrics {
       labelNames: ['outcome', 'decline_code', 'stand_in'],
       registers: [registry],
     }),
+    authorizeBatchRequests: new Histogram({
+      name: 'spendgate_authorize_batch_requests',
+      help: 'Authorizations decided per database batch (one transaction each).',
+      buckets: batchBuckets(AUTHORIZE_BATCH_MAX),
+      registers: [registry],
+    }),
+    rateLimitRefusals,
   };
 }

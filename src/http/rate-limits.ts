@@ -6,6 +6,7 @@ import type { RateLimitSettings } from '../config/env.js';
 import type { Authenticated } from './auth.js';
 import { ChunkedRateCounter } from './chunked-rate-counter.js';
 import { withinMs } from './deadline.js';
+import { RATE_LIMIT_KEY_CLASSES, type Metrics } from './metrics.js';
 
 /**
  * Rate limits (contract section 6): a fixed one-second window per API key, counted in Redis so
@@ -105,6 +106,8 @@ export function registerRateLimits(
     /** REDIS_PREFIX: the counts of two deployments sharing one Redis never meet. */
     readonly redisPrefix: string;
     readonly settings: RateLimitSettings;
+    /** Counts each 429 by key class; none: refusals are not counted (tests of the limiter). */
+    readonly refusals?: Metrics['rateLimitRefusals'];
   },
 ): void {
   const classes = Object.keys(options.settings) as KeyClass[];
@@ -206,14 +209,15 @@ export function registerRateLimits(
   app.addHook('onRequest', async (request, reply) => {
     const auth = request.auth;
     if (auth === null) return;
+    const name = keyClass(auth, request);
     try {
-      const name = keyClass(auth, request);
       request.rateLimit =
         name === 'authorizationsPerSecond'
           ? countNetwork(auth.keyId)
           : await count(request, name, auth.keyId);
     } catch (error) {
       if (!(error instanceof RateLimited)) throw error;
+      options.refusals?.inc({ key_class: RATE_LIMIT_KEY_CLASSES[name] });
       setHeaders(reply, error.state);
       void reply.header('Retry-After', String(Math.max(1, Math.ceil(error.state.resetMs / 1000))));
       throw new SpendgateError(

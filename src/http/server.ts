@@ -241,6 +241,15 @@ function registerApi(
 ): void {
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
+  // Removed on close: a store outlives its servers (tests, embedding services), and must not
+  // keep feeding a closed server's registry.
+  const unobserve = dependencies.store.observeAuthorizeBatches((size) => {
+    metrics.authorizeBatchRequests.observe(size);
+  });
+  app.addHook('onClose', (_instance, done) => {
+    unobserve();
+    done();
+  });
   registerJsonBody(app);
   // The document must see every route, so it is registered before them.
   registerOpenApi(app);
@@ -256,6 +265,7 @@ function registerApi(
       redis: dependencies.redis ?? null,
       redisPrefix: config.redisPrefix,
       settings: config.rateLimits,
+      refusals: metrics.rateLimitRefusals,
     });
     registerScopeCheck(api);
     registerRateLimitRoutes(api);

@@ -22,6 +22,11 @@ export interface BatcherOptions {
   readonly batchesMax: number;
   /** Requests waiting at most; past it, a request is refused with service_unavailable. */
   readonly queueMax: number;
+  /**
+   * Sees each batch's size as it starts (the server's histogram). Called once per batch, not
+   * per request; it must be cheap, and what it throws is dropped (below).
+   */
+  readonly onBatch?: (size: number) => void;
 }
 
 interface Waiting {
@@ -130,6 +135,11 @@ export class AuthorizeBatcher {
 
   async #run(batch: readonly Waiting[]): Promise<void> {
     this.stats.batches += 1;
+    try {
+      this.options.onBatch?.(batch.length);
+    } catch {
+      // A metric must never strand a batch's callers: #run's rejection would reach no one.
+    }
     try {
       const outcomes = await this.runBatch(batch.map((waiting) => waiting.request));
       batch.forEach((waiting, index) => {

@@ -256,6 +256,11 @@ export interface Store extends StoreOperations {
   ): Promise<{ replayed: boolean; response: StoredResponse }>;
   /** Authorization batches run so far, and how many fell back to one request at a time. */
   authorizeStats(): { readonly batches: number; readonly fallbacks: number };
+  /**
+   * Calls `observer` with each authorization batch's size as it starts (the server's
+   * histogram); returns its removal.
+   */
+  observeAuthorizeBatches(observer: (size: number) => void): () => void;
   /** Expires holds older than `ageMsMax`, each in its own transaction; returns how many. */
   expireHolds(ageMsMax: number, batchMax?: number): Promise<number>;
   close(): Promise<void>;
@@ -319,6 +324,8 @@ export async function openStore(options: StoreOptions): Promise<Store> {
       }
     }
   };
+  // Several servers may share one store (tests, embedding services): each observes every batch.
+  const batchObservers = new Set<(size: number) => void>();
   const batcher = new AuthorizeBatcher(
     (requests) =>
       runTransaction(
@@ -327,7 +334,13 @@ export async function openStore(options: StoreOptions): Promise<Store> {
         authorizeTransaction,
       ),
     authorizeAlone,
-    { batchesMax: options.authorizeBatchesMax ?? 2, queueMax: options.authorizeQueueMax ?? 10_000 },
+    {
+      batchesMax: options.authorizeBatchesMax ?? 2,
+      queueMax: options.authorizeQueueMax ?? 10_000,
+      onBatch: (size) => {
+        for (const observe of batchObservers) observe(size);
+      },
+    },
   );
 
   return {
@@ -343,6 +356,10 @@ export async function openStore(options: StoreOptions): Promise<Store> {
       batcher.submit({ scope, input, ...(budget === undefined ? {} : { budget }) }),
     transaction: run,
     authorizeStats: () => ({ ...batcher.stats }),
+    observeAuthorizeBatches(observer) {
+      batchObservers.add(observer);
+      return () => batchObservers.delete(observer);
+    },
     async idempotent(scope, request, work, presentError) {
       return run(async (operations) => {
         const stored = await beginIdempotent(ctx, operations.client, scope, request);

@@ -17,6 +17,7 @@ import { KEY_CACHE_MS_DEFAULT, registerAuth, registerScopeCheck } from './auth.j
 import { registerHealth } from './health.js';
 import { errorBody } from './error-body.js';
 import { registerJsonBody } from './json-body.js';
+import { bufferedStdout } from './log-destination.js';
 import { createMetrics, type Metrics } from './metrics.js';
 import { registerOpenApi } from './openapi.js';
 import { registerAccountRoutes } from './routes/account.js';
@@ -165,7 +166,7 @@ export function createServer(
     },
     logger: {
       level: config.logLevel,
-      ...(dependencies.logStream === undefined ? {} : { stream: dependencies.logStream }),
+      stream: dependencies.logStream ?? bufferedStdout(),
       // Never log credentials, card data or secrets, whatever a later route puts in a log line.
       redact: {
         paths: [

@@ -227,7 +227,7 @@ function bind(ctx: StoreContext, tx: SqlQueryable) {
       listTransactions(tx, scope, query),
     listTransfers: (scope: Scope, query: ListTransfersQuery) => listTransfers(tx, scope, query),
     listBalanceSnapshots: (scope: Scope, vaultId: string, query: ListBalanceSnapshotsQuery) =>
-      listBalanceSnapshots(tx, scope, vaultId, query),
+      listBalanceSnapshots(tx, scope, vaultId, query, ctx.clock()),
     listWebhookDeliveries: (
       scope: Scope,
       endpointId: string,

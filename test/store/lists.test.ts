@@ -598,6 +598,13 @@ forEachDatabase('list queries', (database) => {
         query: { status },
         keep: (txn: TransactionRecord) => txn.status === status,
       })),
+      ...(['card_authorization', 'transfer_in', 'transfer_out', 'deposit'] as const).map(
+        (type) => ({
+          key: 'type',
+          query: { type },
+          keep: (txn: TransactionRecord) => txn.type === type,
+        }),
+      ),
       ...['10', '10.000001', '1.500000001'].map((bound) => ({
         key: 'minAmount',
         query: { minAmount: new Decimal(bound) },
@@ -629,6 +636,9 @@ forEachDatabase('list queries', (database) => {
     expect(await only({ status: 'pending', vaultId: vaults.sol.id })).toEqual([txns.sol.id]);
     expect(await only({ vaultId: vaults.b.id })).toEqual([]);
     expect(await only({ cardId: cards.b.id })).toEqual([]);
+    for (const type of ['card_authorization', 'transfer_in', 'transfer_out', 'deposit'] as const) {
+      expect(await only({ type }), type).not.toEqual([]);
+    }
     // Everything at once.
     expect(
       await only({

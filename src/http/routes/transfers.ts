@@ -28,12 +28,20 @@ function filterAmount(value: string | undefined, param: string): Decimal | undef
   return value === undefined ? undefined : parseAmount(value, ANY_CURRENCY, { param });
 }
 
-function filterDate(value: string | undefined, param: string): number | undefined {
+const DAY_MS = 86_400_000;
+const DATE_ONLY = /^\d{4}-\d{2}-\d{2}$/;
+
+/**
+ * A bound as the store takes it: epoch milliseconds, the start inclusive, the end exclusive.
+ * A date alone names a whole UTC day, so that `startDate=endDate=D` lists the day D: the end
+ * of a date-only endDate is the start of the next day. A date-time keeps its exact instant.
+ */
+function filterDate(value: string | undefined, param: 'startDate' | 'endDate'): number | undefined {
   if (value === undefined) return undefined;
   const ms = Date.parse(value);
   if (Number.isNaN(ms))
     throw new SpendgateError('parameter_invalid', `${param} must be an ISO 8601 date.`, param);
-  return ms;
+  return param === 'endDate' && DATE_ONLY.test(value) ? ms + DAY_MS : ms;
 }
 
 /** Transfers, transactions, transaction metadata and simulated deposits (contract sections 7, 12, 14). */
@@ -158,6 +166,7 @@ export function registerTransferRoutes(
         vaultId: query.vaultId,
         cardId: query.cardId,
         status: query.status,
+        type: query.type,
         minAmount: filterAmount(query.minAmount, 'minAmount'),
         maxAmount: filterAmount(query.maxAmount, 'maxAmount'),
         startDate: filterDate(query.startDate, 'startDate'),

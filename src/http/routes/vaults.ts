@@ -272,6 +272,7 @@ export function registerVaultRoutes(
         ledger: formatAmount(snapshot.ledger, snapshot.currency),
         available: formatAmount(snapshot.available, snapshot.currency),
         pending: formatAmount(snapshot.pending, snapshot.currency),
+        final: snapshot.final,
       }));
     },
   );

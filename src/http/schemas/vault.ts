@@ -79,8 +79,10 @@ export const balanceHistoryQuery = z.strictObject({
   limit: z.coerce.number().int().min(1).max(100).default(10),
   /** A day: the next page holds the days before it (snapshots have no id). */
   startingAfter: isoDay.optional(),
-  startDate: isoDay.optional(),
-  endDate: isoDay.optional(),
+  startDate: isoDay.optional().meta({ description: 'A UTC day, YYYY-MM-DD, inclusive.' }),
+  endDate: isoDay
+    .optional()
+    .meta({ description: 'A UTC day, YYYY-MM-DD, inclusive (today included).' }),
 });
 
 export const balanceSnapshotObject = z
@@ -92,5 +94,16 @@ export const balanceSnapshotObject = z
     ledger: moneyOutput,
     available: moneyOutput,
     pending: moneyOutput,
+    final: z.boolean().meta({
+      description:
+        'true: the end-of-day balances of a past UTC day. false: today, the balances as they ' +
+        'are now; the row changes until the day ends and its snapshot is taken.',
+    }),
   })
-  .meta({ id: 'BalanceSnapshot' });
+  .meta({
+    id: 'BalanceSnapshot',
+    description:
+      "A vault's balances on one UTC day. Get Balance History lists them newest day first: " +
+      "today's live figures (final: false) first when the range includes today, then the " +
+      'end-of-day snapshots of past days.',
+  });

@@ -5,11 +5,13 @@ import {
   isDecimal,
   isoDate,
   SpendgateError,
+  utcDayNumber,
   type CardRecord,
   type CurrencyCode,
   type Scope,
   type TransactionRecord,
   type TransactionStatus,
+  type TransactionType,
   type TransferRecord,
   type TransferStatus,
   type VaultRecord,
@@ -83,6 +85,7 @@ export interface ListTransactionsQuery extends PageQuery {
   readonly vaultId?: string | undefined;
   readonly cardId?: string | undefined;
   readonly status?: TransactionStatus | undefined;
+  readonly type?: TransactionType | undefined;
   /** Inclusive. */
   readonly minAmount?: Decimal | undefined;
   /** Inclusive. */
@@ -109,7 +112,10 @@ export interface ListBalanceSnapshotsQuery {
   readonly endDate?: string | undefined;
 }
 
-/** An end-of-day balance of a vault (UTC day), as the snapshot job writes it. */
+/**
+ * A vault's balances of one UTC day: the end-of-day figures the snapshot job wrote (final), or
+ * today's live figures, which change until the day is over (not final).
+ */
 export interface BalanceSnapshotRecord {
   readonly vaultId: string;
   /** `YYYY-MM-DD`. */
@@ -118,6 +124,7 @@ export interface BalanceSnapshotRecord {
   readonly ledger: Decimal;
   readonly pending: Decimal;
   readonly available: Decimal;
+  readonly final: boolean;
 }
 
 const BALANCE_SNAPSHOT_COLUMNS = 'vault_id, day, currency, ledger, pending, available';
@@ -140,6 +147,7 @@ function balanceSnapshotFromRow(row: BalanceSnapshotRow): BalanceSnapshotRecord 
     ledger: new Decimal(row.ledger),
     pending: new Decimal(row.pending),
     available: new Decimal(row.available),
+    final: true,
   };
 }
 
@@ -157,6 +165,7 @@ const F = {
   cardId: (p) => `card_id = ${p}`,
   currency: (p) => `currency = ${p}`,
   status: (p) => `status = ${p}`,
+  type: (p) => `type = ${p}`,
   amountAtLeast: (p) => `amount >= ${p}::numeric`,
   amountAtMost: (p) => `amount <= ${p}::numeric`,
   createdFrom: (p) => `created_at >= ${p}::timestamptz`,
@@ -223,10 +232,10 @@ function checkIdCursor(kind: IdKind, startingAfter: string | undefined): void {
 const EPOCH_MS_MIN = -62_135_596_800_000;
 const EPOCH_MS_MAX = 253_402_300_799_999;
 
-function checkEpochMs(value: number | undefined, param: string): void {
+function checkEpochMs(value: number | undefined, param: string, max = EPOCH_MS_MAX): void {
   if (
     value !== undefined &&
-    (!Number.isSafeInteger(value) || value < EPOCH_MS_MIN || value > EPOCH_MS_MAX)
+    (!Number.isSafeInteger(value) || value < EPOCH_MS_MIN || value > max)
   ) {
     throw new SpendgateError(
       'parameter_invalid',
@@ -399,12 +408,12 @@ export async function listCards(
 /**
  * listTransactions (List Transactions; filters of the interface document).
  * In: scope; limit 1-100; startingAfter (a transaction id); filters vaultId, cardId, status,
- *   minAmount and maxAmount (core Decimals, inclusive, compared exactly as numeric),
+ *   type, minAmount and maxAmount (core Decimals, inclusive, compared exactly as numeric),
  *   startDate (inclusive) and endDate (exclusive), epoch milliseconds on created_at.
  * Out: a page of the scope's transactions, newest first. Empty bounds (min above max, start
  *   not before end) give an empty page.
  * Reads: transactions through transactions_owner, transactions_vault or transactions_card.
- *   The amount and date bounds have no index: they filter the rows the id order walks.
+ *   The type, amount and date bounds have no index: they filter the rows the id order walks.
  * Fails: parameter_invalid (param limit, startingAfter, startDate or endDate).
  */
 export async function listTransactions(
@@ -414,11 +423,13 @@ export async function listTransactions(
 ): Promise<Page<TransactionRecord>> {
   return pageById(db, scope, query, TRANSACTIONS, (where) => {
     checkEpochMs(query.startDate, 'startDate');
-    checkEpochMs(query.endDate, 'endDate');
+    // Exclusive: the instant after the last millisecond of 9999 ends a range through it.
+    checkEpochMs(query.endDate, 'endDate', EPOCH_MS_MAX + 1);
     return where
       .add(F.vaultId, query.vaultId)
       .add(F.cardId, query.cardId)
       .add(F.status, query.status)
+      .add(F.type, query.type)
       .add(F.amountAtLeast, checkAmount(query.minAmount))
       .add(F.amountAtMost, checkAmount(query.maxAmount))
       .add(F.createdFrom, query.startDate === undefined ? undefined : new Date(query.startDate))
@@ -446,12 +457,42 @@ export async function listTransfers(
   );
 }
 
+/** Whether a balance history's query and cursor reach `today`, and the vault was open on it. */
+function listsToday(vault: VaultRecord, query: ListBalanceSnapshotsQuery, today: string): boolean {
+  // Days compare as text: YYYY-MM-DD orders as the days do.
+  return (
+    (query.startingAfter === undefined || today < query.startingAfter) &&
+    (query.startDate === undefined || query.startDate <= today) &&
+    (query.endDate === undefined || today <= query.endDate) &&
+    // As the snapshot job: a vault has a row for each day it was open, its closing day included.
+    (vault.closedAtMs === null || isoDate(utcDayNumber(vault.closedAtMs)) >= today)
+  );
+}
+
+/** Today's row of a balance history: the vault's balances as they are now, not final. */
+function liveDay(vault: VaultRecord, today: string): BalanceSnapshotRecord {
+  return {
+    vaultId: vault.id,
+    day: today,
+    currency: vault.currency,
+    ledger: vault.ledger,
+    pending: vault.pending,
+    available: vault.ledger.minus(vault.pending),
+    final: false,
+  };
+}
+
 /**
  * listBalanceSnapshots (Get Balance History).
  * In: scope; vaultId; limit 1-100; startingAfter (a day, YYYY-MM-DD: the next page holds the
- *   days before it); startDate and endDate, days YYYY-MM-DD, both inclusive.
- * Out: a page of the vault's end-of-day snapshots, newest day first; the cursor is a day.
- * Reads: vaults (ownership), then balance_snapshots through its key (vault_id, day).
+ *   days before it); startDate and endDate, days YYYY-MM-DD, both inclusive; nowMs, the time
+ *   now (epoch milliseconds), whose UTC day is today (without it, the snapshots alone).
+ * Out: a page of the vault's balances by day, newest day first; the cursor is a day. Days
+ *   before today are the end-of-day snapshots (`final`). Today, when the bounds and cursor
+ *   admit it and the vault was not closed before it, is the first row: the vault's balances as
+ *   they are now, not final, so that a vault shows a history before its first UTC midnight.
+ * Reads: vaults (ownership and today's balances), then balance_snapshots through its key
+ *   (vault_id, day).
  * Fails: parameter_invalid (param limit, startingAfter, startDate or endDate);
  *   vault_not_found (param id) when the vault is not the scope's.
  */
@@ -460,25 +501,38 @@ export async function listBalanceSnapshots(
   scope: Scope,
   vaultId: string,
   query: ListBalanceSnapshotsQuery,
+  nowMs?: number,
 ): Promise<Page<BalanceSnapshotRecord>> {
   checkLimit(query.limit);
   checkDay(query.startingAfter, 'startingAfter');
   checkDay(query.startDate, 'startDate');
   checkDay(query.endDate, 'endDate');
-  const owned = await db.query(
-    'SELECT 1 FROM vaults WHERE id = $1 AND account_id = $2 AND mode = $3',
+  const { rows: owned } = await db.query<VaultRow>(
+    `SELECT ${VAULT_COLUMNS} FROM vaults WHERE id = $1 AND account_id = $2 AND mode = $3`,
     [vaultId, scope.accountId, scope.mode],
   );
-  if (owned.rows.length === 0) throw vaultNotFound(vaultId, 'id');
+  const vault = owned[0] === undefined ? undefined : vaultFromRow(owned[0]);
+  if (vault === undefined) throw vaultNotFound(vaultId, 'id');
+  const today = nowMs === undefined ? undefined : isoDate(utcDayNumber(nowMs));
+  const live =
+    today !== undefined && listsToday(vault, query, today) ? [liveDay(vault, today)] : [];
   const where = new Conditions()
     .add(F.vaultId, vaultId)
     .add(F.dayBefore, query.startingAfter)
+    // A day not over yet has no end-of-day figures: a stored row of today or later (a clock
+    // set back) would pass for final, so today's row is always the live one.
+    .add(F.dayBefore, today)
     .add(F.dayFrom, query.startDate)
     .add(F.dayTo, query.endDate);
   const { rows } = await db.query<BalanceSnapshotRow>(
     `SELECT ${BALANCE_SNAPSHOT_COLUMNS} FROM balance_snapshots WHERE ${where.sql}
-     ORDER BY day DESC LIMIT ${where.bind(query.limit + 1)}`,
+     ORDER BY day DESC LIMIT ${where.bind(query.limit + 1 - live.length)}`,
     where.params,
   );
-  return pageOf(rows, query.limit, balanceSnapshotFromRow, (snapshot) => snapshot.day);
+  return pageOf(
+    [...live, ...rows.map(balanceSnapshotFromRow)],
+    query.limit,
+    (record) => record,
+    (snapshot) => snapshot.day,
+  );
 }

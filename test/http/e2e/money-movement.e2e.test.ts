@@ -454,7 +454,8 @@ describe('money movement over the typed client', () => {
         initial?.id,
       ]);
       expect(await only({ minAmount: '5000' })).toEqual([declined.id]);
-      // startDate is inclusive, endDate exclusive; both take a date-time or a date.
+      // startDate is inclusive; a date-time endDate is exclusive, a date-only one takes in its
+      // whole UTC day.
       const iso = (ms: number) => new Date(ms).toISOString();
       expect(await only({ startDate: iso(day2) })).toEqual([deposit.id]);
       expect(await only({ endDate: iso(day1) })).toEqual([initial?.id]);
@@ -465,8 +466,11 @@ describe('money movement over the typed client', () => {
         pending.id,
       ]);
       expect(
-        await only({ startDate: iso(day0).slice(0, 10), endDate: iso(day1).slice(0, 10) }),
+        await only({ startDate: iso(day0).slice(0, 10), endDate: iso(day0).slice(0, 10) }),
       ).toEqual([initial?.id]);
+      expect(
+        await only({ startDate: iso(day0).slice(0, 10), endDate: iso(day1).slice(0, 10) }),
+      ).toEqual([captured.id, reversed.id, declined.id, pending.id, initial?.id]);
       expect(await only({ startDate: iso(day2 + 1) })).toEqual([]);
       // A filter of another account's card or vault narrows to nothing.
       expect(await only({ cardId: `card_${'0'.repeat(32)}` })).toEqual([]);
@@ -843,6 +847,7 @@ describe('money movement over the typed client', () => {
         await client.POST('/v1/simulate/deposits', { body: { vaultId: vault.id, amount: '0.5' } }),
       );
       clock.advance(DAY_MS);
+      const today = day(clock.nowMs);
       for (const snapshotDay of [dayBefore, d0, d1, d2]) {
         await harness.service.store.snapshotDay(snapshotDay, null);
       }
@@ -861,6 +866,17 @@ describe('money movement over the typed client', () => {
       expect(all).toEqual({
         object: 'list',
         data: [
+          // Today, as it stands: the figures of d2's end, since nothing moved since.
+          {
+            object: 'balance_snapshot',
+            vaultId: vault.id,
+            date: today,
+            currency: 'USDC',
+            ledger: '60.50',
+            available: '30.50',
+            pending: '30.00',
+            final: false,
+          },
           {
             object: 'balance_snapshot',
             vaultId: vault.id,
@@ -869,6 +885,7 @@ describe('money movement over the typed client', () => {
             ledger: '60.50',
             available: '30.50',
             pending: '30.00',
+            final: true,
           },
           {
             object: 'balance_snapshot',
@@ -878,6 +895,7 @@ describe('money movement over the typed client', () => {
             ledger: '60.00',
             available: '30.00',
             pending: '30.00',
+            final: true,
           },
           {
             object: 'balance_snapshot',
@@ -887,6 +905,7 @@ describe('money movement over the typed client', () => {
             ledger: '100.00',
             available: '70.00',
             pending: '30.00',
+            final: true,
           },
         ],
         hasMore: false,
@@ -895,10 +914,10 @@ describe('money movement over the typed client', () => {
       const dates = (page: { data: { date: string }[] }) =>
         page.data.map((snapshot) => snapshot.date);
       const page1 = await history({ limit: 2 });
-      expect([dates(page1), page1.hasMore, page1.nextCursor]).toEqual([[d2, d1], true, d1]);
+      expect([dates(page1), page1.hasMore, page1.nextCursor]).toEqual([[today, d2], true, d2]);
       const page2 = await history({ limit: 2, startingAfter: page1.nextCursor ?? '' });
-      expect([dates(page2), page2.hasMore, page2.nextCursor]).toEqual([[d0], false, null]);
-      expect(dates(await history({ startDate: d1 }))).toEqual([d2, d1]);
+      expect([dates(page2), page2.hasMore, page2.nextCursor]).toEqual([[d1, d0], false, null]);
+      expect(dates(await history({ startDate: d1 }))).toEqual([today, d2, d1]);
       expect(dates(await history({ endDate: d1 }))).toEqual([d1, d0]);
       expect(dates(await history({ startDate: d1, endDate: d1 }))).toEqual([d1]);
       expect(dates(await history({ endDate: dayBefore }))).toEqual([]);

@@ -15,9 +15,8 @@ import { VAULT_COLUMNS, vaultFromRow, type VaultRow } from './rows.js';
 export interface StoreContext {
   readonly client: SqlClient;
   readonly clock: () => number;
+  /** The master keys: vaults' data keys, and the secrets that belong to no vault. */
   readonly keyring: Keyring;
-  /** For secrets that belong to no vault (webhook signing secrets); never logged. */
-  readonly masterKey: Buffer;
   readonly policyCache: CompiledPolicyCache;
   readonly templates: TemplateLibrary;
 }

@@ -24,6 +24,7 @@ import { capture, listExpiredHolds, reverse } from './ops/authorizations.js';
 import {
   authorizeBatch,
   isUniqueViolation,
+  type AuthorizeBudget,
   type AuthorizeInput,
   type AuthorizeRequest,
 } from './ops/authorize-batch.js';
@@ -54,6 +55,11 @@ import {
   type ListTransfersQuery,
   type ListVaultsQuery,
 } from './ops/lists.js';
+import {
+  rewrapMasterKeySecrets,
+  type RewrapCount,
+  type RewrapOptions,
+} from './ops/master-key-rotation.js';
 import { readTransactionMetadata } from './ops/metadata.js';
 import {
   deletePolicy,
@@ -165,7 +171,7 @@ function bind(ctx: StoreContext, tx: SqlQueryable) {
     deletePolicy: (scope: Scope, vaultId: string) => deletePolicy(ctx, tx, scope, vaultId),
     simulatePolicy: (scope: Scope, vaultId: string, input: SimulationInput) =>
       simulatePolicy(ctx, tx, scope, vaultId, input),
-    authorize: async (scope: Scope, input: AuthorizeInput, budget?: AbortSignal) => {
+    authorize: async (scope: Scope, input: AuthorizeInput, budget?: AuthorizeBudget) => {
       const [outcome] = await authorizeBatch(ctx, tx, [
         { scope, input, ...(budget === undefined ? {} : { budget }) },
       ]);
@@ -263,12 +269,23 @@ export interface Store extends StoreOperations {
   observeAuthorizeBatches(observer: (size: number) => void): () => void;
   /** Expires holds older than `ageMsMax`, each in its own transaction; returns how many. */
   expireHolds(ageMsMax: number, batchMax?: number): Promise<number>;
+  /**
+   * Re-wraps every secret under a master key other than the current one (vault data keys,
+   * webhook and two-factor secrets), in batches, a transaction each (ops/master-key-rotation.ts).
+   */
+  rewrapMasterKeySecrets(options?: RewrapOptions): Promise<RewrapCount[]>;
   close(): Promise<void>;
 }
 
 export interface StoreOptions {
   readonly client: SqlClient;
+  /** Wraps and encrypts; never logged. */
   readonly masterKey: Buffer;
+  /**
+   * Master keys that only decrypt, at most 4: the old key while a rotation re-wraps under
+   * `masterKey`, or the next key before it becomes `masterKey` (docs/operations.md).
+   */
+  readonly decryptOnlyMasterKeys?: readonly Buffer[];
   /** Epoch milliseconds; tests pass a clock they control. */
   readonly clock?: () => number;
   readonly templates?: TemplateLibrary;
@@ -290,8 +307,10 @@ export async function openStore(options: StoreOptions): Promise<Store> {
   const ctx: StoreContext = {
     client: options.client,
     clock: options.clock ?? Date.now,
-    keyring: new Keyring(options.masterKey),
-    masterKey: options.masterKey,
+    keyring: new Keyring({
+      current: options.masterKey,
+      decryptOnly: options.decryptOnlyMasterKeys ?? [],
+    }),
     policyCache: new CompiledPolicyCache(options.policyCacheEntriesMax),
     templates: options.templates ?? builtinRuleLibrary(),
   };
@@ -395,6 +414,7 @@ export async function openStore(options: StoreOptions): Promise<Store> {
       }
       return expired;
     },
+    rewrapMasterKeySecrets: (rewrapOptions) => rewrapMasterKeySecrets(ctx, rewrapOptions),
     close: () => options.client.close(),
   };
 }

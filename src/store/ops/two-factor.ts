@@ -1,7 +1,6 @@
 import { generateSecret, generateURI, verifySync } from 'otplib';
 import { assert, SpendgateError } from '../../core/index.js';
 import type { StoreContext } from '../context.js';
-import { decryptText, encryptText } from '../secrets/index.js';
 import type { SqlQueryable } from '../sql/client.js';
 
 /**
@@ -34,7 +33,8 @@ const CODE_PATTERN = /^[0-9]{6}$/;
 export const TWO_FACTOR_FAILURES_MAX = 5;
 export const TWO_FACTOR_FAILURE_WINDOW_MS = 15 * 60_000;
 
-const aad = (accountId: string) => `two-factor:${accountId}`;
+/** The AAD of an account's two-factor secret, encrypted under the master key. */
+export const twoFactorSecretAad = (accountId: string) => `two-factor:${accountId}`;
 
 interface AccountRow {
   name: string;
@@ -128,7 +128,7 @@ export async function beginTwoFactor(
   const secret = generateSecret();
   await tx.query(
     'UPDATE accounts SET two_factor_secret_enc = $2, two_factor_last_step = NULL WHERE id = $1',
-    [accountId, encryptText(ctx.masterKey, secret, aad(accountId))],
+    [accountId, ctx.keyring.encryptSecret(secret, twoFactorSecretAad(accountId))],
   );
   return { secret, otpauthUri: generateURI({ issuer: ISSUER, label: account.name, secret }) };
 }
@@ -151,7 +151,10 @@ async function checkCode(
   if (account.two_factor_secret_enc === null || !CODE_PATTERN.test(code)) {
     return countFailure(tx, accountId, nowMs);
   }
-  const secret = decryptText(ctx.masterKey, account.two_factor_secret_enc, aad(accountId));
+  const secret = ctx.keyring.decryptSecret(
+    account.two_factor_secret_enc,
+    twoFactorSecretAad(accountId),
+  );
   const nowS = Math.floor(nowMs / 1000);
   const result = verifySync({ secret, token: code, epoch: nowS, epochTolerance: TOLERANCE_S });
   if (!result.valid) return countFailure(tx, accountId, nowMs);

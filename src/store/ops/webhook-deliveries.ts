@@ -2,7 +2,6 @@ import { assert, isoTimestamp, type Scope } from '../../core/index.js';
 import { newId } from '../../ids.js';
 import type { StoreContext } from '../context.js';
 import { eventRow } from '../outbox.js';
-import { decryptText } from '../secrets/index.js';
 import type { SqlQueryable } from '../sql/client.js';
 import type { OutboxEvent } from './events.js';
 import {
@@ -207,7 +206,7 @@ export async function deliveryTarget(
       accountId: row.account_id,
       mode: row.mode,
       url: row.url,
-      secret: decryptText(ctx.masterKey, row.secret_enc, webhookSecretAad(endpointId)),
+      secret: ctx.keyring.decryptSecret(row.secret_enc, webhookSecretAad(endpointId)),
     },
   };
 }

@@ -2,7 +2,6 @@ import { randomBytes } from 'node:crypto';
 import { isoTimestamp, SpendgateError, type Scope } from '../../core/index.js';
 import { newId } from '../../ids.js';
 import type { StoreContext } from '../context.js';
-import { decryptText, encryptText } from '../secrets/index.js';
 import type { SqlQueryable } from '../sql/client.js';
 
 /**
@@ -97,7 +96,7 @@ export async function createWebhookEndpoint(
       input.url,
       input.events,
       input.description,
-      encryptText(ctx.masterKey, secret, webhookSecretAad(id)),
+      ctx.keyring.encryptSecret(secret, webhookSecretAad(id)),
       new Date(nowMs),
     ],
   );
@@ -154,7 +153,7 @@ export async function webhookSecret(
       `No webhook endpoint ${endpointId.slice(0, 64)} exists.`,
       'id',
     );
-  return decryptText(ctx.masterKey, token, webhookSecretAad(endpointId));
+  return ctx.keyring.decryptSecret(token, webhookSecretAad(endpointId));
 }
 
 /** getWebhookEndpoint: one read. The scope's endpoint; a deleted one is not found. Fails: webhook_not_found. */

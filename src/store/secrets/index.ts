@@ -13,10 +13,15 @@ export {
   vaultKeyAad,
   wrapDataKey,
 } from './envelope.js';
-export { Keyring } from './keyring.js';
+export { DECRYPT_ONLY_KEYS_MAX, Keyring, type MasterKeys } from './keyring.js';
 export {
+  beginMasterKeyFileRotation,
+  finishMasterKeyFileRotation,
   loadMasterKey,
+  loadMasterKeys,
+  MASTER_KEY_DECRYPT_ONLY_ENV,
   MASTER_KEY_ENV,
   MASTER_KEY_FILE,
+  PREVIOUS_MASTER_KEY_FILE,
   type MasterKeyOptions,
 } from './master-key.js';

@@ -36,15 +36,20 @@ export interface AuthorizeInput extends AuthorizationRequest {
   readonly networkTransactionId: string;
 }
 
+/**
+ * A request's time budget (contract section 10): once `aborted`, the card network has been
+ * answered the stand-in decline, so a decision reached later records that decline (and places
+ * no hold) instead of its own. An AbortSignal is one; the HTTP adapter passes a plain flag,
+ * since a signal (an EventTarget) per request cost it more than the flag's one field.
+ */
+export interface AuthorizeBudget {
+  readonly aborted: boolean;
+}
+
 export interface AuthorizeRequest {
   readonly scope: Scope;
   readonly input: AuthorizeInput;
-  /**
-   * The request's time budget (contract section 10): once aborted, the card network has been
-   * answered the stand-in decline, so a decision reached later records that decline (and places
-   * no hold) instead of its own.
-   */
-  readonly budget?: AbortSignal;
+  readonly budget?: AuthorizeBudget;
 }
 
 /** Requests decided in one database transaction at most; bounds every statement's arrays. */

@@ -2,7 +2,17 @@ import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { FastifyInstance } from 'fastify';
 import { jsonSchemaTransform, jsonSchemaTransformObject } from 'fastify-type-provider-zod';
+import { z } from 'zod';
 import { ERROR_CATALOGUE, type ErrorCode } from '../core/index.js';
+import {
+  ERROR_EXAMPLES,
+  EXAMPLE_REQUEST_ID,
+  OPERATION_DOCS,
+  type ErrorExample,
+  type OperationDoc,
+} from './openapi-operations.js';
+import { POLICY_DOCUMENT_COMPONENT, policyJsonSchemas } from './openapi-policy-schema.js';
+import { policyBody } from './schemas/policy.js';
 
 /**
  * The OpenAPI 3.1 document, generated from the routes' zod schemas (the same schemas that
@@ -17,20 +27,25 @@ export function registerOpenApi(app: FastifyInstance): void {
       info: {
         title: 'spendgate',
         version: '1.0.0',
-        description: 'Treasury vaults and virtual cards on digital assets.',
+        description: API_DESCRIPTION,
       },
+      tags: TAGS,
       components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } } },
       security: [{ bearer: [] }],
     },
     transform: withRequiredScope,
-    transformObject: (input) => withErrorResponses(jsonSchemaTransformObject(input)),
+    transformObject: (input) =>
+      withOperationDocs(withPolicySchema(withErrorResponses(jsonSchemaTransformObject(input)))),
   });
   // The API reference page, from the same document; its assets are served from node_modules,
   // so it works on a machine without internet. A strict CSP: the page loads nothing foreign.
+  // BaseLayout, without the standalone top bar: the bar's logo is an SVG with an inline
+  // <style>, which the CSP refuses (an error in the console), and its URL box would only load
+  // other documents into a page that documents this one.
   void app.register(swaggerUi, {
     routePrefix: '/docs',
     staticCSP: true,
-    uiConfig: { deepLinking: true, defaultModelsExpandDepth: 0 },
+    uiConfig: { deepLinking: true, defaultModelsExpandDepth: 0, layout: 'BaseLayout' },
   });
   // Outside the /v1 routes' plugin, where the auth hook lives: this route needs no key.
   app.get('/v1/openapi.json', { config: { public: true }, schema: { hide: true } }, () =>
@@ -53,11 +68,17 @@ function withRequiredScope(
 }
 
 /** The parts of the generated document this module adds to. */
+interface OpenApiOperation {
+  operationId?: string;
+  summary?: string;
+  description?: string;
+  security?: { bearer?: string[] }[];
+  requestBody?: { content?: Record<string, { schema?: unknown; example?: unknown }> };
+  responses?: Record<string, unknown>;
+  parameters?: unknown[];
+}
 interface OpenApiDocument {
-  paths?: Record<
-    string,
-    Record<string, { responses?: Record<string, unknown>; parameters?: unknown[] }>
-  >;
+  paths?: Record<string, Record<string, OpenApiOperation>>;
   components?: Record<string, Record<string, unknown>>;
 }
 
@@ -130,6 +151,272 @@ function withErrorResponses<T>(generated: T): T {
         default: { $ref: '#/components/responses/Error' },
       };
     }
+  }
+  return generated;
+}
+
+/** The page's introduction: what a newcomer needs before the first call. */
+const API_DESCRIPTION = [
+  'Treasury vaults and virtual cards on digital assets (USDC and SOL on Solana): card networks',
+  'ask the authorize endpoint to approve or decline a card transaction, and each vault answers',
+  'from its authorization policy.',
+  '',
+  '**Keys.** Send `Authorization: Bearer sk_test_...` (or `sk_live_...`); a key sees its own',
+  "account's objects in its own mode only. Each operation names the scope its key needs;",
+  '`npx spendgate keys create` makes keys. Without a valid key: 401; outside its scopes: 403.',
+  '',
+  '**Errors.** Every error has one body, `{ "error": { type, code, message, param, requestId } }`;',
+  'branch on `code`. Each operation lists the codes it answers, with an example of each.',
+  '',
+  '**Retries.** Mutating operations take `Idempotency-Key`: the same key and request within 24',
+  'hours answers the stored response with `Idempotent-Replayed: true`.',
+  '',
+  '**Lists** answer `{ object: "list", data, hasMore, nextCursor }`: pass `nextCursor` as',
+  '`startingAfter` for the next page, `limit` 1-100 (default 10).',
+  '',
+  '**Amounts** are decimal strings (`"125.50"`), never rounded: send a string or a number of at',
+  'most 15 significant digits.',
+  '',
+  '**Policies.** The `PolicyDocument` schema is the format of Set Policy and Simulate Policy;',
+  'List Rule Templates shows the templates a policy can use.',
+].join('\n');
+
+/** The page's sections, in the order a newcomer meets them. */
+const TAGS = [
+  { name: 'account', description: 'The key, its account, rate limit and two-factor.' },
+  { name: 'vaults', description: 'Vaults of one currency, their balances and history.' },
+  {
+    name: 'policies',
+    description: "A vault's authorization policy, its simulation, and the rule library.",
+  },
+  { name: 'cards', description: 'Virtual cards that spend from a vault.' },
+  {
+    name: 'authorizations',
+    description: "The card network's callbacks: authorize, capture, reverse, clearing batches.",
+  },
+  { name: 'transfers', description: 'Money between vaults, and to Solana addresses.' },
+  { name: 'transactions', description: "Every movement of the account's vaults." },
+  { name: 'webhooks', description: 'Signed event deliveries to your endpoints.' },
+  { name: 'testing', description: 'Test mode only.' },
+];
+
+const policyBodyDescription = z.globalRegistry.get(policyBody)?.description;
+
+/**
+ * The policy body is an open object in the HTTP schema (the core's compiler is its validator,
+ * see openapi-policy-schema.ts); in the document, wherever it stands, it is the policy
+ * document's generated schema, and the Policy object carries the document's fields.
+ */
+function withPolicySchema<T>(generated: T): T {
+  const document = generated as OpenApiDocument;
+  const components = policyJsonSchemas();
+  const schemas: Record<string, unknown> = {
+    ...document.components?.['schemas'],
+    ...structuredClone(components),
+  };
+  const policyDocument = components[POLICY_DOCUMENT_COMPONENT] as {
+    properties: Record<string, unknown>;
+  };
+  for (const name of ['Policy', 'PolicyInput']) {
+    const policy = schemas[name] as { properties?: Record<string, unknown> } | undefined;
+    if (policy?.properties === undefined) continue;
+    schemas[name] = {
+      ...policy,
+      properties: { ...policy.properties, ...structuredClone(policyDocument.properties) },
+    };
+  }
+  document.components = { ...document.components, schemas };
+  // The component's own description, which says more than the route's one line.
+  const reference = { $ref: `#/components/schemas/${POLICY_DOCUMENT_COMPONENT}` };
+  const replace = (node: unknown, depth: number): unknown => {
+    // Request schemas are a few levels deep; the bound only keeps a cycle from looping.
+    if (depth > 32 || typeof node !== 'object' || node === null) return node;
+    const record = node as Record<string, unknown>;
+    if (policyBodyDescription !== undefined && record['description'] === policyBodyDescription) {
+      return { ...reference };
+    }
+    for (const [key, value] of Object.entries(record)) record[key] = replace(value, depth + 1);
+    return record;
+  };
+  for (const operation of operationsOf(document)) {
+    for (const media of Object.values(operation.requestBody?.content ?? {})) {
+      media.schema = replace(media.schema, 0);
+    }
+  }
+  return generated;
+}
+
+function operationsOf(document: OpenApiDocument): OpenApiOperation[] {
+  return Object.values(document.paths ?? {}).flatMap((operations) =>
+    Object.entries(operations)
+      .filter(([method]) => HTTP_METHODS.has(method))
+      .map(([, operation]) => operation),
+  );
+}
+
+/** The errors every operation of its kind can answer, as the platform raises them. */
+function platformErrors(operation: OpenApiOperation): (ErrorCode | ErrorExample)[] {
+  const errors: (ErrorCode | ErrorExample)[] = [];
+  // Every documented operation needs a key: the public routes are hidden from the document.
+  if (operation.security?.length !== 0) {
+    errors.push('missing_api_key', 'invalid_api_key', 'expired_api_key', 'rate_limit_exceeded');
+  }
+  if ((operation.security?.[0]?.bearer ?? []).length > 0) errors.push('insufficient_scope');
+  errors.push(...validationErrors(operation));
+  if (operation.requestBody !== undefined) {
+    errors.push('invalid_json', 'payload_too_large', 'unsupported_media_type');
+  }
+  return errors;
+}
+
+interface SchemaNode {
+  type?: unknown;
+  properties?: Record<string, SchemaNode>;
+  required?: string[];
+  maximum?: number;
+}
+
+/**
+ * A schema refusal of this operation's own request, worded as validation-errors.ts words it:
+ * a required body field left out, and a field of the wrong type. Derived from the operation's
+ * schemas, so that an example never names a field the operation does not have.
+ */
+function validationErrors(operation: OpenApiOperation): ErrorExample[] {
+  const body = operation.requestBody?.content?.['application/json']?.schema as
+    SchemaNode | undefined;
+  const query = (operation.parameters ?? []).filter(
+    (parameter): parameter is { in: string; name: string; schema?: SchemaNode } =>
+      (parameter as { in?: string }).in === 'query',
+  );
+  const errors: ErrorExample[] = [];
+  const required = body?.required?.[0];
+  if (required !== undefined) {
+    errors.push({
+      code: 'parameter_missing',
+      message: `${required} is required.`,
+      param: required,
+    });
+  }
+  const [field, schema] = Object.entries(body?.properties ?? {})[0] ?? [];
+  if (field !== undefined) {
+    const wrong = schema?.type === 'string' ? 'expected string, received number' : 'received null';
+    errors.push({
+      code: 'parameter_invalid',
+      message: `${field}: Invalid input: ${wrong}`,
+      param: field,
+    });
+  } else if (body !== undefined) {
+    errors.push({
+      code: 'parameter_invalid',
+      message: 'The body is invalid: Invalid input: expected object, received array',
+    });
+  } else if (query[0] !== undefined) {
+    const { name, schema: limit } = query[0];
+    errors.push({
+      code: 'parameter_invalid',
+      message:
+        limit?.maximum === undefined
+          ? `${name}: Invalid input`
+          : `${name}: Too big: expected number to be <=${String(limit.maximum)}`,
+      param: name,
+    });
+  }
+  return errors;
+}
+
+function errorExampleOf(entry: ErrorCode | ErrorExample): ErrorExample {
+  return typeof entry === 'string' ? { code: entry, ...ERROR_EXAMPLES[entry] } : entry;
+}
+
+/** The named error responses of an operation, one per status, an example of each code. */
+function errorResponses(
+  doc: OperationDoc | undefined,
+  operation: OpenApiOperation,
+): Record<string, unknown> {
+  const byCode = new Map<ErrorCode, ErrorExample>();
+  // The operation's own examples first: they say more than the platform's.
+  for (const entry of [...(doc?.errors ?? []), ...platformErrors(operation)]) {
+    const example = errorExampleOf(entry);
+    if (!byCode.has(example.code)) byCode.set(example.code, example);
+  }
+  const byStatus = new Map<number, ErrorExample[]>();
+  for (const example of byCode.values()) {
+    const status = ERROR_CATALOGUE[example.code].status;
+    byStatus.set(status, [...(byStatus.get(status) ?? []), example]);
+  }
+  const responses: Record<string, unknown> = {};
+  for (const [status, examples] of [...byStatus].sort(([a], [b]) => a - b)) {
+    responses[String(status)] = {
+      description: examples
+        .map(({ code }) => `\`${code}\`: ${ERROR_CATALOGUE[code].message}`)
+        .join('\n\n'),
+      headers: {
+        'Request-Id': { schema: { type: 'string' }, description: 'Also in the body.' },
+        ...(status === 429
+          ? {
+              'Retry-After': { schema: { type: 'integer' }, description: 'Seconds to wait.' },
+            }
+          : {}),
+      },
+      content: {
+        'application/json': {
+          schema: { $ref: '#/components/schemas/Error' },
+          examples: Object.fromEntries(
+            examples.map(({ code, message, param }) => [
+              code,
+              {
+                summary: code,
+                value: {
+                  error: {
+                    type: ERROR_CATALOGUE[code].type,
+                    code,
+                    message,
+                    ...(param === undefined ? {} : { param }),
+                    requestId: EXAMPLE_REQUEST_ID,
+                  },
+                },
+              },
+            ]),
+          ),
+        },
+      },
+    };
+  }
+  return responses;
+}
+
+/**
+ * Each operation's summary, description, examples and named error responses from the table
+ * in openapi-operations.ts. An operation without an entry (a route an embedding service adds)
+ * keeps what the generator gave it; the test holds the service's own to the table.
+ */
+function withOperationDocs<T>(generated: T): T {
+  const document = generated as OpenApiDocument;
+  for (const operation of operationsOf(document)) {
+    const doc =
+      operation.operationId === undefined ? undefined : OPERATION_DOCS[operation.operationId];
+    const responses = operation.responses ?? {};
+    if (doc !== undefined) {
+      operation.summary = doc.summary;
+      operation.description = doc.description;
+      for (const [status, response] of Object.entries(responses)) {
+        if (!status.startsWith('2')) continue;
+        const success = response as {
+          description?: string;
+          content?: Record<string, { example?: unknown }>;
+        };
+        success.description = doc.returns;
+        const media = success.content?.['application/json'];
+        if (media !== undefined) media.example = doc.example;
+      }
+      const requestMedia = operation.requestBody?.content?.['application/json'];
+      if (requestMedia !== undefined && doc.requestExample !== undefined) {
+        requestMedia.example = doc.requestExample;
+      }
+    }
+    // `default` stays last: the generic answer for what no status above names.
+    const { default: fallback, ...rest } = responses;
+    operation.responses = { ...rest, ...errorResponses(doc, operation), default: fallback };
   }
   return generated;
 }

@@ -26,6 +26,7 @@ import { registerAuthorizationRoutes } from './routes/authorizations.js';
 import { registerCardRoutes } from './routes/cards.js';
 import { registerPolicyRoutes } from './routes/policies.js';
 import { registerRateLimitRoutes } from './routes/rate-limits.js';
+import { registerRuleTemplateRoutes } from './routes/rule-templates.js';
 import { registerSettlementRoutes } from './routes/settlements.js';
 import { registerTransferRoutes } from './routes/transfers.js';
 import { registerTwoFactorRoutes } from './routes/two-factor.js';
@@ -273,6 +274,7 @@ function registerApi(
     registerAccountRoutes(api, dependencies.store);
     registerVaultRoutes(api, dependencies.store, { solanaRpcUrl: config.solanaRpcUrl });
     registerPolicyRoutes(api, dependencies.store);
+    registerRuleTemplateRoutes(api);
     registerTransferRoutes(api, dependencies.store, { solanaRpcUrl: config.solanaRpcUrl });
     registerCardRoutes(api, dependencies.store, { cardBin: config.cardBin });
     registerAuthorizationRoutes(api, dependencies.store, config.authorize, metrics.decisions);

@@ -13,7 +13,8 @@ import { startTestService, type TestService } from '../support/http.js';
  *   JSON, so a refusal that came after parsing (400 `invalid_json`) fails the test.
  * - another account's key, and the owner's key of the other mode: 404 with the kind's code for
  *   a route with an id or naming the owner's object in its body, the caller's own (empty)
- *   list for a list, and the caller's own account for the account routes.
+ *   list for a list, the caller's own account for the account routes, and the rule library,
+ *   the same for every caller, for the list of rule templates.
  *
  * Every refusal is the contract's error body (section 3) with its Request-Id, and afterwards
  * every row of every table is what it was. A new route fails the test until its row in the
@@ -52,7 +53,9 @@ type Stranger =
   /** Acts on the caller's own account alone (creates its own objects): not sent. */
   | 'own'
   /** A decision for a card the caller cannot see: declined, recording nothing. */
-  | 'declined';
+  | 'declined'
+  /** 200, the same list for every caller, of no account (the rule library). */
+  | 'shared';
 
 const OWNER_OBJECT_ROUTES: Readonly<Record<string, Stranger>> = {
   'GET /v1/account': 'ownAccount',
@@ -73,6 +76,7 @@ const OWNER_OBJECT_ROUTES: Readonly<Record<string, Stranger>> = {
   'POST /v1/transfers/external': { notFound: 'vault_not_found' },
   'POST /v1/simulate/deposits': { notFound: 'vault_not_found' },
   'POST /v1/authorizations': 'declined',
+  'GET /v1/rule-templates': 'shared',
 };
 
 const ADDRESS = '9xQeWvG816bUx9EPjHmaT23yvVM2ZWbrrpZb9PusVFin';
@@ -297,7 +301,7 @@ describe('the authorization matrix', () => {
     expect(routes.length).toBeGreaterThanOrEqual(40);
     expect(routes.every((route) => route.path.startsWith('/v1/'))).toBe(true);
     const unscoped = routes.filter((route) => route.scope === null).map((route) => route.path);
-    expect(unscoped.sort()).toEqual(['/v1/account', '/v1/rate-limits']);
+    expect(unscoped.sort()).toEqual(['/v1/account', '/v1/rate-limits', '/v1/rule-templates']);
     // The two-factor routes need account:write (contract v1.1).
     expect(
       routes.filter((route) => route.path.startsWith('/v1/account/two-factor')).map((r) => r.scope),
@@ -369,6 +373,9 @@ describe('the authorization matrix', () => {
         expect(answer.status, label).toBe(200);
         expect(answer.body.mode, label).toBe(mode);
         if (mode === 'test') expect(answer.body.id, label).not.toBe(owner.accountId);
+      } else if (expected === 'shared') {
+        expect([answer.status, answer.body.object], label).toEqual([200, 'list']);
+        expect(answer.body.data?.length, label).toBeGreaterThan(0);
       } else if (expected === 'declined') {
         expect([answer.status, answer.body.approved, answer.body.declineCode], label).toEqual([
           200,

@@ -1,0 +1,1170 @@
+import type { ErrorCode } from '../core/index.js';
+
+/**
+ * What the reference page (/docs) says of each operation, keyed by operationId: its summary and
+ * description, what its success answers, the error codes it can answer, and realistic examples.
+ * One table beside the routes rather than in them, so that the prose of the whole API reads
+ * and is reviewed in one place; `src/http/openapi.ts` applies it to the generated document, and
+ * `test/http/openapi.test.ts` fails while an operation has no entry here, or an entry names no
+ * operation, or an example does not fit its schema.
+ *
+ * `errors` names the codes particular to the operation. The codes every route with a key can
+ * answer (no key, a bad or expired key, a missing scope, the rate limit) and those of every
+ * JSON body (malformed JSON, too large, not JSON, a field missing or invalid) are added to
+ * each operation from the document itself, as is the `default` response for the rest
+ * (`internal_error`, `service_unavailable`).
+ *
+ * Every example value is made up: ids, card numbers, secrets and addresses are obviously fake.
+ */
+
+/** An error example of an operation: the code, and the message and param it answers with. */
+export interface ErrorExample {
+  readonly code: ErrorCode;
+  readonly message: string;
+  readonly param?: string;
+}
+
+export interface OperationDoc {
+  readonly summary: string;
+  /** CommonMark, as the reference page renders it. */
+  readonly description: string;
+  /** The description of the success response. */
+  readonly returns: string;
+  /** A code alone is shown with its example of `ERROR_EXAMPLES`. */
+  readonly errors: readonly (ErrorCode | ErrorExample)[];
+  /** The success response's body. */
+  readonly example: unknown;
+  /** The request body, for an operation that takes one. */
+  readonly requestExample?: unknown;
+}
+
+// Made-up ids of the form the service gives (a kind prefix and a UUIDv7 in hex).
+const ACCOUNT_ID = 'acct_0193a4f1c2d87b3e9f1a2b3c4d5e6f70';
+const VAULT_ID = 'vlt_0193a4f1c2e47d01a5b6c7d8e9f0a1b2';
+const OTHER_VAULT_ID = 'vlt_0193a4f1c3017a2cb4d5e6f7a8b9c0d1';
+const CARD_ID = 'card_0193a4f1c5b27e44a1b2c3d4e5f60718';
+const AUTHORIZATION_ID = 'txn_0193a4f1c7d974c2b8e9f0a1b2c3d4e5';
+const TRANSFER_ID = 'tr_0193a4f1c9e07f13a4b5c6d7e8f90a1b';
+const TRANSFER_TRANSACTION_ID = 'txn_0193a4f1c9e07f13a4b5d1e2f3a4b5c6';
+const DEPOSIT_ID = 'txn_0193a4f1cab17d20b1c2d3e4f5a6b7c8';
+const WEBHOOK_ID = 'we_0193a4f1cb1a7c55b6c7d8e9f0a1b2c3';
+const DELIVERY_ID = 'whd_0193a4f1cc2b7a01b2c3d4e5f6a7b8c9';
+const EVENT_ID = 'evt_0193a4f1cc2b7a01a1b2c3d4e5f6a7b8';
+const SETTLEMENT_ID = 'stl_0193a4f1cd3c7e91c1d2e3f4a5b6c7d8';
+export const EXAMPLE_REQUEST_ID = 'req_0193a4f1ce4d7f02d1e2f3a4b5c6d7e8';
+/** Decodes to 32 bytes, as a Solana address does, and says what it is. */
+const EXAMPLE_ADDRESS = 'ExampLeAddressDoNotSendFundsHerexxxxxxxxxxx';
+
+const CREATED_AT = '2026-03-02T14:05:09.412Z';
+const LATER = '2026-03-02T15:30:00.000Z';
+
+const VAULT = {
+  id: VAULT_ID,
+  object: 'vault',
+  name: 'Marketing',
+  currency: 'USDC',
+  network: 'solana',
+  status: 'active',
+  balance: { available: '4957.50', pending: '42.50', ledger: '5000.00' },
+  metadata: { costCenter: 'cc-104' },
+  createdAt: CREATED_AT,
+  updatedAt: CREATED_AT,
+  frozenAt: null,
+  closedAt: null,
+};
+
+const NEW_VAULT = {
+  ...VAULT,
+  balance: { available: '5000.00', pending: '0.00', ledger: '5000.00' },
+};
+
+const POLICY_DOCUMENT = {
+  limits: [
+    { interval: 'daily', amount: '1000' },
+    { interval: 'perTransaction', amount: '250' },
+  ],
+  merchantCategories: { block: ['7995'] },
+  templates: [{ name: 'block-high-risk-countries' }],
+  rules: [
+    {
+      name: 'no-weekend-airfare',
+      message: 'Declined: airfare on weekends',
+      conditions: {
+        all: [
+          { fact: 'mcc', operator: 'in', value: ['4511'] },
+          { fact: 'dayOfWeekUtc', operator: 'greaterThanInclusive', value: 6 },
+        ],
+      },
+    },
+  ],
+};
+
+/** The stored document: the rules' defaults (action, mode) filled in. */
+const POLICY = {
+  object: 'policy',
+  vaultId: VAULT_ID,
+  version: 3,
+  limits: POLICY_DOCUMENT.limits,
+  merchantCategories: POLICY_DOCUMENT.merchantCategories,
+  templates: [{ name: 'block-high-risk-countries', mode: 'enforce' }],
+  rules: POLICY_DOCUMENT.rules.map((rule) => ({ ...rule, action: 'decline', mode: 'enforce' })),
+  createdAt: CREATED_AT,
+  updatedAt: LATER,
+};
+
+const MERCHANT = { name: 'Blue Bottle Coffee', mcc: '5814', country: 'US', city: 'Oakland' };
+
+const APPROVED = {
+  id: AUTHORIZATION_ID,
+  object: 'authorization',
+  approved: true,
+  status: 'pending',
+  declineCode: null,
+  declineReason: null,
+  amount: '42.50',
+  currency: 'USDC',
+  cardId: CARD_ID,
+  vaultId: VAULT_ID,
+  standIn: false,
+  decidedInMicros: 412,
+  shadowMatches: [],
+};
+
+const CARD = {
+  id: CARD_ID,
+  object: 'card',
+  vaultId: VAULT_ID,
+  status: 'active',
+  last4: '4242',
+  expMonth: 3,
+  expYear: 2029,
+  cardholderName: 'Ada Lovelace',
+  metadata: { employeeId: 'e-2291' },
+  createdAt: CREATED_AT,
+  cancelledAt: null,
+};
+
+const CARD_TRANSACTION = {
+  id: AUTHORIZATION_ID,
+  object: 'transaction',
+  type: 'card_authorization',
+  status: 'pending',
+  vaultId: VAULT_ID,
+  cardId: CARD_ID,
+  transferId: null,
+  amount: '42.50',
+  capturedAmount: '0.00',
+  heldAmount: '42.50',
+  currency: 'USDC',
+  merchant: { ...MERCHANT, id: null },
+  declineCode: null,
+  declineReason: null,
+  failureReason: null,
+  createdAt: CREATED_AT,
+  completedAt: null,
+  hasMetadata: false,
+};
+
+const TRANSFER = {
+  id: TRANSFER_ID,
+  object: 'transfer',
+  fromVaultId: VAULT_ID,
+  toVaultId: OTHER_VAULT_ID,
+  amount: '250.00',
+  currency: 'USDC',
+  status: 'completed',
+  description: 'Q3 travel budget',
+  memo: null,
+  signature: null,
+  failureReason: null,
+  createdAt: CREATED_AT,
+  completedAt: CREATED_AT,
+};
+
+const EXTERNAL_TRANSFER = {
+  id: TRANSFER_ID,
+  object: 'transfer',
+  fromVaultId: VAULT_ID,
+  address: EXAMPLE_ADDRESS,
+  amount: '10.00',
+  currency: 'USDC',
+  status: 'pending',
+  description: null,
+  memo: 'invoice 2026-118',
+  signature: null,
+  failureReason: null,
+  createdAt: CREATED_AT,
+  completedAt: null,
+};
+
+const TRANSFER_TRANSACTION = {
+  id: TRANSFER_TRANSACTION_ID,
+  object: 'transaction',
+  type: 'transfer_out',
+  status: 'completed',
+  vaultId: VAULT_ID,
+  cardId: null,
+  transferId: TRANSFER_ID,
+  amount: '250.00',
+  capturedAmount: '0.00',
+  heldAmount: '0.00',
+  currency: 'USDC',
+  merchant: null,
+  declineCode: null,
+  declineReason: null,
+  failureReason: null,
+  createdAt: CREATED_AT,
+  completedAt: CREATED_AT,
+  hasMetadata: true,
+};
+
+const WEBHOOK = {
+  id: WEBHOOK_ID,
+  object: 'webhook_endpoint',
+  url: 'https://hooks.example.com/spendgate',
+  events: ['authorization.approved', 'authorization.declined', 'transaction.completed'],
+  description: 'Ledger sync',
+  status: 'enabled',
+  createdAt: CREATED_AT,
+};
+
+const ACCOUNT = {
+  id: ACCOUNT_ID,
+  object: 'account',
+  name: 'acme',
+  mode: 'test',
+  twoFactorEnabled: false,
+};
+
+/** An obviously fake TOTP secret (base32), never one a real enrolment gave. */
+const EXAMPLE_TOTP_SECRET = 'EXAMPLEEXAMPLEEXAMPLEEXAMPLE2345';
+
+const list = (data: readonly unknown[], nextCursor: string | null = null) => ({
+  object: 'list',
+  data,
+  hasMore: nextCursor !== null,
+  nextCursor,
+});
+
+/** What an id-paginated list's description ends with. */
+const PAGINATION =
+  'Newest first, `limit` (1-100, default 10) at a time: while `hasMore` is true, pass ' +
+  '`nextCursor` as `startingAfter` for the next page.';
+
+/** The codes of a route run under an `Idempotency-Key` (contract section 5). */
+const IDEMPOTENT: readonly ErrorCode[] = ['duplicate_idempotency_key', 'idempotency_key_in_use'];
+
+/** The example of each code where an operation does not give its own. */
+export const ERROR_EXAMPLES: Readonly<Record<ErrorCode, Omit<ErrorExample, 'code'>>> = {
+  parameter_invalid: { message: 'name must have at most 100 characters.', param: 'name' },
+  parameter_missing: { message: 'amount is required.', param: 'amount' },
+  invalid_json: { message: 'The request body is not valid JSON.' },
+  invalid_currency: { message: 'EURC is not a supported currency.', param: 'currency' },
+  invalid_amount: {
+    message: 'amount has more than 6 decimal places, the scale of USDC.',
+    param: 'amount',
+  },
+  invalid_address: {
+    message: 'address must be a base58 Solana address of 32 bytes.',
+    param: 'address',
+  },
+  currency_mismatch: {
+    message: 'The destination vault holds another currency.',
+    param: 'toVaultId',
+  },
+  policy_invalid: {
+    message: 'limits[0].interval: Invalid option: expected one of "perTransaction"|"daily"|...',
+    param: 'limits[0].interval',
+  },
+  missing_api_key: { message: 'Send your API key as Authorization: Bearer <key>.' },
+  invalid_api_key: { message: 'The API key is invalid.' },
+  expired_api_key: { message: 'The API key has expired.' },
+  insufficient_balance: {
+    message: `Vault ${VAULT_ID} does not have that much available.`,
+    param: 'amount',
+  },
+  authorization_failed: {
+    message: 'Daily spend limit of 1000.00 USDC would be exceeded',
+    param: 'amount',
+  },
+  card_declined: { message: 'The card transaction was declined.' },
+  insufficient_scope: { message: 'This request needs the scope vaults:write.' },
+  two_factor_required: {
+    message: 'This request needs a code in X-Two-Factor-Code.',
+  },
+  invalid_two_factor_code: { message: 'The two-factor code is wrong or was already used.' },
+  metadata_access_denied: {
+    message: 'Only the owner or the counterparty may read this metadata.',
+  },
+  vault_not_found: { message: `No vault ${VAULT_ID} exists.`, param: 'id' },
+  card_not_found: { message: `No card ${CARD_ID} exists.`, param: 'id' },
+  transaction_not_found: {
+    message: `No transaction ${AUTHORIZATION_ID} exists.`,
+    param: 'id',
+  },
+  transfer_not_found: { message: `No transfer ${TRANSFER_ID} exists.`, param: 'id' },
+  webhook_not_found: { message: `No webhook endpoint ${WEBHOOK_ID} exists.`, param: 'id' },
+  policy_not_found: { message: `Vault ${VAULT_ID} has no authorization policy.`, param: 'id' },
+  settlement_not_found: { message: `No settlement ${SETTLEMENT_ID} exists.`, param: 'id' },
+  route_not_found: { message: 'No route GET /v1/vault.' },
+  vault_frozen: { message: `Vault ${VAULT_ID} is frozen.`, param: 'id' },
+  vault_closed: { message: `Vault ${VAULT_ID} is closed.`, param: 'id' },
+  card_frozen: { message: `Card ${CARD_ID} is frozen.`, param: 'id' },
+  card_cancelled: { message: `Card ${CARD_ID} is cancelled.`, param: 'id' },
+  vault_has_pending_transactions: { message: `Vault ${VAULT_ID} has open holds.`, param: 'id' },
+  transaction_not_pending: {
+    message: `Transaction ${AUTHORIZATION_ID} is no longer pending.`,
+    param: 'id',
+  },
+  duplicate_idempotency_key: {
+    message: 'This Idempotency-Key was used with another request.',
+    param: 'Idempotency-Key',
+  },
+  idempotency_key_in_use: {
+    message: 'A request with this Idempotency-Key is still running.',
+    param: 'Idempotency-Key',
+  },
+  payload_too_large: { message: 'The request body is too large.' },
+  unsupported_media_type: { message: 'The request body must be application/json.' },
+  rate_limit_exceeded: { message: 'Too many requests.' },
+  internal_error: { message: 'An internal error occurred.' },
+  service_unavailable: {
+    message: 'Live transfers to Solana are unavailable: no Solana cluster is configured.',
+  },
+};
+
+export const OPERATION_DOCS: Readonly<Record<string, OperationDoc>> = {
+  // Account
+  retrieveAccount: {
+    summary: 'Retrieve the account',
+    description:
+      "The account the key belongs to, in the key's mode (`test` or `live`). Any valid key may " +
+      'call it: a quick way to check a key.',
+    returns: "The key's account.",
+    errors: [],
+    example: ACCOUNT,
+  },
+  retrieveRateLimits: {
+    summary: "Retrieve the key's rate limit",
+    description:
+      "The caller's key's rate-limit window, as the count left it: this request is counted like " +
+      'any other, so the body agrees with its own `RateLimit-*` headers. Limits are per key, ' +
+      'per second, shared by every server process.',
+    returns: 'The rate-limit window of the key.',
+    errors: [],
+    example: {
+      object: 'rate_limit',
+      limit: 25,
+      remaining: 24,
+      resetAt: '2026-03-02T14:05:10.000Z',
+      windowSeconds: 1,
+    },
+  },
+  beginTwoFactor: {
+    summary: 'Begin two-factor enrolment',
+    description:
+      'Makes a new TOTP secret (30-second steps) and its `otpauth://` URI, also as an SVG QR ' +
+      'code, for an authenticator app. Two-factor is not on until Verify Two-Factor accepts a code of it. Answered with ' +
+      '`Cache-Control: no-store`. Refused while two-factor is already on: turn it off first.',
+    returns: 'The secret, its otpauth URI and that URI as a QR code, shown this once.',
+    errors: [
+      {
+        code: 'parameter_invalid',
+        message: 'Two-factor authentication is already on; turn it off first.',
+      },
+    ],
+    example: {
+      object: 'two_factor_enrolment',
+      secret: EXAMPLE_TOTP_SECRET,
+      otpauthUri: `otpauth://totp/spendgate:acme?secret=${EXAMPLE_TOTP_SECRET}&issuer=spendgate`,
+      // Cut short: a whole code is some kilobytes of path data.
+      qrCodeSvg:
+        '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 45 45" shape-rendering="crispEdges">' +
+        '<path fill="#ffffff" d="M0 0h45v45H0z"/><path stroke="#000000" d="M4 4.5h7m2 0h1..."/></svg>',
+    },
+  },
+  verifyTwoFactor: {
+    summary: 'Turn two-factor on',
+    description:
+      'Checks a code of the secret Begin Two-Factor made (before it, every code is wrong) and ' +
+      'turns two-factor on: from then on ' +
+      'Reveal Card Details and turning two-factor off need `X-Two-Factor-Code`. Each code is ' +
+      'accepted once; after 5 wrong codes in 15 minutes every two-factor check of the account ' +
+      'answers 429 with `Retry-After`, even for the right code.',
+    returns: 'The account, with two-factor on.',
+    errors: [
+      'invalid_two_factor_code',
+      {
+        code: 'rate_limit_exceeded',
+        message: 'Too many wrong two-factor codes: try again in 540 seconds.',
+      },
+    ],
+    example: { ...ACCOUNT, twoFactorEnabled: true },
+    requestExample: { code: '492039' },
+  },
+  disableTwoFactor: {
+    summary: 'Turn two-factor off',
+    description:
+      'Turns two-factor off, with a current code in `X-Two-Factor-Code`. The same lockout as ' +
+      'Verify Two-Factor applies to wrong codes.',
+    returns: 'The account, with two-factor off.',
+    errors: [
+      'two_factor_required',
+      'invalid_two_factor_code',
+      { code: 'parameter_invalid', message: 'Two-factor authentication is not on.' },
+      {
+        code: 'rate_limit_exceeded',
+        message: 'Too many wrong two-factor codes: try again in 540 seconds.',
+      },
+    ],
+    example: ACCOUNT,
+  },
+
+  // Vaults
+  createVault: {
+    summary: 'Create a vault',
+    description:
+      'A vault holds one currency (USDC or SOL, both on the `solana` network) and is what cards ' +
+      'spend from. `initialDeposit` above 0 is for test mode only: a live vault starts empty ' +
+      'and is funded by a transfer from another vault. `metadata`: at most 50 keys of 1-40 ' +
+      'characters, values of at most 500.',
+    returns: 'The vault created.',
+    errors: [
+      ...IDEMPOTENT,
+      'invalid_currency',
+      'invalid_amount',
+      {
+        code: 'parameter_invalid',
+        message: 'SOL vaults are on the solana network.',
+        param: 'network',
+      },
+    ],
+    example: NEW_VAULT,
+    requestExample: {
+      name: 'Marketing',
+      currency: 'USDC',
+      network: 'solana',
+      initialDeposit: '5000',
+      metadata: { costCenter: 'cc-104' },
+    },
+  },
+  listVaults: {
+    summary: 'List vaults',
+    description: `The vaults of the key's account and mode, optionally by currency or status. ${PAGINATION}`,
+    returns: 'A page of vaults.',
+    errors: [],
+    example: list([VAULT], VAULT_ID),
+  },
+  retrieveVault: {
+    summary: 'Retrieve a vault',
+    description: 'A vault with its balance: `available` = `ledger` − `pending` (open card holds).',
+    returns: 'The vault.',
+    errors: ['vault_not_found'],
+    example: VAULT,
+  },
+  updateVault: {
+    summary: 'Update a vault',
+    description:
+      'Renames a vault or changes its metadata: given keys are set, a key set to `null` is ' +
+      'removed, others are kept. A closed vault cannot be changed.',
+    returns: 'The vault, updated.',
+    errors: [...IDEMPOTENT, 'vault_not_found', 'vault_closed'],
+    example: { ...VAULT, name: 'Marketing EMEA', updatedAt: LATER },
+    requestExample: { name: 'Marketing EMEA', metadata: { costCenter: null, region: 'emea' } },
+  },
+  freezeVault: {
+    summary: 'Freeze a vault',
+    description:
+      'Stops all money movement: card authorizations are declined and transfers refused until ' +
+      'the vault is unfrozen. Freezing a frozen vault changes nothing.',
+    returns: 'The vault, frozen.',
+    errors: [...IDEMPOTENT, 'vault_not_found', 'vault_closed'],
+    example: { ...VAULT, status: 'frozen', updatedAt: LATER, frozenAt: LATER },
+    requestExample: { reason: 'Quarterly audit' },
+  },
+  unfreezeVault: {
+    summary: 'Unfreeze a vault',
+    description: 'Lets money move again. Unfreezing an active vault changes nothing.',
+    returns: 'The vault, active.',
+    errors: [...IDEMPOTENT, 'vault_not_found', 'vault_closed'],
+    example: { ...VAULT, updatedAt: LATER },
+  },
+  closeVault: {
+    summary: 'Close a vault',
+    description:
+      'Closes a vault for good and cancels its cards. A vault with open holds cannot close ' +
+      '(capture or reverse them first); one with a balance needs a `destination`: another ' +
+      'active vault of the same currency (`vaultId`), or a Solana address (`address`), which ' +
+      'in live mode needs a configured Solana cluster (503 otherwise).',
+    returns: 'The vault, closed, its balance moved out.',
+    errors: [
+      ...IDEMPOTENT,
+      'vault_not_found',
+      'vault_closed',
+      'vault_has_pending_transactions',
+      {
+        code: 'parameter_missing',
+        message: 'A vault with a balance needs a destination to close.',
+        param: 'destination',
+      },
+      {
+        code: 'vault_frozen',
+        message: `Vault ${OTHER_VAULT_ID} is frozen.`,
+        param: 'destination.vaultId',
+      },
+      {
+        code: 'currency_mismatch',
+        message: 'The destination vault holds another currency.',
+        param: 'destination.vaultId',
+      },
+      { ...ERROR_EXAMPLES.invalid_address, code: 'invalid_address', param: 'destination.address' },
+    ],
+    example: {
+      ...VAULT,
+      status: 'closed',
+      balance: { available: '0.00', pending: '0.00', ledger: '0.00' },
+      updatedAt: LATER,
+      closedAt: LATER,
+    },
+    requestExample: { destination: { vaultId: OTHER_VAULT_ID } },
+  },
+  getVaultBalance: {
+    summary: "Retrieve a vault's balance",
+    description:
+      'The balance now: `ledger` is what the vault holds, `pending` what open card holds and ' +
+      'pending external transfers reserve, `available` = `ledger` − `pending`, what it can ' +
+      'still spend.',
+    returns: 'The balance.',
+    errors: ['vault_not_found'],
+    example: {
+      object: 'balance',
+      vaultId: VAULT_ID,
+      currency: 'USDC',
+      available: '4957.50',
+      pending: '42.50',
+      ledger: '5000.00',
+      asOf: LATER,
+    },
+  },
+  getBalanceHistory: {
+    summary: "List a vault's daily balances",
+    description:
+      "The vault's balances by UTC day, newest first: each past day's end-of-day snapshot, " +
+      'taken by the workers after midnight (missed days are backfilled), `final` saying ' +
+      'whether the figures are final. Optionally between `startDate` and `endDate` ' +
+      '(YYYY-MM-DD); `startingAfter` is a day, and the next page holds the days before it.',
+    returns: 'A page of daily balances.',
+    errors: [
+      'vault_not_found',
+      {
+        code: 'parameter_invalid',
+        message: 'startDate: must be a date, YYYY-MM-DD',
+        param: 'startDate',
+      },
+    ],
+    example: list([
+      {
+        object: 'balance_snapshot',
+        vaultId: VAULT_ID,
+        date: '2026-03-01',
+        currency: 'USDC',
+        ledger: '5000.00',
+        available: '5000.00',
+        pending: '0.00',
+        final: true,
+      },
+    ]),
+  },
+
+  // Policies
+  setPolicy: {
+    summary: "Set a vault's authorization policy",
+    description:
+      "Replaces the vault's policy (the `PolicyDocument` schema): limits, " +
+      'merchant categories and countries, templates of the rule library (GET ' +
+      '/v1/rule-templates) and custom rules. The policy is compiled before it is stored, so a ' +
+      'bad one is refused with `policy_invalid` and `param` at the fault, and authorizations ' +
+      'decide with the new version at once. Try a draft first with Simulate Policy.',
+    returns: 'The policy stored, with its new version.',
+    errors: [...IDEMPOTENT, 'policy_invalid', 'vault_not_found', 'vault_closed'],
+    example: POLICY,
+    requestExample: POLICY_DOCUMENT,
+  },
+  getPolicy: {
+    summary: "Retrieve a vault's authorization policy",
+    description:
+      'The policy as stored, with its version (one more on each Set Policy) and defaults ' +
+      "filled in (a rule's `action` and `mode`).",
+    returns: 'The policy.',
+    errors: ['vault_not_found', 'policy_not_found'],
+    example: POLICY,
+  },
+  deletePolicy: {
+    summary: "Delete a vault's authorization policy",
+    description:
+      'Removes the policy: the vault then approves whatever its balance covers. The version ' +
+      'count is kept, so a later Set Policy goes on from it.',
+    returns: 'The deletion.',
+    errors: [...IDEMPOTENT, 'vault_not_found', 'policy_not_found'],
+    example: { object: 'policy', vaultId: VAULT_ID, deleted: true },
+  },
+  simulatePolicy: {
+    summary: 'Simulate a decision',
+    description:
+      'The decision the vault would give a transaction now, against its live balance and spend ' +
+      'so far, with its current policy, or with a draft in `policy` (refused as Set Policy ' +
+      'would refuse it, `param` under `policy`). Records and holds nothing. A `cardId` must be ' +
+      "one of the vault's cards; shadow rules that match are reported in `shadowMatches`.",
+    returns: 'The decision, as the authorize callback would answer it, without an id.',
+    errors: [
+      'vault_not_found',
+      {
+        code: 'policy_invalid',
+        message: 'policy.limits[0].amount: must be a number or a decimal string',
+        param: 'policy.limits[0].amount',
+      },
+      {
+        code: 'card_not_found',
+        message: `No card ${CARD_ID} exists on this vault.`,
+        param: 'transaction.cardId',
+      },
+      'invalid_currency',
+      { ...ERROR_EXAMPLES.invalid_amount, code: 'invalid_amount', param: 'transaction.amount' },
+    ],
+    example: {
+      ...APPROVED,
+      id: null,
+      approved: false,
+      status: 'declined',
+      declineCode: 'authorization_failed',
+      declineReason: {
+        rule: 'limits[1]',
+        message: 'Per-transaction limit of 250.00 USDC would be exceeded',
+      },
+      amount: '1200.00',
+      cardId: null,
+      decidedInMicros: 95,
+    },
+    requestExample: {
+      policy: { limits: [{ interval: 'perTransaction', amount: '250' }] },
+      transaction: {
+        amount: '1200.00',
+        merchant: { name: 'Acme Airlines', mcc: '4511', country: 'US' },
+      },
+    },
+  },
+  listRuleTemplates: {
+    summary: 'List rule templates',
+    description:
+      'The templates of the rule library that a policy can name in `templates`: what each ' +
+      'does, its parameters with the JSON Schema of their values, and an example policy that ' +
+      'uses it (with a transaction it decides as `outcome` says). The library is the same for ' +
+      'every account. In name order, `limit` (1-100, default 10) at a time: while `hasMore` ' +
+      'is true, pass `nextCursor` as `startingAfter`.',
+    returns: 'A page of templates.',
+    errors: [
+      {
+        code: 'parameter_invalid',
+        message: 'startingAfter must be the name of a rule template from a previous page',
+        param: 'startingAfter',
+      },
+    ],
+    example: list([
+      {
+        object: 'rule_template',
+        name: 'daily-cap',
+        description:
+          "Declines once the day's spend (UTC calendar day), this transaction included, would exceed amount.",
+        parameters: [
+          {
+            name: 'amount',
+            type: 'amount',
+            description: 'Most the vault may spend in one UTC day.',
+            required: true,
+            schema: {
+              type: ['number', 'string'],
+              description: 'Most the vault may spend in one UTC day.',
+            },
+          },
+        ],
+        example: {
+          policy: { templates: [{ name: 'daily-cap', params: { amount: '1000' } }] },
+          transaction: {
+            amount: '50.01',
+            mcc: '5812',
+            country: 'US',
+            merchantName: 'Corner Shop',
+            at: '2026-11-18T12:00:00Z',
+          },
+          spend: { 'amount:daily': '950' },
+          outcome: 'decline',
+        },
+      },
+    ]),
+  },
+
+  // Cards
+  createCard: {
+    summary: 'Issue a card',
+    description:
+      'Issues a virtual card that spends from a vault, under its policy. The number and CVV ' +
+      'are never in this answer: Reveal Card Details shows them. The vault must be active.',
+    returns: 'The card issued.',
+    errors: [
+      ...IDEMPOTENT,
+      { ...ERROR_EXAMPLES.vault_not_found, code: 'vault_not_found', param: 'vaultId' },
+      { ...ERROR_EXAMPLES.vault_frozen, code: 'vault_frozen', param: 'vaultId' },
+      { ...ERROR_EXAMPLES.vault_closed, code: 'vault_closed', param: 'vaultId' },
+    ],
+    example: CARD,
+    requestExample: {
+      vaultId: VAULT_ID,
+      cardholderName: 'Ada Lovelace',
+      metadata: { employeeId: 'e-2291' },
+    },
+  },
+  listCards: {
+    summary: 'List cards',
+    description: `The cards of the key's account and mode, optionally of one vault or status. ${PAGINATION}`,
+    returns: 'A page of cards.',
+    errors: [
+      {
+        code: 'parameter_invalid',
+        message: 'startingAfter must be the id of a card from a previous page.',
+        param: 'startingAfter',
+      },
+    ],
+    example: list([CARD]),
+  },
+  retrieveCard: {
+    summary: 'Retrieve a card',
+    description: 'A card, without its number or CVV (Reveal Card Details shows them).',
+    returns: 'The card.',
+    errors: ['card_not_found'],
+    example: CARD,
+  },
+  revealCard: {
+    summary: 'Reveal card details',
+    description:
+      "The card's full number and CVV, with `Cache-Control: no-store`. With two-factor on, " +
+      'send a current code in `X-Two-Factor-Code`. Nothing of the answer is stored, so an ' +
+      '`Idempotency-Key` replays nothing here: a retry reveals again. A cancelled card is ' +
+      'never shown again.',
+    returns: 'The card details.',
+    errors: [
+      'card_not_found',
+      'card_cancelled',
+      'two_factor_required',
+      'invalid_two_factor_code',
+      {
+        code: 'rate_limit_exceeded',
+        message: 'Too many wrong two-factor codes: try again in 540 seconds.',
+      },
+    ],
+    example: {
+      object: 'card_details',
+      cardId: CARD_ID,
+      number: '4242424242424242',
+      cvv: '123',
+      expMonth: 3,
+      expYear: 2029,
+    },
+  },
+  freezeCard: {
+    summary: 'Freeze a card',
+    description:
+      'Declines every authorization of the card (`card_declined`) until it is unfrozen. ' +
+      'Freezing a frozen card changes nothing.',
+    returns: 'The card, frozen.',
+    errors: [...IDEMPOTENT, 'card_not_found', 'card_cancelled'],
+    example: { ...CARD, status: 'frozen' },
+  },
+  unfreezeCard: {
+    summary: 'Unfreeze a card',
+    description: 'Lets the card authorize again. Unfreezing an active card changes nothing.',
+    returns: 'The card, active.',
+    errors: [...IDEMPOTENT, 'card_not_found', 'card_cancelled'],
+    example: CARD,
+  },
+  cancelCard: {
+    summary: 'Cancel a card',
+    description:
+      'Cancels the card for good: it declines every authorization and is never revealed again. ' +
+      'Open holds stay until captured, reversed or expired.',
+    returns: 'The card, cancelled.',
+    errors: [...IDEMPOTENT, 'card_not_found'],
+    example: { ...CARD, status: 'cancelled', cancelledAt: LATER },
+  },
+
+  // Authorizations
+  authorize: {
+    summary: 'Authorize a card transaction',
+    description:
+      "The card network's callback. Decides from the card, the vault and its policy, and " +
+      'always answers 200 with a decision: a decline is `approved: false` with its ' +
+      '`declineCode` and `declineReason`, never an error. An approval holds the amount on the ' +
+      'vault until Capture or Reverse (or expiry). `networkTransactionId` is the idempotency ' +
+      'key: a repeated callback answers the first decision with `Idempotent-Replayed: true`. ' +
+      'Past `AUTHORIZE_BUDGET_MS` the stand-in decision is answered (`standIn: true`).',
+    returns: 'The decision.',
+    errors: ['invalid_currency', 'invalid_amount'],
+    example: APPROVED,
+    requestExample: {
+      cardId: CARD_ID,
+      amount: '42.50',
+      currency: 'USDC',
+      merchant: MERCHANT,
+      networkTransactionId: 'ntx_example_8f14e45f',
+    },
+  },
+  captureAuthorization: {
+    summary: 'Capture an authorization',
+    description:
+      'Settles an approved authorization: the amount (the whole hold without one) leaves the ' +
+      'vault, and the rest of the hold, if any, is released. Once captured it is completed; ' +
+      'a second capture is `transaction_not_pending`.',
+    returns: 'The transaction, completed.',
+    errors: [
+      ...IDEMPOTENT,
+      'transaction_not_found',
+      'transaction_not_pending',
+      {
+        code: 'invalid_amount',
+        message: 'amount exceeds the remaining hold of 42.50 USDC.',
+        param: 'amount',
+      },
+    ],
+    example: {
+      ...CARD_TRANSACTION,
+      status: 'completed',
+      capturedAmount: '40.00',
+      heldAmount: '0.00',
+      completedAt: LATER,
+    },
+    requestExample: { amount: '40.00' },
+  },
+  reverseAuthorization: {
+    summary: 'Reverse an authorization',
+    description:
+      'Releases a hold, whole (without an amount) or in part. A whole reversal fails the ' +
+      'transaction (`failureReason: "reversed"`); a partial one leaves it pending, smaller.',
+    returns: 'The transaction: failed when nothing is left held, else still pending.',
+    errors: [
+      ...IDEMPOTENT,
+      'transaction_not_found',
+      'transaction_not_pending',
+      {
+        code: 'invalid_amount',
+        message: 'amount exceeds the remaining hold of 42.50 USDC.',
+        param: 'amount',
+      },
+    ],
+    example: {
+      ...CARD_TRANSACTION,
+      status: 'failed',
+      heldAmount: '0.00',
+      failureReason: 'reversed',
+    },
+    requestExample: { amount: '42.50' },
+  },
+  createSettlement: {
+    summary: 'Submit a clearing batch',
+    description:
+      "The card network's capture file: up to 10,000 records, each an authorization and an " +
+      'amount (the whole hold without one). Accepted whole once every record is well formed ' +
+      '(202); the workers then post each capture once, and a record that fails (unknown ' +
+      'authorization, amount above the hold) is reported in `errors` without stopping the ' +
+      'others. Follow it with Retrieve Settlement.',
+    returns: 'The settlement, pending.',
+    errors: [
+      ...IDEMPOTENT,
+      {
+        code: 'invalid_amount',
+        message: 'records[1].amount must be a decimal string such as "125.50".',
+        param: 'records[1].amount',
+      },
+    ],
+    example: {
+      id: SETTLEMENT_ID,
+      object: 'settlement',
+      status: 'pending',
+      recordCount: 2,
+      capturedCount: 0,
+      failedCount: 0,
+      pendingCount: 2,
+      errors: [],
+      createdAt: CREATED_AT,
+      completedAt: null,
+    },
+    requestExample: {
+      records: [
+        { authorizationId: AUTHORIZATION_ID, amount: '40.00' },
+        { authorizationId: 'txn_0193a4f1c7d974c2b8e9f0a1b2c3d4e6' },
+      ],
+    },
+  },
+  retrieveSettlement: {
+    summary: 'Retrieve a settlement',
+    description:
+      "A clearing batch's progress: records captured, failed and still pending, and each failed " +
+      "record's position, code and message.",
+    returns: 'The settlement.',
+    errors: ['settlement_not_found'],
+    example: {
+      id: SETTLEMENT_ID,
+      object: 'settlement',
+      status: 'completed',
+      recordCount: 2,
+      capturedCount: 1,
+      failedCount: 1,
+      pendingCount: 0,
+      errors: [
+        {
+          position: 1,
+          authorizationId: 'txn_0193a4f1c7d974c2b8e9f0a1b2c3d4e6',
+          code: 'transaction_not_pending',
+          message: 'Transaction txn_0193a4f1c7d974c2b8e9f0a1b2c3d4e6 is no longer pending.',
+        },
+      ],
+      createdAt: CREATED_AT,
+      completedAt: LATER,
+    },
+  },
+
+  // Transfers and transactions
+  createTransfer: {
+    summary: 'Transfer between vaults',
+    description:
+      "Moves money at once from one of the account's vaults to another vault of the same " +
+      "currency and mode, another account's included. Both must be active, and the source's " +
+      'available balance must cover the amount.',
+    returns: 'The transfer, completed.',
+    errors: [
+      ...IDEMPOTENT,
+      { ...ERROR_EXAMPLES.vault_not_found, code: 'vault_not_found', param: 'fromVaultId' },
+      { ...ERROR_EXAMPLES.vault_frozen, code: 'vault_frozen', param: 'toVaultId' },
+      { ...ERROR_EXAMPLES.vault_closed, code: 'vault_closed', param: 'toVaultId' },
+      'currency_mismatch',
+      'insufficient_balance',
+      'invalid_amount',
+      {
+        code: 'parameter_invalid',
+        message: 'A transfer needs two different vaults.',
+        param: 'toVaultId',
+      },
+    ],
+    example: TRANSFER,
+    requestExample: {
+      fromVaultId: VAULT_ID,
+      toVaultId: OTHER_VAULT_ID,
+      amount: '250.00',
+      description: 'Q3 travel budget',
+      metadata: { approvedBy: 'finance' },
+    },
+  },
+  createExternalTransfer: {
+    summary: 'Send to a Solana address',
+    description:
+      'Sends USDC or SOL from a vault to a Solana address. Accepted pending (202) with the ' +
+      'amount held; the workers sign and send it, and it completes with its `signature` (or ' +
+      'fails, releasing the hold); `transfer.completed` or `transfer.failed` follows. The ' +
+      "vault's policy limits apply. Live mode needs a configured Solana cluster (503 " +
+      'otherwise).',
+    returns: 'The transfer, pending.',
+    errors: [
+      ...IDEMPOTENT,
+      'invalid_address',
+      { ...ERROR_EXAMPLES.vault_not_found, code: 'vault_not_found', param: 'fromVaultId' },
+      { ...ERROR_EXAMPLES.vault_frozen, code: 'vault_frozen', param: 'fromVaultId' },
+      { ...ERROR_EXAMPLES.vault_closed, code: 'vault_closed', param: 'fromVaultId' },
+      'insufficient_balance',
+      'authorization_failed',
+      'invalid_amount',
+      'service_unavailable',
+    ],
+    example: EXTERNAL_TRANSFER,
+    requestExample: {
+      fromVaultId: VAULT_ID,
+      address: EXAMPLE_ADDRESS,
+      amount: '10.00',
+      memo: 'invoice 2026-118',
+    },
+  },
+  listTransfers: {
+    summary: 'List transfers',
+    description: `Transfers of the key's account and mode, optionally of one vault or status. ${PAGINATION}`,
+    returns: 'A page of transfers.',
+    errors: [
+      {
+        code: 'parameter_invalid',
+        message: 'startingAfter must be the id of a transfer from a previous page.',
+        param: 'startingAfter',
+      },
+    ],
+    example: list([TRANSFER]),
+  },
+  retrieveTransfer: {
+    summary: 'Retrieve a transfer',
+    description: 'A transfer, between vaults or to a Solana address.',
+    returns: 'The transfer.',
+    errors: ['transfer_not_found'],
+    example: TRANSFER,
+  },
+  listTransactions: {
+    summary: 'List transactions',
+    description:
+      "Every movement of the account's vaults: card authorizations (declined ones included), " +
+      'transfers in and out, external transfers, deposits and withdrawals. Filters: `vaultId`, ' +
+      '`cardId`, `status`, `minAmount`/`maxAmount`, `startDate`/`endDate` (ISO 8601). ' +
+      PAGINATION,
+    returns: 'A page of transactions.',
+    errors: [
+      {
+        code: 'parameter_invalid',
+        message: 'startingAfter must be the id of a transaction from a previous page.',
+        param: 'startingAfter',
+      },
+      {
+        code: 'invalid_amount',
+        message: 'minAmount must be a decimal string such as "125.50".',
+        param: 'minAmount',
+      },
+    ],
+    example: list([CARD_TRANSACTION, TRANSFER_TRANSACTION], TRANSFER_TRANSACTION_ID),
+  },
+  retrieveTransaction: {
+    summary: 'Retrieve a transaction',
+    description: 'A transaction; `hasMetadata` says whether Get Transaction Metadata has any.',
+    returns: 'The transaction.',
+    errors: ['transaction_not_found'],
+    example: CARD_TRANSACTION,
+  },
+  getTransactionMetadata: {
+    summary: "Retrieve a transaction's metadata",
+    description:
+      'The metadata given with a transfer or deposit, stored encrypted. The owner of either ' +
+      'vault of a transfer may read it; anyone else gets 404, as for an unknown id. Answered ' +
+      'with `Cache-Control: no-store`.',
+    returns: 'The metadata.',
+    errors: ['transaction_not_found'],
+    example: {
+      object: 'transaction_metadata',
+      transactionId: TRANSFER_TRANSACTION_ID,
+      metadata: { approvedBy: 'finance' },
+    },
+  },
+  simulateDeposit: {
+    summary: 'Simulate a deposit (test mode)',
+    description:
+      'Credits a test-mode vault as an on-chain deposit would, to try cards and policies. Live ' +
+      'keys are refused.',
+    returns: 'The deposit transaction, completed.',
+    errors: [
+      ...IDEMPOTENT,
+      {
+        code: 'parameter_invalid',
+        message: 'Deposits can be simulated in test mode only.',
+        param: 'mode',
+      },
+      { ...ERROR_EXAMPLES.vault_not_found, code: 'vault_not_found', param: 'vaultId' },
+      { ...ERROR_EXAMPLES.vault_frozen, code: 'vault_frozen', param: 'vaultId' },
+      { ...ERROR_EXAMPLES.vault_closed, code: 'vault_closed', param: 'vaultId' },
+      'invalid_amount',
+    ],
+    example: {
+      ...TRANSFER_TRANSACTION,
+      id: DEPOSIT_ID,
+      type: 'deposit',
+      transferId: null,
+      amount: '100.00',
+      hasMetadata: false,
+    },
+    requestExample: { vaultId: VAULT_ID, amount: '100.00' },
+  },
+
+  // Webhooks
+  createWebhook: {
+    summary: 'Create a webhook endpoint',
+    description:
+      'Registers an endpoint for events (named types, or `*` for all) and answers its `whsec_` ' +
+      'signing secret, this once: deliveries are signed with it (Standard Webhooks). With an ' +
+      '`Idempotency-Key`, a retry answers the first endpoint with `Idempotent-Replayed: true` ' +
+      'and creates nothing, but without `secret`, which is not stored for replay: a client ' +
+      'that lost the first answer deletes the endpoint and creates another. The url must be ' +
+      'https in live mode; test mode also allows http. It must not be or resolve to a ' +
+      'private, link-local, metadata or other non-public address in either mode; test mode ' +
+      'allows loopback (a receiver on the same machine). At most 100 endpoints an account.',
+    returns: 'The endpoint, with its signing secret.',
+    errors: [
+      ...IDEMPOTENT,
+      {
+        code: 'parameter_invalid',
+        message: 'url must use https in live mode.',
+        param: 'url',
+      },
+    ],
+    example: { ...WEBHOOK, secret: 'whsec_EXAMPLEonlyNotARealSigningSecret000000' },
+    requestExample: {
+      url: WEBHOOK.url,
+      events: WEBHOOK.events,
+      description: WEBHOOK.description,
+    },
+  },
+  listWebhooks: {
+    summary: 'List webhook endpoints',
+    description:
+      "The account's endpoints in the key's mode, without their secrets. At most 100, so one " +
+      'page holds them all.',
+    returns: 'Every endpoint.',
+    errors: [],
+    example: list([WEBHOOK]),
+  },
+  deleteWebhook: {
+    summary: 'Delete a webhook endpoint',
+    description: 'Disables the endpoint for good: no more deliveries go to it.',
+    returns: 'The deletion.',
+    errors: [...IDEMPOTENT, 'webhook_not_found'],
+    example: { object: 'webhook_endpoint', id: WEBHOOK_ID, deleted: true },
+  },
+  testWebhook: {
+    summary: 'Send a test event',
+    description:
+      'Sends one signed `webhook.test` event to the endpoint now and answers how it went ' +
+      '(waiting up to 15 s). The attempt is recorded with the deliveries; it is not retried.',
+    returns: "The attempt's outcome.",
+    errors: ['webhook_not_found'],
+    example: {
+      object: 'webhook_test',
+      eventId: EVENT_ID,
+      delivered: true,
+      statusCode: 200,
+      durationMs: 84,
+      error: null,
+    },
+  },
+  listWebhookDeliveries: {
+    summary: "List an endpoint's deliveries",
+    description:
+      'Each delivery attempt to the endpoint: its event, attempt number, status code and ' +
+      'duration, and for a failure its class (`connection_failed`, `timeout`, `tls_error`, ' +
+      '`http_status`, `address_forbidden`, `invalid_url`), never the network error text. ' +
+      PAGINATION,
+    returns: 'A page of delivery attempts.',
+    errors: ['webhook_not_found'],
+    example: list([
+      {
+        id: DELIVERY_ID,
+        object: 'webhook_delivery',
+        endpointId: WEBHOOK_ID,
+        eventId: EVENT_ID,
+        eventType: 'authorization.approved',
+        attempt: 2,
+        status: 'failed',
+        statusCode: 503,
+        durationMs: 120,
+        error: 'http_status',
+        createdAt: LATER,
+      },
+    ]),
+  },
+};

@@ -61,6 +61,8 @@ export async function takeSnapshots(store: Store): Promise<string[]> {
 }
 
 export interface Maintenance {
+  /** The schedulers' queue, for its counts at /metrics. */
+  readonly queue: Queue;
   stop(): Promise<void>;
 }
 
@@ -101,6 +103,7 @@ export function startMaintenance(dependencies: {
     }
   })();
   return {
+    queue,
     async stop() {
       stopping = true;
       await scheduled;

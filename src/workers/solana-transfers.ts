@@ -12,6 +12,7 @@ import {
 } from '../solana/transfers.js';
 import type { PendingChainTransfer } from '../store/ops/chain-sends.js';
 import type { Store } from '../store/store.js';
+import type { SolanaOutcome, WorkerMetrics } from './metrics.js';
 import { PollingLoop, type LoopLog } from './polling-loop.js';
 
 /**
@@ -51,6 +52,12 @@ function withoutTrailingZeros(amount: string): string {
   return amount.includes('.') ? amount.replace(/0+$/, '').replace(/\.$/, '') : amount;
 }
 
+/**
+ * Transfers whose first send this process remembers, for the confirmation time, at most: past
+ * it the oldest is forgotten, and that transfer's confirmation goes untimed (never mistimed).
+ */
+const SENT_AT_MAX = 10_000;
+
 function isChainCurrency(currency: string): currency is ChainCurrency {
   return currency === 'SOL' || currency === 'USDC';
 }
@@ -59,12 +66,18 @@ export class SolanaTransferWorker {
   readonly #loop: PollingLoop;
   /** Transfers completed and failed by this worker: for tests and logs. */
   readonly stats = { completed: 0, failed: 0, sent: 0 };
+  /**
+   * When this process first sent each transfer still pending (performance.now()). A transfer
+   * first sent by another process, or before a restart, is not timed: its start is unknown.
+   */
+  readonly #firstSentMs = new Map<string, number>();
 
   constructor(
     private readonly store: Store,
     private readonly chains: Readonly<Record<Scope['mode'], ChainTarget | null>>,
     private readonly log: LoopLog,
     private readonly options: SolanaTransferOptions = DEFAULT_SOLANA_TRANSFER_OPTIONS,
+    private readonly metrics: WorkerMetrics | null = null,
   ) {
     this.#loop = new PollingLoop(
       'solana transfers',
@@ -90,6 +103,7 @@ export class SolanaTransferWorker {
         await this.#step(transfer);
       } catch (error) {
         // The chain or the database did not answer: the next round tries the same step.
+        this.#count(transfer, 'error');
         this.log.warn(
           { err: error, transferId: transfer.transferId },
           'solana transfer step failed',
@@ -118,10 +132,20 @@ export class SolanaTransferWorker {
       lastValidBlockHeight: send.lastValidBlockHeight,
     });
     switch (status.state) {
-      case 'landed':
+      case 'landed': {
         await this.store.completeExternalTransfer(transfer.transferId, send.signature);
         this.stats.completed += 1;
+        this.#count(transfer, 'confirmed');
+        const sentMs = this.#firstSentMs.get(transfer.transferId);
+        if (sentMs !== undefined) {
+          this.metrics?.solanaConfirmationSeconds.observe(
+            { mode: transfer.mode },
+            (performance.now() - sentMs) / 1000,
+          );
+        }
+        this.#firstSentMs.delete(transfer.transferId);
         return;
+      }
       case 'failed':
         this.log.warn(
           { transferId: transfer.transferId, reason: status.reason },
@@ -132,6 +156,7 @@ export class SolanaTransferWorker {
       case 'pending':
         await broadcast(chain.connection, Buffer.from(send.signedTransaction, 'base64'));
         this.stats.sent += 1;
+        this.#count(transfer, 'resent');
         return;
       case 'expired':
         await this.#sign(transfer, chain, currency, send.signature);
@@ -188,10 +213,27 @@ export class SolanaTransferWorker {
     if (!recorded) return;
     await broadcast(chain.connection, built.transaction);
     this.stats.sent += 1;
+    if (previousSignature !== null) {
+      this.#count(transfer, 'resigned');
+      return;
+    }
+    this.#count(transfer, 'sent');
+    this.#firstSentMs.set(transfer.transferId, performance.now());
+    if (this.#firstSentMs.size > SENT_AT_MAX) {
+      const oldest = this.#firstSentMs.keys().next();
+      if (oldest.done !== true) this.#firstSentMs.delete(oldest.value);
+    }
   }
 
+  /** Fails the transfer: `chain_failed` on chain, any other reason refused before sending. */
   async #fail(transfer: PendingChainTransfer, reason: string): Promise<void> {
     await this.store.failExternalTransfer(transfer.transferId, reason);
     this.stats.failed += 1;
+    this.#count(transfer, reason === 'chain_failed' ? 'failed' : 'refused');
+    this.#firstSentMs.delete(transfer.transferId);
+  }
+
+  #count(transfer: PendingChainTransfer, outcome: SolanaOutcome): void {
+    this.metrics?.solanaSends.inc({ mode: transfer.mode, outcome });
   }
 }

@@ -108,9 +108,12 @@ export function startWorkers(dependencies: {
           dependencies.chains,
           dependencies.log,
           dependencies.solana ?? DEFAULT_SOLANA_TRANSFER_OPTIONS,
+          metrics,
         );
   settlement.start();
   transfers?.start();
+  const unwatchOutbox = metrics.watchOutbox(dependencies.store);
+  let unwatchQueues = (): void => undefined;
   let stopped = false;
   let maintenance: Maintenance | null = null;
   const startRedisWork = (): void => {
@@ -125,6 +128,8 @@ export function startWorkers(dependencies: {
       redisPrefix: dependencies.redisPrefix,
       settings: dependencies.maintenance ?? DEFAULT_MAINTENANCE_SETTINGS,
     });
+    // Counted once this database holds the prefix: before, the queues may be another's.
+    unwatchQueues = metrics.watchQueues([queue, maintenance.queue], producer);
   };
   if (dependencies.prefixClaimed === undefined) startRedisWork();
   // Refused: the Redis work never starts (the caller reports the refusal and stops).
@@ -135,6 +140,8 @@ export function startWorkers(dependencies: {
     metrics,
     async stop() {
       stopped = true;
+      unwatchOutbox();
+      unwatchQueues();
       await relay.stop();
       await settlement.stop();
       await transfers?.stop();

@@ -3,7 +3,7 @@ import type { Redis } from 'ioredis';
 import { deliverSigned } from '../outbound/index.js';
 import type { Store } from '../store/store.js';
 import { EndpointGate } from './endpoint-gate.js';
-import type { WorkerMetrics } from './metrics.js';
+import type { WebhookOutcome, WorkerMetrics } from './metrics.js';
 import { queuePrefix, WEBHOOK_QUEUE, type WebhookJob } from './queues.js';
 import { retryDelayMs } from './retry-schedule.js';
 
@@ -88,6 +88,7 @@ export function startWebhookWorker(dependencies: {
         throw new UnrecoverableError(`no such ${lookup.missing} in this database`);
       }
       const target = lookup.target;
+      const attemptStartedMs = performance.now();
       const result = await deliverSigned({
         url: target.url,
         mode: target.mode,
@@ -96,6 +97,10 @@ export function startWebhookWorker(dependencies: {
         body: target.payload,
         timeoutMs: settings.timeoutMs,
       });
+      metrics.webhookAttemptSeconds.observe((performance.now() - attemptStartedMs) / 1000);
+      // Counted as the endpoint answered, before the record: should the record fail, the
+      // receiver still had this attempt (and the retry will be another).
+      metrics.webhookDeliveries.inc({ outcome: attemptOutcome(job, result) });
       await store.recordDeliveryAttempt({
         scope: { accountId: target.accountId, mode: target.mode },
         endpointId,
@@ -147,6 +152,16 @@ export function startWebhookWorker(dependencies: {
   // Redis going away is reported by /readyz; the worker reconnects by itself.
   worker.on('error', () => undefined);
   return worker;
+}
+
+/** What one attempt's answer means for its job (metrics.ts, WEBHOOK_OUTCOMES). */
+function attemptOutcome(
+  job: Job<WebhookJob>,
+  result: { readonly delivered: boolean; readonly statusCode: number | null },
+): WebhookOutcome {
+  if (result.delivered) return 'delivered';
+  if (result.statusCode === 410) return 'endpoint_disabled';
+  return job.attemptsMade + 1 >= (job.opts.attempts ?? 1) ? 'failed_final' : 'failed_will_retry';
 }
 
 /** The options every delivery job is added with. */

@@ -31,7 +31,7 @@ interface Json {
   pendingCount: number;
   errors: { position: number; authorizationId: string; code: string }[];
   balance: { available: string; pending: string; ledger: string };
-  data: { date: string; ledger: string }[];
+  data: { date: string; ledger: string; final: boolean }[];
   error?: { code: string; param?: string };
 }
 
@@ -194,11 +194,16 @@ describe('hold expiry and balance snapshots, on a moving clock', () => {
     expect(taken[0]).toBe(today);
     expect(await takeSnapshots(store)).toEqual([]);
     const history = await harness.call('GET', `/v1/vaults/${vault.id}/balance/history?limit=10`);
-    expect(history.body.data.map((snapshot) => [snapshot.date, snapshot.ledger])).toEqual([
-      [taken[3], '15.00'],
-      [taken[2], '15.00'],
-      [taken[1], '15.00'],
-      [taken[0], '10.00'],
+    const now = new Date(clock.nowMs).toISOString().slice(0, 10);
+    expect(
+      history.body.data.map((snapshot) => [snapshot.date, snapshot.ledger, snapshot.final]),
+    ).toEqual([
+      // Today, not over yet: its live figures, ahead of the snapshots of the ended days.
+      [now, '15.00', false],
+      [taken[3], '15.00', true],
+      [taken[2], '15.00', true],
+      [taken[1], '15.00', true],
+      [taken[0], '10.00', true],
     ]);
     clock.advance(DAY_MS);
     expect(await takeSnapshots(store)).toHaveLength(1);

@@ -413,9 +413,10 @@ describe('vault lifecycle routes', () => {
     expect([toChain.status, toChain.body.status]).toEqual([200, 'closed']);
   });
 
-  it('answers the balance history from the daily snapshots, newest first, paged by date', async () => {
+  it('answers the balance history of a day not over from the live balances, never a snapshot taken early', async () => {
     const created = await vault('9');
-    // Days from the vault's creation on: a snapshot covers only days a vault existed.
+    // Snapshots of today and the next two days, as a worker whose clock ran ahead would take
+    // them: none of those days is over here, so none is final.
     const days = [0, 1, 2].map((offset) =>
       new Date(Date.now() + offset * 86_400_000).toISOString().slice(0, 10),
     );
@@ -424,20 +425,18 @@ describe('vault lifecycle routes', () => {
         operations.snapshotDay(day, null, 10_000),
       );
     }
+    await call('POST', '/v1/simulate/deposits', { vaultId: created.id, amount: '1' });
     const first = await call('GET', `/v1/vaults/${created.id}/balance/history?limit=2`);
     const body = first.body as unknown as {
-      data: { date: string; ledger: string; object: string }[];
+      data: { date: string; ledger: string; object: string; final: boolean }[];
+      hasMore: boolean;
       nextCursor: string | null;
     };
-    expect(body.data.map((snapshot) => snapshot.date)).toEqual([days[2], days[1]]);
-    expect(body.data[0]).toMatchObject({ object: 'balance_snapshot', ledger: '9.00' });
-    const next = await call(
-      'GET',
-      `/v1/vaults/${created.id}/balance/history?limit=2&startingAfter=${body.nextCursor ?? ''}`,
-    );
-    expect(
-      (next.body as unknown as { data: { date: string }[] }).data.map((snapshot) => snapshot.date),
-    ).toEqual([days[0]]);
+    expect([body.data, body.hasMore, body.nextCursor]).toEqual([
+      [expect.objectContaining({ date: days[0], ledger: '10.00', final: false })],
+      false,
+      null,
+    ]);
     expect(
       (await call('GET', `/v1/vaults/${created.id}/balance/history?startDate=2026-13-01`)).body
         .error,

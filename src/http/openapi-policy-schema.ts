@@ -111,6 +111,14 @@ export function policyJsonSchemas(): Record<string, Record<string, unknown>> {
         jsonSchema.$ref = componentUri(POLICY_CONDITION_COMPONENT);
       const description = DESCRIPTIONS.get(zodSchema);
       if (description !== undefined) jsonSchema.description = description;
+      // A default said in words, not as `default`: client generators (openapi-typescript)
+      // make a property with a default required, and a request may leave these out.
+      if (jsonSchema.default !== undefined) {
+        const said = `Default: ${JSON.stringify(jsonSchema.default)}.`;
+        jsonSchema.description =
+          jsonSchema.description === undefined ? said : `${jsonSchema.description} ${said}`;
+        delete jsonSchema.default;
+      }
       if (EXAMPLES.has(zodSchema)) jsonSchema.examples = [EXAMPLES.get(zodSchema)];
     },
   });

@@ -22,9 +22,10 @@ import { TestClock } from '../../support/store.js';
 type SimulateBody =
   paths['/v1/vaults/{id}/policy/simulate']['post']['requestBody']['content']['application/json'];
 type Merchant = SimulateBody['transaction']['merchant'];
+type PolicyBody = NonNullable<SimulateBody['policy']>;
 
 /** The example policy of contract section 11, as a client would send it. */
-const CONTRACT_POLICY = {
+const CONTRACT_POLICY: PolicyBody = {
   limits: [
     { interval: 'perTransaction', amount: '500' },
     { interval: 'daily', amount: '2000' },
@@ -610,7 +611,8 @@ describe('authorization policies over the typed client', () => {
       const vault = await createVault(client);
       const refusal = refusalOf(
         await simulate(client, vault.id, {
-          policy: { limits: [{ interval: 'hourly', amount: '5' }] },
+          // Outside the document's types on purpose: the server, not the client, refuses it.
+          policy: { limits: [{ interval: 'hourly', amount: '5' }] } as unknown as PolicyBody,
           transaction: { amount: '1', merchant: CAFE },
         }),
       );

@@ -16,9 +16,11 @@ import {
  * docs/grafana/spendgate-dashboard.json cannot drift from the service: every metric its
  * PromQL names is served at /metrics by a real `spendgate serve` (the API and the workers in
  * one process, as `npm start` runs them, with the local Solana runtime), and every spendgate_
- * metric served has a panel. A renamed metric fails here, not on an operator's empty graph.
+ * metric served has a panel and a row in README's Metrics section. A renamed metric fails
+ * here, not on an operator's empty graph.
  */
 const DASHBOARD = new URL('../docs/grafana/spendgate-dashboard.json', import.meta.url);
+const README = new URL('../README.md', import.meta.url);
 const START_MS_MAX = 150_000;
 
 interface Target {
@@ -188,5 +190,9 @@ describe('the Grafana dashboard', () => {
     );
     const served = [...scraped.types.keys()].filter((name) => name.startsWith('spendgate_'));
     expect(served.filter((name) => !familiesUsed.has(name)).sort()).toEqual([]);
+    // And README lists each in its table, and nothing it does not serve.
+    const section = /\n## Metrics\n([\s\S]*?)\n## /.exec(readFileSync(README, 'utf8'))?.[1] ?? '';
+    const listed = [...section.matchAll(/^\| `(spendgate_\w+)`/gm)].map((match) => match[1]);
+    expect(listed.slice().sort()).toEqual(served.slice().sort());
   });
 });

@@ -130,11 +130,25 @@ function withErrorResponses<T>(generated: T): T {
     responses: {
       ...document.components?.['responses'],
       Error: {
-        description: 'An error, in the body of contract section 3.',
+        description:
+          'Any error not named above, in the same body: `internal_error` (500) for a fault of ' +
+          'the server, never with its details.',
         headers: {
           'Request-Id': { schema: { type: 'string' }, description: 'Also in the body.' },
         },
-        content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
+        content: {
+          'application/json': {
+            schema: { $ref: '#/components/schemas/Error' },
+            example: {
+              error: {
+                type: ERROR_CATALOGUE.internal_error.type,
+                code: 'internal_error',
+                message: ERROR_EXAMPLES.internal_error.message,
+                requestId: EXAMPLE_REQUEST_ID,
+              },
+            },
+          },
+        },
       },
     },
   };

@@ -519,8 +519,8 @@ export async function listBalanceSnapshots(
   const where = new Conditions()
     .add(F.vaultId, vaultId)
     .add(F.dayBefore, query.startingAfter)
-    // A day not over yet has no end-of-day figures: a stored row of today or later (a clock
-    // set back) would pass for final, so today's row is always the live one.
+    // A day not over yet has no end-of-day figures: a stored row of today or later (taken by a
+    // process whose clock runs ahead of this one) would pass for final and repeat today.
     .add(F.dayBefore, today)
     .add(F.dayFrom, query.startDate)
     .add(F.dayTo, query.endDate);

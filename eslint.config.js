@@ -41,7 +41,8 @@ export default tseslint.config(
     },
   },
   {
-    files: ['eslint.config.js'],
+    // Plain Node scripts outside the TypeScript project (scripts/ runs before any build).
+    files: ['eslint.config.js', 'scripts/**/*.mjs'],
     extends: [tseslint.configs.disableTypeChecked],
   },
 );

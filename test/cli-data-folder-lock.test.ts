@@ -78,7 +78,7 @@ describe('one process per embedded data folder', () => {
     expect(lines).toEqual([
       expect.stringMatching(
         new RegExp(
-          `^the embedded database in .*pglite is open in process ${running.child.pid} .*` +
+          `^spendgate: the embedded database in .*pglite is open in process ${running.child.pid} .*` +
             'stop that process first and run this again, or use a PostgreSQL server \\(DATABASE_URL\\)',
         ),
       ),

@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readFileSync, statSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { createServer, type AddressInfo, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -14,6 +15,7 @@ import { testRedisPrefix } from './support/http.js';
  */
 const MAIN = new URL('../src/cli/main.ts', import.meta.url).pathname;
 const TSX = new URL('../node_modules/.bin/tsx', import.meta.url).pathname;
+const ROOT = new URL('../', import.meta.url).pathname;
 
 interface Run {
   code: number | null;
@@ -50,12 +52,51 @@ function run(
 
 /** The embedded database's first start (PGlite, migrations) takes seconds, more on a busy CI. */
 async function listeningUrl(output: () => string): Promise<string> {
-  for (let attempt = 0; attempt < 600; attempt++) {
+  for (let attempt = 0; attempt < 1500; attempt++) {
     const match = /Server listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(output());
     if (match?.[1] !== undefined) return match[1];
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
   throw new Error(`the server did not start:\n${output()}`);
+}
+
+/**
+ * `spendgate <args>` run by bash's `time`, which reports the CPU the command and its children
+ * used; its stdout alone (what `> file` would get).
+ */
+function cpuTimed(
+  args: string[],
+  env: Record<string, string>,
+): Promise<{ code: number | null; stdout: string; cpuSeconds: number }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(
+      '/bin/bash',
+      [
+        '-c',
+        'TIMEFORMAT="cpu %U %S"; time "$@"',
+        'bash',
+        process.execPath,
+        '--import',
+        'tsx',
+        MAIN,
+        ...args,
+      ],
+      { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] },
+    );
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    child.on('error', reject);
+    child.on('exit', (code) => {
+      const times = /cpu ([0-9.]+) ([0-9.]+)\s*$/.exec(stderr);
+      if (times === null) {
+        reject(new Error(`no CPU time in:\n${stderr}`));
+        return;
+      }
+      resolve({ code, stdout, cpuSeconds: Number(times[1]) + Number(times[2]) });
+    });
+  });
 }
 
 describe('spendgate serve (embedded default)', () => {
@@ -101,7 +142,7 @@ describe('spendgate serve (embedded default)', () => {
     expect(second.code).toBe(0);
     expect(readFileSync(keyFile, 'utf8')).toBe(key);
     expect(second.output).not.toContain('sk_test_');
-  });
+  }, 600_000);
 
   it('serves without Redis, saying so loudly in its log', async () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'spendgate-data-'));
@@ -127,7 +168,7 @@ describe('spendgate serve (embedded default)', () => {
     expect(status).toBe(200);
     const warning = result.output.split('\n').find((line) => line.includes('Redis is unreachable'));
     expect(JSON.parse(warning ?? '{}')).toMatchObject({ level: 40 });
-  });
+  }, 300_000);
 
   it('refuses to start with a malformed setting, naming it and not its value', async () => {
     const result = await run(['serve'], { DATABASE_URL: 'mysql://root:hunter2@db/x' });
@@ -232,14 +273,32 @@ describe('spendgate migrate', () => {
       expect.stringContaining('unknown scopes: everything') as unknown,
     ]);
     expect((await run(['keys', 'create', '--acount', 'x'], env)).code).toBe(2);
-  });
+  }, 600_000);
 
-  it('prints the OpenAPI document without any setting or database', async () => {
-    const result = await run(['openapi'], { DATABASE_URL: 'postgres://nobody@127.0.0.1:1/none' });
-    expect(result.code).toBe(0);
-    const document = JSON.parse(result.output) as { openapi: string; paths: object };
-    expect(document.openapi).toBe('3.1.0');
-    expect(Object.keys(document.paths)).toContain('/v1/vaults');
+  it('prints the OpenAPI document without opening any database, in seconds', async () => {
+    // A PostgreSQL address that counts connections, and an embedded data folder: neither is used.
+    const { server, connections, url } = await countingServer();
+    const dataDir = mkdtempSync(join(tmpdir(), 'spendgate-data-'));
+    try {
+      for (const env of [
+        { DATABASE_URL: url },
+        { DATABASE_URL: '', SPENDGATE_DATA_DIR: dataDir, SPENDGATE_MASTER_KEY: '' },
+      ]) {
+        const result = await cpuTimed(['openapi'], env);
+        // Its CPU time, which a busy machine stretches less than the time on the clock: loading
+        // the routes takes about 2.5 s of it; starting an in-memory database too, as the
+        // command did, about 10 s.
+        expect(result.cpuSeconds).toBeLessThan(6);
+        expect(result.code).toBe(0);
+        const document = JSON.parse(result.stdout) as { openapi: string; paths: object };
+        expect(document.openapi).toBe('3.1.0');
+        expect(Object.keys(document.paths)).toContain('/v1/vaults');
+      }
+      expect(connections()).toBe(0);
+      expect(readdirSync(dataDir)).toEqual([]);
+    } finally {
+      server.close();
+    }
   });
 
   it('prints its usage for an unknown command or role', async () => {
@@ -263,6 +322,7 @@ describe('spendgate migrate', () => {
       'keys create',
       'keys list',
       'keys revoke',
+      'keys rotate-master',
     ]) {
       expect(help.output, command).toContain(`  ${command}`);
     }
@@ -271,5 +331,125 @@ describe('spendgate migrate', () => {
     ) as { version: string };
     const printed = await run(['--version'], {});
     expect([printed.code, printed.output.trim()]).toEqual([0, manifest.version]);
+  });
+});
+
+/** A TCP server on loopback that counts the connections it gets and closes each at once. */
+async function countingServer(): Promise<{
+  server: Server;
+  connections: () => number;
+  url: string;
+}> {
+  let count = 0;
+  const server = createServer((socket) => {
+    count += 1;
+    socket.destroy();
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    server,
+    connections: () => count,
+    url: `postgres://postgres:hunter2@127.0.0.1:${port}/none`,
+  };
+}
+
+/** A TCP server on loopback that takes connections and never answers. */
+async function silentServer(): Promise<{ server: Server; port: number }> {
+  const sockets = new Set<import('node:net').Socket>();
+  const server = createServer((socket) => {
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
+  });
+  server.on('close', () => {
+    for (const socket of sockets) socket.destroy();
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { server, port: (server.address() as AddressInfo).port };
+}
+
+describe('a database or port the command cannot use', () => {
+  const unreachable = {
+    DATABASE_URL: 'postgres://postgres:hunter2@127.0.0.1:1/test',
+    SPENDGATE_MASTER_KEY: randomBytes(32).toString('base64'),
+  };
+  const lines = (output: string) => output.split('\n').filter((line) => line.trim() !== '');
+
+  it('says in one line, without the password, that PostgreSQL refused the connection, for every command that opens it', async () => {
+    for (const args of [
+      ['serve'],
+      ['serve', '--role', 'worker'],
+      ['migrate'],
+      ['keys', 'list', '--account', 'acme'],
+      ['keys', 'create', '--account', 'acme', '--mode', 'test'],
+      ['keys', 'revoke', 'key_x'],
+      ['keys', 'rotate-master'],
+    ]) {
+      const result = await run(args, unreachable);
+      expect([args, result.code, lines(result.output)]).toEqual([
+        args,
+        1,
+        [
+          'spendgate: cannot connect to PostgreSQL at 127.0.0.1:1 (DATABASE_URL): connection refused — is the server running, and listening on that port?',
+        ],
+      ]);
+      expect(result.output).not.toContain('hunter2');
+    }
+  }, 300_000);
+
+  it('gives up on a server that never answers after PGCONNECT_TIMEOUT seconds, saying what it waited for', async () => {
+    const { server, port } = await silentServer();
+    try {
+      const started = Date.now();
+      const result = await run(['keys', 'list', '--account', 'acme'], {
+        ...unreachable,
+        DATABASE_URL: `postgres://postgres:hunter2@127.0.0.1:${port}/test`,
+        PGCONNECT_TIMEOUT: '1',
+      });
+      expect(Date.now() - started).toBeLessThan(30_000);
+      expect([result.code, lines(result.output)]).toEqual([
+        1,
+        [
+          `spendgate: cannot connect to PostgreSQL at 127.0.0.1:${port} (DATABASE_URL): no answer within 1 s — check the host, the port and any firewall between`,
+        ],
+      ]);
+    } finally {
+      server.close();
+    }
+  });
+
+  it('says which port it cannot listen on, and the settings that choose it', async () => {
+    const database = testDatabase('pg');
+    const { server, port } = await silentServer();
+    try {
+      const { rows } = await (
+        await database.client()
+      ).query<{ url: string }>(
+        "SELECT 'postgres://postgres@127.0.0.1:5432/' || current_database() AS url",
+      );
+      const env = { ...unreachable, DATABASE_URL: rows[0]?.url ?? '', PORT: String(port) };
+      const result = await run(['serve', '--role', 'api'], env);
+      expect(result.code).toBe(1);
+      // The last line (the log may say what the start did before).
+      expect(lines(result.output).at(-1)).toBe(
+        `spendgate: cannot listen on 127.0.0.1:${port} (HOST, PORT): the port is in use — is another spendgate (or another program) listening there?`,
+      );
+      expect(result.output).not.toMatch(/\n\s+at /);
+    } finally {
+      server.close();
+      await database.close();
+    }
+  });
+
+  it('names a database that does not exist, and the way to make it', async () => {
+    const result = await run(['migrate'], {
+      DATABASE_URL: 'postgres://postgres@127.0.0.1:5432/sg_no_such_database',
+    });
+    expect([result.code, lines(result.output)]).toEqual([
+      1,
+      [
+        'spendgate: cannot connect to PostgreSQL at 127.0.0.1:5432 (DATABASE_URL): database "sg_no_such_database" does not exist — create it (createdb sg_no_such_database) or correct its name in DATABASE_URL',
+      ],
+    ]);
   });
 });

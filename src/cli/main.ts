@@ -1,11 +1,9 @@
 #!/usr/bin/env node
 import { readFileSync } from 'node:fs';
 import { ConfigError, loadConfig, type Settings } from '../config/env.js';
-import { migrate } from '../store/migrations/runner.js';
-import { KEYS_USAGE, NotFoundError, runKeys, UsageError } from './keys.js';
-import { openConfiguredStore, openDatabase } from './open-store.js';
-import { ROLES, serve, type Role } from './serve.js';
-import { openApiDocument } from './openapi.js';
+import { KEYS_USAGE, NotFoundError, UsageError } from './keys.js';
+import { stderrProgress } from './progress.js';
+import { ROLES, type Role } from './roles.js';
 
 /**
  * The spendgate command.
@@ -13,10 +11,19 @@ import { openApiDocument } from './openapi.js';
  *   the workers, or both (see serve.ts).
  * - `spendgate migrate`: applies the schema and prints what it applied.
  * - `spendgate openapi`: prints the OpenAPI document (see openapi.ts).
- * - `spendgate keys ...`: creates, lists and revokes API keys (see keys.ts).
+ * - `spendgate keys ...`: creates, lists and revokes API keys (see keys.ts), and rotates the
+ *   master key (see rotate-master.ts).
+ *
+ * Each command loads only the modules it needs (the database drivers, the workers and the
+ * Solana runtime take a second or more to load), so `--help` and `openapi` answer at once.
+ * Results go to stdout, what a command is doing and why it failed to stderr (progress.ts).
  */
 async function runMigrate(config: Settings): Promise<void> {
-  const client = await openDatabase(config);
+  const [{ openDatabase }, { migrate }] = await Promise.all([
+    import('./open-store.js'),
+    import('../store/migrations/runner.js'),
+  ]);
+  const client = await openDatabase(config, stderrProgress());
   try {
     const report = await migrate(client);
     const applied =
@@ -37,17 +44,23 @@ commands:
                                   the worker role answers /healthz, /readyz, /metrics on
                                   WORKER_PORT
   migrate                         applies the database schema and says what it applied
-  openapi                         prints the OpenAPI document (needs no settings)
+  openapi                         prints the OpenAPI document (needs no settings, opens no
+                                  database)
   keys create --account NAME --mode test|live [--scopes a,b] [--create-account]
                                   prints a new API key once; --create-account makes NAME
   keys list --account NAME        the account's keys (never their secrets)
   keys revoke KEY_ID              revokes a key
+  keys rotate-master [--batch-size N]
+                                  re-wraps every vault key and secret under the current
+                                  master key while servers run (docs/operations.md); on the
+                                  embedded database, makes the new key itself
   --version                       prints the version
 
 settings (environment): DATABASE_URL (else the embedded database in SPENDGATE_DATA_DIR,
-./data by default), SPENDGATE_MASTER_KEY, REDIS_URL, REDIS_PREFIX, PORT, HOST, WORKER_PORT,
-LOG_LEVEL, SPENDGATE_MODES, AUTHORIZE_BUDGET_MS, STAND_IN, SOLANA_RPC_URL,
-SOLANA_TEST_RPC_URL, SOLANA_TREASURY_KEY and the rest listed in README.md.
+./data by default), SPENDGATE_MASTER_KEY, SPENDGATE_MASTER_KEY_DECRYPT_ONLY, REDIS_URL,
+REDIS_PREFIX, PORT, HOST, WORKER_PORT, LOG_LEVEL, SPENDGATE_MODES, AUTHORIZE_BUDGET_MS,
+STAND_IN, SOLANA_RPC_URL, SOLANA_TEST_RPC_URL, SOLANA_TREASURY_KEY and the rest listed in
+README.md.
 exit codes: 0 done, 1 failed (the message says what to check), 2 a usage error.`;
 
 function version(): string {
@@ -66,6 +79,26 @@ function roleOf(args: readonly string[]): Role {
   return role;
 }
 
+async function runKeysCommand(argv: readonly string[]): Promise<void> {
+  if (argv[0] === 'rotate-master') {
+    const { runRotateMaster } = await import('./rotate-master.js');
+    const result = await runRotateMaster(loadConfig(), argv.slice(1), stderrProgress());
+    for (const line of result.lines) console.log(line);
+    process.exitCode = result.exitCode;
+    return;
+  }
+  const [{ openConfiguredStore }, { runKeys }] = await Promise.all([
+    import('./open-store.js'),
+    import('./keys.js'),
+  ]);
+  const store = await openConfiguredStore(loadConfig(), { progress: stderrProgress() });
+  try {
+    for (const line of await runKeys(store, argv)) console.log(line);
+  } finally {
+    await store.close();
+  }
+}
+
 async function main(argv: readonly string[]): Promise<void> {
   const [command] = argv;
   switch (command) {
@@ -77,24 +110,24 @@ async function main(argv: readonly string[]): Promise<void> {
     case '--version':
       console.log(version());
       return;
-    case 'serve':
-      await serve(loadConfig(), roleOf(argv.slice(1)));
+    case 'serve': {
+      const role = roleOf(argv.slice(1));
+      const settings = loadConfig();
+      const { serve } = await import('./serve.js');
+      await serve(settings, role);
       return;
+    }
     case 'migrate':
       await runMigrate(loadConfig());
       return;
-    case 'openapi':
+    case 'openapi': {
+      const { openApiDocument } = await import('./openapi.js');
       process.stdout.write(`${JSON.stringify(await openApiDocument(), null, 2)}\n`);
       return;
-    case 'keys': {
-      const store = await openConfiguredStore(loadConfig());
-      try {
-        for (const line of await runKeys(store, argv.slice(1))) console.log(line);
-      } finally {
-        await store.close();
-      }
-      return;
     }
+    case 'keys':
+      await runKeysCommand(argv.slice(1));
+      return;
     default:
       console.error(USAGE);
       process.exitCode = 2;
@@ -106,8 +139,12 @@ main(process.argv.slice(2)).catch((error: unknown) => {
     console.error(error.message);
     process.exit(2);
   }
-  console.error(
-    error instanceof ConfigError || error instanceof NotFoundError ? error.message : error,
-  );
+  // A failure the command can explain (a setting, an unreachable database, a data folder in
+  // use, a name that names nothing) is one line; anything else is a bug, shown whole.
+  if (error instanceof ConfigError || error instanceof NotFoundError) {
+    console.error(`spendgate: ${error.message}`);
+  } else {
+    console.error(error);
+  }
   process.exit(1);
 });

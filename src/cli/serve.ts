@@ -1,6 +1,8 @@
 import type { FastifyInstance } from 'fastify';
-import type { Config, Settings } from '../config/env.js';
+import { pino } from 'pino';
+import { ConfigError, type Config, type Settings } from '../config/env.js';
 import { createRedis, redisAnswers } from '../http/health.js';
+import { bufferedStdout } from '../http/log-destination.js';
 import { createServer } from '../http/server.js';
 import { readInstallationId } from '../store/installation.js';
 import type { Store } from '../store/store.js';
@@ -12,6 +14,8 @@ import {
 } from '../workers/prefix-claim.js';
 import { startWorkers, type Workers } from '../workers/start.js';
 import { openConfiguredStore } from './open-store.js';
+import { loggerProgress } from './progress.js';
+import type { Role } from './roles.js';
 import { openChains } from './solana-chains.js';
 
 /**
@@ -31,9 +35,7 @@ import { openChains } from './solana-chains.js';
  * touched that database's jobs, and a supervisor that restarts it gets the refusal at once,
  * rather than a process that serves while its events wait unseen in the outbox.
  */
-export type Role = 'api' | 'worker' | 'all';
-
-export const ROLES: readonly Role[] = ['api', 'worker', 'all'];
+export { ROLES, type Role } from './roles.js';
 
 const SHUTDOWN_MS_MAX = 10_000;
 /** One delivery attempt at most (contract section 13). */
@@ -49,7 +51,10 @@ export async function serve(
   role: Role,
   extraRoutes?: ExtraRoutes,
 ): Promise<void> {
-  const store = await openConfiguredStore(settings);
+  // What the start is doing before the server's own logger exists: JSON lines of the same
+  // level, to the same destination, so that the log reads as one.
+  const progress = loggerProgress(pino({ level: settings.logLevel }, bufferedStdout()));
+  const store = await openConfiguredStore(settings, { progress, checkKeys: true });
   const { config, installationId, claim, claimed } = await claimPrefix(settings, store);
   if (role !== 'worker') await printFirstKey(config, store);
   const redis = createRedis(config.redisUrl);
@@ -67,6 +72,14 @@ export async function serve(
           },
         }),
   });
+  const localSolana =
+    role !== 'api' && config.modes.includes('test') && config.solana.testRpcUrl === null;
+  // Said at once: its start holds the event loop (native code), so no timer could say it late.
+  if (localSolana) {
+    progress.say(
+      'starting the local Solana runtime for test-mode transfers (SOLANA_TEST_RPC_URL is unset)...',
+    );
+  }
   const chains = role === 'api' ? null : await openChains(config, app.log);
   const workers: Workers | null =
     chains === null
@@ -91,28 +104,15 @@ export async function serve(
         : payload,
     );
   }
-  await app.listen({
-    port: role === 'worker' ? config.workerPort : config.port,
-    host: config.host,
-  });
-  const logger = app.log;
-  logger.info(
-    {
-      role,
-      ...(chains?.localRpcUrl == null ? {} : { localSolanaRpc: chains.localRpcUrl }),
-      database: config.databaseUrl === null ? `embedded (${config.dataDir})` : 'postgresql',
-      installation: installationId,
-      redisPrefix: config.redisPrefix,
-    },
-    'spendgate started',
-  );
-  if (!claimed || !(await redisAnswers(redis))) {
-    // Loudly (contract section 15): the service serves, but degraded until Redis answers.
-    logger.warn(
-      'Redis is unreachable: rate limits are counted per process and events wait in the outbox until it answers (see /readyz); the workers start once it answers and this database holds its Redis prefix',
-    );
+  const port = role === 'worker' ? config.workerPort : config.port;
+  try {
+    await app.listen({ port, host: config.host });
+  } catch (error) {
+    throw listenFailure(error, config.host, port, role) ?? error;
   }
-
+  const logger = app.log;
+  // At once, before anything else is awaited: a SIGTERM sent as soon as the server listens (a
+  // supervisor, a test) must stop it gracefully, never find node's default and kill it.
   let stopping = false;
   const stop = (reason: string, exitCode = 0) => {
     if (stopping) return;
@@ -140,6 +140,22 @@ export async function serve(
   process.once('SIGINT', () => {
     stop('SIGINT');
   });
+  logger.info(
+    {
+      role,
+      ...(chains?.localRpcUrl == null ? {} : { localSolanaRpc: chains.localRpcUrl }),
+      database: config.databaseUrl === null ? `embedded (${config.dataDir})` : 'postgresql',
+      installation: installationId,
+      redisPrefix: config.redisPrefix,
+    },
+    'spendgate started',
+  );
+  if (!claimed || !(await redisAnswers(redis))) {
+    // Loudly (contract section 15): the service serves, but degraded until Redis answers.
+    logger.warn(
+      'Redis is unreachable: rate limits are counted per process and events wait in the outbox until it answers (see /readyz); the workers start once it answers and this database holds its Redis prefix',
+    );
+  }
 }
 
 /**
@@ -194,4 +210,19 @@ async function printFirstKey(config: Config, store: Store): Promise<void> {
   process.stdout.write(
     `\nspendgate: a first test key for account "default" (shown once; spendgate keys create makes more):\n\n  ${key}\n\n`,
   );
+}
+
+/** The one line of a port this process cannot listen on, naming the settings to change. */
+function listenFailure(error: unknown, host: string, port: number, role: Role): Error | null {
+  const code = error instanceof Error && 'code' in error ? error.code : undefined;
+  const settings = role === 'worker' ? 'HOST, WORKER_PORT' : 'HOST, PORT';
+  const reasons: Readonly<Record<string, string>> = {
+    EADDRINUSE: 'the port is in use — is another spendgate (or another program) listening there?',
+    EACCES: 'permission denied — ports below 1024 need privileges; choose a higher port',
+    EADDRNOTAVAIL: 'no such address on this machine — check HOST',
+  };
+  const reason = typeof code === 'string' ? reasons[code] : undefined;
+  return reason === undefined
+    ? null
+    : new ConfigError(`cannot listen on ${host}:${port} (${settings}): ${reason}`);
 }

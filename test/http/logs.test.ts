@@ -86,7 +86,10 @@ describe('logs', () => {
 
     const enrolment = (await (await send('POST', '/v1/account/two-factor')).json()) as {
       secret: string;
+      otpauthUri: string;
+      qrCodeSvg: string;
     };
+    expect(enrolment.qrCodeSvg).toMatch(/^<svg /);
     const code = generateSync({ secret: enrolment.secret });
     await send('POST', '/v1/account/two-factor/verify', { code });
     await send('DELETE', '/v1/account/two-factor', undefined, { 'x-two-factor-code': '123456' });
@@ -110,6 +113,9 @@ describe('logs', () => {
       key,
       wrongKey,
       enrolment.secret,
+      // The secret's other forms: the URI, and the QR code drawn of it.
+      enrolment.otpauthUri,
+      enrolment.qrCodeSvg,
       'hunter2-metadata',
       'hunter2-transfer',
       '123456',

@@ -1,6 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
+import jsQRModule from 'jsqr';
 import { generateSync } from 'otplib';
+import QRCode from 'qrcode';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createServer } from '../../src/http/server.js';
 import { openStore, type Store } from '../../src/store/store.js';
@@ -8,12 +10,75 @@ import { forEachDatabase, testDatabase } from '../support/databases.js';
 import { startTestService, testServerConfig, type TestService } from '../support/http.js';
 import { openTestStore, TestClock, type TestStore } from '../support/store.js';
 
+// jsqr's types declare an ES default export; its CommonJS build exports the function itself,
+// which is what Node's default import of it gives.
+const jsQR = jsQRModule as unknown as typeof jsQRModule.default;
+
 /** Two-factor enrolment over real HTTP, with codes from a real TOTP generator (contract section 2). */
 interface Json {
   secret: string;
   otpauthUri: string;
+  qrCodeSvg?: string;
   twoFactorEnabled: boolean;
-  error?: { code: string };
+  error?: { code: string; message: string };
+}
+
+/**
+ * The dark modules of an SVG QR code, read from its drawing, after checking that the document
+ * is nothing but an <svg> root of two paths: a white square, and the dark modules drawn as
+ * horizontal strokes one module high (M and m moves, h lines), the only commands it may use.
+ */
+function svgModules(svg: string): boolean[][] {
+  const root =
+    /^<svg xmlns="http:\/\/www\.w3\.org\/2000\/svg" viewBox="0 0 (\d+) (\d+)"[^<>]*>((?:<path [^<>]*\/>)*)<\/svg>\n?$/.exec(
+      svg,
+    );
+  if (root === null) throw new Error(`not an SVG of paths: ${svg.slice(0, 120)}`);
+  const size = Number(root[1]);
+  expect(Number(root[2])).toBe(size);
+  const paths = [...(root[3] ?? '').matchAll(/<path ([^<>]*)\/>/g)].map((path) => path[1] ?? '');
+  expect(paths).toHaveLength(2);
+  expect(paths[0]).toBe(`fill="#ffffff" d="M0 0h${size}v${size}H0z"`);
+  const dark = /^stroke="#000000" d="([^"]*)"$/.exec(paths[1] ?? '');
+  if (dark === null) throw new Error(`unexpected modules path: ${paths[1]?.slice(0, 120)}`);
+  const modules = Array.from({ length: size }, () => new Array<boolean>(size).fill(false));
+  let [x, y] = [0, 0];
+  for (const [, command, args] of (dark[1] ?? '').matchAll(/([A-Za-z])([^A-Za-z]*)/g)) {
+    const numbers = (args ?? '')
+      .trim()
+      .split(/[\s,]+/)
+      .map(Number);
+    if (command === 'M' || command === 'm') {
+      const [dx = NaN, dy = NaN] = numbers;
+      [x, y] = command === 'M' ? [dx, dy] : [x + dx, y + dy];
+    } else if (command === 'h') {
+      const [length = NaN] = numbers;
+      // A stroke one module wide runs along the middle of its row.
+      const row = modules[y - 0.5];
+      if (row === undefined || !Number.isInteger(x) || !Number.isInteger(length)) {
+        throw new Error(`a stroke off the module grid at ${x},${y}`);
+      }
+      for (let column = x; column < x + length; column++) row[column] = true;
+      x += length;
+    } else {
+      throw new Error(`unexpected path command ${command}`);
+    }
+  }
+  return modules;
+}
+
+/** The text a QR decoder (jsQR, not the library that drew it) reads from the modules. */
+function decodeQr(modules: boolean[][], pixelsPerModule = 4): string | null {
+  const width = modules.length * pixelsPerModule;
+  const pixels = new Uint8ClampedArray(width * width * 4).fill(255);
+  for (let py = 0; py < width; py++) {
+    for (let px = 0; px < width; px++) {
+      if (modules[Math.floor(py / pixelsPerModule)]?.[Math.floor(px / pixelsPerModule)]) {
+        pixels.fill(0, (py * width + px) * 4, (py * width + px) * 4 + 3);
+      }
+    }
+  }
+  return jsQR(pixels, width, width)?.data ?? null;
 }
 
 describe('two-factor authentication', () => {
@@ -69,6 +134,54 @@ describe('two-factor authentication', () => {
       'x-two-factor-code': codeAt(secret, clock.nowMs),
     });
     expect([off.status, off.body.twoFactorEnabled]).toEqual([200, false]);
+  });
+
+  it('answers the otpauth URI as an SVG QR code that a decoder reads back exactly', async () => {
+    const begun = await call('POST', '/v1/account/two-factor');
+    expect(begun.status).toBe(200);
+    const svg = begun.body.qrCodeSvg ?? '';
+    // Shown in a page by clients: nothing in it may run or fetch.
+    expect(svg).not.toMatch(/<script|<foreignObject|href|\bon[a-z]+=/i);
+    const modules = svgModules(svg);
+    // A quiet zone of 4 modules on every side, which scanners need.
+    for (const row of [...modules.slice(0, 4), ...modules.slice(-4)]) {
+      expect(row.some(Boolean)).toBe(false);
+    }
+    expect(
+      modules.some((row) => row.slice(0, 4).some(Boolean) || row.slice(-4).some(Boolean)),
+    ).toBe(false);
+    expect(decodeQr(modules)).toBe(begun.body.otpauthUri);
+    expect(begun.body.otpauthUri).toContain(`secret=${begun.body.secret}`);
+    // The code it carries turns two-factor on, as an app that scanned it would.
+    const scanned = new URL(decodeQr(modules) ?? '').searchParams.get('secret') ?? '';
+    const on = await call('POST', '/v1/account/two-factor/verify', {
+      code: codeAt(scanned, clock.nowMs),
+    });
+    expect([on.status, on.body.twoFactorEnabled]).toEqual([200, true]);
+    // While it is on, a new enrolment is refused, with no code or secret in the refusal, and
+    // the enrolled secret stays the one in use.
+    const again = await call('POST', '/v1/account/two-factor');
+    expect([again.status, again.body.error?.code, again.body.qrCodeSvg, again.body.secret]).toEqual(
+      [400, 'parameter_invalid', undefined, undefined],
+    );
+    expect(again.body.error?.message).toMatch(/already on/);
+    clock.advance(30_000);
+    const off = await call('DELETE', '/v1/account/two-factor', undefined, {
+      'x-two-factor-code': codeAt(scanned, clock.nowMs),
+    });
+    expect([off.status, off.body.twoFactorEnabled]).toEqual([200, false]);
+  });
+
+  it('reads what the QR library draws as that text and no other (the check above is not blind)', async () => {
+    const drawn = async (text: string) =>
+      svgModules(
+        await QRCode.toString(text, { type: 'svg', errorCorrectionLevel: 'M', margin: 4 }),
+      );
+    const uri = 'otpauth://totp/spendgate:a?secret=JBSWY3DPEHPK3PXP&issuer=spendgate';
+    const other = uri.replace('JBSW', 'JBSX');
+    expect(decodeQr(await drawn(uri))).toBe(uri);
+    expect(decodeQr(await drawn(other))).toBe(other);
+    expect(decodeQr((await drawn(uri)).map((row) => row.map(() => false)))).toBeNull();
   });
 
   it('accepts a code of the step just past, and refuses one from the future', async () => {

@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import QRCode from 'qrcode';
 import { z } from 'zod';
 import { SpendgateError } from '../../core/index.js';
 import {
@@ -21,7 +22,20 @@ const enrolmentObject = z.object({
   object: z.literal('two_factor_enrolment'),
   secret: z.string(),
   otpauthUri: z.string(),
+  qrCodeSvg: z.string().meta({
+    description:
+      'otpauthUri as a QR code, an SVG document to show for an authenticator app to scan. It ' +
+      'carries the secret: keep it as secret as the secret itself.',
+  }),
 });
+
+/**
+ * The enrolment URI as an SVG QR code. Error correction M (15% of the code may be unreadable)
+ * and the standard quiet zone of 4 modules: what a phone camera reads off a screen reliably.
+ */
+function qrCodeSvg(otpauthUri: string): Promise<string> {
+  return QRCode.toString(otpauthUri, { type: 'svg', errorCorrectionLevel: 'M', margin: 4 });
+}
 
 /**
  * The error to throw for a refused two-factor check, once the transaction that counted it has
@@ -73,7 +87,11 @@ export function registerTwoFactorRoutes(app: FastifyInstance, store: Store): voi
     async (request, reply) => {
       void reply.header('Cache-Control', 'no-store');
       const enrolment = await store.beginTwoFactor(authOf(request).scope.accountId);
-      return { object: 'two_factor_enrolment' as const, ...enrolment };
+      return {
+        object: 'two_factor_enrolment' as const,
+        ...enrolment,
+        qrCodeSvg: await qrCodeSvg(enrolment.otpauthUri),
+      };
     },
   );
 

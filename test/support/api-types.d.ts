@@ -11,6 +11,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
+        /**
+         * Retrieve the key's rate limit
+         * @description The caller's key's rate-limit window, as the count left it: this request is counted like any other, so the body agrees with its own `RateLimit-*` headers. Limits are per key, per second, shared by every server process.
+         */
         get: operations["retrieveRateLimits"];
         put?: never;
         post?: never;
@@ -27,6 +31,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
+        /**
+         * Retrieve the account
+         * @description The account the key belongs to, in the key's mode (`test` or `live`). Any valid key may call it: a quick way to check a key.
+         */
         get: operations["retrieveAccount"];
         put?: never;
         post?: never;
@@ -43,8 +51,16 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
+        /**
+         * List vaults
+         * @description The vaults of the key's account and mode, optionally by currency or status. Newest first, `limit` (1-100, default 10) at a time: while `hasMore` is true, pass `nextCursor` as `startingAfter` for the next page.
+         */
         get: operations["listVaults"];
         put?: never;
+        /**
+         * Create a vault
+         * @description A vault holds one currency (USDC or SOL, both on the `solana` network) and is what cards spend from. `initialDeposit` above 0 is for test mode only: a live vault starts empty and is funded by a transfer from another vault. `metadata`: at most 50 keys of 1-40 characters, values of at most 500.
+         */
         post: operations["createVault"];
         delete?: never;
         options?: never;
@@ -59,12 +75,20 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
+        /**
+         * Retrieve a vault
+         * @description A vault with its balance: `available` = `ledger` − `pending` (open card holds).
+         */
         get: operations["retrieveVault"];
         put?: never;
         post?: never;
         delete?: never;
         options?: never;
         head?: never;
+        /**
+         * Update a vault
+         * @description Renames a vault or changes its metadata: given keys are set, a key set to `null` is removed, others are kept. A closed vault cannot be changed.
+         */
         patch: operations["updateVault"];
         trace?: never;
     };
@@ -77,6 +101,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
+        /**
+         * Freeze a vault
+         * @description Stops all money movement: card authorizations are declined and transfers refused until the vault is unfrozen. Freezing a frozen vault changes nothing.
+         */
         post: operations["freezeVault"];
         delete?: never;
         options?: never;
@@ -93,6 +121,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
+        /**
+         * Unfreeze a vault
+         * @description Lets money move again. Unfreezing an active vault changes nothing.
+         */
         post: operations["unfreezeVault"];
         delete?: never;
         options?: never;
@@ -109,6 +141,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
+        /**
+         * Close a vault
+         * @description Closes a vault for good and cancels its cards. A vault with open holds cannot close (capture or reverse them first); one with a balance needs a `destination`: another active vault of the same currency (`vaultId`), or a Solana address (`address`), which in live mode needs a configured Solana cluster (503 otherwise).
+         */
         post: operations["closeVault"];
         delete?: never;
         options?: never;
@@ -123,6 +159,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
+        /**
+         * Retrieve a vault's balance
+         * @description The balance now: `ledger` is what the vault holds, `pending` what open card holds and pending external transfers reserve, `available` = `ledger` − `pending`, what it can still spend.
+         */
         get: operations["getVaultBalance"];
         put?: never;
         post?: never;
@@ -139,6 +179,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
+        /**
+         * List a vault's daily balances
+         * @description The vault's balances by UTC day, newest first: each past day's end-of-day snapshot, taken by the workers after midnight (missed days are backfilled), `final` saying whether the figures are final. Optionally between `startDate` and `endDate` (YYYY-MM-DD); `startingAfter` is a day, and the next page holds the days before it.
+         */
         get: operations["getBalanceHistory"];
         put?: never;
         post?: never;
@@ -155,9 +199,21 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
+        /**
+         * Retrieve a vault's authorization policy
+         * @description The policy as stored, with its version (one more on each Set Policy) and defaults filled in (a rule's `action` and `mode`).
+         */
         get: operations["getPolicy"];
+        /**
+         * Set a vault's authorization policy
+         * @description Replaces the vault's policy (the `PolicyDocument` schema): limits, merchant categories and countries, templates of the rule library (GET /v1/rule-templates) and custom rules. The policy is compiled before it is stored, so a bad one is refused with `policy_invalid` and `param` at the fault, and authorizations decide with the new version at once. Try a draft first with Simulate Policy.
+         */
         put: operations["setPolicy"];
         post?: never;
+        /**
+         * Delete a vault's authorization policy
+         * @description Removes the policy: the vault then approves whatever its balance covers. The version count is kept, so a later Set Policy goes on from it.
+         */
         delete: operations["deletePolicy"];
         options?: never;
         head?: never;
@@ -173,7 +229,31 @@ export interface paths {
         };
         get?: never;
         put?: never;
+        /**
+         * Simulate a decision
+         * @description The decision the vault would give a transaction now, against its live balance and spend so far, with its current policy, or with a draft in `policy` (refused as Set Policy would refuse it, `param` under `policy`). Records and holds nothing. A `cardId` must be one of the vault's cards; shadow rules that match are reported in `shadowMatches`.
+         */
         post: operations["simulatePolicy"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/rule-templates": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List rule templates
+         * @description The templates of the rule library that a policy can name in `templates`: what each does, its parameters with the JSON Schema of their values, and an example policy that uses it (with a transaction it decides as `outcome` says). The library is the same for every account. In name order, `limit` (1-100, default 10) at a time: while `hasMore` is true, pass `nextCursor` as `startingAfter`.
+         */
+        get: operations["listRuleTemplates"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -187,8 +267,16 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
+        /**
+         * List transfers
+         * @description Transfers of the key's account and mode, optionally of one vault or status. Newest first, `limit` (1-100, default 10) at a time: while `hasMore` is true, pass `nextCursor` as `startingAfter` for the next page.
+         */
         get: operations["listTransfers"];
         put?: never;
+        /**
+         * Transfer between vaults
+         * @description Moves money at once from one of the account's vaults to another vault of the same currency and mode, another account's included. Both must be active, and the source's available balance must cover the amount.
+         */
         post: operations["createTransfer"];
         delete?: never;
         options?: never;
@@ -205,6 +293,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
+        /**
+         * Send to a Solana address
+         * @description Sends USDC or SOL from a vault to a Solana address. Accepted pending (202) with the amount held; the workers sign and send it, and it completes with its `signature` (or fails, releasing the hold); `transfer.completed` or `transfer.failed` follows. The vault's policy limits apply. Live mode needs a configured Solana cluster (503 otherwise).
+         */
         post: operations["createExternalTransfer"];
         delete?: never;
         options?: never;
@@ -219,6 +311,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
+        /**
+         * Retrieve a transfer
+         * @description A transfer, between vaults or to a Solana address.
+         */
         get: operations["retrieveTransfer"];
         put?: never;
         post?: never;
@@ -235,6 +331,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
+        /**
+         * List transactions
+         * @description Every movement of the account's vaults: card authorizations (declined ones included), transfers in and out, external transfers, deposits and withdrawals. Filters: `vaultId`, `cardId`, `status`, `minAmount`/`maxAmount`, `startDate`/`endDate` (ISO 8601). Newest first, `limit` (1-100, default 10) at a time: while `hasMore` is true, pass `nextCursor` as `startingAfter` for the next page.
+         */
         get: operations["listTransactions"];
         put?: never;
         post?: never;
@@ -251,6 +351,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
+        /**
+         * Retrieve a transaction
+         * @description A transaction; `hasMetadata` says whether Get Transaction Metadata has any.
+         */
         get: operations["retrieveTransaction"];
         put?: never;
         post?: never;
@@ -267,6 +371,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
+        /**
+         * Retrieve a transaction's metadata
+         * @description The metadata given with a transfer or deposit, stored encrypted. The owner of either vault of a transfer may read it; anyone else gets 404, as for an unknown id. Answered with `Cache-Control: no-store`.
+         */
         get: operations["getTransactionMetadata"];
         put?: never;
         post?: never;
@@ -285,6 +393,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
+        /**
+         * Simulate a deposit (test mode)
+         * @description Credits a test-mode vault as an on-chain deposit would, to try cards and policies. Live keys are refused.
+         */
         post: operations["simulateDeposit"];
         delete?: never;
         options?: never;
@@ -299,8 +411,16 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
+        /**
+         * List cards
+         * @description The cards of the key's account and mode, optionally of one vault or status. Newest first, `limit` (1-100, default 10) at a time: while `hasMore` is true, pass `nextCursor` as `startingAfter` for the next page.
+         */
         get: operations["listCards"];
         put?: never;
+        /**
+         * Issue a card
+         * @description Issues a virtual card that spends from a vault, under its policy. The number and CVV are never in this answer: Reveal Card Details shows them. The vault must be active.
+         */
         post: operations["createCard"];
         delete?: never;
         options?: never;
@@ -315,6 +435,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
+        /**
+         * Retrieve a card
+         * @description A card, without its number or CVV (Reveal Card Details shows them).
+         */
         get: operations["retrieveCard"];
         put?: never;
         post?: never;
@@ -333,6 +457,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
+        /**
+         * Reveal card details
+         * @description The card's full number and CVV, with `Cache-Control: no-store`. With two-factor on, send a current code in `X-Two-Factor-Code`. Nothing of the answer is stored, so an `Idempotency-Key` replays nothing here: a retry reveals again. A cancelled card is never shown again.
+         */
         post: operations["revealCard"];
         delete?: never;
         options?: never;
@@ -349,6 +477,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
+        /**
+         * Freeze a card
+         * @description Declines every authorization of the card (`card_declined`) until it is unfrozen. Freezing a frozen card changes nothing.
+         */
         post: operations["freezeCard"];
         delete?: never;
         options?: never;
@@ -365,6 +497,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
+        /**
+         * Unfreeze a card
+         * @description Lets the card authorize again. Unfreezing an active card changes nothing.
+         */
         post: operations["unfreezeCard"];
         delete?: never;
         options?: never;
@@ -381,6 +517,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
+        /**
+         * Cancel a card
+         * @description Cancels the card for good: it declines every authorization and is never revealed again. Open holds stay until captured, reversed or expired.
+         */
         post: operations["cancelCard"];
         delete?: never;
         options?: never;
@@ -397,6 +537,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
+        /**
+         * Authorize a card transaction
+         * @description The card network's callback. Decides from the card, the vault and its policy, and always answers 200 with a decision: a decline is `approved: false` with its `declineCode` and `declineReason`, never an error. An approval holds the amount on the vault until Capture or Reverse (or expiry). `networkTransactionId` is the idempotency key: a repeated callback answers the first decision with `Idempotent-Replayed: true`. Past `AUTHORIZE_BUDGET_MS` the stand-in decision is answered (`standIn: true`).
+         */
         post: operations["authorize"];
         delete?: never;
         options?: never;
@@ -413,6 +557,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
+        /**
+         * Capture an authorization
+         * @description Settles an approved authorization: the amount (the whole hold without one) leaves the vault, and the rest of the hold, if any, is released. Once captured it is completed; a second capture is `transaction_not_pending`.
+         */
         post: operations["captureAuthorization"];
         delete?: never;
         options?: never;
@@ -429,6 +577,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
+        /**
+         * Reverse an authorization
+         * @description Releases a hold, whole (without an amount) or in part. A whole reversal fails the transaction (`failureReason: "reversed"`); a partial one leaves it pending, smaller.
+         */
         post: operations["reverseAuthorization"];
         delete?: never;
         options?: never;
@@ -443,9 +595,16 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
+        /**
+         * List webhook endpoints
+         * @description The account's endpoints in the key's mode, without their secrets. At most 100, so one page holds them all.
+         */
         get: operations["listWebhooks"];
         put?: never;
-        /** @description Registers an endpoint and answers its `whsec_` signing secret, this once. With an `Idempotency-Key`, a retry answers the first endpoint with `Idempotent-Replayed: true` and creates nothing, but without `secret`: the secret is not stored for replay. A client that lost the first answer deletes the endpoint and creates another. The url must be https in live mode; test mode also allows http. It must not be or resolve to a private, link-local, metadata or other non-public address in either mode; test mode allows loopback (a receiver on the same machine). */
+        /**
+         * Create a webhook endpoint
+         * @description Registers an endpoint for events (named types, or `*` for all) and answers its `whsec_` signing secret, this once: deliveries are signed with it (Standard Webhooks). With an `Idempotency-Key`, a retry answers the first endpoint with `Idempotent-Replayed: true` and creates nothing, but without `secret`, which is not stored for replay: a client that lost the first answer deletes the endpoint and creates another. The url must be https in live mode; test mode also allows http. It must not be or resolve to a private, link-local, metadata or other non-public address in either mode; test mode allows loopback (a receiver on the same machine). At most 100 endpoints an account.
+         */
         post: operations["createWebhook"];
         delete?: never;
         options?: never;
@@ -463,6 +622,10 @@ export interface paths {
         get?: never;
         put?: never;
         post?: never;
+        /**
+         * Delete a webhook endpoint
+         * @description Disables the endpoint for good: no more deliveries go to it.
+         */
         delete: operations["deleteWebhook"];
         options?: never;
         head?: never;
@@ -478,6 +641,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
+        /**
+         * Send a test event
+         * @description Sends one signed `webhook.test` event to the endpoint now and answers how it went (waiting up to 15 s). The attempt is recorded with the deliveries; it is not retried.
+         */
         post: operations["testWebhook"];
         delete?: never;
         options?: never;
@@ -492,6 +659,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
+        /**
+         * List an endpoint's deliveries
+         * @description Each delivery attempt to the endpoint: its event, attempt number, status code and duration, and for a failure its class (`connection_failed`, `timeout`, `tls_error`, `http_status`, `address_forbidden`, `invalid_url`), never the network error text. Newest first, `limit` (1-100, default 10) at a time: while `hasMore` is true, pass `nextCursor` as `startingAfter` for the next page.
+         */
         get: operations["listWebhookDeliveries"];
         put?: never;
         post?: never;
@@ -510,6 +681,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
+        /**
+         * Submit a clearing batch
+         * @description The card network's capture file: up to 10,000 records, each an authorization and an amount (the whole hold without one). Accepted whole once every record is well formed (202); the workers then post each capture once, and a record that fails (unknown authorization, amount above the hold) is reported in `errors` without stopping the others. Follow it with Retrieve Settlement.
+         */
         post: operations["createSettlement"];
         delete?: never;
         options?: never;
@@ -524,6 +699,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
+        /**
+         * Retrieve a settlement
+         * @description A clearing batch's progress: records captured, failed and still pending, and each failed record's position, code and message.
+         */
         get: operations["retrieveSettlement"];
         put?: never;
         post?: never;
@@ -542,7 +721,15 @@ export interface paths {
         };
         get?: never;
         put?: never;
+        /**
+         * Begin two-factor enrolment
+         * @description Makes a new TOTP secret (30-second steps) and its `otpauth://` URI, also as an SVG QR code, for an authenticator app. Two-factor is not on until Verify Two-Factor accepts a code of it. Answered with `Cache-Control: no-store`. Refused while two-factor is already on: turn it off first.
+         */
         post: operations["beginTwoFactor"];
+        /**
+         * Turn two-factor off
+         * @description Turns two-factor off, with a current code in `X-Two-Factor-Code`. The same lockout as Verify Two-Factor applies to wrong codes.
+         */
         delete: operations["disableTwoFactor"];
         options?: never;
         head?: never;
@@ -558,6 +745,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
+        /**
+         * Turn two-factor on
+         * @description Checks a code of the secret Begin Two-Factor made (before it, every code is wrong) and turns two-factor on: from then on Reveal Card Details and turning two-factor off need `X-Two-Factor-Code`. Each code is accepted once; after 5 wrong codes in 15 minutes every two-factor check of the account answers 429 with `Retry-After`, even for the right code.
+         */
         post: operations["verifyTwoFactor"];
         delete?: never;
         options?: never;
@@ -569,15 +760,6 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
-        AccountInput: {
-            id: string;
-            /** @constant */
-            object: "account";
-            name: string;
-            /** @enum {string} */
-            mode: "test" | "live";
-            twoFactorEnabled: boolean;
-        };
         PolicyInput: {
             /** @constant */
             object: "policy";
@@ -587,6 +769,52 @@ export interface components {
             createdAt: string;
             /** @description ISO 8601 UTC. */
             updatedAt: string;
+            /** @description Spend limits: an amount (in the vault currency) or a count of transactions per interval, optionally only over some merchant categories. */
+            limits?: {
+                /** @enum {string} */
+                interval: "perTransaction" | "daily" | "weekly" | "monthly" | "yearly" | "allTime";
+                amount?: number | string;
+                count?: number;
+                merchantCategories?: string[];
+            }[];
+            /** @description Merchant category codes (ISO 18245) to allow (all others declined) or to block. */
+            merchantCategories?: {
+                allow?: string[];
+                block?: string[];
+            };
+            /** @description Merchant countries (ISO 3166-1 alpha-2) to allow (all others declined) or to block. */
+            merchantCountries?: {
+                allow?: string[];
+                block?: string[];
+            };
+            /** @description Rules from the rule library with their parameters: GET /v1/rule-templates lists them. */
+            templates?: {
+                name: string;
+                params?: {
+                    [key: string]: unknown;
+                };
+                /**
+                 * @description Default: "enforce".
+                 * @enum {string}
+                 */
+                mode?: "enforce" | "shadow";
+            }[];
+            /** @description Custom decline rules: a rule declines when its conditions hold. A shadow rule only reports its matches (shadowMatches) and never declines. */
+            rules?: {
+                name: string;
+                /**
+                 * @description Default: "decline".
+                 * @constant
+                 */
+                action?: "decline";
+                /**
+                 * @description Default: "enforce".
+                 * @enum {string}
+                 */
+                mode?: "enforce" | "shadow";
+                message?: string;
+                conditions: components["schemas"]["PolicyCondition"];
+            }[];
         } & {
             [key: string]: unknown;
         };
@@ -614,6 +842,15 @@ export interface components {
                 message: string;
             }[];
         };
+        AccountInput: {
+            id: string;
+            /** @constant */
+            object: "account";
+            name: string;
+            /** @enum {string} */
+            mode: "test" | "live";
+            twoFactorEnabled: boolean;
+        };
         TransactionInput: {
             id: string;
             /** @constant */
@@ -629,6 +866,8 @@ export interface components {
             amount: string;
             /** @description A decimal amount, e.g. "125.50". */
             capturedAmount: string;
+            /** @description The amount still on hold, e.g. "7.00" after 3.00 of a 10.00 authorization was reversed; "0.00" once nothing is held (captured, released, declined, or never a hold). */
+            heldAmount: string;
             /** @enum {string} */
             currency: "USDC" | "SOL";
             merchant: {
@@ -705,6 +944,51 @@ export interface components {
             /** @description ISO 8601 UTC. */
             resetAt: string;
             windowSeconds: number;
+        };
+        RuleTemplateInput: {
+            /** @constant */
+            object: "rule_template";
+            /** @description What a policy names in templates[].name. */
+            name: string;
+            description: string;
+            parameters: {
+                name: string;
+                /** @enum {string} */
+                type: "integer" | "amount" | "mccList" | "countryList" | "stringList";
+                description: string;
+                /** @description False when the template has a default. */
+                required: boolean;
+                /** @description The JSON Schema (2020-12) of the value, its default included. */
+                schema: {
+                    [key: string]: unknown;
+                };
+            }[];
+            example: {
+                /** @description A policy that uses the template, ready for Set Policy. */
+                policy: {
+                    templates: {
+                        name: string;
+                        params?: {
+                            [key: string]: unknown;
+                        };
+                    }[];
+                };
+                /** @description A card transaction that the policy decides as outcome says. */
+                transaction?: {
+                    amount: string;
+                    mcc: string;
+                    country: string;
+                    merchantName: string;
+                    merchantId?: string;
+                    at: string;
+                };
+                /** @description The vault's spend before the transaction, as measure:interval (amount:daily, count:daily, ...). */
+                spend?: {
+                    [key: string]: string | number;
+                };
+                /** @enum {string} */
+                outcome?: "approve" | "decline";
+            };
         };
         SettlementInput: {
             id: string;
@@ -823,6 +1107,7 @@ export interface components {
             /** @description ISO 8601 UTC. */
             asOf: string;
         };
+        /** @description A vault's balances on one UTC day. Get Balance History lists them newest day first: today's live figures (final: false) first when the range includes today, then the end-of-day snapshots of past days. */
         BalanceSnapshotInput: {
             /** @constant */
             object: "balance_snapshot";
@@ -836,15 +1121,8 @@ export interface components {
             available: string;
             /** @description A decimal amount, e.g. "125.50". */
             pending: string;
-        };
-        Account: {
-            id: string;
-            /** @constant */
-            object: "account";
-            name: string;
-            /** @enum {string} */
-            mode: "test" | "live";
-            twoFactorEnabled: boolean;
+            /** @description true: the end-of-day balances of a past UTC day. false: today, the balances as they are now; the row changes until the day ends and its snapshot is taken. */
+            final: boolean;
         };
         Policy: {
             /** @constant */
@@ -855,6 +1133,52 @@ export interface components {
             createdAt: string;
             /** @description ISO 8601 UTC. */
             updatedAt: string;
+            /** @description Spend limits: an amount (in the vault currency) or a count of transactions per interval, optionally only over some merchant categories. */
+            limits?: {
+                /** @enum {string} */
+                interval: "perTransaction" | "daily" | "weekly" | "monthly" | "yearly" | "allTime";
+                amount?: number | string;
+                count?: number;
+                merchantCategories?: string[];
+            }[];
+            /** @description Merchant category codes (ISO 18245) to allow (all others declined) or to block. */
+            merchantCategories?: {
+                allow?: string[];
+                block?: string[];
+            };
+            /** @description Merchant countries (ISO 3166-1 alpha-2) to allow (all others declined) or to block. */
+            merchantCountries?: {
+                allow?: string[];
+                block?: string[];
+            };
+            /** @description Rules from the rule library with their parameters: GET /v1/rule-templates lists them. */
+            templates?: {
+                name: string;
+                params?: {
+                    [key: string]: unknown;
+                };
+                /**
+                 * @description Default: "enforce".
+                 * @enum {string}
+                 */
+                mode?: "enforce" | "shadow";
+            }[];
+            /** @description Custom decline rules: a rule declines when its conditions hold. A shadow rule only reports its matches (shadowMatches) and never declines. */
+            rules?: {
+                name: string;
+                /**
+                 * @description Default: "decline".
+                 * @constant
+                 */
+                action?: "decline";
+                /**
+                 * @description Default: "enforce".
+                 * @enum {string}
+                 */
+                mode?: "enforce" | "shadow";
+                message?: string;
+                conditions: components["schemas"]["PolicyCondition"];
+            }[];
         } & {
             [key: string]: unknown;
         };
@@ -882,6 +1206,15 @@ export interface components {
                 message: string;
             }[];
         };
+        Account: {
+            id: string;
+            /** @constant */
+            object: "account";
+            name: string;
+            /** @enum {string} */
+            mode: "test" | "live";
+            twoFactorEnabled: boolean;
+        };
         Transaction: {
             id: string;
             /** @constant */
@@ -897,6 +1230,8 @@ export interface components {
             amount: string;
             /** @description A decimal amount, e.g. "125.50". */
             capturedAmount: string;
+            /** @description The amount still on hold, e.g. "7.00" after 3.00 of a 10.00 authorization was reversed; "0.00" once nothing is held (captured, released, declined, or never a hold). */
+            heldAmount: string;
             /** @enum {string} */
             currency: "USDC" | "SOL";
             merchant: {
@@ -973,6 +1308,51 @@ export interface components {
             /** @description ISO 8601 UTC. */
             resetAt: string;
             windowSeconds: number;
+        };
+        RuleTemplate: {
+            /** @constant */
+            object: "rule_template";
+            /** @description What a policy names in templates[].name. */
+            name: string;
+            description: string;
+            parameters: {
+                name: string;
+                /** @enum {string} */
+                type: "integer" | "amount" | "mccList" | "countryList" | "stringList";
+                description: string;
+                /** @description False when the template has a default. */
+                required: boolean;
+                /** @description The JSON Schema (2020-12) of the value, its default included. */
+                schema: {
+                    [key: string]: unknown;
+                };
+            }[];
+            example: {
+                /** @description A policy that uses the template, ready for Set Policy. */
+                policy: {
+                    templates: {
+                        name: string;
+                        params?: {
+                            [key: string]: unknown;
+                        };
+                    }[];
+                };
+                /** @description A card transaction that the policy decides as outcome says. */
+                transaction?: {
+                    amount: string;
+                    mcc: string;
+                    country: string;
+                    merchantName: string;
+                    merchantId?: string;
+                    at: string;
+                };
+                /** @description The vault's spend before the transaction, as measure:interval (amount:daily, count:daily, ...). */
+                spend?: {
+                    [key: string]: string | number;
+                };
+                /** @enum {string} */
+                outcome?: "approve" | "decline";
+            };
         };
         Settlement: {
             id: string;
@@ -1091,6 +1471,7 @@ export interface components {
             /** @description ISO 8601 UTC. */
             asOf: string;
         };
+        /** @description A vault's balances on one UTC day. Get Balance History lists them newest day first: today's live figures (final: false) first when the range includes today, then the end-of-day snapshots of past days. */
         BalanceSnapshot: {
             /** @constant */
             object: "balance_snapshot";
@@ -1104,6 +1485,8 @@ export interface components {
             available: string;
             /** @description A decimal amount, e.g. "125.50". */
             pending: string;
+            /** @description true: the end-of-day balances of a past UTC day. false: today, the balances as they are now; the row changes until the day ends and its snapshot is taken. */
+            final: boolean;
         };
         Error: {
             error: {
@@ -1117,9 +1500,86 @@ export interface components {
                 requestId: string;
             };
         };
+        /** @description An authorization policy. Every part is optional; an empty policy approves whatever the balance covers. The first part a transaction fails declines it, in this order: merchantCategories, merchantCountries, limits, templates, rules. */
+        PolicyDocument: {
+            /** @description Spend limits: an amount (in the vault currency) or a count of transactions per interval, optionally only over some merchant categories. */
+            limits?: {
+                /** @enum {string} */
+                interval: "perTransaction" | "daily" | "weekly" | "monthly" | "yearly" | "allTime";
+                amount?: number | string;
+                count?: number;
+                merchantCategories?: string[];
+            }[];
+            /** @description Merchant category codes (ISO 18245) to allow (all others declined) or to block. */
+            merchantCategories?: {
+                allow?: string[];
+                block?: string[];
+            };
+            /** @description Merchant countries (ISO 3166-1 alpha-2) to allow (all others declined) or to block. */
+            merchantCountries?: {
+                allow?: string[];
+                block?: string[];
+            };
+            /** @description Rules from the rule library with their parameters: GET /v1/rule-templates lists them. */
+            templates?: {
+                name: string;
+                params?: {
+                    [key: string]: unknown;
+                };
+                /**
+                 * @description Default: "enforce".
+                 * @enum {string}
+                 */
+                mode?: "enforce" | "shadow";
+            }[];
+            /** @description Custom decline rules: a rule declines when its conditions hold. A shadow rule only reports its matches (shadowMatches) and never declines. */
+            rules?: {
+                name: string;
+                /**
+                 * @description Default: "decline".
+                 * @constant
+                 */
+                action?: "decline";
+                /**
+                 * @description Default: "enforce".
+                 * @enum {string}
+                 */
+                mode?: "enforce" | "shadow";
+                message?: string;
+                conditions: components["schemas"]["PolicyCondition"];
+            }[];
+        };
+        /** @description A condition: all (every child holds), any (one child holds), not, or a comparison of a fact with a value. The root of a rule is all, any or not. */
+        PolicyCondition: {
+            all: components["schemas"]["PolicyCondition"][];
+        } | {
+            any: components["schemas"]["PolicyCondition"][];
+        } | {
+            not: components["schemas"]["PolicyCondition"];
+        } | {
+            /**
+             * @description The fact compared: amount, currency, mcc, merchantCountry, merchantName, merchantId, cardId, hourUtc, dayOfWeekUtc, spentDaily, spentWeekly, spentMonthly, countDaily, merchant. merchant takes a path ($.name, $.mcc, $.country, $.city, $.id).
+             * @example mcc
+             */
+            fact: string;
+            /**
+             * @example in
+             * @enum {string}
+             */
+            operator: "equal" | "notEqual" | "lessThan" | "lessThanInclusive" | "greaterThan" | "greaterThanInclusive" | "in" | "notIn" | "contains" | "doesNotContain";
+            /**
+             * @description What the fact is compared with: a number, an amount string, a string, a list (in, notIn), or { "fact": name } to compare with another fact.
+             * @example [
+             *       "7995",
+             *       "7801"
+             *     ]
+             */
+            value: unknown;
+            path?: string;
+        };
     };
     responses: {
-        /** @description An error, in the body of contract section 3. */
+        /** @description Any error not named above, in the same body: `internal_error` (500) for a fault of the server, never with its details. */
         Error: {
             headers: {
                 /** @description Also in the body. */
@@ -1127,6 +1587,16 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
+                /**
+                 * @example {
+                 *       "error": {
+                 *         "type": "server_error",
+                 *         "code": "internal_error",
+                 *         "message": "An internal error occurred.",
+                 *         "requestId": "req_0193a4f1ce4d7f02d1e2f3a4b5c6d7e8"
+                 *       }
+                 *     }
+                 */
                 "application/json": components["schemas"]["Error"];
             };
         };
@@ -1147,13 +1617,52 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description The rate-limit window of the key. */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "object": "rate_limit",
+                     *       "limit": 25,
+                     *       "remaining": 24,
+                     *       "resetAt": "2026-03-02T14:05:10.000Z",
+                     *       "windowSeconds": 1
+                     *     }
+                     */
                     "application/json": components["schemas"]["RateLimit"];
+                };
+            };
+            /**
+             * @description `missing_api_key`: No API key was provided.
+             *
+             *     `invalid_api_key`: The API key is invalid.
+             *
+             *     `expired_api_key`: The API key has expired.
+             */
+            401: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `rate_limit_exceeded`: Too many requests. */
+            429: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    /** @description Seconds to wait. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             default: components["responses"]["Error"];
@@ -1168,13 +1677,52 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description The key's account. */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "acct_0193a4f1c2d87b3e9f1a2b3c4d5e6f70",
+                     *       "object": "account",
+                     *       "name": "acme",
+                     *       "mode": "test",
+                     *       "twoFactorEnabled": false
+                     *     }
+                     */
                     "application/json": components["schemas"]["Account"];
+                };
+            };
+            /**
+             * @description `missing_api_key`: No API key was provided.
+             *
+             *     `invalid_api_key`: The API key is invalid.
+             *
+             *     `expired_api_key`: The API key has expired.
+             */
+            401: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `rate_limit_exceeded`: Too many requests. */
+            429: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    /** @description Seconds to wait. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             default: components["responses"]["Error"];
@@ -1194,12 +1742,41 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description A page of vaults. */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "object": "list",
+                     *       "data": [
+                     *         {
+                     *           "id": "vlt_0193a4f1c2e47d01a5b6c7d8e9f0a1b2",
+                     *           "object": "vault",
+                     *           "name": "Marketing",
+                     *           "currency": "USDC",
+                     *           "network": "solana",
+                     *           "status": "active",
+                     *           "balance": {
+                     *             "available": "4957.50",
+                     *             "pending": "42.50",
+                     *             "ledger": "5000.00"
+                     *           },
+                     *           "metadata": {
+                     *             "costCenter": "cc-104"
+                     *           },
+                     *           "createdAt": "2026-03-02T14:05:09.412Z",
+                     *           "updatedAt": "2026-03-02T14:05:09.412Z",
+                     *           "frozenAt": null,
+                     *           "closedAt": null
+                     *         }
+                     *       ],
+                     *       "hasMore": true,
+                     *       "nextCursor": "vlt_0193a4f1c2e47d01a5b6c7d8e9f0a1b2"
+                     *     }
+                     */
                     "application/json": {
                         /** @enum {string} */
                         object: "list";
@@ -1207,6 +1784,58 @@ export interface operations {
                         hasMore: boolean;
                         nextCursor: string | null;
                     };
+                };
+            };
+            /** @description `parameter_invalid`: A parameter is invalid. */
+            400: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description `missing_api_key`: No API key was provided.
+             *
+             *     `invalid_api_key`: The API key is invalid.
+             *
+             *     `expired_api_key`: The API key has expired.
+             */
+            401: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `insufficient_scope`: The API key lacks the scope for this operation. */
+            403: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `rate_limit_exceeded`: Too many requests. */
+            429: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    /** @description Seconds to wait. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             default: components["responses"]["Error"];
@@ -1224,6 +1853,17 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "name": "Marketing",
+                 *       "currency": "USDC",
+                 *       "network": "solana",
+                 *       "initialDeposit": "5000",
+                 *       "metadata": {
+                 *         "costCenter": "cc-104"
+                 *       }
+                 *     }
+                 */
                 "application/json": {
                     name: string;
                     currency: string;
@@ -1237,13 +1877,134 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description The vault created. */
             201: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "vlt_0193a4f1c2e47d01a5b6c7d8e9f0a1b2",
+                     *       "object": "vault",
+                     *       "name": "Marketing",
+                     *       "currency": "USDC",
+                     *       "network": "solana",
+                     *       "status": "active",
+                     *       "balance": {
+                     *         "available": "5000.00",
+                     *         "pending": "0.00",
+                     *         "ledger": "5000.00"
+                     *       },
+                     *       "metadata": {
+                     *         "costCenter": "cc-104"
+                     *       },
+                     *       "createdAt": "2026-03-02T14:05:09.412Z",
+                     *       "updatedAt": "2026-03-02T14:05:09.412Z",
+                     *       "frozenAt": null,
+                     *       "closedAt": null
+                     *     }
+                     */
                     "application/json": components["schemas"]["Vault"];
+                };
+            };
+            /**
+             * @description `invalid_currency`: The currency is not supported.
+             *
+             *     `invalid_amount`: The amount is invalid.
+             *
+             *     `parameter_invalid`: A parameter is invalid.
+             *
+             *     `parameter_missing`: A required parameter is missing.
+             *
+             *     `invalid_json`: The request body is not valid JSON.
+             */
+            400: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description `missing_api_key`: No API key was provided.
+             *
+             *     `invalid_api_key`: The API key is invalid.
+             *
+             *     `expired_api_key`: The API key has expired.
+             */
+            401: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `insufficient_scope`: The API key lacks the scope for this operation. */
+            403: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description `duplicate_idempotency_key`: The idempotency key was used with a different request.
+             *
+             *     `idempotency_key_in_use`: A request with this idempotency key is still running.
+             */
+            409: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `payload_too_large`: The request body is too large. */
+            413: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `unsupported_media_type`: The request body must be application/json. */
+            415: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `rate_limit_exceeded`: Too many requests. */
+            429: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    /** @description Seconds to wait. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             default: components["responses"]["Error"];
@@ -1261,13 +2022,87 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description The vault. */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "vlt_0193a4f1c2e47d01a5b6c7d8e9f0a1b2",
+                     *       "object": "vault",
+                     *       "name": "Marketing",
+                     *       "currency": "USDC",
+                     *       "network": "solana",
+                     *       "status": "active",
+                     *       "balance": {
+                     *         "available": "4957.50",
+                     *         "pending": "42.50",
+                     *         "ledger": "5000.00"
+                     *       },
+                     *       "metadata": {
+                     *         "costCenter": "cc-104"
+                     *       },
+                     *       "createdAt": "2026-03-02T14:05:09.412Z",
+                     *       "updatedAt": "2026-03-02T14:05:09.412Z",
+                     *       "frozenAt": null,
+                     *       "closedAt": null
+                     *     }
+                     */
                     "application/json": components["schemas"]["Vault"];
+                };
+            };
+            /**
+             * @description `missing_api_key`: No API key was provided.
+             *
+             *     `invalid_api_key`: The API key is invalid.
+             *
+             *     `expired_api_key`: The API key has expired.
+             */
+            401: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `insufficient_scope`: The API key lacks the scope for this operation. */
+            403: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `vault_not_found`: No such vault. */
+            404: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `rate_limit_exceeded`: Too many requests. */
+            429: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    /** @description Seconds to wait. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             default: components["responses"]["Error"];
@@ -1288,6 +2123,15 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "name": "Marketing EMEA",
+                 *       "metadata": {
+                 *         "costCenter": null,
+                 *         "region": "emea"
+                 *       }
+                 *     }
+                 */
                 "application/json": {
                     name?: string;
                     metadata?: {
@@ -1297,13 +2141,141 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description The vault, updated. */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "vlt_0193a4f1c2e47d01a5b6c7d8e9f0a1b2",
+                     *       "object": "vault",
+                     *       "name": "Marketing EMEA",
+                     *       "currency": "USDC",
+                     *       "network": "solana",
+                     *       "status": "active",
+                     *       "balance": {
+                     *         "available": "4957.50",
+                     *         "pending": "42.50",
+                     *         "ledger": "5000.00"
+                     *       },
+                     *       "metadata": {
+                     *         "costCenter": "cc-104"
+                     *       },
+                     *       "createdAt": "2026-03-02T14:05:09.412Z",
+                     *       "updatedAt": "2026-03-02T15:30:00.000Z",
+                     *       "frozenAt": null,
+                     *       "closedAt": null
+                     *     }
+                     */
                     "application/json": components["schemas"]["Vault"];
+                };
+            };
+            /**
+             * @description `parameter_invalid`: A parameter is invalid.
+             *
+             *     `invalid_json`: The request body is not valid JSON.
+             */
+            400: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description `missing_api_key`: No API key was provided.
+             *
+             *     `invalid_api_key`: The API key is invalid.
+             *
+             *     `expired_api_key`: The API key has expired.
+             */
+            401: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `insufficient_scope`: The API key lacks the scope for this operation. */
+            403: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `vault_not_found`: No such vault. */
+            404: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description `duplicate_idempotency_key`: The idempotency key was used with a different request.
+             *
+             *     `idempotency_key_in_use`: A request with this idempotency key is still running.
+             *
+             *     `vault_closed`: The vault is closed.
+             */
+            409: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `payload_too_large`: The request body is too large. */
+            413: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `unsupported_media_type`: The request body must be application/json. */
+            415: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `rate_limit_exceeded`: Too many requests. */
+            429: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    /** @description Seconds to wait. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             default: components["responses"]["Error"];
@@ -1324,19 +2296,152 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "reason": "Quarterly audit"
+                 *     }
+                 */
                 "application/json": {
                     reason?: string;
                 } | null;
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description The vault, frozen. */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "vlt_0193a4f1c2e47d01a5b6c7d8e9f0a1b2",
+                     *       "object": "vault",
+                     *       "name": "Marketing",
+                     *       "currency": "USDC",
+                     *       "network": "solana",
+                     *       "status": "frozen",
+                     *       "balance": {
+                     *         "available": "4957.50",
+                     *         "pending": "42.50",
+                     *         "ledger": "5000.00"
+                     *       },
+                     *       "metadata": {
+                     *         "costCenter": "cc-104"
+                     *       },
+                     *       "createdAt": "2026-03-02T14:05:09.412Z",
+                     *       "updatedAt": "2026-03-02T15:30:00.000Z",
+                     *       "frozenAt": "2026-03-02T15:30:00.000Z",
+                     *       "closedAt": null
+                     *     }
+                     */
                     "application/json": components["schemas"]["Vault"];
+                };
+            };
+            /**
+             * @description `parameter_invalid`: A parameter is invalid.
+             *
+             *     `invalid_json`: The request body is not valid JSON.
+             */
+            400: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description `missing_api_key`: No API key was provided.
+             *
+             *     `invalid_api_key`: The API key is invalid.
+             *
+             *     `expired_api_key`: The API key has expired.
+             */
+            401: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `insufficient_scope`: The API key lacks the scope for this operation. */
+            403: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `vault_not_found`: No such vault. */
+            404: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description `duplicate_idempotency_key`: The idempotency key was used with a different request.
+             *
+             *     `idempotency_key_in_use`: A request with this idempotency key is still running.
+             *
+             *     `vault_closed`: The vault is closed.
+             */
+            409: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `payload_too_large`: The request body is too large. */
+            413: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `unsupported_media_type`: The request body must be application/json. */
+            415: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `rate_limit_exceeded`: Too many requests. */
+            429: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    /** @description Seconds to wait. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             default: components["responses"]["Error"];
@@ -1357,13 +2462,104 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description The vault, active. */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "vlt_0193a4f1c2e47d01a5b6c7d8e9f0a1b2",
+                     *       "object": "vault",
+                     *       "name": "Marketing",
+                     *       "currency": "USDC",
+                     *       "network": "solana",
+                     *       "status": "active",
+                     *       "balance": {
+                     *         "available": "4957.50",
+                     *         "pending": "42.50",
+                     *         "ledger": "5000.00"
+                     *       },
+                     *       "metadata": {
+                     *         "costCenter": "cc-104"
+                     *       },
+                     *       "createdAt": "2026-03-02T14:05:09.412Z",
+                     *       "updatedAt": "2026-03-02T15:30:00.000Z",
+                     *       "frozenAt": null,
+                     *       "closedAt": null
+                     *     }
+                     */
                     "application/json": components["schemas"]["Vault"];
+                };
+            };
+            /**
+             * @description `missing_api_key`: No API key was provided.
+             *
+             *     `invalid_api_key`: The API key is invalid.
+             *
+             *     `expired_api_key`: The API key has expired.
+             */
+            401: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `insufficient_scope`: The API key lacks the scope for this operation. */
+            403: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `vault_not_found`: No such vault. */
+            404: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description `duplicate_idempotency_key`: The idempotency key was used with a different request.
+             *
+             *     `idempotency_key_in_use`: A request with this idempotency key is still running.
+             *
+             *     `vault_closed`: The vault is closed.
+             */
+            409: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `rate_limit_exceeded`: Too many requests. */
+            429: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    /** @description Seconds to wait. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             default: components["responses"]["Error"];
@@ -1384,6 +2580,13 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "destination": {
+                 *         "vaultId": "vlt_0193a4f1c3017a2cb4d5e6f7a8b9c0d1"
+                 *       }
+                 *     }
+                 */
                 "application/json": {
                     destination?: {
                         vaultId: string;
@@ -1394,13 +2597,151 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description The vault, closed, its balance moved out. */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "vlt_0193a4f1c2e47d01a5b6c7d8e9f0a1b2",
+                     *       "object": "vault",
+                     *       "name": "Marketing",
+                     *       "currency": "USDC",
+                     *       "network": "solana",
+                     *       "status": "closed",
+                     *       "balance": {
+                     *         "available": "0.00",
+                     *         "pending": "0.00",
+                     *         "ledger": "0.00"
+                     *       },
+                     *       "metadata": {
+                     *         "costCenter": "cc-104"
+                     *       },
+                     *       "createdAt": "2026-03-02T14:05:09.412Z",
+                     *       "updatedAt": "2026-03-02T15:30:00.000Z",
+                     *       "frozenAt": null,
+                     *       "closedAt": "2026-03-02T15:30:00.000Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["Vault"];
+                };
+            };
+            /**
+             * @description `parameter_missing`: A required parameter is missing.
+             *
+             *     `currency_mismatch`: The currencies of the vaults differ.
+             *
+             *     `invalid_address`: The address is not a valid Solana address.
+             *
+             *     `parameter_invalid`: A parameter is invalid.
+             *
+             *     `invalid_json`: The request body is not valid JSON.
+             */
+            400: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description `missing_api_key`: No API key was provided.
+             *
+             *     `invalid_api_key`: The API key is invalid.
+             *
+             *     `expired_api_key`: The API key has expired.
+             */
+            401: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `insufficient_scope`: The API key lacks the scope for this operation. */
+            403: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `vault_not_found`: No such vault. */
+            404: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description `duplicate_idempotency_key`: The idempotency key was used with a different request.
+             *
+             *     `idempotency_key_in_use`: A request with this idempotency key is still running.
+             *
+             *     `vault_closed`: The vault is closed.
+             *
+             *     `vault_has_pending_transactions`: The vault has open holds.
+             *
+             *     `vault_frozen`: The vault is frozen.
+             */
+            409: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `payload_too_large`: The request body is too large. */
+            413: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `unsupported_media_type`: The request body must be application/json. */
+            415: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `rate_limit_exceeded`: Too many requests. */
+            429: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    /** @description Seconds to wait. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             default: components["responses"]["Error"];
@@ -1418,13 +2759,76 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description The balance. */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "object": "balance",
+                     *       "vaultId": "vlt_0193a4f1c2e47d01a5b6c7d8e9f0a1b2",
+                     *       "currency": "USDC",
+                     *       "available": "4957.50",
+                     *       "pending": "42.50",
+                     *       "ledger": "5000.00",
+                     *       "asOf": "2026-03-02T15:30:00.000Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["Balance"];
+                };
+            };
+            /**
+             * @description `missing_api_key`: No API key was provided.
+             *
+             *     `invalid_api_key`: The API key is invalid.
+             *
+             *     `expired_api_key`: The API key has expired.
+             */
+            401: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `insufficient_scope`: The API key lacks the scope for this operation. */
+            403: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `vault_not_found`: No such vault. */
+            404: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `rate_limit_exceeded`: Too many requests. */
+            429: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    /** @description Seconds to wait. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             default: components["responses"]["Error"];
@@ -1435,7 +2839,9 @@ export interface operations {
             query?: {
                 limit?: number;
                 startingAfter?: string;
+                /** @description A UTC day, YYYY-MM-DD, inclusive. */
                 startDate?: string;
+                /** @description A UTC day, YYYY-MM-DD, inclusive (today included). */
                 endDate?: string;
             };
             header?: never;
@@ -1447,12 +2853,31 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description A page of daily balances. */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "object": "list",
+                     *       "data": [
+                     *         {
+                     *           "object": "balance_snapshot",
+                     *           "vaultId": "vlt_0193a4f1c2e47d01a5b6c7d8e9f0a1b2",
+                     *           "date": "2026-03-01",
+                     *           "currency": "USDC",
+                     *           "ledger": "5000.00",
+                     *           "available": "5000.00",
+                     *           "pending": "0.00",
+                     *           "final": true
+                     *         }
+                     *       ],
+                     *       "hasMore": false,
+                     *       "nextCursor": null
+                     *     }
+                     */
                     "application/json": {
                         /** @enum {string} */
                         object: "list";
@@ -1460,6 +2885,69 @@ export interface operations {
                         hasMore: boolean;
                         nextCursor: string | null;
                     };
+                };
+            };
+            /** @description `parameter_invalid`: A parameter is invalid. */
+            400: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description `missing_api_key`: No API key was provided.
+             *
+             *     `invalid_api_key`: The API key is invalid.
+             *
+             *     `expired_api_key`: The API key has expired.
+             */
+            401: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `insufficient_scope`: The API key lacks the scope for this operation. */
+            403: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `vault_not_found`: No such vault. */
+            404: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `rate_limit_exceeded`: Too many requests. */
+            429: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    /** @description Seconds to wait. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             default: components["responses"]["Error"];
@@ -1477,13 +2965,123 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description The policy. */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "object": "policy",
+                     *       "vaultId": "vlt_0193a4f1c2e47d01a5b6c7d8e9f0a1b2",
+                     *       "version": 3,
+                     *       "limits": [
+                     *         {
+                     *           "interval": "daily",
+                     *           "amount": "1000"
+                     *         },
+                     *         {
+                     *           "interval": "perTransaction",
+                     *           "amount": "250"
+                     *         }
+                     *       ],
+                     *       "merchantCategories": {
+                     *         "block": [
+                     *           "7995"
+                     *         ]
+                     *       },
+                     *       "templates": [
+                     *         {
+                     *           "name": "block-high-risk-countries",
+                     *           "mode": "enforce"
+                     *         }
+                     *       ],
+                     *       "rules": [
+                     *         {
+                     *           "name": "no-weekend-airfare",
+                     *           "message": "Declined: airfare on weekends",
+                     *           "conditions": {
+                     *             "all": [
+                     *               {
+                     *                 "fact": "mcc",
+                     *                 "operator": "in",
+                     *                 "value": [
+                     *                   "4511"
+                     *                 ]
+                     *               },
+                     *               {
+                     *                 "fact": "dayOfWeekUtc",
+                     *                 "operator": "greaterThanInclusive",
+                     *                 "value": 6
+                     *               }
+                     *             ]
+                     *           },
+                     *           "action": "decline",
+                     *           "mode": "enforce"
+                     *         }
+                     *       ],
+                     *       "createdAt": "2026-03-02T14:05:09.412Z",
+                     *       "updatedAt": "2026-03-02T15:30:00.000Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["Policy"];
+                };
+            };
+            /**
+             * @description `missing_api_key`: No API key was provided.
+             *
+             *     `invalid_api_key`: The API key is invalid.
+             *
+             *     `expired_api_key`: The API key has expired.
+             */
+            401: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `insufficient_scope`: The API key lacks the scope for this operation. */
+            403: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description `vault_not_found`: No such vault.
+             *
+             *     `policy_not_found`: The vault has no authorization policy.
+             */
+            404: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `rate_limit_exceeded`: Too many requests. */
+            429: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    /** @description Seconds to wait. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             default: components["responses"]["Error"];
@@ -1505,19 +3103,225 @@ export interface operations {
         /** @description An authorization policy (contract section 11): limits, merchantCategories, merchantCountries, templates, rules. */
         requestBody: {
             content: {
-                "application/json": {
-                    [key: string]: unknown;
-                };
+                /**
+                 * @example {
+                 *       "limits": [
+                 *         {
+                 *           "interval": "daily",
+                 *           "amount": "1000"
+                 *         },
+                 *         {
+                 *           "interval": "perTransaction",
+                 *           "amount": "250"
+                 *         }
+                 *       ],
+                 *       "merchantCategories": {
+                 *         "block": [
+                 *           "7995"
+                 *         ]
+                 *       },
+                 *       "templates": [
+                 *         {
+                 *           "name": "block-high-risk-countries"
+                 *         }
+                 *       ],
+                 *       "rules": [
+                 *         {
+                 *           "name": "no-weekend-airfare",
+                 *           "message": "Declined: airfare on weekends",
+                 *           "conditions": {
+                 *             "all": [
+                 *               {
+                 *                 "fact": "mcc",
+                 *                 "operator": "in",
+                 *                 "value": [
+                 *                   "4511"
+                 *                 ]
+                 *               },
+                 *               {
+                 *                 "fact": "dayOfWeekUtc",
+                 *                 "operator": "greaterThanInclusive",
+                 *                 "value": 6
+                 *               }
+                 *             ]
+                 *           }
+                 *         }
+                 *       ]
+                 *     }
+                 */
+                "application/json": components["schemas"]["PolicyDocument"];
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description The policy stored, with its new version. */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "object": "policy",
+                     *       "vaultId": "vlt_0193a4f1c2e47d01a5b6c7d8e9f0a1b2",
+                     *       "version": 3,
+                     *       "limits": [
+                     *         {
+                     *           "interval": "daily",
+                     *           "amount": "1000"
+                     *         },
+                     *         {
+                     *           "interval": "perTransaction",
+                     *           "amount": "250"
+                     *         }
+                     *       ],
+                     *       "merchantCategories": {
+                     *         "block": [
+                     *           "7995"
+                     *         ]
+                     *       },
+                     *       "templates": [
+                     *         {
+                     *           "name": "block-high-risk-countries",
+                     *           "mode": "enforce"
+                     *         }
+                     *       ],
+                     *       "rules": [
+                     *         {
+                     *           "name": "no-weekend-airfare",
+                     *           "message": "Declined: airfare on weekends",
+                     *           "conditions": {
+                     *             "all": [
+                     *               {
+                     *                 "fact": "mcc",
+                     *                 "operator": "in",
+                     *                 "value": [
+                     *                   "4511"
+                     *                 ]
+                     *               },
+                     *               {
+                     *                 "fact": "dayOfWeekUtc",
+                     *                 "operator": "greaterThanInclusive",
+                     *                 "value": 6
+                     *               }
+                     *             ]
+                     *           },
+                     *           "action": "decline",
+                     *           "mode": "enforce"
+                     *         }
+                     *       ],
+                     *       "createdAt": "2026-03-02T14:05:09.412Z",
+                     *       "updatedAt": "2026-03-02T15:30:00.000Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["Policy"];
+                };
+            };
+            /**
+             * @description `policy_invalid`: The authorization policy is invalid.
+             *
+             *     `parameter_invalid`: A parameter is invalid.
+             *
+             *     `invalid_json`: The request body is not valid JSON.
+             */
+            400: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description `missing_api_key`: No API key was provided.
+             *
+             *     `invalid_api_key`: The API key is invalid.
+             *
+             *     `expired_api_key`: The API key has expired.
+             */
+            401: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `insufficient_scope`: The API key lacks the scope for this operation. */
+            403: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `vault_not_found`: No such vault. */
+            404: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description `duplicate_idempotency_key`: The idempotency key was used with a different request.
+             *
+             *     `idempotency_key_in_use`: A request with this idempotency key is still running.
+             *
+             *     `vault_closed`: The vault is closed.
+             */
+            409: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `payload_too_large`: The request body is too large. */
+            413: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `unsupported_media_type`: The request body must be application/json. */
+            415: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `rate_limit_exceeded`: Too many requests. */
+            429: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    /** @description Seconds to wait. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             default: components["responses"]["Error"];
@@ -1538,12 +3342,19 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description The deletion. */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "object": "policy",
+                     *       "vaultId": "vlt_0193a4f1c2e47d01a5b6c7d8e9f0a1b2",
+                     *       "deleted": true
+                     *     }
+                     */
                     "application/json": {
                         /** @enum {string} */
                         object: "policy";
@@ -1551,6 +3362,77 @@ export interface operations {
                         /** @enum {boolean} */
                         deleted: true;
                     };
+                };
+            };
+            /**
+             * @description `missing_api_key`: No API key was provided.
+             *
+             *     `invalid_api_key`: The API key is invalid.
+             *
+             *     `expired_api_key`: The API key has expired.
+             */
+            401: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `insufficient_scope`: The API key lacks the scope for this operation. */
+            403: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description `vault_not_found`: No such vault.
+             *
+             *     `policy_not_found`: The vault has no authorization policy.
+             */
+            404: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description `duplicate_idempotency_key`: The idempotency key was used with a different request.
+             *
+             *     `idempotency_key_in_use`: A request with this idempotency key is still running.
+             */
+            409: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `rate_limit_exceeded`: Too many requests. */
+            429: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    /** @description Seconds to wait. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             default: components["responses"]["Error"];
@@ -1571,11 +3453,28 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "policy": {
+                 *         "limits": [
+                 *           {
+                 *             "interval": "perTransaction",
+                 *             "amount": "250"
+                 *           }
+                 *         ]
+                 *       },
+                 *       "transaction": {
+                 *         "amount": "1200.00",
+                 *         "merchant": {
+                 *           "name": "Acme Airlines",
+                 *           "mcc": "4511",
+                 *           "country": "US"
+                 *         }
+                 *       }
+                 *     }
+                 */
                 "application/json": {
-                    /** @description An authorization policy (contract section 11): limits, merchantCategories, merchantCountries, templates, rules. */
-                    policy?: {
-                        [key: string]: unknown;
-                    };
+                    policy?: components["schemas"]["PolicyDocument"];
                     transaction: {
                         /** @description A decimal amount: a JSON number or a decimal string such as "125.50". */
                         amount: number | string;
@@ -1593,13 +3492,257 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description The decision, as the authorize callback would answer it, without an id. */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": null,
+                     *       "object": "authorization",
+                     *       "approved": false,
+                     *       "status": "declined",
+                     *       "declineCode": "authorization_failed",
+                     *       "declineReason": {
+                     *         "rule": "limits[1]",
+                     *         "message": "Per-transaction limit of 250.00 USDC would be exceeded"
+                     *       },
+                     *       "amount": "1200.00",
+                     *       "currency": "USDC",
+                     *       "cardId": null,
+                     *       "vaultId": "vlt_0193a4f1c2e47d01a5b6c7d8e9f0a1b2",
+                     *       "standIn": false,
+                     *       "decidedInMicros": 95,
+                     *       "shadowMatches": []
+                     *     }
+                     */
                     "application/json": components["schemas"]["AuthorizationDecision"];
+                };
+            };
+            /**
+             * @description `policy_invalid`: The authorization policy is invalid.
+             *
+             *     `invalid_currency`: The currency is not supported.
+             *
+             *     `invalid_amount`: The amount is invalid.
+             *
+             *     `parameter_missing`: A required parameter is missing.
+             *
+             *     `parameter_invalid`: A parameter is invalid.
+             *
+             *     `invalid_json`: The request body is not valid JSON.
+             */
+            400: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description `missing_api_key`: No API key was provided.
+             *
+             *     `invalid_api_key`: The API key is invalid.
+             *
+             *     `expired_api_key`: The API key has expired.
+             */
+            401: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `insufficient_scope`: The API key lacks the scope for this operation. */
+            403: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description `vault_not_found`: No such vault.
+             *
+             *     `card_not_found`: No such card.
+             */
+            404: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `payload_too_large`: The request body is too large. */
+            413: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `unsupported_media_type`: The request body must be application/json. */
+            415: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `rate_limit_exceeded`: Too many requests. */
+            429: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    /** @description Seconds to wait. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            default: components["responses"]["Error"];
+        };
+    };
+    listRuleTemplates: {
+        parameters: {
+            query?: {
+                limit?: number;
+                startingAfter?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of templates. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "object": "list",
+                     *       "data": [
+                     *         {
+                     *           "object": "rule_template",
+                     *           "name": "daily-cap",
+                     *           "description": "Declines once the day's spend (UTC calendar day), this transaction included, would exceed amount.",
+                     *           "parameters": [
+                     *             {
+                     *               "name": "amount",
+                     *               "type": "amount",
+                     *               "description": "Most the vault may spend in one UTC day.",
+                     *               "required": true,
+                     *               "schema": {
+                     *                 "type": [
+                     *                   "number",
+                     *                   "string"
+                     *                 ],
+                     *                 "description": "Most the vault may spend in one UTC day."
+                     *               }
+                     *             }
+                     *           ],
+                     *           "example": {
+                     *             "policy": {
+                     *               "templates": [
+                     *                 {
+                     *                   "name": "daily-cap",
+                     *                   "params": {
+                     *                     "amount": "1000"
+                     *                   }
+                     *                 }
+                     *               ]
+                     *             },
+                     *             "transaction": {
+                     *               "amount": "50.01",
+                     *               "mcc": "5812",
+                     *               "country": "US",
+                     *               "merchantName": "Corner Shop",
+                     *               "at": "2026-11-18T12:00:00Z"
+                     *             },
+                     *             "spend": {
+                     *               "amount:daily": "950"
+                     *             },
+                     *             "outcome": "decline"
+                     *           }
+                     *         }
+                     *       ],
+                     *       "hasMore": false,
+                     *       "nextCursor": null
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {string} */
+                        object: "list";
+                        data: components["schemas"]["RuleTemplate"][];
+                        hasMore: boolean;
+                        nextCursor: string | null;
+                    };
+                };
+            };
+            /** @description `parameter_invalid`: A parameter is invalid. */
+            400: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description `missing_api_key`: No API key was provided.
+             *
+             *     `invalid_api_key`: The API key is invalid.
+             *
+             *     `expired_api_key`: The API key has expired.
+             */
+            401: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `rate_limit_exceeded`: Too many requests. */
+            429: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    /** @description Seconds to wait. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             default: components["responses"]["Error"];
@@ -1619,12 +3762,36 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description A page of transfers. */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "object": "list",
+                     *       "data": [
+                     *         {
+                     *           "id": "tr_0193a4f1c9e07f13a4b5c6d7e8f90a1b",
+                     *           "object": "transfer",
+                     *           "fromVaultId": "vlt_0193a4f1c2e47d01a5b6c7d8e9f0a1b2",
+                     *           "toVaultId": "vlt_0193a4f1c3017a2cb4d5e6f7a8b9c0d1",
+                     *           "amount": "250.00",
+                     *           "currency": "USDC",
+                     *           "status": "completed",
+                     *           "description": "Q3 travel budget",
+                     *           "memo": null,
+                     *           "signature": null,
+                     *           "failureReason": null,
+                     *           "createdAt": "2026-03-02T14:05:09.412Z",
+                     *           "completedAt": "2026-03-02T14:05:09.412Z"
+                     *         }
+                     *       ],
+                     *       "hasMore": false,
+                     *       "nextCursor": null
+                     *     }
+                     */
                     "application/json": {
                         /** @enum {string} */
                         object: "list";
@@ -1632,6 +3799,58 @@ export interface operations {
                         hasMore: boolean;
                         nextCursor: string | null;
                     };
+                };
+            };
+            /** @description `parameter_invalid`: A parameter is invalid. */
+            400: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description `missing_api_key`: No API key was provided.
+             *
+             *     `invalid_api_key`: The API key is invalid.
+             *
+             *     `expired_api_key`: The API key has expired.
+             */
+            401: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `insufficient_scope`: The API key lacks the scope for this operation. */
+            403: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `rate_limit_exceeded`: Too many requests. */
+            429: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    /** @description Seconds to wait. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             default: components["responses"]["Error"];
@@ -1649,6 +3868,17 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "fromVaultId": "vlt_0193a4f1c2e47d01a5b6c7d8e9f0a1b2",
+                 *       "toVaultId": "vlt_0193a4f1c3017a2cb4d5e6f7a8b9c0d1",
+                 *       "amount": "250.00",
+                 *       "description": "Q3 travel budget",
+                 *       "metadata": {
+                 *         "approvedBy": "finance"
+                 *       }
+                 *     }
+                 */
                 "application/json": {
                     fromVaultId: string;
                     toVaultId: string;
@@ -1662,13 +3892,155 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description The transfer, completed. */
             201: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "tr_0193a4f1c9e07f13a4b5c6d7e8f90a1b",
+                     *       "object": "transfer",
+                     *       "fromVaultId": "vlt_0193a4f1c2e47d01a5b6c7d8e9f0a1b2",
+                     *       "toVaultId": "vlt_0193a4f1c3017a2cb4d5e6f7a8b9c0d1",
+                     *       "amount": "250.00",
+                     *       "currency": "USDC",
+                     *       "status": "completed",
+                     *       "description": "Q3 travel budget",
+                     *       "memo": null,
+                     *       "signature": null,
+                     *       "failureReason": null,
+                     *       "createdAt": "2026-03-02T14:05:09.412Z",
+                     *       "completedAt": "2026-03-02T14:05:09.412Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["Transfer"];
+                };
+            };
+            /**
+             * @description `currency_mismatch`: The currencies of the vaults differ.
+             *
+             *     `invalid_amount`: The amount is invalid.
+             *
+             *     `parameter_invalid`: A parameter is invalid.
+             *
+             *     `parameter_missing`: A required parameter is missing.
+             *
+             *     `invalid_json`: The request body is not valid JSON.
+             */
+            400: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description `missing_api_key`: No API key was provided.
+             *
+             *     `invalid_api_key`: The API key is invalid.
+             *
+             *     `expired_api_key`: The API key has expired.
+             */
+            401: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `insufficient_balance`: The available balance does not cover the amount. */
+            402: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `insufficient_scope`: The API key lacks the scope for this operation. */
+            403: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `vault_not_found`: No such vault. */
+            404: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description `duplicate_idempotency_key`: The idempotency key was used with a different request.
+             *
+             *     `idempotency_key_in_use`: A request with this idempotency key is still running.
+             *
+             *     `vault_frozen`: The vault is frozen.
+             *
+             *     `vault_closed`: The vault is closed.
+             */
+            409: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `payload_too_large`: The request body is too large. */
+            413: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `unsupported_media_type`: The request body must be application/json. */
+            415: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `rate_limit_exceeded`: Too many requests. */
+            429: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    /** @description Seconds to wait. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             default: components["responses"]["Error"];
@@ -1686,6 +4058,14 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "fromVaultId": "vlt_0193a4f1c2e47d01a5b6c7d8e9f0a1b2",
+                 *       "address": "ExampLeAddressDoNotSendFundsHerexxxxxxxxxxx",
+                 *       "amount": "10.00",
+                 *       "memo": "invoice 2026-118"
+                 *     }
+                 */
                 "application/json": {
                     fromVaultId: string;
                     address: string;
@@ -1699,13 +4079,170 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description The transfer, pending. */
             202: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "tr_0193a4f1c9e07f13a4b5c6d7e8f90a1b",
+                     *       "object": "transfer",
+                     *       "fromVaultId": "vlt_0193a4f1c2e47d01a5b6c7d8e9f0a1b2",
+                     *       "address": "ExampLeAddressDoNotSendFundsHerexxxxxxxxxxx",
+                     *       "amount": "10.00",
+                     *       "currency": "USDC",
+                     *       "status": "pending",
+                     *       "description": null,
+                     *       "memo": "invoice 2026-118",
+                     *       "signature": null,
+                     *       "failureReason": null,
+                     *       "createdAt": "2026-03-02T14:05:09.412Z",
+                     *       "completedAt": null
+                     *     }
+                     */
                     "application/json": components["schemas"]["Transfer"];
+                };
+            };
+            /**
+             * @description `invalid_address`: The address is not a valid Solana address.
+             *
+             *     `invalid_amount`: The amount is invalid.
+             *
+             *     `parameter_missing`: A required parameter is missing.
+             *
+             *     `parameter_invalid`: A parameter is invalid.
+             *
+             *     `invalid_json`: The request body is not valid JSON.
+             */
+            400: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description `missing_api_key`: No API key was provided.
+             *
+             *     `invalid_api_key`: The API key is invalid.
+             *
+             *     `expired_api_key`: The API key has expired.
+             */
+            401: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description `insufficient_balance`: The available balance does not cover the amount.
+             *
+             *     `authorization_failed`: The transaction violates the authorization policy.
+             */
+            402: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `insufficient_scope`: The API key lacks the scope for this operation. */
+            403: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `vault_not_found`: No such vault. */
+            404: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description `duplicate_idempotency_key`: The idempotency key was used with a different request.
+             *
+             *     `idempotency_key_in_use`: A request with this idempotency key is still running.
+             *
+             *     `vault_frozen`: The vault is frozen.
+             *
+             *     `vault_closed`: The vault is closed.
+             */
+            409: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `payload_too_large`: The request body is too large. */
+            413: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `unsupported_media_type`: The request body must be application/json. */
+            415: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `rate_limit_exceeded`: Too many requests. */
+            429: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    /** @description Seconds to wait. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `service_unavailable`: The service is unavailable. */
+            503: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             default: components["responses"]["Error"];
@@ -1723,13 +4260,82 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description The transfer. */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "tr_0193a4f1c9e07f13a4b5c6d7e8f90a1b",
+                     *       "object": "transfer",
+                     *       "fromVaultId": "vlt_0193a4f1c2e47d01a5b6c7d8e9f0a1b2",
+                     *       "toVaultId": "vlt_0193a4f1c3017a2cb4d5e6f7a8b9c0d1",
+                     *       "amount": "250.00",
+                     *       "currency": "USDC",
+                     *       "status": "completed",
+                     *       "description": "Q3 travel budget",
+                     *       "memo": null,
+                     *       "signature": null,
+                     *       "failureReason": null,
+                     *       "createdAt": "2026-03-02T14:05:09.412Z",
+                     *       "completedAt": "2026-03-02T14:05:09.412Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["Transfer"];
+                };
+            };
+            /**
+             * @description `missing_api_key`: No API key was provided.
+             *
+             *     `invalid_api_key`: The API key is invalid.
+             *
+             *     `expired_api_key`: The API key has expired.
+             */
+            401: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `insufficient_scope`: The API key lacks the scope for this operation. */
+            403: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `transfer_not_found`: No such transfer. */
+            404: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `rate_limit_exceeded`: Too many requests. */
+            429: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    /** @description Seconds to wait. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             default: components["responses"]["Error"];
@@ -1743,9 +4349,13 @@ export interface operations {
                 vaultId?: string;
                 cardId?: string;
                 status?: "pending" | "completed" | "failed" | "declined";
+                /** @description Only transactions of this type, one of the types a transaction has. */
+                type?: "card_authorization" | "transfer_in" | "transfer_out" | "external_transfer" | "deposit" | "withdrawal";
                 minAmount?: string;
                 maxAmount?: string;
+                /** @description Inclusive. A date-time (with its offset) is that instant; a date alone, YYYY-MM-DD, is the start of that UTC day. */
                 startDate?: string;
+                /** @description A date-time (with its offset) is an exclusive bound, that instant; a date alone, YYYY-MM-DD, is inclusive: through the end of that UTC day. */
                 endDate?: string;
             };
             header?: never;
@@ -1754,12 +4364,67 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description A page of transactions. */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "object": "list",
+                     *       "data": [
+                     *         {
+                     *           "id": "txn_0193a4f1c7d974c2b8e9f0a1b2c3d4e5",
+                     *           "object": "transaction",
+                     *           "type": "card_authorization",
+                     *           "status": "pending",
+                     *           "vaultId": "vlt_0193a4f1c2e47d01a5b6c7d8e9f0a1b2",
+                     *           "cardId": "card_0193a4f1c5b27e44a1b2c3d4e5f60718",
+                     *           "transferId": null,
+                     *           "amount": "42.50",
+                     *           "capturedAmount": "0.00",
+                     *           "heldAmount": "42.50",
+                     *           "currency": "USDC",
+                     *           "merchant": {
+                     *             "name": "Blue Bottle Coffee",
+                     *             "mcc": "5814",
+                     *             "country": "US",
+                     *             "city": "Oakland",
+                     *             "id": null
+                     *           },
+                     *           "declineCode": null,
+                     *           "declineReason": null,
+                     *           "failureReason": null,
+                     *           "createdAt": "2026-03-02T14:05:09.412Z",
+                     *           "completedAt": null,
+                     *           "hasMetadata": false
+                     *         },
+                     *         {
+                     *           "id": "txn_0193a4f1c9e07f13a4b5d1e2f3a4b5c6",
+                     *           "object": "transaction",
+                     *           "type": "transfer_out",
+                     *           "status": "completed",
+                     *           "vaultId": "vlt_0193a4f1c2e47d01a5b6c7d8e9f0a1b2",
+                     *           "cardId": null,
+                     *           "transferId": "tr_0193a4f1c9e07f13a4b5c6d7e8f90a1b",
+                     *           "amount": "250.00",
+                     *           "capturedAmount": "0.00",
+                     *           "heldAmount": "0.00",
+                     *           "currency": "USDC",
+                     *           "merchant": null,
+                     *           "declineCode": null,
+                     *           "declineReason": null,
+                     *           "failureReason": null,
+                     *           "createdAt": "2026-03-02T14:05:09.412Z",
+                     *           "completedAt": "2026-03-02T14:05:09.412Z",
+                     *           "hasMetadata": true
+                     *         }
+                     *       ],
+                     *       "hasMore": true,
+                     *       "nextCursor": "txn_0193a4f1c9e07f13a4b5d1e2f3a4b5c6"
+                     *     }
+                     */
                     "application/json": {
                         /** @enum {string} */
                         object: "list";
@@ -1767,6 +4432,62 @@ export interface operations {
                         hasMore: boolean;
                         nextCursor: string | null;
                     };
+                };
+            };
+            /**
+             * @description `parameter_invalid`: A parameter is invalid.
+             *
+             *     `invalid_amount`: The amount is invalid.
+             */
+            400: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description `missing_api_key`: No API key was provided.
+             *
+             *     `invalid_api_key`: The API key is invalid.
+             *
+             *     `expired_api_key`: The API key has expired.
+             */
+            401: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `insufficient_scope`: The API key lacks the scope for this operation. */
+            403: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `rate_limit_exceeded`: Too many requests. */
+            429: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    /** @description Seconds to wait. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             default: components["responses"]["Error"];
@@ -1784,13 +4505,93 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description The transaction. */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "txn_0193a4f1c7d974c2b8e9f0a1b2c3d4e5",
+                     *       "object": "transaction",
+                     *       "type": "card_authorization",
+                     *       "status": "pending",
+                     *       "vaultId": "vlt_0193a4f1c2e47d01a5b6c7d8e9f0a1b2",
+                     *       "cardId": "card_0193a4f1c5b27e44a1b2c3d4e5f60718",
+                     *       "transferId": null,
+                     *       "amount": "42.50",
+                     *       "capturedAmount": "0.00",
+                     *       "heldAmount": "42.50",
+                     *       "currency": "USDC",
+                     *       "merchant": {
+                     *         "name": "Blue Bottle Coffee",
+                     *         "mcc": "5814",
+                     *         "country": "US",
+                     *         "city": "Oakland",
+                     *         "id": null
+                     *       },
+                     *       "declineCode": null,
+                     *       "declineReason": null,
+                     *       "failureReason": null,
+                     *       "createdAt": "2026-03-02T14:05:09.412Z",
+                     *       "completedAt": null,
+                     *       "hasMetadata": false
+                     *     }
+                     */
                     "application/json": components["schemas"]["Transaction"];
+                };
+            };
+            /**
+             * @description `missing_api_key`: No API key was provided.
+             *
+             *     `invalid_api_key`: The API key is invalid.
+             *
+             *     `expired_api_key`: The API key has expired.
+             */
+            401: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `insufficient_scope`: The API key lacks the scope for this operation. */
+            403: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `transaction_not_found`: No such transaction. */
+            404: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `rate_limit_exceeded`: Too many requests. */
+            429: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    /** @description Seconds to wait. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             default: components["responses"]["Error"];
@@ -1808,12 +4609,21 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description The metadata. */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "object": "transaction_metadata",
+                     *       "transactionId": "txn_0193a4f1c9e07f13a4b5d1e2f3a4b5c6",
+                     *       "metadata": {
+                     *         "approvedBy": "finance"
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         /** @enum {string} */
                         object: "transaction_metadata";
@@ -1822,6 +4632,58 @@ export interface operations {
                             [key: string]: string;
                         };
                     };
+                };
+            };
+            /**
+             * @description `missing_api_key`: No API key was provided.
+             *
+             *     `invalid_api_key`: The API key is invalid.
+             *
+             *     `expired_api_key`: The API key has expired.
+             */
+            401: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `insufficient_scope`: The API key lacks the scope for this operation. */
+            403: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `transaction_not_found`: No such transaction. */
+            404: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `rate_limit_exceeded`: Too many requests. */
+            429: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    /** @description Seconds to wait. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             default: components["responses"]["Error"];
@@ -1839,6 +4701,12 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "vaultId": "vlt_0193a4f1c2e47d01a5b6c7d8e9f0a1b2",
+                 *       "amount": "100.00"
+                 *     }
+                 */
                 "application/json": {
                     vaultId: string;
                     /** @description A decimal amount: a JSON number or a decimal string such as "125.50". */
@@ -1850,13 +4718,147 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description The deposit transaction, completed. */
             201: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "txn_0193a4f1cab17d20b1c2d3e4f5a6b7c8",
+                     *       "object": "transaction",
+                     *       "type": "deposit",
+                     *       "status": "completed",
+                     *       "vaultId": "vlt_0193a4f1c2e47d01a5b6c7d8e9f0a1b2",
+                     *       "cardId": null,
+                     *       "transferId": null,
+                     *       "amount": "100.00",
+                     *       "capturedAmount": "0.00",
+                     *       "heldAmount": "0.00",
+                     *       "currency": "USDC",
+                     *       "merchant": null,
+                     *       "declineCode": null,
+                     *       "declineReason": null,
+                     *       "failureReason": null,
+                     *       "createdAt": "2026-03-02T14:05:09.412Z",
+                     *       "completedAt": "2026-03-02T14:05:09.412Z",
+                     *       "hasMetadata": false
+                     *     }
+                     */
                     "application/json": components["schemas"]["Transaction"];
+                };
+            };
+            /**
+             * @description `parameter_invalid`: A parameter is invalid.
+             *
+             *     `invalid_amount`: The amount is invalid.
+             *
+             *     `parameter_missing`: A required parameter is missing.
+             *
+             *     `invalid_json`: The request body is not valid JSON.
+             */
+            400: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description `missing_api_key`: No API key was provided.
+             *
+             *     `invalid_api_key`: The API key is invalid.
+             *
+             *     `expired_api_key`: The API key has expired.
+             */
+            401: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `insufficient_scope`: The API key lacks the scope for this operation. */
+            403: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `vault_not_found`: No such vault. */
+            404: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description `duplicate_idempotency_key`: The idempotency key was used with a different request.
+             *
+             *     `idempotency_key_in_use`: A request with this idempotency key is still running.
+             *
+             *     `vault_frozen`: The vault is frozen.
+             *
+             *     `vault_closed`: The vault is closed.
+             */
+            409: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `payload_too_large`: The request body is too large. */
+            413: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `unsupported_media_type`: The request body must be application/json. */
+            415: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `rate_limit_exceeded`: Too many requests. */
+            429: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    /** @description Seconds to wait. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             default: components["responses"]["Error"];
@@ -1876,12 +4878,36 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description A page of cards. */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "object": "list",
+                     *       "data": [
+                     *         {
+                     *           "id": "card_0193a4f1c5b27e44a1b2c3d4e5f60718",
+                     *           "object": "card",
+                     *           "vaultId": "vlt_0193a4f1c2e47d01a5b6c7d8e9f0a1b2",
+                     *           "status": "active",
+                     *           "last4": "4242",
+                     *           "expMonth": 3,
+                     *           "expYear": 2029,
+                     *           "cardholderName": "Ada Lovelace",
+                     *           "metadata": {
+                     *             "employeeId": "e-2291"
+                     *           },
+                     *           "createdAt": "2026-03-02T14:05:09.412Z",
+                     *           "cancelledAt": null
+                     *         }
+                     *       ],
+                     *       "hasMore": false,
+                     *       "nextCursor": null
+                     *     }
+                     */
                     "application/json": {
                         /** @enum {string} */
                         object: "list";
@@ -1889,6 +4915,58 @@ export interface operations {
                         hasMore: boolean;
                         nextCursor: string | null;
                     };
+                };
+            };
+            /** @description `parameter_invalid`: A parameter is invalid. */
+            400: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description `missing_api_key`: No API key was provided.
+             *
+             *     `invalid_api_key`: The API key is invalid.
+             *
+             *     `expired_api_key`: The API key has expired.
+             */
+            401: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `insufficient_scope`: The API key lacks the scope for this operation. */
+            403: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `rate_limit_exceeded`: Too many requests. */
+            429: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    /** @description Seconds to wait. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             default: components["responses"]["Error"];
@@ -1906,6 +4984,15 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "vaultId": "vlt_0193a4f1c2e47d01a5b6c7d8e9f0a1b2",
+                 *       "cardholderName": "Ada Lovelace",
+                 *       "metadata": {
+                 *         "employeeId": "e-2291"
+                 *       }
+                 *     }
+                 */
                 "application/json": {
                     vaultId: string;
                     cardholderName: string;
@@ -1916,13 +5003,140 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description The card issued. */
             201: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "card_0193a4f1c5b27e44a1b2c3d4e5f60718",
+                     *       "object": "card",
+                     *       "vaultId": "vlt_0193a4f1c2e47d01a5b6c7d8e9f0a1b2",
+                     *       "status": "active",
+                     *       "last4": "4242",
+                     *       "expMonth": 3,
+                     *       "expYear": 2029,
+                     *       "cardholderName": "Ada Lovelace",
+                     *       "metadata": {
+                     *         "employeeId": "e-2291"
+                     *       },
+                     *       "createdAt": "2026-03-02T14:05:09.412Z",
+                     *       "cancelledAt": null
+                     *     }
+                     */
                     "application/json": components["schemas"]["Card"];
+                };
+            };
+            /**
+             * @description `parameter_missing`: A required parameter is missing.
+             *
+             *     `parameter_invalid`: A parameter is invalid.
+             *
+             *     `invalid_json`: The request body is not valid JSON.
+             */
+            400: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description `missing_api_key`: No API key was provided.
+             *
+             *     `invalid_api_key`: The API key is invalid.
+             *
+             *     `expired_api_key`: The API key has expired.
+             */
+            401: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `insufficient_scope`: The API key lacks the scope for this operation. */
+            403: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `vault_not_found`: No such vault. */
+            404: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description `duplicate_idempotency_key`: The idempotency key was used with a different request.
+             *
+             *     `idempotency_key_in_use`: A request with this idempotency key is still running.
+             *
+             *     `vault_frozen`: The vault is frozen.
+             *
+             *     `vault_closed`: The vault is closed.
+             */
+            409: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `payload_too_large`: The request body is too large. */
+            413: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `unsupported_media_type`: The request body must be application/json. */
+            415: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `rate_limit_exceeded`: Too many requests. */
+            429: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    /** @description Seconds to wait. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             default: components["responses"]["Error"];
@@ -1940,13 +5154,82 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description The card. */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "card_0193a4f1c5b27e44a1b2c3d4e5f60718",
+                     *       "object": "card",
+                     *       "vaultId": "vlt_0193a4f1c2e47d01a5b6c7d8e9f0a1b2",
+                     *       "status": "active",
+                     *       "last4": "4242",
+                     *       "expMonth": 3,
+                     *       "expYear": 2029,
+                     *       "cardholderName": "Ada Lovelace",
+                     *       "metadata": {
+                     *         "employeeId": "e-2291"
+                     *       },
+                     *       "createdAt": "2026-03-02T14:05:09.412Z",
+                     *       "cancelledAt": null
+                     *     }
+                     */
                     "application/json": components["schemas"]["Card"];
+                };
+            };
+            /**
+             * @description `missing_api_key`: No API key was provided.
+             *
+             *     `invalid_api_key`: The API key is invalid.
+             *
+             *     `expired_api_key`: The API key has expired.
+             */
+            401: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `insufficient_scope`: The API key lacks the scope for this operation. */
+            403: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `card_not_found`: No such card. */
+            404: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `rate_limit_exceeded`: Too many requests. */
+            429: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    /** @description Seconds to wait. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             default: components["responses"]["Error"];
@@ -1969,13 +5252,92 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description The card details. */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "object": "card_details",
+                     *       "cardId": "card_0193a4f1c5b27e44a1b2c3d4e5f60718",
+                     *       "number": "4242424242424242",
+                     *       "cvv": "123",
+                     *       "expMonth": 3,
+                     *       "expYear": 2029
+                     *     }
+                     */
                     "application/json": components["schemas"]["CardDetails"];
+                };
+            };
+            /**
+             * @description `missing_api_key`: No API key was provided.
+             *
+             *     `invalid_api_key`: The API key is invalid.
+             *
+             *     `expired_api_key`: The API key has expired.
+             */
+            401: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description `two_factor_required`: This operation needs a two-factor code.
+             *
+             *     `invalid_two_factor_code`: The two-factor code is wrong or was already used.
+             *
+             *     `insufficient_scope`: The API key lacks the scope for this operation.
+             */
+            403: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `card_not_found`: No such card. */
+            404: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `card_cancelled`: The card is cancelled. */
+            409: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `rate_limit_exceeded`: Too many requests. */
+            429: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    /** @description Seconds to wait. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             default: components["responses"]["Error"];
@@ -1996,13 +5358,99 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description The card, frozen. */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "card_0193a4f1c5b27e44a1b2c3d4e5f60718",
+                     *       "object": "card",
+                     *       "vaultId": "vlt_0193a4f1c2e47d01a5b6c7d8e9f0a1b2",
+                     *       "status": "frozen",
+                     *       "last4": "4242",
+                     *       "expMonth": 3,
+                     *       "expYear": 2029,
+                     *       "cardholderName": "Ada Lovelace",
+                     *       "metadata": {
+                     *         "employeeId": "e-2291"
+                     *       },
+                     *       "createdAt": "2026-03-02T14:05:09.412Z",
+                     *       "cancelledAt": null
+                     *     }
+                     */
                     "application/json": components["schemas"]["Card"];
+                };
+            };
+            /**
+             * @description `missing_api_key`: No API key was provided.
+             *
+             *     `invalid_api_key`: The API key is invalid.
+             *
+             *     `expired_api_key`: The API key has expired.
+             */
+            401: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `insufficient_scope`: The API key lacks the scope for this operation. */
+            403: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `card_not_found`: No such card. */
+            404: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description `duplicate_idempotency_key`: The idempotency key was used with a different request.
+             *
+             *     `idempotency_key_in_use`: A request with this idempotency key is still running.
+             *
+             *     `card_cancelled`: The card is cancelled.
+             */
+            409: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `rate_limit_exceeded`: Too many requests. */
+            429: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    /** @description Seconds to wait. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             default: components["responses"]["Error"];
@@ -2023,13 +5471,99 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description The card, active. */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "card_0193a4f1c5b27e44a1b2c3d4e5f60718",
+                     *       "object": "card",
+                     *       "vaultId": "vlt_0193a4f1c2e47d01a5b6c7d8e9f0a1b2",
+                     *       "status": "active",
+                     *       "last4": "4242",
+                     *       "expMonth": 3,
+                     *       "expYear": 2029,
+                     *       "cardholderName": "Ada Lovelace",
+                     *       "metadata": {
+                     *         "employeeId": "e-2291"
+                     *       },
+                     *       "createdAt": "2026-03-02T14:05:09.412Z",
+                     *       "cancelledAt": null
+                     *     }
+                     */
                     "application/json": components["schemas"]["Card"];
+                };
+            };
+            /**
+             * @description `missing_api_key`: No API key was provided.
+             *
+             *     `invalid_api_key`: The API key is invalid.
+             *
+             *     `expired_api_key`: The API key has expired.
+             */
+            401: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `insufficient_scope`: The API key lacks the scope for this operation. */
+            403: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `card_not_found`: No such card. */
+            404: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description `duplicate_idempotency_key`: The idempotency key was used with a different request.
+             *
+             *     `idempotency_key_in_use`: A request with this idempotency key is still running.
+             *
+             *     `card_cancelled`: The card is cancelled.
+             */
+            409: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `rate_limit_exceeded`: Too many requests. */
+            429: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    /** @description Seconds to wait. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             default: components["responses"]["Error"];
@@ -2050,13 +5584,97 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description The card, cancelled. */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "card_0193a4f1c5b27e44a1b2c3d4e5f60718",
+                     *       "object": "card",
+                     *       "vaultId": "vlt_0193a4f1c2e47d01a5b6c7d8e9f0a1b2",
+                     *       "status": "cancelled",
+                     *       "last4": "4242",
+                     *       "expMonth": 3,
+                     *       "expYear": 2029,
+                     *       "cardholderName": "Ada Lovelace",
+                     *       "metadata": {
+                     *         "employeeId": "e-2291"
+                     *       },
+                     *       "createdAt": "2026-03-02T14:05:09.412Z",
+                     *       "cancelledAt": "2026-03-02T15:30:00.000Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["Card"];
+                };
+            };
+            /**
+             * @description `missing_api_key`: No API key was provided.
+             *
+             *     `invalid_api_key`: The API key is invalid.
+             *
+             *     `expired_api_key`: The API key has expired.
+             */
+            401: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `insufficient_scope`: The API key lacks the scope for this operation. */
+            403: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `card_not_found`: No such card. */
+            404: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description `duplicate_idempotency_key`: The idempotency key was used with a different request.
+             *
+             *     `idempotency_key_in_use`: A request with this idempotency key is still running.
+             */
+            409: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `rate_limit_exceeded`: Too many requests. */
+            429: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    /** @description Seconds to wait. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             default: components["responses"]["Error"];
@@ -2074,6 +5692,20 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "cardId": "card_0193a4f1c5b27e44a1b2c3d4e5f60718",
+                 *       "amount": "42.50",
+                 *       "currency": "USDC",
+                 *       "merchant": {
+                 *         "name": "Blue Bottle Coffee",
+                 *         "mcc": "5814",
+                 *         "country": "US",
+                 *         "city": "Oakland"
+                 *       },
+                 *       "networkTransactionId": "ntx_example_8f14e45f"
+                 *     }
+                 */
                 "application/json": {
                     cardId: string;
                     /** @description A decimal amount: a JSON number or a decimal string such as "125.50". */
@@ -2091,13 +5723,114 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description The decision. */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "txn_0193a4f1c7d974c2b8e9f0a1b2c3d4e5",
+                     *       "object": "authorization",
+                     *       "approved": true,
+                     *       "status": "pending",
+                     *       "declineCode": null,
+                     *       "declineReason": null,
+                     *       "amount": "42.50",
+                     *       "currency": "USDC",
+                     *       "cardId": "card_0193a4f1c5b27e44a1b2c3d4e5f60718",
+                     *       "vaultId": "vlt_0193a4f1c2e47d01a5b6c7d8e9f0a1b2",
+                     *       "standIn": false,
+                     *       "decidedInMicros": 412,
+                     *       "shadowMatches": []
+                     *     }
+                     */
                     "application/json": components["schemas"]["AuthorizationDecision"];
+                };
+            };
+            /**
+             * @description `invalid_currency`: The currency is not supported.
+             *
+             *     `invalid_amount`: The amount is invalid.
+             *
+             *     `parameter_missing`: A required parameter is missing.
+             *
+             *     `parameter_invalid`: A parameter is invalid.
+             *
+             *     `invalid_json`: The request body is not valid JSON.
+             */
+            400: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description `missing_api_key`: No API key was provided.
+             *
+             *     `invalid_api_key`: The API key is invalid.
+             *
+             *     `expired_api_key`: The API key has expired.
+             */
+            401: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `insufficient_scope`: The API key lacks the scope for this operation. */
+            403: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `payload_too_large`: The request body is too large. */
+            413: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `unsupported_media_type`: The request body must be application/json. */
+            415: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `rate_limit_exceeded`: Too many requests. */
+            429: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    /** @description Seconds to wait. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             default: components["responses"]["Error"];
@@ -2118,6 +5851,11 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "amount": "40.00"
+                 *     }
+                 */
                 "application/json": {
                     /** @description A decimal amount: a JSON number or a decimal string such as "125.50". */
                     amount?: number | string;
@@ -2125,13 +5863,149 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description The transaction, completed. */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "txn_0193a4f1c7d974c2b8e9f0a1b2c3d4e5",
+                     *       "object": "transaction",
+                     *       "type": "card_authorization",
+                     *       "status": "completed",
+                     *       "vaultId": "vlt_0193a4f1c2e47d01a5b6c7d8e9f0a1b2",
+                     *       "cardId": "card_0193a4f1c5b27e44a1b2c3d4e5f60718",
+                     *       "transferId": null,
+                     *       "amount": "42.50",
+                     *       "capturedAmount": "40.00",
+                     *       "heldAmount": "0.00",
+                     *       "currency": "USDC",
+                     *       "merchant": {
+                     *         "name": "Blue Bottle Coffee",
+                     *         "mcc": "5814",
+                     *         "country": "US",
+                     *         "city": "Oakland",
+                     *         "id": null
+                     *       },
+                     *       "declineCode": null,
+                     *       "declineReason": null,
+                     *       "failureReason": null,
+                     *       "createdAt": "2026-03-02T14:05:09.412Z",
+                     *       "completedAt": "2026-03-02T15:30:00.000Z",
+                     *       "hasMetadata": false
+                     *     }
+                     */
                     "application/json": components["schemas"]["Transaction"];
+                };
+            };
+            /**
+             * @description `invalid_amount`: The amount is invalid.
+             *
+             *     `parameter_invalid`: A parameter is invalid.
+             *
+             *     `invalid_json`: The request body is not valid JSON.
+             */
+            400: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description `missing_api_key`: No API key was provided.
+             *
+             *     `invalid_api_key`: The API key is invalid.
+             *
+             *     `expired_api_key`: The API key has expired.
+             */
+            401: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `insufficient_scope`: The API key lacks the scope for this operation. */
+            403: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `transaction_not_found`: No such transaction. */
+            404: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description `duplicate_idempotency_key`: The idempotency key was used with a different request.
+             *
+             *     `idempotency_key_in_use`: A request with this idempotency key is still running.
+             *
+             *     `transaction_not_pending`: The transaction is no longer pending.
+             */
+            409: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `payload_too_large`: The request body is too large. */
+            413: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `unsupported_media_type`: The request body must be application/json. */
+            415: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `rate_limit_exceeded`: Too many requests. */
+            429: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    /** @description Seconds to wait. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             default: components["responses"]["Error"];
@@ -2152,6 +6026,11 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "amount": "42.50"
+                 *     }
+                 */
                 "application/json": {
                     /** @description A decimal amount: a JSON number or a decimal string such as "125.50". */
                     amount?: number | string;
@@ -2159,13 +6038,149 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description The transaction: failed when nothing is left held, else still pending. */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "txn_0193a4f1c7d974c2b8e9f0a1b2c3d4e5",
+                     *       "object": "transaction",
+                     *       "type": "card_authorization",
+                     *       "status": "failed",
+                     *       "vaultId": "vlt_0193a4f1c2e47d01a5b6c7d8e9f0a1b2",
+                     *       "cardId": "card_0193a4f1c5b27e44a1b2c3d4e5f60718",
+                     *       "transferId": null,
+                     *       "amount": "42.50",
+                     *       "capturedAmount": "0.00",
+                     *       "heldAmount": "0.00",
+                     *       "currency": "USDC",
+                     *       "merchant": {
+                     *         "name": "Blue Bottle Coffee",
+                     *         "mcc": "5814",
+                     *         "country": "US",
+                     *         "city": "Oakland",
+                     *         "id": null
+                     *       },
+                     *       "declineCode": null,
+                     *       "declineReason": null,
+                     *       "failureReason": "reversed",
+                     *       "createdAt": "2026-03-02T14:05:09.412Z",
+                     *       "completedAt": null,
+                     *       "hasMetadata": false
+                     *     }
+                     */
                     "application/json": components["schemas"]["Transaction"];
+                };
+            };
+            /**
+             * @description `invalid_amount`: The amount is invalid.
+             *
+             *     `parameter_invalid`: A parameter is invalid.
+             *
+             *     `invalid_json`: The request body is not valid JSON.
+             */
+            400: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description `missing_api_key`: No API key was provided.
+             *
+             *     `invalid_api_key`: The API key is invalid.
+             *
+             *     `expired_api_key`: The API key has expired.
+             */
+            401: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `insufficient_scope`: The API key lacks the scope for this operation. */
+            403: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `transaction_not_found`: No such transaction. */
+            404: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description `duplicate_idempotency_key`: The idempotency key was used with a different request.
+             *
+             *     `idempotency_key_in_use`: A request with this idempotency key is still running.
+             *
+             *     `transaction_not_pending`: The transaction is no longer pending.
+             */
+            409: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `payload_too_large`: The request body is too large. */
+            413: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `unsupported_media_type`: The request body must be application/json. */
+            415: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `rate_limit_exceeded`: Too many requests. */
+            429: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    /** @description Seconds to wait. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             default: components["responses"]["Error"];
@@ -2180,12 +6195,34 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description Every endpoint. */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "object": "list",
+                     *       "data": [
+                     *         {
+                     *           "id": "we_0193a4f1cb1a7c55b6c7d8e9f0a1b2c3",
+                     *           "object": "webhook_endpoint",
+                     *           "url": "https://hooks.example.com/spendgate",
+                     *           "events": [
+                     *             "authorization.approved",
+                     *             "authorization.declined",
+                     *             "transaction.completed"
+                     *           ],
+                     *           "description": "Ledger sync",
+                     *           "status": "enabled",
+                     *           "createdAt": "2026-03-02T14:05:09.412Z"
+                     *         }
+                     *       ],
+                     *       "hasMore": false,
+                     *       "nextCursor": null
+                     *     }
+                     */
                     "application/json": {
                         /** @enum {string} */
                         object: "list";
@@ -2193,6 +6230,47 @@ export interface operations {
                         hasMore: boolean;
                         nextCursor: string | null;
                     };
+                };
+            };
+            /**
+             * @description `missing_api_key`: No API key was provided.
+             *
+             *     `invalid_api_key`: The API key is invalid.
+             *
+             *     `expired_api_key`: The API key has expired.
+             */
+            401: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `insufficient_scope`: The API key lacks the scope for this operation. */
+            403: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `rate_limit_exceeded`: Too many requests. */
+            429: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    /** @description Seconds to wait. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             default: components["responses"]["Error"];
@@ -2210,6 +6288,17 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "url": "https://hooks.example.com/spendgate",
+                 *       "events": [
+                 *         "authorization.approved",
+                 *         "authorization.declined",
+                 *         "transaction.completed"
+                 *       ],
+                 *       "description": "Ledger sync"
+                 *     }
+                 */
                 "application/json": {
                     url: string;
                     events: ("*" | "vault.created" | "vault.updated" | "vault.frozen" | "vault.unfrozen" | "vault.closed" | "card.created" | "card.frozen" | "card.unfrozen" | "card.cancelled" | "authorization.approved" | "authorization.declined" | "transaction.completed" | "transaction.failed" | "transfer.created" | "transfer.completed" | "transfer.failed" | "policy.updated" | "policy.deleted" | "webhook.test")[];
@@ -2218,13 +6307,124 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description The endpoint, with its signing secret. */
             201: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "we_0193a4f1cb1a7c55b6c7d8e9f0a1b2c3",
+                     *       "object": "webhook_endpoint",
+                     *       "url": "https://hooks.example.com/spendgate",
+                     *       "events": [
+                     *         "authorization.approved",
+                     *         "authorization.declined",
+                     *         "transaction.completed"
+                     *       ],
+                     *       "description": "Ledger sync",
+                     *       "status": "enabled",
+                     *       "createdAt": "2026-03-02T14:05:09.412Z",
+                     *       "secret": "whsec_EXAMPLEonlyNotARealSigningSecret000000"
+                     *     }
+                     */
                     "application/json": components["schemas"]["CreatedWebhookEndpoint"];
+                };
+            };
+            /**
+             * @description `parameter_invalid`: A parameter is invalid.
+             *
+             *     `parameter_missing`: A required parameter is missing.
+             *
+             *     `invalid_json`: The request body is not valid JSON.
+             */
+            400: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description `missing_api_key`: No API key was provided.
+             *
+             *     `invalid_api_key`: The API key is invalid.
+             *
+             *     `expired_api_key`: The API key has expired.
+             */
+            401: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `insufficient_scope`: The API key lacks the scope for this operation. */
+            403: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description `duplicate_idempotency_key`: The idempotency key was used with a different request.
+             *
+             *     `idempotency_key_in_use`: A request with this idempotency key is still running.
+             */
+            409: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `payload_too_large`: The request body is too large. */
+            413: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `unsupported_media_type`: The request body must be application/json. */
+            415: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `rate_limit_exceeded`: Too many requests. */
+            429: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    /** @description Seconds to wait. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             default: components["responses"]["Error"];
@@ -2245,12 +6445,19 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description The deletion. */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "object": "webhook_endpoint",
+                     *       "id": "we_0193a4f1cb1a7c55b6c7d8e9f0a1b2c3",
+                     *       "deleted": true
+                     *     }
+                     */
                     "application/json": {
                         /** @enum {string} */
                         object: "webhook_endpoint";
@@ -2258,6 +6465,73 @@ export interface operations {
                         /** @enum {boolean} */
                         deleted: true;
                     };
+                };
+            };
+            /**
+             * @description `missing_api_key`: No API key was provided.
+             *
+             *     `invalid_api_key`: The API key is invalid.
+             *
+             *     `expired_api_key`: The API key has expired.
+             */
+            401: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `insufficient_scope`: The API key lacks the scope for this operation. */
+            403: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `webhook_not_found`: No such webhook endpoint. */
+            404: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description `duplicate_idempotency_key`: The idempotency key was used with a different request.
+             *
+             *     `idempotency_key_in_use`: A request with this idempotency key is still running.
+             */
+            409: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `rate_limit_exceeded`: Too many requests. */
+            429: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    /** @description Seconds to wait. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             default: components["responses"]["Error"];
@@ -2278,13 +6552,75 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description The attempt's outcome. */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "object": "webhook_test",
+                     *       "eventId": "evt_0193a4f1cc2b7a01a1b2c3d4e5f6a7b8",
+                     *       "delivered": true,
+                     *       "statusCode": 200,
+                     *       "durationMs": 84,
+                     *       "error": null
+                     *     }
+                     */
                     "application/json": components["schemas"]["WebhookTest"];
+                };
+            };
+            /**
+             * @description `missing_api_key`: No API key was provided.
+             *
+             *     `invalid_api_key`: The API key is invalid.
+             *
+             *     `expired_api_key`: The API key has expired.
+             */
+            401: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `insufficient_scope`: The API key lacks the scope for this operation. */
+            403: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `webhook_not_found`: No such webhook endpoint. */
+            404: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `rate_limit_exceeded`: Too many requests. */
+            429: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    /** @description Seconds to wait. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             default: components["responses"]["Error"];
@@ -2305,12 +6641,34 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description A page of delivery attempts. */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "object": "list",
+                     *       "data": [
+                     *         {
+                     *           "id": "whd_0193a4f1cc2b7a01b2c3d4e5f6a7b8c9",
+                     *           "object": "webhook_delivery",
+                     *           "endpointId": "we_0193a4f1cb1a7c55b6c7d8e9f0a1b2c3",
+                     *           "eventId": "evt_0193a4f1cc2b7a01a1b2c3d4e5f6a7b8",
+                     *           "eventType": "authorization.approved",
+                     *           "attempt": 2,
+                     *           "status": "failed",
+                     *           "statusCode": 503,
+                     *           "durationMs": 120,
+                     *           "error": "http_status",
+                     *           "createdAt": "2026-03-02T15:30:00.000Z"
+                     *         }
+                     *       ],
+                     *       "hasMore": false,
+                     *       "nextCursor": null
+                     *     }
+                     */
                     "application/json": {
                         /** @enum {string} */
                         object: "list";
@@ -2318,6 +6676,69 @@ export interface operations {
                         hasMore: boolean;
                         nextCursor: string | null;
                     };
+                };
+            };
+            /** @description `parameter_invalid`: A parameter is invalid. */
+            400: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description `missing_api_key`: No API key was provided.
+             *
+             *     `invalid_api_key`: The API key is invalid.
+             *
+             *     `expired_api_key`: The API key has expired.
+             */
+            401: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `insufficient_scope`: The API key lacks the scope for this operation. */
+            403: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `webhook_not_found`: No such webhook endpoint. */
+            404: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `rate_limit_exceeded`: Too many requests. */
+            429: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    /** @description Seconds to wait. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             default: components["responses"]["Error"];
@@ -2335,6 +6756,19 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "records": [
+                 *         {
+                 *           "authorizationId": "txn_0193a4f1c7d974c2b8e9f0a1b2c3d4e5",
+                 *           "amount": "40.00"
+                 *         },
+                 *         {
+                 *           "authorizationId": "txn_0193a4f1c7d974c2b8e9f0a1b2c3d4e6"
+                 *         }
+                 *       ]
+                 *     }
+                 */
                 "application/json": {
                     records: {
                         authorizationId: string;
@@ -2345,13 +6779,124 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description The settlement, pending. */
             202: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "stl_0193a4f1cd3c7e91c1d2e3f4a5b6c7d8",
+                     *       "object": "settlement",
+                     *       "status": "pending",
+                     *       "recordCount": 2,
+                     *       "capturedCount": 0,
+                     *       "failedCount": 0,
+                     *       "pendingCount": 2,
+                     *       "errors": [],
+                     *       "createdAt": "2026-03-02T14:05:09.412Z",
+                     *       "completedAt": null
+                     *     }
+                     */
                     "application/json": components["schemas"]["Settlement"];
+                };
+            };
+            /**
+             * @description `invalid_amount`: The amount is invalid.
+             *
+             *     `parameter_missing`: A required parameter is missing.
+             *
+             *     `parameter_invalid`: A parameter is invalid.
+             *
+             *     `invalid_json`: The request body is not valid JSON.
+             */
+            400: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description `missing_api_key`: No API key was provided.
+             *
+             *     `invalid_api_key`: The API key is invalid.
+             *
+             *     `expired_api_key`: The API key has expired.
+             */
+            401: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `insufficient_scope`: The API key lacks the scope for this operation. */
+            403: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description `duplicate_idempotency_key`: The idempotency key was used with a different request.
+             *
+             *     `idempotency_key_in_use`: A request with this idempotency key is still running.
+             */
+            409: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `payload_too_large`: The request body is too large. */
+            413: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `unsupported_media_type`: The request body must be application/json. */
+            415: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `rate_limit_exceeded`: Too many requests. */
+            429: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    /** @description Seconds to wait. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             default: components["responses"]["Error"];
@@ -2369,13 +6914,86 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description The settlement. */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "stl_0193a4f1cd3c7e91c1d2e3f4a5b6c7d8",
+                     *       "object": "settlement",
+                     *       "status": "completed",
+                     *       "recordCount": 2,
+                     *       "capturedCount": 1,
+                     *       "failedCount": 1,
+                     *       "pendingCount": 0,
+                     *       "errors": [
+                     *         {
+                     *           "position": 1,
+                     *           "authorizationId": "txn_0193a4f1c7d974c2b8e9f0a1b2c3d4e6",
+                     *           "code": "transaction_not_pending",
+                     *           "message": "Transaction txn_0193a4f1c7d974c2b8e9f0a1b2c3d4e6 is no longer pending."
+                     *         }
+                     *       ],
+                     *       "createdAt": "2026-03-02T14:05:09.412Z",
+                     *       "completedAt": "2026-03-02T15:30:00.000Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["Settlement"];
+                };
+            };
+            /**
+             * @description `missing_api_key`: No API key was provided.
+             *
+             *     `invalid_api_key`: The API key is invalid.
+             *
+             *     `expired_api_key`: The API key has expired.
+             */
+            401: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `insufficient_scope`: The API key lacks the scope for this operation. */
+            403: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `settlement_not_found`: No such settlement. */
+            404: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `rate_limit_exceeded`: Too many requests. */
+            429: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    /** @description Seconds to wait. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             default: components["responses"]["Error"];
@@ -2393,18 +7011,80 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description The secret, its otpauth URI and that URI as a QR code, shown this once. */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "object": "two_factor_enrolment",
+                     *       "secret": "EXAMPLEEXAMPLEEXAMPLEEXAMPLE2345",
+                     *       "otpauthUri": "otpauth://totp/spendgate:acme?secret=EXAMPLEEXAMPLEEXAMPLEEXAMPLE2345&issuer=spendgate",
+                     *       "qrCodeSvg": "<svg xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 45 45\" shape-rendering=\"crispEdges\"><path fill=\"#ffffff\" d=\"M0 0h45v45H0z\"/><path stroke=\"#000000\" d=\"M4 4.5h7m2 0h1...\"/></svg>"
+                     *     }
+                     */
                     "application/json": {
                         /** @enum {string} */
                         object: "two_factor_enrolment";
                         secret: string;
                         otpauthUri: string;
+                        /** @description otpauthUri as a QR code, an SVG document to show for an authenticator app to scan. It carries the secret: keep it as secret as the secret itself. */
+                        qrCodeSvg: string;
                     };
+                };
+            };
+            /** @description `parameter_invalid`: A parameter is invalid. */
+            400: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description `missing_api_key`: No API key was provided.
+             *
+             *     `invalid_api_key`: The API key is invalid.
+             *
+             *     `expired_api_key`: The API key has expired.
+             */
+            401: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `insufficient_scope`: The API key lacks the scope for this operation. */
+            403: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `rate_limit_exceeded`: Too many requests. */
+            429: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    /** @description Seconds to wait. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             default: components["responses"]["Error"];
@@ -2424,13 +7104,80 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description The account, with two-factor off. */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "acct_0193a4f1c2d87b3e9f1a2b3c4d5e6f70",
+                     *       "object": "account",
+                     *       "name": "acme",
+                     *       "mode": "test",
+                     *       "twoFactorEnabled": false
+                     *     }
+                     */
                     "application/json": components["schemas"]["Account"];
+                };
+            };
+            /** @description `parameter_invalid`: A parameter is invalid. */
+            400: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description `missing_api_key`: No API key was provided.
+             *
+             *     `invalid_api_key`: The API key is invalid.
+             *
+             *     `expired_api_key`: The API key has expired.
+             */
+            401: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description `two_factor_required`: This operation needs a two-factor code.
+             *
+             *     `invalid_two_factor_code`: The two-factor code is wrong or was already used.
+             *
+             *     `insufficient_scope`: The API key lacks the scope for this operation.
+             */
+            403: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `rate_limit_exceeded`: Too many requests. */
+            429: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    /** @description Seconds to wait. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             default: components["responses"]["Error"];
@@ -2448,19 +7195,117 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "code": "492039"
+                 *     }
+                 */
                 "application/json": {
                     code: string;
                 };
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description The account, with two-factor on. */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "acct_0193a4f1c2d87b3e9f1a2b3c4d5e6f70",
+                     *       "object": "account",
+                     *       "name": "acme",
+                     *       "mode": "test",
+                     *       "twoFactorEnabled": true
+                     *     }
+                     */
                     "application/json": components["schemas"]["Account"];
+                };
+            };
+            /**
+             * @description `parameter_missing`: A required parameter is missing.
+             *
+             *     `parameter_invalid`: A parameter is invalid.
+             *
+             *     `invalid_json`: The request body is not valid JSON.
+             */
+            400: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description `missing_api_key`: No API key was provided.
+             *
+             *     `invalid_api_key`: The API key is invalid.
+             *
+             *     `expired_api_key`: The API key has expired.
+             */
+            401: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description `invalid_two_factor_code`: The two-factor code is wrong or was already used.
+             *
+             *     `insufficient_scope`: The API key lacks the scope for this operation.
+             */
+            403: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `payload_too_large`: The request body is too large. */
+            413: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `unsupported_media_type`: The request body must be application/json. */
+            415: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `rate_limit_exceeded`: Too many requests. */
+            429: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    /** @description Seconds to wait. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             default: components["responses"]["Error"];

@@ -5,10 +5,10 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { LOCK_FILE } from '../src/store/data-folder-lock.js';
 import { testRedisPrefix } from './support/http.js';
 import {
+  listeningBase,
   forgetPrefixes,
   startCliProcess,
   stopAll,
-  waitFor,
   type Child,
 } from './support/processes.js';
 
@@ -42,16 +42,7 @@ describe('one process per embedded data folder', () => {
   /** `spendgate serve --role api` on the folder, once it listens. */
   async function server(): Promise<{ child: Child; base: string }> {
     const child = startCliProcess(['serve', '--role', 'api'], env);
-    let base: string | undefined;
-    await waitFor(
-      () => {
-        base = /Server listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(child.output())?.[1];
-        return base !== undefined;
-      },
-      START_MS_MAX,
-      () => `the server did not start:\n${child.output()}`,
-    );
-    return { child, base: base ?? '' };
+    return { child, base: await listeningBase(child, START_MS_MAX) };
   }
 
   async function cli(args: string[]): Promise<{ code: number | null; output: string }> {

@@ -10,6 +10,8 @@ import { openStore, type Store } from '../src/store/store.js';
 import { usdc } from './support/store.js';
 import { LOCAL_REDIS_URL } from './support/http.js';
 import {
+  listeningBase,
+  callWithKey,
   serverDatabase,
   startCliProcess,
   stopAll,
@@ -61,16 +63,7 @@ async function serve(env: Record<string, string>): Promise<{ child: Child; base:
     RATE_LIMIT_TEST_PER_SECOND: '1000000',
     ...env,
   });
-  let base: string | undefined;
-  await waitFor(
-    () => {
-      base = /Server listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(child.output())?.[1];
-      return base !== undefined;
-    },
-    START_MS_MAX,
-    () => `the server did not start:\n${child.output()}`,
-  );
-  return { child, base: base ?? '' };
+  return { child, base: await listeningBase(child, START_MS_MAX) };
 }
 
 async function stop(server: { child: Child }): Promise<void> {
@@ -78,23 +71,7 @@ async function stop(server: { child: Child }): Promise<void> {
   outputs.push(server.child.output());
 }
 
-async function call(
-  base: string,
-  key: string,
-  method: string,
-  path: string,
-  body?: unknown,
-): Promise<{ status: number; body: Record<string, unknown> }> {
-  const response = await fetch(`${base}${path}`, {
-    method,
-    headers: {
-      authorization: `Bearer ${key}`,
-      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-    },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  return { status: response.status, body: (await response.json()) as Record<string, unknown> };
-}
+const call = callWithKey;
 
 async function newCard(base: string, key: string): Promise<{ id: string; number: string }> {
   const vault = await call(base, key, 'POST', '/v1/vaults', {

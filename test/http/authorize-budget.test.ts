@@ -4,6 +4,7 @@ import { authorizeWithinBudget } from '../../src/http/authorize-budget.js';
 import type { Store } from '../../src/store/store.js';
 import { useTestService } from '../support/http.js';
 import { fundedCard, MERCHANT, networkId, type DecisionJson } from '../support/authorize.js';
+import { lockVault } from '../support/store.js';
 
 /**
  * The authorization time budget (contract section 10). A decision the database cannot reach in
@@ -18,24 +19,6 @@ interface Json extends Omit<DecisionJson, 'id'> {
   balance: { available: string; pending: string; ledger: string };
   status: string;
   failureReason: string | null;
-}
-
-/** Holds the vault's row lock in a transaction of its own until `release` is called. */
-function lockVault(store: Store, vaultId: string) {
-  let release = (): void => undefined;
-  const released = new Promise<void>((resolve) => {
-    release = resolve;
-  });
-  let locked = (): void => undefined;
-  const isLocked = new Promise<void>((resolve) => {
-    locked = resolve;
-  });
-  const done = store.client.transaction(async (tx) => {
-    await tx.query('SELECT id FROM vaults WHERE id = $1 FOR UPDATE', [vaultId]);
-    locked();
-    await released;
-  });
-  return { isLocked, release, done };
 }
 
 async function until<T>(read: () => Promise<T>, done: (value: T) => boolean): Promise<T> {

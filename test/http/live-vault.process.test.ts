@@ -2,11 +2,11 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testRedisPrefix } from '../support/http.js';
 import {
+  listeningBase,
   forgetPrefixes,
   serverDatabase,
   startCliProcess,
   stopAll,
-  waitFor,
   type Child,
 } from '../support/processes.js';
 
@@ -71,14 +71,7 @@ describe('a live vault starts empty (real processes)', () => {
       expect(keys[mode], output).not.toBe('');
     }
     server = startCliProcess(['serve', '--role', 'api'], env);
-    await waitFor(
-      () => {
-        base = /Server listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(server.output())?.[1] ?? '';
-        return base !== '';
-      },
-      START_MS_MAX,
-      () => `the server did not start:\n${server.output()}`,
-    );
+    base = await listeningBase(server, START_MS_MAX);
   }, START_MS_MAX + 60_000);
 
   afterAll(async () => {

@@ -28,7 +28,11 @@ function run(script: string): {
   child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
   return {
     output: () => output,
-    exited: new Promise((resolve) => child.on('exit', (code) => resolve(code))),
+    exited: new Promise((resolve) => {
+      child.on('exit', (code) => {
+        resolve(code);
+      });
+    }),
     kill: () => child.kill('SIGKILL'),
   };
 }

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import type { Store } from '../../src/store/store.js';
 import { fundedCard, MERCHANT, networkId, type DecisionJson } from '../support/authorize.js';
 import { useTestService } from '../support/http.js';
 import { scrape } from '../support/metrics.js';
+import { lockVault } from '../support/store.js';
 
 /**
  * The server's metrics beyond request latency, each moved by the real thing and read from
@@ -93,24 +93,6 @@ describe('authorization batch sizes', () => {
     expect(after.value(`${BATCH}_bucket`, { le: '64' })).toBe(after.value(`${BATCH}_count`));
   });
 });
-
-/** Holds the vault's row lock in a transaction of its own until `release` is called. */
-function lockVault(store: Store, vaultId: string) {
-  let release = (): void => undefined;
-  const released = new Promise<void>((resolve) => {
-    release = resolve;
-  });
-  let locked = (): void => undefined;
-  const isLocked = new Promise<void>((resolve) => {
-    locked = resolve;
-  });
-  const done = store.client.transaction(async (tx) => {
-    await tx.query('SELECT id FROM vaults WHERE id = $1 FOR UPDATE', [vaultId]);
-    locked();
-    await released;
-  });
-  return { isLocked, release, done };
-}
 
 describe('stand-in decisions', () => {
   const harness = useTestService<DecisionJson & { id: string }>({

@@ -175,6 +175,41 @@ export async function waitFor(
   }
 }
 
+const LISTENING = /Server listening at (http:\/\/127\.0\.0\.1:\d+)/;
+
+/** The base URL a `spendgate serve` child logs once it listens, waited for up to `timeoutMs`. */
+export async function listeningBase(child: Child, timeoutMs: number): Promise<string> {
+  let base: string | undefined;
+  await waitFor(
+    () => {
+      base = LISTENING.exec(child.output())?.[1];
+      return base !== undefined;
+    },
+    timeoutMs,
+    () => `the server did not start:\n${child.output()}`,
+  );
+  return base ?? '';
+}
+
+/** One JSON request with an API key, answered with its status and parsed body. */
+export async function callWithKey(
+  base: string,
+  key: string,
+  method: string,
+  path: string,
+  body?: unknown,
+): Promise<{ status: number; body: Record<string, unknown> }> {
+  const response = await fetch(`${base}${path}`, {
+    method,
+    headers: {
+      authorization: `Bearer ${key}`,
+      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+    },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
+  return { status: response.status, body: (await response.json()) as Record<string, unknown> };
+}
+
 /** The Redis prefixes a suite uses, remembered so that its `afterAll` deletes their keys. */
 export function trackedRedisPrefixes(): {
   /** A new prefix of this run's own. */

@@ -65,3 +65,21 @@ export function networkTransactionId(): string {
   networkIds += 1;
   return `ntx_${process.pid}_${networkIds}_${randomBytes(4).toString('hex')}`;
 }
+
+/** Holds the vault's row lock in a transaction of its own until `release` is called. */
+export function lockVault(store: Store, vaultId: string) {
+  let release = (): void => undefined;
+  const released = new Promise<void>((resolve) => {
+    release = resolve;
+  });
+  let locked = (): void => undefined;
+  const isLocked = new Promise<void>((resolve) => {
+    locked = resolve;
+  });
+  const done = store.client.transaction(async (tx) => {
+    await tx.query('SELECT id FROM vaults WHERE id = $1 FOR UPDATE', [vaultId]);
+    locked();
+    await released;
+  });
+  return { isLocked, release, done };
+}

@@ -17,6 +17,8 @@ import {
 import { deliveryJobOptions } from '../../src/workers/webhook-delivery.js';
 import { LOCAL_REDIS_URL } from '../support/http.js';
 import {
+  listeningBase,
+  callWithKey,
   trackedRedisPrefixes,
   freePort,
   serverDatabase,
@@ -97,29 +99,10 @@ async function started(child: Child): Promise<Started> {
 }
 
 async function listeningUrl(child: Child): Promise<string> {
-  let url: string | undefined;
-  await waitFor(
-    () => {
-      url = /Server listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(child.output())?.[1];
-      return url !== undefined;
-    },
-    START_MS_MAX,
-    () => `it did not listen:\n${child.output()}`,
-  );
-  return url ?? '';
+  return listeningBase(child, START_MS_MAX);
 }
 
-async function call(base: string, key: string, method: string, path: string, body?: unknown) {
-  const response = await fetch(`${base}${path}`, {
-    method,
-    headers: {
-      authorization: `Bearer ${key}`,
-      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-    },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  return { status: response.status, body: (await response.json()) as Record<string, unknown> };
-}
+const call = callWithKey;
 
 /** A test key on a PostgreSQL database, made before its service starts. */
 async function keyOn(url: string): Promise<string> {

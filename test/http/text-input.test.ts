@@ -63,6 +63,9 @@ const BODIES: Record<string, unknown> = {
  */
 const OTHERWISE = new Set(['PUT /v1/vaults/{id}/policy', 'POST /v1/account/two-factor/verify']);
 
+/** The policy document inside another body (simulate's): its text, too, is the compiler's. */
+const POLICY_DOCUMENT_REF = '#/components/schemas/PolicyDocument';
+
 interface SchemaNode {
   $ref?: string;
   type?: string | string[];
@@ -81,24 +84,37 @@ interface OpenApi {
   components?: { schemas?: Record<string, SchemaNode> };
 }
 
-/** Every place a schema takes a string: `a.b`, `a[]` for items, `a{}` and `a{key}` for records. */
-function stringPlaces(document: OpenApi, schema: SchemaNode, at: string, out: Set<string>): void {
+/**
+ * Every place a schema takes a string: `a.b`, `a[]` for items, `a{}` and `a{key}` for records.
+ * A component met again on its own path (the policy's condition tree refers to itself) is not
+ * walked again: its places were named the first time.
+ */
+function stringPlaces(
+  document: OpenApi,
+  schema: SchemaNode,
+  at: string,
+  out: Set<string>,
+  refsOnPath: ReadonlySet<string> = new Set(),
+): void {
+  if (schema.$ref === POLICY_DOCUMENT_REF) return;
+  if (schema.$ref !== undefined && refsOnPath.has(schema.$ref)) return;
+  const onPath = schema.$ref === undefined ? refsOnPath : new Set([...refsOnPath, schema.$ref]);
   const node =
     schema.$ref === undefined
       ? schema
       : (document.components?.schemas?.[schema.$ref.split('/').pop() ?? ''] ?? {});
   for (const branch of [...(node.anyOf ?? []), ...(node.oneOf ?? [])]) {
-    stringPlaces(document, branch, at, out);
+    stringPlaces(document, branch, at, out, onPath);
   }
   const types = Array.isArray(node.type) ? node.type : [node.type];
   if (types.includes('string')) out.add(at);
   for (const [name, child] of Object.entries(node.properties ?? {})) {
-    stringPlaces(document, child, at === '' ? name : `${at}.${name}`, out);
+    stringPlaces(document, child, at === '' ? name : `${at}.${name}`, out, onPath);
   }
-  if (node.items !== undefined) stringPlaces(document, node.items, `${at}[]`, out);
+  if (node.items !== undefined) stringPlaces(document, node.items, `${at}[]`, out, onPath);
   if (node.propertyNames !== undefined) out.add(`${at}{key}`);
   if (typeof node.additionalProperties === 'object') {
-    stringPlaces(document, node.additionalProperties, `${at}{}`, out);
+    stringPlaces(document, node.additionalProperties, `${at}{}`, out, onPath);
   }
 }
 

@@ -263,6 +263,12 @@ describe('two installations on one Redis', () => {
         1,
         'no such event in this database',
       ]);
+      // Log lines leave in blocks, within a quarter of a second (http/log-destination.ts).
+      await waitFor(
+        () => worker.output().includes(job.eventId),
+        10_000,
+        () => `no log line names the event; the worker said:\n${worker.output()}`,
+      );
       const logged = worker
         .output()
         .split('\n')

@@ -1,5 +1,6 @@
 import { assert, SpendgateError, type AuthorizationOutcome } from '../core/index.js';
-import { AUTHORIZE_BATCH_MAX, type AuthorizeRequest } from './ops/authorize-batch.js';
+import { AUTHORIZE_BATCH_MAX, cardKey, type AuthorizeRequest } from './ops/authorize-batch.js';
+import { RecentMap } from './recent-map.js';
 
 /**
  * Gathers concurrent authorizations into batches (ops/authorize-batch.ts decides a batch in one
@@ -27,6 +28,12 @@ export interface BatcherOptions {
    * per request; it must be cheap, and what it throws is dropped (below).
    */
   readonly onBatch?: (size: number) => void;
+  /**
+   * The vault of each card, by cardKey: the store passes the memory its batches fill from
+   * their locks (ops/authorize-batch.ts, cardVaultsOf), so there is one per store. Without
+   * it, the batcher keeps its own, learned from the outcomes.
+   */
+  readonly vaultOfCard?: RecentMap<string>;
 }
 
 interface Waiting {
@@ -40,13 +47,13 @@ const CARD_VAULTS_MAX = 100_000;
 /** Waiting requests looked at per batch formed: bounds the work of one pump. */
 const QUEUE_SCAN_MAX = 1024;
 
-const cardKey = (request: AuthorizeRequest): string =>
-  `${request.scope.accountId} ${request.scope.mode} ${request.input.cardId}`;
+const cardKeyOf = (request: AuthorizeRequest): string =>
+  cardKey(request.input.cardId, request.scope.accountId, request.scope.mode);
 
 export class AuthorizeBatcher {
   #queue: Waiting[] = [];
   #running = 0;
-  readonly #vaultOfCard = new Map<string, string>();
+  readonly #vaultOfCard: RecentMap<string>;
   /** Vaults a running batch holds (or will lock): the lanes' partition. */
   readonly #busyVaults = new Set<string>();
   /**
@@ -62,7 +69,9 @@ export class AuthorizeBatcher {
     ) => Promise<AuthorizationOutcome[]>,
     private readonly runAlone: (request: AuthorizeRequest) => Promise<AuthorizationOutcome>,
     private readonly options: BatcherOptions,
-  ) {}
+  ) {
+    this.#vaultOfCard = options.vaultOfCard ?? new RecentMap(CARD_VAULTS_MAX);
+  }
 
   submit(request: AuthorizeRequest): Promise<AuthorizationOutcome> {
     return new Promise((resolve, reject) => {
@@ -108,7 +117,7 @@ export class AuthorizeBatcher {
         continue;
       }
       scanned += 1;
-      const vault = this.#vaultOfCard.get(cardKey(waiting.request));
+      const vault = this.#vaultOfCard.get(cardKeyOf(waiting.request));
       if (vault !== undefined && this.#busyVaults.has(vault)) {
         kept.push(waiting);
         continue;
@@ -123,14 +132,7 @@ export class AuthorizeBatcher {
 
   #learn(request: AuthorizeRequest, outcome: AuthorizationOutcome): void {
     const vault = outcome.transaction?.vaultId;
-    if (vault === undefined) return;
-    const key = cardKey(request);
-    if (this.#vaultOfCard.has(key)) return;
-    this.#vaultOfCard.set(key, vault);
-    if (this.#vaultOfCard.size > CARD_VAULTS_MAX) {
-      const oldest = this.#vaultOfCard.keys().next();
-      if (oldest.done !== true) this.#vaultOfCard.delete(oldest.value);
-    }
+    if (vault !== undefined) this.#vaultOfCard.set(cardKeyOf(request), vault);
   }
 
   async #run(batch: readonly Waiting[]): Promise<void> {

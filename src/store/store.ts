@@ -23,6 +23,7 @@ import { AuthorizeBatcher } from './authorize-batcher.js';
 import { capture, listExpiredHolds, reverse } from './ops/authorizations.js';
 import {
   authorizeBatch,
+  cardVaultsOf,
   isUniqueViolation,
   type AuthorizeBudget,
   type AuthorizeInput,
@@ -356,6 +357,7 @@ export async function openStore(options: StoreOptions): Promise<Store> {
     {
       batchesMax: options.authorizeBatchesMax ?? 2,
       queueMax: options.authorizeQueueMax ?? 10_000,
+      vaultOfCard: cardVaultsOf(ctx),
       onBatch: (size) => {
         for (const observe of batchObservers) observe(size);
       },

@@ -30,6 +30,7 @@ import type { SqlQueryable, SqlTransaction } from '../sql/client.js';
 import { isRetryable } from '../sql/transaction.js';
 import { loadCompiledPolicy } from './policies.js';
 import { getTransaction } from './reads.js';
+import { RecentMap } from '../recent-map.js';
 
 export interface AuthorizeInput extends AuthorizationRequest {
   /** The card network's id for this authorization: its idempotency key (contract section 5). */
@@ -326,38 +327,13 @@ async function readAfterLock(
 }
 
 /**
- * A map that forgets its oldest entry past `entriesMax`: what this process remembers per
- * card or vault is bounded, and forgetting costs a statement, never a wrong answer.
+ * The vault of each card this process has seen, by cardKey: a card never changes vault. The
+ * batch learns it from its lock's rows; the batcher reads it to keep lanes apart (store.ts).
  */
-class RecentMap<V> {
-  readonly #entries = new Map<string, V>();
-  readonly #entriesMax: number;
-
-  constructor(entriesMax: number) {
-    assert(entriesMax > 0, 'a RecentMap holds at least one entry');
-    this.#entriesMax = entriesMax;
-  }
-
-  get(key: string): V | undefined {
-    return this.#entries.get(key);
-  }
-
-  set(key: string, value: V): void {
-    if (this.#entries.get(key) === value) return;
-    this.#entries.delete(key);
-    this.#entries.set(key, value);
-    if (this.#entries.size > this.#entriesMax) {
-      const oldest = this.#entries.keys().next();
-      if (oldest.done !== true) this.#entries.delete(oldest.value);
-    }
-  }
-}
-
-/** The vault of each card this process has locked, by cardKey: a card never changes vault. */
 const CARD_VAULTS_MAX = 100_000;
 const cardVaultsByStore = new WeakMap<StoreContext, RecentMap<string>>();
 
-function cardVaultsOf(ctx: StoreContext): RecentMap<string> {
+export function cardVaultsOf(ctx: StoreContext): RecentMap<string> {
   let cardVaults = cardVaultsByStore.get(ctx);
   if (cardVaults === undefined) {
     cardVaults = new RecentMap(CARD_VAULTS_MAX);
@@ -422,7 +398,7 @@ interface VaultState {
   readonly counters: Map<string, { amount: Decimal; count: number }>;
 }
 
-const cardKey = (cardId: string, accountId: string, mode: string) =>
+export const cardKey = (cardId: string, accountId: string, mode: string) =>
   `${cardId} ${accountId} ${mode}`;
 const counterKey = (mcc: string, day: string) => `${mcc}|${day}`;
 

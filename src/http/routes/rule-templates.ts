@@ -27,6 +27,16 @@ const PARAM_TYPES = [
   'stringList',
 ] as const satisfies readonly TemplateParam['type'][];
 
+/** A card transaction of a template's worked example, as rules/*.json write it. */
+const exampleTransaction = z.object({
+  amount: z.string(),
+  mcc: z.string(),
+  country: z.string(),
+  merchantName: z.string(),
+  merchantId: z.string().optional(),
+  at: z.string(),
+});
+
 const ruleTemplateObject = z
   .object({
     object: z.literal('rule_template'),
@@ -51,15 +61,7 @@ const ruleTemplateObject = z
           ),
         })
         .meta({ description: 'A policy that uses the template, ready for Set Policy.' }),
-      transaction: z
-        .object({
-          amount: z.string(),
-          mcc: z.string(),
-          country: z.string(),
-          merchantName: z.string(),
-          merchantId: z.string().optional(),
-          at: z.string(),
-        })
+      transaction: exampleTransaction
         .optional()
         .meta({ description: 'A card transaction that the policy decides as outcome says.' }),
       spend: z
@@ -81,14 +83,7 @@ const workedExample = z.object({
   expect: z.enum(['approve', 'decline']),
   params: z.record(z.string(), z.unknown()).optional(),
   spend: z.record(z.string(), z.union([z.string(), z.number()])).optional(),
-  transaction: z.object({
-    amount: z.string(),
-    mcc: z.string(),
-    country: z.string(),
-    merchantName: z.string(),
-    merchantId: z.string().optional(),
-    at: z.string(),
-  }),
+  transaction: exampleTransaction,
 });
 
 /** A template's name, as a page's cursor: anything else names no place in the list. */

@@ -2,10 +2,10 @@ import { Connection, Keypair, type PublicKey } from '@solana/web3.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startLocalSolana, type LocalSolana } from '../../src/solana/index.js';
 import { keypairSigner } from '../../src/solana/signer.js';
-import { buildSignedTransfer } from '../../src/solana/transfers.js';
 import { createWorkerMetrics, type WorkerMetrics } from '../../src/workers/metrics.js';
 import { SolanaTransferWorker, type ChainTarget } from '../../src/workers/solana-transfers.js';
 import { SILENT_LOG, useTestService } from '../support/http.js';
+import { recordUnsentSolTransfer } from '../support/chain-sends.js';
 import { scrape, startWorkerMetricsServer, type Scrape } from '../support/metrics.js';
 
 /**
@@ -151,27 +151,14 @@ describe('the Solana transfer worker’s metrics', () => {
       const recipient = Keypair.generate().publicKey;
       const transferId = await transfer('SOL', '3', recipient, '1');
       // Another process recorded its signed transaction and died before sending it.
-      const built = await buildSignedTransfer({
-        connection: target.connection,
-        signer: target.signer,
-        currency: 'SOL',
-        usdcMint: chain.usdcMint,
-        recipient,
-        amountUnits: 1_000_000_000n,
-      });
-      await harness.service.store.recordChainSend(
+      await recordUnsentSolTransfer({
+        store: harness.service.store,
+        target,
+        chain,
         transferId,
-        {
-          signedTransaction: built.transaction.toString('base64'),
-          signature: built.signature,
-          lastValidBlockHeight: built.lastValidBlockHeight,
-        },
-        null,
-      );
-      if (expire) {
-        const height = await target.connection.getBlockHeight('confirmed');
-        await chain.advanceSlots(built.lastValidBlockHeight - height + 2);
-      }
+        recipient,
+        expire,
+      });
       expect(
         await during(async () => {
           expect((await settle(transferId)).status).toBe('completed');

@@ -2,9 +2,10 @@ import { Keypair, type PublicKey } from '@solana/web3.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startLocalSolana, type LocalSolana } from '../../src/solana/index.js';
 import { keypairSigner } from '../../src/solana/signer.js';
-import { buildSignedTransfer, recipientBalance } from '../../src/solana/transfers.js';
+import { recipientBalance } from '../../src/solana/transfers.js';
 import { SolanaTransferWorker, type ChainTarget } from '../../src/workers/solana-transfers.js';
 import { useTestService, SILENT_LOG } from '../support/http.js';
+import { recordUnsentSolTransfer } from '../support/chain-sends.js';
 
 /**
  * External transfers sent by the Solana worker to a real Solana runtime (solana-bankrun behind
@@ -163,28 +164,15 @@ describe('the Solana transfer worker', () => {
       const recipient = Keypair.generate().publicKey;
       const transferId = await send(vaultId, recipient, '1');
       // A worker recorded its signed transaction and died before sending it.
-      const built = await buildSignedTransfer({
-        connection: target.connection,
-        signer: target.signer,
-        currency: 'SOL',
-        usdcMint: chain.usdcMint,
-        recipient,
-        amountUnits: 1_000_000_000n,
-      });
-      const recorded = await harness.service.store.recordChainSend(
+      const built = await recordUnsentSolTransfer({
+        store: harness.service.store,
+        target,
+        chain,
         transferId,
-        {
-          signedTransaction: built.transaction.toString('base64'),
-          signature: built.signature,
-          lastValidBlockHeight: built.lastValidBlockHeight,
-        },
-        null,
-      );
-      expect(recorded).toBe(true);
-      if (expire) {
-        const height = await target.connection.getBlockHeight('confirmed');
-        await chain.advanceSlots(built.lastValidBlockHeight - height + 2);
-      }
+        recipient,
+        expire,
+      });
+      expect(built.recorded).toBe(true);
       const done = await settle(transferId);
       expect(done.status).toBe('completed');
       // The recorded signature, unless it expired unsent and a new one replaced it.

@@ -90,18 +90,30 @@ export {
   type VaultStatus,
 } from './decision/decide.js';
 export {
-  APPROVED,
-  NO_SHADOW_MATCHES,
+  replayedOutcome,
+  STAND_IN_APPROVED,
   STAND_IN_DECLINED,
   STAND_IN_RULE,
+  standInOutcome,
+} from './decision/stand-in.js';
+export {
+  APPROVED,
+  NO_SHADOW_MATCHES,
   type Decision,
   type DeclineCode,
   type DeclineReason,
   type ShadowMatch,
 } from './decision/result.js';
 export type {
+  AccountRecord,
   AuthorizationOutcome,
+  BalanceSnapshotRecord,
   CardRecord,
+  PolicyRecord,
+  SettlementError,
+  SettlementRecord,
+  WebhookDeliveryRecord,
+  WebhookEndpointRecord,
   Metadata,
   Mode,
   Scope,
@@ -113,8 +125,21 @@ export type {
   VaultRecord,
 } from './objects/records.js';
 export {
+  presentAuthorization,
+  presentBalance,
+  presentBalanceSnapshot,
   presentCard,
   presentTransaction,
   presentTransfer,
   presentVault,
+  type AuthorizationAsked,
 } from './objects/presenters.js';
+export {
+  presentAccount,
+  presentDeletedPolicy,
+  presentDeletedWebhookEndpoint,
+  presentPolicy,
+  presentSettlement,
+  presentWebhookDelivery,
+  presentWebhookEndpoint,
+} from './objects/platform-presenters.js';

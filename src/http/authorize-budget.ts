@@ -1,11 +1,12 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { AuthorizeSettings } from '../config/env.js';
-import type { AuthorizationOutcome, Scope } from '../core/index.js';
+import { standInOutcome, type AuthorizationOutcome, type Scope } from '../core/index.js';
 import type { AuthorizeInput } from '../store/ops/authorize-batch.js';
 import type { Store } from '../store/store.js';
 
 /**
- * The authorization time budget (contract section 10). The card network waits 2-3 s at most,
+ * authorizeWithinBudget: the complete answer to an authorize callback, the stand-in one
+ * included (contract section 10; the stand-in rules are in core/decision/stand-in.ts). The card network waits 2-3 s at most,
  * so a decision not reached within `budgetMs` (or not reached at all: the database is down) is
  * answered with the stand-in decision at once, and the late decision is settled so that what
  * the store keeps agrees with what the network was told:
@@ -16,17 +17,13 @@ import type { Store } from '../store/store.js';
  * - STAND_IN=approve: the network approved on our behalf; the late decision stands as decided
  *   (an approval keeps its hold for the capture to come).
  */
-export type BudgetedOutcome =
-  | { readonly kind: 'decided'; readonly outcome: AuthorizationOutcome }
-  | { readonly kind: 'stand_in' };
-
 export async function authorizeWithinBudget(
   store: Store,
   scope: Scope,
   input: AuthorizeInput,
   settings: AuthorizeSettings,
   log: FastifyBaseLogger,
-): Promise<BudgetedOutcome> {
+): Promise<AuthorizationOutcome> {
   // A flag and a promise, not an AbortController: a signal (an EventTarget, with a listener)
   // per request was about 1.5% of the server's CPU under the authorize bench.
   const budget = { aborted: false };
@@ -47,12 +44,12 @@ export async function authorizeWithinBudget(
   );
   try {
     const first = await Promise.race([decision, expired]);
-    if (first !== 'expired') return { kind: 'decided', outcome: first };
+    if (first !== 'expired') return first;
   } catch (error) {
     // The network must get a decision whatever failed: the stand-in one.
     log.error({ err: error }, 'authorization failed: answered the stand-in decision');
     budget.aborted = true;
-    return { kind: 'stand_in' };
+    return standInOutcome(settings.standIn);
   } finally {
     clearTimeout(timer);
   }
@@ -63,7 +60,7 @@ export async function authorizeWithinBudget(
       log.error({ err: error }, 'a late authorization failed after its stand-in answer');
     },
   );
-  return { kind: 'stand_in' };
+  return standInOutcome(settings.standIn);
 }
 
 async function releaseLateApproval(

@@ -102,7 +102,11 @@ describe('the authorization budget, stand-in decline (the default)', () => {
       { budgetMs: BUDGET_MS, standIn: 'decline' },
       harness.service.app.log,
     );
-    expect(result.kind).toBe('stand_in');
+    expect([result.standIn, result.transaction, result.decision.declineReason?.rule]).toEqual([
+      true,
+      null,
+      'stand_in',
+    ]);
     expect(late?.decision.approved).toBe(true);
     const heldId = late?.transaction?.id ?? '';
     const released = await until(
@@ -142,7 +146,11 @@ describe('the authorization budget, stand-in decline (the default)', () => {
       { budgetMs: BUDGET_MS, standIn: 'decline' },
       harness.service.app.log,
     );
-    expect(result.kind).toBe('stand_in');
+    expect([result.standIn, result.decision.approved, result.transaction]).toEqual([
+      true,
+      false,
+      null,
+    ]);
   });
 });
 

@@ -139,6 +139,7 @@ describe('AuthorizeBatcher', () => {
       declineReason: { rule: item.input.cardId, message: '' },
       shadowMatches: [],
     },
+    standIn: false,
     transaction: null,
     replayed: false,
   });

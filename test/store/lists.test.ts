@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import {
   Decimal,
+  type BalanceSnapshotRecord,
   type CardRecord,
   type Scope,
   type TransactionRecord,
@@ -14,7 +15,6 @@ import {
   listTransactions,
   listTransfers,
   listVaults,
-  type BalanceSnapshotRecord,
   type ListBalanceSnapshotsQuery,
   type ListCardsQuery,
   type ListTransactionsQuery,

@@ -45,15 +45,3 @@ export function declined(code: DeclineCode, rule: string, message: string): Deci
 export function withShadowMatches(decision: Decision, matches: readonly ShadowMatch[]): Decision {
   return matches.length === 0 ? decision : Object.freeze({ ...decision, shadowMatches: matches });
 }
-
-/**
- * The stand-in decline (contract section 10, `STAND_IN=decline`): the answer when no decision
- * was reached within the time budget. An authorization decided after its budget records this,
- * so that its replay agrees with what the card network was told, and no hold is placed.
- */
-export const STAND_IN_RULE = 'stand_in';
-export const STAND_IN_DECLINED: Decision = declined(
-  'card_declined',
-  STAND_IN_RULE,
-  'No decision within the time budget: declined in stand-in.',
-);

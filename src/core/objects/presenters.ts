@@ -1,18 +1,30 @@
 import { formatAmount } from '../money/amount.js';
 import { isoTimestamp } from '../time.js';
-import type { CardRecord, TransactionRecord, TransferRecord, VaultRecord } from './records.js';
+import type { CurrencyInfo } from '../money/currencies.js';
+import type { Decimal } from '../money/decimal.js';
+import type {
+  AuthorizationOutcome,
+  BalanceSnapshotRecord,
+  CardRecord,
+  TransactionRecord,
+  TransferRecord,
+  VaultRecord,
+} from './records.js';
 
-/**
- * Records as the API answers them (contract section 8): amounts as decimal strings, times as
- * ISO 8601 UTC. Events carry exactly these objects, so a webhook receiver sees what a GET sees.
- * Deliberately absent: card numbers and CVVs, transaction metadata (contract section 14).
- */
 function iso(epochMs: number): string;
 function iso(epochMs: number | null): string | null;
 function iso(epochMs: number | null): string | null {
   return epochMs === null ? null : isoTimestamp(epochMs);
 }
 
+/**
+ * The presenter layer: records as the API answers them (contract section 8), amounts as decimal
+ * strings, times as ISO 8601 UTC. The only place the wire format of an object is written: routes
+ * answer these, and events carry exactly these objects, so a webhook receiver sees what a GET
+ * sees. Deliberately absent: card numbers and CVVs, transaction metadata (contract section 14).
+ * The money path's objects are here; the platform's (account, policy, settlement, webhooks) in
+ * platform-presenters.ts.
+ */
 export function presentVault(vault: VaultRecord) {
   return {
     id: vault.id,
@@ -21,11 +33,7 @@ export function presentVault(vault: VaultRecord) {
     currency: vault.currency,
     network: vault.network,
     status: vault.status,
-    balance: {
-      available: formatAmount(vault.ledger.minus(vault.pending), vault.currency),
-      pending: formatAmount(vault.pending, vault.currency),
-      ledger: formatAmount(vault.ledger, vault.currency),
-    },
+    balance: balanceFigures(vault),
     metadata: vault.metadata,
     createdAt: iso(vault.createdAtMs),
     updatedAt: iso(vault.updatedAtMs),
@@ -100,5 +108,73 @@ export function presentTransfer(transfer: TransferRecord) {
     failureReason: transfer.failureReason,
     createdAt: iso(transfer.createdAtMs),
     completedAt: iso(transfer.completedAtMs),
+  };
+}
+
+function balanceFigures(vault: VaultRecord) {
+  return {
+    available: formatAmount(vault.ledger.minus(vault.pending), vault.currency),
+    pending: formatAmount(vault.pending, vault.currency),
+    ledger: formatAmount(vault.ledger, vault.currency),
+  };
+}
+
+/** A vault's balance as of `asOfMs` (Get Vault Balance). */
+export function presentBalance(vault: VaultRecord, asOfMs: number) {
+  return {
+    object: 'balance' as const,
+    vaultId: vault.id,
+    currency: vault.currency,
+    ...balanceFigures(vault),
+    asOf: iso(asOfMs),
+  };
+}
+
+export function presentBalanceSnapshot(snapshot: BalanceSnapshotRecord) {
+  return {
+    object: 'balance_snapshot' as const,
+    vaultId: snapshot.vaultId,
+    // The store keys snapshots by `day`; the contract names the field `date`.
+    date: snapshot.day,
+    currency: snapshot.currency,
+    ledger: formatAmount(snapshot.ledger, snapshot.currency),
+    available: formatAmount(snapshot.available, snapshot.currency),
+    pending: formatAmount(snapshot.pending, snapshot.currency),
+    final: snapshot.final,
+  };
+}
+
+/** What the callback asked: the answer's figures when nothing was recorded. */
+export interface AuthorizationAsked {
+  readonly cardId: string;
+  readonly amount: Decimal;
+  readonly currency: CurrencyInfo;
+}
+
+/** The decision object of Authorize (contract section 10). */
+export function presentAuthorization(
+  outcome: AuthorizationOutcome,
+  asked: AuthorizationAsked,
+  decidedInMicros: number,
+) {
+  const { decision, transaction } = outcome;
+  return {
+    id: transaction?.id ?? null,
+    object: 'authorization' as const,
+    approved: decision.approved,
+    status: decision.approved ? ('pending' as const) : ('declined' as const),
+    declineCode: decision.declineCode,
+    declineReason: decision.declineReason,
+    // A replay answers what was recorded, whatever this callback's body says.
+    amount:
+      transaction === null
+        ? formatAmount(asked.amount, asked.currency)
+        : formatAmount(transaction.amount, transaction.currency),
+    currency: transaction?.currency ?? asked.currency.code,
+    cardId: transaction?.cardId ?? asked.cardId,
+    vaultId: transaction?.vaultId ?? null,
+    standIn: outcome.standIn,
+    decidedInMicros,
+    shadowMatches: [...decision.shadowMatches],
   };
 }

@@ -3,6 +3,7 @@ import type { CardStatus, VaultStatus } from '../decision/decide.js';
 import type { CurrencyCode } from '../money/currencies.js';
 import type { Decimal } from '../money/decimal.js';
 import type { Merchant } from '../policy/evaluation-input.js';
+import type { PolicyDocument } from '../policy/schema.js';
 
 /**
  * The domain records the store reads and writes, amounts as core Decimals and times as epoch
@@ -106,11 +107,94 @@ export interface TransferRecord {
   readonly completedAtMs: number | null;
 }
 
-/** An authorization's outcome as the store answers it: the decision and what it recorded. */
+/**
+ * An authorization's complete answer: the decision, whether it is the stand-in one, and what
+ * was recorded. The store answers it for what it decided; the HTTP adapter, for a callback it
+ * answered with the stand-in decision before the store did (core/decision/stand-in.ts).
+ */
 export interface AuthorizationOutcome {
   readonly decision: Decision;
-  /** The recorded transaction; null only when the card is unknown (no vault to record on). */
+  /**
+   * True when the card network was told the stand-in decision for this authorization: now
+   * (the budget ran out, or the store failed), or when it was first answered (a replay).
+   */
+  readonly standIn: boolean;
+  /**
+   * The recorded transaction; null when the card is unknown (no vault to record on), or when
+   * the stand-in answer went out before the store had recorded anything.
+   */
   readonly transaction: TransactionRecord | null;
   /** True when a repeated callback (same networkTransactionId) got the first decision back. */
   readonly replayed: boolean;
+}
+
+export interface AccountRecord {
+  readonly id: string;
+  readonly name: string;
+  readonly twoFactorEnabled: boolean;
+}
+
+/**
+ * A vault's balances of one UTC day: the end-of-day figures the snapshot job wrote (final), or
+ * today's live figures, which change until the day is over (not final).
+ */
+export interface BalanceSnapshotRecord {
+  readonly vaultId: string;
+  /** `YYYY-MM-DD`. */
+  readonly day: string;
+  readonly currency: CurrencyCode;
+  readonly ledger: Decimal;
+  readonly pending: Decimal;
+  readonly available: Decimal;
+  readonly final: boolean;
+}
+
+export interface PolicyRecord {
+  readonly vaultId: string;
+  readonly version: number;
+  readonly document: PolicyDocument;
+  readonly createdAtMs: number;
+  readonly updatedAtMs: number;
+}
+
+export interface SettlementError {
+  readonly position: number;
+  readonly authorizationId: string;
+  readonly code: string;
+  readonly message: string;
+}
+
+export interface SettlementRecord {
+  readonly id: string;
+  readonly status: 'pending' | 'completed';
+  readonly recordCount: number;
+  readonly capturedCount: number;
+  readonly failedCount: number;
+  readonly errors: readonly SettlementError[];
+  readonly createdAtMs: number;
+  readonly completedAtMs: number | null;
+}
+
+export interface WebhookEndpointRecord {
+  readonly id: string;
+  readonly accountId: string;
+  readonly mode: Mode;
+  readonly url: string;
+  readonly events: readonly string[];
+  readonly description: string | null;
+  readonly status: 'enabled' | 'disabled';
+  readonly createdAtMs: number;
+}
+
+export interface WebhookDeliveryRecord {
+  readonly id: string;
+  readonly endpointId: string;
+  readonly eventId: string;
+  readonly eventType: string;
+  readonly attempt: number;
+  readonly succeeded: boolean;
+  readonly statusCode: number | null;
+  readonly durationMs: number;
+  readonly error: string | null;
+  readonly createdAtMs: number;
 }

@@ -1,7 +1,12 @@
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { SpendgateError, type Scope } from '../../core/index.js';
+import {
+  presentAccount,
+  SpendgateError,
+  type AccountRecord,
+  type Scope,
+} from '../../core/index.js';
 import type { Store } from '../../store/store.js';
 import { authOf } from '../auth.js';
 
@@ -15,20 +20,11 @@ export const accountObject = z
   })
   .meta({ id: 'Account' });
 
-/** The caller's account as the API answers it, in the key's mode. */
-export async function presentAccount(
-  store: Store,
-  scope: Scope,
-): Promise<z.infer<typeof accountObject>> {
+/** The caller's account; a key whose account is gone is no longer valid. */
+export async function callerAccount(store: Store, scope: Scope): Promise<AccountRecord> {
   const account = await store.getAccount(scope.accountId);
   if (account === null) throw new SpendgateError('invalid_api_key', 'The API key is invalid.');
-  return {
-    id: account.id,
-    object: 'account',
-    name: account.name,
-    mode: scope.mode,
-    twoFactorEnabled: account.twoFactorEnabled,
-  };
+  return account;
 }
 
 /** Account (contract section 7): the caller's account, by any valid key of it. */
@@ -43,6 +39,9 @@ export function registerAccountRoutes(app: FastifyInstance, store: Store): void 
         response: { 200: accountObject },
       },
     },
-    async (request) => presentAccount(store, authOf(request).scope),
+    async (request) => {
+      const { scope } = authOf(request);
+      return presentAccount(await callerAccount(store, scope), scope.mode);
+    },
   );
 }

@@ -2,11 +2,9 @@ import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import {
   currencyOf,
-  formatAmount,
   parseAmount,
+  presentAuthorization,
   presentTransaction,
-  STAND_IN_DECLINED,
-  type Decision,
   type Scope,
 } from '../../core/index.js';
 import type { AuthorizeSettings } from '../../config/env.js';
@@ -19,13 +17,6 @@ import { authorizeBody, holdAmountBody } from '../schemas/authorization.js';
 import { idParams } from '../schemas/common.js';
 import { decisionObject } from '../schemas/policy.js';
 import { transactionObject } from '../schemas/transaction.js';
-
-const STAND_IN_APPROVED: Decision = {
-  approved: true,
-  declineCode: null,
-  declineReason: null,
-  shadowMatches: [],
-};
 
 /**
  * The card network's money path (contract sections 7 and 10): Authorize, Capture, Reverse.
@@ -59,7 +50,7 @@ export function registerAuthorizationRoutes(
       const body = request.body;
       const currency = currencyOf(body.currency, 'currency');
       const amount = parseAmount(body.amount, currency, { param: 'amount', allowZero: false });
-      const result = await authorizeWithinBudget(
+      const outcome = await authorizeWithinBudget(
         store,
         scope,
         {
@@ -72,38 +63,18 @@ export function registerAuthorizationRoutes(
         settings,
         request.log,
       );
-      const outcome = result.kind === 'decided' ? result.outcome : null;
-      if (outcome?.replayed === true) void reply.header('Idempotent-Replayed', 'true');
-      const decision =
-        outcome?.decision ??
-        (settings.standIn === 'approve' ? STAND_IN_APPROVED : STAND_IN_DECLINED);
-      const transaction = outcome?.transaction ?? null;
-      const standIn =
-        outcome === null || decision === STAND_IN_DECLINED || transaction?.standIn === true;
+      if (outcome.replayed) void reply.header('Idempotent-Replayed', 'true');
+      const { decision } = outcome;
       decisions.inc({
         outcome: decision.approved ? 'approved' : 'declined',
         decline_code: decision.declineCode ?? '',
-        stand_in: String(standIn),
+        stand_in: String(outcome.standIn),
       });
-      return {
-        id: transaction?.id ?? null,
-        object: 'authorization' as const,
-        approved: decision.approved,
-        status: decision.approved ? ('pending' as const) : ('declined' as const),
-        declineCode: decision.declineCode,
-        declineReason: decision.declineReason,
-        // A replay answers what was recorded, whatever this callback's body says.
-        amount:
-          transaction === null
-            ? formatAmount(amount, currency)
-            : formatAmount(transaction.amount, transaction.currency),
-        currency: transaction?.currency ?? currency.code,
-        cardId: transaction?.cardId ?? body.cardId,
-        vaultId: transaction?.vaultId ?? null,
-        standIn,
-        decidedInMicros: Number((process.hrtime.bigint() - started) / 1000n),
-        shadowMatches: [...decision.shadowMatches],
-      };
+      return presentAuthorization(
+        outcome,
+        { cardId: body.cardId, amount, currency },
+        Number((process.hrtime.bigint() - started) / 1000n),
+      );
     },
   );
 

@@ -5,9 +5,10 @@ import {
   formatAmount,
   parseAmount,
   PolicyInvalidError,
+  presentDeletedPolicy,
+  presentPolicy,
   type Decision,
 } from '../../core/index.js';
-import { presentPolicy } from '../../store/ops/policies.js';
 import type { Store } from '../../store/store.js';
 import { authOf } from '../auth.js';
 import { respond } from '../idempotency.js';
@@ -76,7 +77,7 @@ export function registerPolicyRoutes(app: FastifyInstance, store: Store): void {
       const { id } = request.params;
       return respond(store, request, reply, 200, async (operations) => {
         await operations.deletePolicy(scope, id);
-        return { object: 'policy' as const, vaultId: id, deleted: true as const };
+        return presentDeletedPolicy(id);
       });
     },
   );

@@ -1,7 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
-import { parseAmount } from '../../core/index.js';
-import { presentSettlement } from '../../store/ops/settlements.js';
+import { parseAmount, presentSettlement } from '../../core/index.js';
 import type { Store } from '../../store/store.js';
 import { authOf } from '../auth.js';
 import { respond } from '../idempotency.js';

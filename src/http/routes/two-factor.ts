@@ -2,7 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import QRCode from 'qrcode';
 import { z } from 'zod';
-import { SpendgateError } from '../../core/index.js';
+import { presentAccount, SpendgateError } from '../../core/index.js';
 import {
   TWO_FACTOR_FAILURE_WINDOW_MS,
   TWO_FACTOR_FAILURES_MAX,
@@ -10,7 +10,7 @@ import {
 } from '../../store/ops/two-factor.js';
 import type { Store } from '../../store/store.js';
 import { authOf } from '../auth.js';
-import { accountObject, presentAccount } from './account.js';
+import { accountObject, callerAccount } from './account.js';
 import { text, twoFactorHeaders } from '../schemas/common.js';
 
 /**
@@ -110,7 +110,7 @@ export function registerTwoFactorRoutes(app: FastifyInstance, store: Store): voi
       const { scope } = authOf(request);
       const refusal = await store.verifyTwoFactor(scope.accountId, request.body.code);
       if (refusal !== null) throw twoFactorRefused(request, reply, refusal);
-      return presentAccount(store, scope);
+      return presentAccount(await callerAccount(store, scope), scope.mode);
     },
   );
 
@@ -132,7 +132,7 @@ export function registerTwoFactorRoutes(app: FastifyInstance, store: Store): voi
         request.headers['x-two-factor-code'],
       );
       if (refusal !== null) throw twoFactorRefused(request, reply, refusal);
-      return presentAccount(store, scope);
+      return presentAccount(await callerAccount(store, scope), scope.mode);
     },
   );
 }

@@ -2,9 +2,9 @@ import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import {
   currencyOf,
-  formatAmount,
-  isoTimestamp,
   parseAmount,
+  presentBalance,
+  presentBalanceSnapshot,
   presentVault,
   SpendgateError,
   ZERO,
@@ -233,15 +233,7 @@ export function registerVaultRoutes(
     },
     async (request) => {
       const vault = await store.getVault(authOf(request).scope, request.params.id);
-      return {
-        object: 'balance' as const,
-        vaultId: vault.id,
-        currency: vault.currency,
-        available: formatAmount(vault.ledger.minus(vault.pending), vault.currency),
-        pending: formatAmount(vault.pending, vault.currency),
-        ledger: formatAmount(vault.ledger, vault.currency),
-        asOf: isoTimestamp(Date.now()),
-      };
+      return presentBalance(vault, Date.now());
     },
   );
 
@@ -263,17 +255,7 @@ export function registerVaultRoutes(
         request.params.id,
         request.query,
       );
-      return presentPage(page, (snapshot) => ({
-        object: 'balance_snapshot' as const,
-        vaultId: snapshot.vaultId,
-        // The store keys snapshots by `day`; the contract names the field `date`.
-        date: snapshot.day,
-        currency: snapshot.currency,
-        ledger: formatAmount(snapshot.ledger, snapshot.currency),
-        available: formatAmount(snapshot.available, snapshot.currency),
-        pending: formatAmount(snapshot.pending, snapshot.currency),
-        final: snapshot.final,
-      }));
+      return presentPage(page, presentBalanceSnapshot);
     },
   );
 }

@@ -1,8 +1,11 @@
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { checkWebhookUrl, deliverSigned } from '../../outbound/index.js';
-import { presentWebhookDelivery } from '../../store/ops/webhook-deliveries.js';
-import { presentWebhookEndpoint } from '../../store/ops/webhook-endpoints.js';
+import {
+  presentDeletedWebhookEndpoint,
+  presentWebhookDelivery,
+  presentWebhookEndpoint,
+} from '../../core/index.js';
 import type { Store } from '../../store/store.js';
 import { authOf } from '../auth.js';
 import { respond } from '../idempotency.js';
@@ -113,7 +116,7 @@ export function registerWebhookRoutes(app: FastifyInstance, store: Store): void 
       const { id } = request.params;
       return respond(store, request, reply, 200, async (operations) => {
         await operations.deleteWebhookEndpoint(scope, id);
-        return { object: 'webhook_endpoint' as const, id, deleted: true as const };
+        return presentDeletedWebhookEndpoint(id);
       });
     },
   );

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { assert, type Mode } from '../../core/index.js';
+import { assert, type AccountRecord, type Mode } from '../../core/index.js';
 import { newId } from '../../ids.js';
 import type { StoreContext } from '../context.js';
 import { hashApiKey } from '../secrets/index.js';
@@ -27,12 +27,6 @@ export type ApiScope = (typeof API_SCOPES)[number];
 const KEY_RANDOM_BYTES = 24;
 /** Characters of a key shown in lists ("sk_test_" and four more). */
 const KEY_PREFIX_LENGTH = 12;
-
-export interface AccountRecord {
-  readonly id: string;
-  readonly name: string;
-  readonly twoFactorEnabled: boolean;
-}
 
 /**
  * findOrCreateAccount: one statement. In: a name. Out: the account of that name, created when

@@ -5,8 +5,8 @@ import {
   isCurrencyCode,
   isoDate,
   presentTransaction,
+  replayedOutcome,
   STAND_IN_DECLINED,
-  STAND_IN_RULE,
   utcDayNumber,
   windowStartDay,
   ZERO,
@@ -212,7 +212,7 @@ export async function authorizeBatch(
         nowMs,
         request: input,
       });
-      outcomes.push({ decision, transaction: null, replayed: false });
+      outcomes.push({ decision, standIn: false, transaction: null, replayed: false });
       continue;
     }
     const previousId = previous.get(repeatKey);
@@ -245,7 +245,7 @@ export async function authorizeBatch(
       vault.pendingDelta = vault.pendingDelta.plus(input.amount);
       addToCounters(vault, spendDay, input.merchant.mcc, input.amount);
     }
-    const outcome = { decision, transaction, replayed: false };
+    const outcome = { decision, standIn: lateForBudget, transaction, replayed: false };
     decidedInBatch.set(repeatKey, outcome);
     recorded.push(transaction);
     outcomes.push(outcome);
@@ -640,15 +640,5 @@ async function recordAuthorizations(
 }
 
 function replay(transaction: TransactionRecord): AuthorizationOutcome {
-  // An approval released because it came after its budget was answered as the stand-in decline.
-  if (transaction.failureReason === STAND_IN_RULE) {
-    return { decision: STAND_IN_DECLINED, transaction, replayed: true };
-  }
-  const decision: Decision = {
-    approved: transaction.declineCode === null,
-    declineCode: transaction.declineCode,
-    declineReason: transaction.declineReason,
-    shadowMatches: [],
-  };
-  return { decision, transaction, replayed: true };
+  return replayedOutcome(transaction);
 }

@@ -15,6 +15,8 @@ import {
   type TransferRecord,
   type TransferStatus,
   type VaultRecord,
+  type BalanceSnapshotRecord,
+  type WebhookDeliveryRecord,
 } from '../../core/index.js';
 import { isIdOf, type IdKind } from '../../ids.js';
 import { vaultNotFound } from '../context.js';
@@ -33,12 +35,7 @@ import {
   type TransferRow,
   type VaultRow,
 } from '../rows.js';
-import {
-  DELIVERY_COLUMNS,
-  deliveryFromRow,
-  type DeliveryRow,
-  type WebhookDeliveryRecord,
-} from './webhook-deliveries.js';
+import { DELIVERY_COLUMNS, deliveryFromRow, type DeliveryRow } from './webhook-deliveries.js';
 import type { SqlQueryable } from '../sql/client.js';
 
 /**
@@ -110,21 +107,6 @@ export interface ListBalanceSnapshotsQuery {
   readonly startDate?: string | undefined;
   /** `YYYY-MM-DD`, inclusive. */
   readonly endDate?: string | undefined;
-}
-
-/**
- * A vault's balances of one UTC day: the end-of-day figures the snapshot job wrote (final), or
- * today's live figures, which change until the day is over (not final).
- */
-export interface BalanceSnapshotRecord {
-  readonly vaultId: string;
-  /** `YYYY-MM-DD`. */
-  readonly day: string;
-  readonly currency: CurrencyCode;
-  readonly ledger: Decimal;
-  readonly pending: Decimal;
-  readonly available: Decimal;
-  readonly final: boolean;
 }
 
 const BALANCE_SNAPSHOT_COLUMNS = 'vault_id, day, currency, ledger, pending, available';

@@ -4,11 +4,13 @@ import {
   type AuthorizationRequest,
   type CardStatus,
   type Decision,
-  isoTimestamp,
   SpendgateError,
   type CompiledPolicy,
   type CurrencyCode,
   type PolicyDocument,
+  type PolicyRecord,
+  presentDeletedPolicy,
+  presentPolicy,
   type Scope,
 } from '../../core/index.js';
 import { lockVault, type StoreContext } from '../context.js';
@@ -16,25 +18,6 @@ import { appendEvent } from '../outbox.js';
 import { readSpend } from '../spend.js';
 import { getVault } from './vaults.js';
 import type { SqlQueryable } from '../sql/client.js';
-
-export interface PolicyRecord {
-  readonly vaultId: string;
-  readonly version: number;
-  readonly document: PolicyDocument;
-  readonly createdAtMs: number;
-  readonly updatedAtMs: number;
-}
-
-export function presentPolicy(policy: PolicyRecord) {
-  return {
-    object: 'policy' as const,
-    vaultId: policy.vaultId,
-    version: policy.version,
-    ...policy.document,
-    createdAt: isoTimestamp(policy.createdAtMs),
-    updatedAt: isoTimestamp(policy.updatedAtMs),
-  };
-}
 
 interface PolicyRow {
   vault_id: string;
@@ -139,13 +122,7 @@ export async function deletePolicy(
       'id',
     );
   ctx.policyCache.evictVault(vault.id);
-  await appendEvent(
-    tx,
-    scope,
-    'policy.deleted',
-    { object: 'policy', vaultId: vault.id, deleted: true },
-    nowMs,
-  );
+  await appendEvent(tx, scope, 'policy.deleted', presentDeletedPolicy(vault.id), nowMs);
 }
 
 /** The vault's compiled policy from the cache, compiled on a miss; null when it has none. */

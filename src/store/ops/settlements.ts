@@ -1,10 +1,10 @@
 import {
   assert,
-  isoTimestamp,
   parseAmount,
   SpendgateError,
   type Decimal,
   type Scope,
+  type SettlementRecord,
 } from '../../core/index.js';
 import { newId } from '../../ids.js';
 import type { StoreContext } from '../context.js';
@@ -26,39 +26,6 @@ export interface SettlementRecordInput {
   readonly authorizationId: string;
   /** A decimal string (checked for form at the edge); null captures the whole remaining hold. */
   readonly amount: string | null;
-}
-
-export interface SettlementError {
-  readonly position: number;
-  readonly authorizationId: string;
-  readonly code: string;
-  readonly message: string;
-}
-
-export interface SettlementRecord {
-  readonly id: string;
-  readonly status: 'pending' | 'completed';
-  readonly recordCount: number;
-  readonly capturedCount: number;
-  readonly failedCount: number;
-  readonly errors: readonly SettlementError[];
-  readonly createdAtMs: number;
-  readonly completedAtMs: number | null;
-}
-
-export function presentSettlement(settlement: SettlementRecord) {
-  return {
-    id: settlement.id,
-    object: 'settlement' as const,
-    status: settlement.status,
-    recordCount: settlement.recordCount,
-    capturedCount: settlement.capturedCount,
-    failedCount: settlement.failedCount,
-    pendingCount: settlement.recordCount - settlement.capturedCount - settlement.failedCount,
-    errors: settlement.errors.map((error) => ({ ...error })),
-    createdAt: isoTimestamp(settlement.createdAtMs),
-    completedAt: settlement.completedAtMs === null ? null : isoTimestamp(settlement.completedAtMs),
-  };
 }
 
 /**

@@ -1,48 +1,21 @@
-import { assert, isoTimestamp, type Scope } from '../../core/index.js';
+import {
+  assert,
+  presentWebhookEndpoint,
+  type Scope,
+  type WebhookDeliveryRecord,
+  type WebhookEndpointRecord,
+} from '../../core/index.js';
 import { newId } from '../../ids.js';
 import type { StoreContext } from '../context.js';
 import { eventRow } from '../outbox.js';
 import type { SqlQueryable } from '../sql/client.js';
 import type { OutboxEvent } from './events.js';
-import {
-  presentWebhookEndpoint,
-  webhookSecretAad,
-  type WebhookEndpointRecord,
-} from './webhook-endpoints.js';
+import { webhookSecretAad } from './webhook-endpoints.js';
 
 /**
  * The store's side of webhook fan-out (contract section 13): who subscribes to which event,
  * what a delivery sends, and the record of every attempt.
  */
-export interface WebhookDeliveryRecord {
-  readonly id: string;
-  readonly endpointId: string;
-  readonly eventId: string;
-  readonly eventType: string;
-  readonly attempt: number;
-  readonly succeeded: boolean;
-  readonly statusCode: number | null;
-  readonly durationMs: number;
-  readonly error: string | null;
-  readonly createdAtMs: number;
-}
-
-export function presentWebhookDelivery(delivery: WebhookDeliveryRecord) {
-  return {
-    id: delivery.id,
-    object: 'webhook_delivery' as const,
-    endpointId: delivery.endpointId,
-    eventId: delivery.eventId,
-    eventType: delivery.eventType,
-    attempt: delivery.attempt,
-    status: delivery.succeeded ? ('succeeded' as const) : ('failed' as const),
-    statusCode: delivery.statusCode,
-    durationMs: delivery.durationMs,
-    error: delivery.error,
-    createdAt: isoTimestamp(delivery.createdAtMs),
-  };
-}
-
 export interface DeliveryRow {
   id: string;
   endpoint_id: string;

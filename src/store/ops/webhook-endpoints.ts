@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { isoTimestamp, SpendgateError, type Scope } from '../../core/index.js';
+import { SpendgateError, type Scope, type WebhookEndpointRecord } from '../../core/index.js';
 import { newId } from '../../ids.js';
 import type { StoreContext } from '../context.js';
 import type { SqlQueryable } from '../sql/client.js';
@@ -9,29 +9,6 @@ import type { SqlQueryable } from '../sql/client.js';
  * at creation and stored encrypted under the master key, bound to its endpoint's id.
  */
 export const WEBHOOK_ENDPOINTS_MAX = 100;
-
-export interface WebhookEndpointRecord {
-  readonly id: string;
-  readonly accountId: string;
-  readonly mode: Scope['mode'];
-  readonly url: string;
-  readonly events: readonly string[];
-  readonly description: string | null;
-  readonly status: 'enabled' | 'disabled';
-  readonly createdAtMs: number;
-}
-
-export function presentWebhookEndpoint(endpoint: WebhookEndpointRecord) {
-  return {
-    id: endpoint.id,
-    object: 'webhook_endpoint' as const,
-    url: endpoint.url,
-    events: [...endpoint.events],
-    description: endpoint.description,
-    status: endpoint.status,
-    createdAt: isoTimestamp(endpoint.createdAtMs),
-  };
-}
 
 interface EndpointRow {
   id: string;

@@ -1,0 +1,87 @@
+import { isoTimestamp } from '../time.js';
+import type {
+  AccountRecord,
+  Mode,
+  PolicyRecord,
+  SettlementRecord,
+  WebhookDeliveryRecord,
+  WebhookEndpointRecord,
+} from './records.js';
+
+/**
+ * The platform's objects as the API answers them (contract sections 7, 11 and 13): the account,
+ * a vault's policy, settlements and webhooks. The money path's objects are in presenters.ts,
+ * with the rules both follow.
+ */
+export function presentAccount(account: AccountRecord, mode: Mode) {
+  return {
+    id: account.id,
+    object: 'account' as const,
+    name: account.name,
+    // A key acts in one mode; the account object is answered in the mode of the key that asked.
+    mode,
+    twoFactorEnabled: account.twoFactorEnabled,
+  };
+}
+
+export function presentPolicy(policy: PolicyRecord) {
+  return {
+    object: 'policy' as const,
+    vaultId: policy.vaultId,
+    version: policy.version,
+    ...policy.document,
+    createdAt: isoTimestamp(policy.createdAtMs),
+    updatedAt: isoTimestamp(policy.updatedAtMs),
+  };
+}
+
+export function presentDeletedPolicy(vaultId: string) {
+  return { object: 'policy' as const, vaultId, deleted: true as const };
+}
+
+export function presentSettlement(settlement: SettlementRecord) {
+  return {
+    id: settlement.id,
+    object: 'settlement' as const,
+    status: settlement.status,
+    recordCount: settlement.recordCount,
+    capturedCount: settlement.capturedCount,
+    failedCount: settlement.failedCount,
+    pendingCount: settlement.recordCount - settlement.capturedCount - settlement.failedCount,
+    errors: settlement.errors.map((error) => ({ ...error })),
+    createdAt: isoTimestamp(settlement.createdAtMs),
+    completedAt: settlement.completedAtMs === null ? null : isoTimestamp(settlement.completedAtMs),
+  };
+}
+
+export function presentWebhookEndpoint(endpoint: WebhookEndpointRecord) {
+  return {
+    id: endpoint.id,
+    object: 'webhook_endpoint' as const,
+    url: endpoint.url,
+    events: [...endpoint.events],
+    description: endpoint.description,
+    status: endpoint.status,
+    createdAt: isoTimestamp(endpoint.createdAtMs),
+  };
+}
+
+export function presentDeletedWebhookEndpoint(endpointId: string) {
+  return { object: 'webhook_endpoint' as const, id: endpointId, deleted: true as const };
+}
+
+export function presentWebhookDelivery(delivery: WebhookDeliveryRecord) {
+  return {
+    id: delivery.id,
+    object: 'webhook_delivery' as const,
+    endpointId: delivery.endpointId,
+    eventId: delivery.eventId,
+    eventType: delivery.eventType,
+    attempt: delivery.attempt,
+    status: delivery.succeeded ? ('succeeded' as const) : ('failed' as const),
+    statusCode: delivery.statusCode,
+    durationMs: delivery.durationMs,
+    error: delivery.error,
+    createdAt: isoTimestamp(delivery.createdAtMs),
+  };
+}

@@ -41,6 +41,25 @@ export default tseslint.config(
     },
   },
   {
+    // The store port (src/store/port): only the store reaches its operations' modules, so
+    // every call into state goes through the port's named operations (ARCHITECTURE.md).
+    files: ['src/**/*.ts'],
+    ignores: ['src/store/**/*.ts', 'src/core/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              regex: '/store/ops/',
+              message: 'Only src/store imports src/store/ops; use the port (store/store.js).',
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
     // Plain Node scripts outside the TypeScript project (scripts/ runs before any build).
     files: ['eslint.config.js', 'scripts/**/*.mjs'],
     extends: [tseslint.configs.disableTypeChecked],

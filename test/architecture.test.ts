@@ -95,3 +95,22 @@ describe('the layers import one way (ARCHITECTURE.md)', () => {
     expect(crossing).toEqual([]);
   });
 });
+
+describe('the store port (ARCHITECTURE.md)', () => {
+  it('is the only way into state: nothing outside src/store imports src/store/ops', () => {
+    const ops = `${join(root, 'src', 'store', 'ops')}/`;
+    const outside = ['http', 'workers', 'cli', 'outbound', 'solana'].flatMap((layer) =>
+      relativeImports(join(root, 'src', layer)),
+    );
+    expect(outside.length).toBeGreaterThan(50);
+    expect(outside.filter(([, target]) => target.startsWith(ops))).toEqual([]);
+  });
+
+  it('hands out no SQL client: the service layers never reach store.client', () => {
+    const files = ['http', 'workers', 'outbound'].flatMap((layer) =>
+      sources(join(root, 'src', layer)),
+    );
+    const reaching = files.filter((file) => /\bstore\.client\b/.test(readFileSync(file, 'utf8')));
+    expect(reaching.map((file) => relative(root, file))).toEqual([]);
+  });
+});

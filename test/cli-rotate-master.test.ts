@@ -6,7 +6,7 @@ import { generateSync } from 'otplib';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createPgClient } from '../src/store/sql/pg-client.js';
-import { openStore, type Store } from '../src/store/store.js';
+import { openStore, type OpenedStore as Store } from '../src/store/store.js';
 import { usdc } from './support/store.js';
 import { LOCAL_REDIS_URL } from './support/http.js';
 import {

@@ -1,6 +1,5 @@
 import { parseArgs } from 'node:util';
-import { API_SCOPES, type ApiScope } from '../store/ops/accounts.js';
-import type { Store } from '../store/store.js';
+import { API_SCOPES, type ApiScope, type Store } from '../store/store.js';
 
 /**
  * `spendgate keys create --account NAME --mode test|live [--scopes a,b] [--create-account]`:

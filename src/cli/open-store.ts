@@ -13,7 +13,7 @@ import {
 import type { SqlClient } from '../store/sql/client.js';
 import { createPgClient } from '../store/sql/pg-client.js';
 import { createPgliteClient } from '../store/sql/pglite-client.js';
-import { openStore, type Store } from '../store/store.js';
+import { openStore, type OpenedStore } from '../store/store.js';
 import { checkDatabase, databaseAddress } from './database-check.js';
 import { SILENT, type Progress } from './progress.js';
 
@@ -75,7 +75,7 @@ export interface OpenOptions {
 export async function openConfiguredStore(
   config: Pick<Config, 'databaseUrl' | 'dataDir'>,
   options: OpenOptions = {},
-): Promise<Store> {
+): Promise<OpenedStore> {
   const progress = options.progress ?? SILENT;
   // Read the keys before opening anything: a wrong key must stop the start with nothing opened.
   // An empty variable is an unset one, as for every other setting (config/env.ts).

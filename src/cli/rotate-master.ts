@@ -1,10 +1,6 @@
 import { parseArgs } from 'node:util';
 import type { Settings } from '../config/env.js';
-import {
-  REWRAP_BATCH_DEFAULT,
-  REWRAP_BATCH_MAX,
-  type RewrapCount,
-} from '../store/ops/master-key-rotation.js';
+import { REWRAP_BATCH_DEFAULT, REWRAP_BATCH_MAX, type RewrapCount } from '../store/store.js';
 import {
   beginMasterKeyFileRotation,
   finishMasterKeyFileRotation,

@@ -5,7 +5,7 @@ import { createRedis, redisAnswers } from '../http/health.js';
 import { bufferedStdout } from '../http/log-destination.js';
 import { createServer } from '../http/server.js';
 import { readInstallationId } from '../store/installation.js';
-import type { Store } from '../store/store.js';
+import type { OpenedStore, Store } from '../store/store.js';
 import { DEFAULT_MAINTENANCE_SETTINGS } from '../workers/maintenance.js';
 import {
   claimRedisPrefix,
@@ -165,7 +165,7 @@ export async function serve(
  */
 async function claimPrefix(
   settings: Settings,
-  store: Store,
+  store: OpenedStore,
 ): Promise<{ config: Config; installationId: string; claim: RedisPrefixClaim; claimed: boolean }> {
   let claim: RedisPrefixClaim | null = null;
   try {

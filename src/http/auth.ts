@@ -1,8 +1,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { SpendgateError, type Mode, type Scope } from '../core/index.js';
-import type { ApiScope } from '../store/ops/accounts.js';
 import { hashApiKey } from '../store/secrets/index.js';
-import type { Store } from '../store/store.js';
+import type { ApiScope, Store } from '../store/store.js';
 
 /**
  * Authentication (contract section 2): `Authorization: Bearer <key>` on every /v1 route but

@@ -1,8 +1,7 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { AuthorizeSettings } from '../config/env.js';
 import { standInOutcome, type AuthorizationOutcome, type Scope } from '../core/index.js';
-import type { AuthorizeInput } from '../store/ops/authorize-batch.js';
-import type { Store } from '../store/store.js';
+import type { AuthorizeInput, Store } from '../store/store.js';
 
 /**
  * authorizeWithinBudget: the complete answer to an authorize callback, the stand-in one

@@ -64,7 +64,7 @@ export function registerHealth(
   /** Each dependency's state, as /readyz and the metrics report it. */
   const dependencyStates = async (): Promise<{ database: boolean; redis: boolean }> => {
     const [database, redis] = await Promise.all([
-      within(dependencies.store.client.query('SELECT 1'), CHECK_MS_MAX),
+      within(dependencies.store.ping(), CHECK_MS_MAX),
       dependencies.redis === null ? Promise.resolve(false) : redisAnswers(dependencies.redis),
     ]);
     return { database, redis };

@@ -52,10 +52,15 @@ export async function respond<Body>(
       answered.body = body;
       return { status, body: options.forReplay === undefined ? body : options.forReplay(body) };
     },
-    (error) => ({
-      status: error.status,
-      body: errorBody(error.code, request.id, error.message, error.param),
-    }),
+    // A refusal is an answer to keep, except a 400 (the request itself was wrong: it may be
+    // corrected and sent again with the same key) and a 5xx (nothing was decided).
+    (error) =>
+      error.status === 400 || error.status >= 500
+        ? null
+        : {
+            status: error.status,
+            body: errorBody(error.code, request.id, error.message, error.param),
+          },
   );
   if (result.replayed) void reply.header('Idempotent-Replayed', 'true');
   // Not replayed and the effect ran: its answer, whole. Otherwise (a replay, or a refusal the

@@ -1,5 +1,5 @@
 import { collectDefaultMetrics, Counter, Histogram, Registry } from 'prom-client';
-import { AUTHORIZE_BATCH_MAX } from '../store/ops/authorize-batch.js';
+import { AUTHORIZE_BATCH_MAX } from '../store/store.js';
 
 /**
  * The server's Prometheus metrics, served at /metrics. Each server has a registry of its own,

@@ -1,7 +1,7 @@
 import type { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
-import type { Store } from '../store/store.js';
+import type { OutboxBacklog, Store } from '../store/store.js';
 
 /**
  * The workers' Prometheus metrics, on a registry of their own (workers and http never import
@@ -137,33 +137,6 @@ export class ScrapeSample<T> {
   }
 }
 
-interface OutboxBacklog {
-  /** Seconds since the oldest unrelayed event was written; 0 with none waiting. */
-  readonly lagSeconds: number;
-  /** Unrelayed events, up to OUTBOX_PENDING_COUNT_MAX. */
-  readonly pending: number;
-}
-
-/**
- * The outbox's backlog in one read-only statement, both parts on the relay's partial index
- * (outbox_events_unrelayed: id WHERE relayed_at IS NULL), so its cost follows the backlog,
- * bounded, never the table. Ids are UUIDv7, so the first by id is the oldest.
- */
-async function readOutbox(store: Store): Promise<OutboxBacklog> {
-  const { rows } = await store.client.query<{ oldest: Date | null; pending: string }>(
-    `SELECT (SELECT created_at FROM outbox_events WHERE relayed_at IS NULL ORDER BY id LIMIT 1) AS oldest,
-            (SELECT count(*) FROM (SELECT 1 FROM outbox_events WHERE relayed_at IS NULL LIMIT $1) AS waiting) AS pending`,
-    [OUTBOX_PENDING_COUNT_MAX],
-  );
-  const row = rows[0];
-  const oldest = row?.oldest ?? null;
-  return {
-    // The store writes created_at from the same wall clock; never negative if the clocks skew.
-    lagSeconds: oldest === null ? 0 : Math.max(0, (Date.now() - oldest.getTime()) / 1000),
-    pending: Number(row?.pending ?? 0),
-  };
-}
-
 type QueueCounts = ReadonlyMap<string, Readonly<Record<(typeof QUEUE_STATES)[number], number>>>;
 
 async function readQueues(queues: readonly Queue[], connection: Redis): Promise<QueueCounts> {
@@ -280,7 +253,7 @@ export function createWorkerMetrics(
       registers: [registry],
     }),
     watchOutbox(store) {
-      const sample = new ScrapeSample(() => readOutbox(store), sampled);
+      const sample = new ScrapeSample(() => store.outboxBacklog(OUTBOX_PENDING_COUNT_MAX), sampled);
       outbox = sample;
       return () => {
         if (outbox === sample) outbox = null;

@@ -10,8 +10,7 @@ import {
   type ChainCurrency,
   type SignedTransfer,
 } from '../solana/transfers.js';
-import type { PendingChainTransfer } from '../store/ops/chain-sends.js';
-import type { Store } from '../store/store.js';
+import type { PendingChainTransfer, Store } from '../store/store.js';
 import type { SolanaOutcome, WorkerMetrics } from './metrics.js';
 import { PollingLoop, type LoopLog } from './polling-loop.js';
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { parseAmount, type AuthorizationOutcome } from '../../src/core/index.js';
 import { authorizeWithinBudget } from '../../src/http/authorize-budget.js';
-import type { Store } from '../../src/store/store.js';
+import type { OpenedStore as Store } from '../../src/store/store.js';
 import { useTestService } from '../support/http.js';
 import { fundedCard, MERCHANT, networkId, type DecisionJson } from '../support/authorize.js';
 import { lockVault } from '../support/store.js';

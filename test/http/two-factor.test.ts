@@ -5,7 +5,7 @@ import { generateSync } from 'otplib';
 import QRCode from 'qrcode';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createServer } from '../../src/http/server.js';
-import { openStore, type Store } from '../../src/store/store.js';
+import { openStore, type OpenedStore as Store } from '../../src/store/store.js';
 import { forEachDatabase, testDatabase } from '../support/databases.js';
 import { startTestService, testServerConfig, type TestService } from '../support/http.js';
 import { openTestStore, TestClock, type TestStore } from '../support/store.js';

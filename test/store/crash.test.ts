@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Scope } from '../../src/core/index.js';
 import type { SqlClient, SqlTransaction } from '../../src/store/sql/client.js';
-import { openStore, type Store } from '../../src/store/store.js';
+import { openStore, type OpenedStore as Store } from '../../src/store/store.js';
 import { testDatabase } from '../support/databases.js';
 import { merchant, networkTransactionId, TestClock, usdc } from '../support/store.js';
 import { checkInvariants } from '../../src/store/invariants.js';

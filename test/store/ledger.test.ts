@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { Scope } from '../../src/core/index.js';
-import type { Store } from '../../src/store/store.js';
+import type { OpenedStore as Store } from '../../src/store/store.js';
 import { checkInvariants } from '../../src/store/invariants.js';
 import { forEachDatabase } from '../support/databases.js';
 import { refusal } from '../support/refusal.js';

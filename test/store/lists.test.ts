@@ -22,7 +22,7 @@ import {
   type ListVaultsQuery,
   type Page,
 } from '../../src/store/ops/lists.js';
-import type { Store } from '../../src/store/store.js';
+import type { OpenedStore as Store } from '../../src/store/store.js';
 import { forEachDatabase } from '../support/databases.js';
 import { refusal } from '../support/refusal.js';
 import {

@@ -18,7 +18,7 @@ import {
   PREVIOUS_MASTER_KEY_FILE,
 } from '../../src/store/secrets/index.js';
 import type { SqlClient } from '../../src/store/sql/client.js';
-import { openStore, type Store } from '../../src/store/store.js';
+import { openStore, type OpenedStore as Store } from '../../src/store/store.js';
 import { forEachDatabase } from '../support/databases.js';
 import { usdc } from '../support/store.js';
 

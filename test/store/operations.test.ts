@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { SpendgateError, type Scope } from '../../src/core/index.js';
 import type { StoredResponse } from '../../src/store/ops/idempotency.js';
-import type { Store } from '../../src/store/store.js';
+import type { OpenedStore as Store } from '../../src/store/store.js';
 import { forEachDatabase } from '../support/databases.js';
 import { refusal } from '../support/refusal.js';
 import {
@@ -12,10 +12,9 @@ import {
   type TestStore,
 } from '../support/store.js';
 
-const presentError = (error: SpendgateError): StoredResponse => ({
-  status: error.status,
-  body: { error: { code: error.code } },
-});
+// Which refusals are kept is the caller's rule (the HTTP adapter's, by status): here, all but 400s.
+const presentError = (error: SpendgateError): StoredResponse | null =>
+  error.status === 400 ? null : { status: error.status, body: { error: { code: error.code } } };
 
 forEachDatabase('store operations', (database) => {
   let t: TestStore;
@@ -133,7 +132,7 @@ forEachDatabase('store operations', (database) => {
     expect(await store.purgeIdempotencyKeys()).toBeGreaterThanOrEqual(1);
   });
 
-  it('stores a refused effect without its partial writes; a 400 or a crash stores nothing', async () => {
+  it('stores a refused effect without its partial writes; a refusal not kept, or a crash, stores nothing', async () => {
     const source = await vault('10');
     const destination = await vault();
     const request = { key: 'transfer-too-much', method: 'POST', path: '/v1/transfers', body: '{}' };

@@ -7,7 +7,7 @@ import type { RateLimitSettings } from '../../src/config/env.js';
 import { createRedis } from '../../src/http/health.js';
 import { createServer, type ServerConfig } from '../../src/http/server.js';
 import type { ApiScope } from '../../src/store/ops/accounts.js';
-import { openStore, type Store } from '../../src/store/store.js';
+import { openStore, type OpenedStore as Store } from '../../src/store/store.js';
 import { testDatabase, type TestDatabase } from './databases.js';
 
 /** A logger for workers under test that says nothing (their logs are not what is tested). */

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { Decimal, type Scope } from '../../src/core/index.js';
 import { checkInvariants } from '../../src/store/invariants.js';
-import { openStore, type Store, type StoreOptions } from '../../src/store/store.js';
+import { openStore, type OpenedStore as Store, type StoreOptions } from '../../src/store/store.js';
 import type { TestDatabase } from './databases.js';
 
 /** A clock tests move by hand: store operations read time only through it. */

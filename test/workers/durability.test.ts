@@ -4,7 +4,7 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Decimal, type Scope } from '../../src/core/index.js';
 import { createPgClient } from '../../src/store/sql/pg-client.js';
-import { openStore, type Store } from '../../src/store/store.js';
+import { openStore, type OpenedStore as Store } from '../../src/store/store.js';
 import { queuePrefix, WEBHOOK_QUEUE } from '../../src/workers/queues.js';
 import { startWorkers, type Workers } from '../../src/workers/start.js';
 import { LOCAL_REDIS_URL, SILENT_LOG } from '../support/http.js';

@@ -6,7 +6,7 @@ import { Decimal, type Scope } from '../../src/core/index.js';
 import { startLocalSolana, type LocalSolana } from '../../src/solana/index.js';
 import { recipientBalance } from '../../src/solana/transfers.js';
 import { createPgClient } from '../../src/store/sql/pg-client.js';
-import { openStore, type Store } from '../../src/store/store.js';
+import { openStore, type OpenedStore as Store } from '../../src/store/store.js';
 import { LOCAL_REDIS_URL, testRedisPrefix } from '../support/http.js';
 import {
   forgetPrefixes,

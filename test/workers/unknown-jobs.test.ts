@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Decimal, type Scope } from '../../src/core/index.js';
-import { openStore, type Store } from '../../src/store/store.js';
+import { openStore, type OpenedStore as Store } from '../../src/store/store.js';
 import { webhookJobId, type WebhookJob } from '../../src/workers/queues.js';
 import { startWorkers, type Workers } from '../../src/workers/start.js';
 import { testDatabase } from '../support/databases.js';

@@ -7,8 +7,8 @@ import {
   TWO_FACTOR_FAILURE_WINDOW_MS,
   TWO_FACTOR_FAILURES_MAX,
   type TwoFactorRefusal,
-} from '../../store/ops/two-factor.js';
-import type { Store } from '../../store/store.js';
+  type Store,
+} from '../../store/store.js';
 import { authOf } from '../auth.js';
 import { accountObject, callerAccount } from './account.js';
 import { text, twoFactorHeaders } from '../schemas/common.js';

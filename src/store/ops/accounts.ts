@@ -65,11 +65,7 @@ async function accountFound(
 }
 
 /** An account by name, or null: the CLI finds the account a key is for without making one. */
-export function findAccountByName(
-  _ctx: StoreContext,
-  tx: SqlQueryable,
-  name: string,
-): Promise<AccountRecord | null> {
+export function findAccountByName(tx: SqlQueryable, name: string): Promise<AccountRecord | null> {
   return accountFound(
     tx,
     'SELECT id, name, two_factor_enabled FROM accounts WHERE name = $1',
@@ -78,11 +74,7 @@ export function findAccountByName(
 }
 
 /** An account by id, or null. */
-export function getAccount(
-  _ctx: StoreContext,
-  tx: SqlQueryable,
-  accountId: string,
-): Promise<AccountRecord | null> {
+export function getAccount(tx: SqlQueryable, accountId: string): Promise<AccountRecord | null> {
   return accountFound(
     tx,
     'SELECT id, name, two_factor_enabled FROM accounts WHERE id = $1',
@@ -91,7 +83,7 @@ export function getAccount(
 }
 
 /** Whether any API key exists at all: an empty database gets a first key at start. */
-export async function hasAnyApiKey(_ctx: StoreContext, tx: SqlQueryable): Promise<boolean> {
+export async function hasAnyApiKey(tx: SqlQueryable): Promise<boolean> {
   const { rows } = await tx.query<{ any: boolean }>(
     'SELECT EXISTS (SELECT 1 FROM api_keys) AS any',
   );
@@ -206,11 +198,7 @@ export async function authenticateApiKey(
   return { status: 'ok', key: record };
 }
 
-export async function listApiKeys(
-  _ctx: StoreContext,
-  tx: SqlQueryable,
-  accountId: string,
-): Promise<ApiKeyRecord[]> {
+export async function listApiKeys(tx: SqlQueryable, accountId: string): Promise<ApiKeyRecord[]> {
   const { rows } = await tx.query<KeyRow>(
     `SELECT ${KEY_COLUMNS} FROM api_keys WHERE account_id = $1 ORDER BY id DESC LIMIT 1000`,
     [accountId],

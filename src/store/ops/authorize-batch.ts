@@ -217,7 +217,7 @@ export async function authorizeBatch(
     }
     const previousId = previous.get(repeatKey);
     if (previousId !== undefined) {
-      outcomes.push(replay(await getTransaction(ctx, tx, scope, previousId)));
+      outcomes.push(replay(await getTransaction(tx, scope, previousId)));
       continue;
     }
     const vault = vaults.get(card.vault_id);

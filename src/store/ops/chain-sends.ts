@@ -33,7 +33,6 @@ export const SIGNINGS_MAX = 100;
  * first, with their recorded sends.
  */
 export async function pendingChainTransfers(
-  _ctx: StoreContext,
   tx: SqlQueryable,
   batchMax: number,
 ): Promise<PendingChainTransfer[]> {

@@ -15,11 +15,7 @@ export interface OutboxEvent {
   readonly payload: unknown;
 }
 
-export async function claimEvents(
-  _ctx: StoreContext,
-  tx: SqlQueryable,
-  batchMax: number,
-): Promise<OutboxEvent[]> {
+export async function claimEvents(tx: SqlQueryable, batchMax: number): Promise<OutboxEvent[]> {
   assert(Number.isSafeInteger(batchMax) && batchMax > 0 && batchMax <= 10_000, 'a bounded batch');
   const { rows } = await tx.query<{
     id: string;
@@ -52,4 +48,30 @@ export async function markRelayed(
     [ids, new Date(ctx.clock())],
   );
   assert(rowCount === ids.length, 'claimed events are still locked and unrelayed');
+}
+
+/**
+ * readOutboxBacklog: one read-only statement, both parts on the relay's partial index
+ * (outbox_events_unrelayed: id WHERE relayed_at IS NULL), so its cost follows the backlog,
+ * bounded by `pendingCountMax`, never the table. Ids are UUIDv7, so the first by id is the
+ * oldest. Out: the lag in seconds of the oldest unrelayed event (0 with none), and how many wait.
+ */
+export async function readOutboxBacklog(
+  tx: SqlQueryable,
+  pendingCountMax: number,
+  nowMs: number,
+): Promise<{ lagSeconds: number; pending: number }> {
+  assert(Number.isSafeInteger(pendingCountMax) && pendingCountMax > 0, 'a bounded count');
+  const { rows } = await tx.query<{ oldest: Date | null; pending: string }>(
+    `SELECT (SELECT created_at FROM outbox_events WHERE relayed_at IS NULL ORDER BY id LIMIT 1) AS oldest,
+            (SELECT count(*) FROM (SELECT 1 FROM outbox_events WHERE relayed_at IS NULL LIMIT $1) AS waiting) AS pending`,
+    [pendingCountMax],
+  );
+  const row = rows[0];
+  assert(row !== undefined, 'a SELECT of scalars returns one row');
+  return {
+    // created_at is written from the same wall clock; never negative if the clocks skew.
+    lagSeconds: row.oldest === null ? 0 : Math.max(0, (nowMs - row.oldest.getTime()) / 1000),
+    pending: Number(row.pending),
+  };
 }

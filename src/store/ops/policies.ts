@@ -74,7 +74,6 @@ export async function setPolicy(
 }
 
 export async function getPolicy(
-  _ctx: StoreContext,
   tx: SqlQueryable,
   scope: Scope,
   vaultId: string,
@@ -165,7 +164,7 @@ export async function simulatePolicy(
   input: SimulationInput,
 ): Promise<Decision> {
   const nowMs = ctx.clock();
-  const vault = await getVault(ctx, tx, scope, vaultId);
+  const vault = await getVault(tx, scope, vaultId);
   const policy =
     input.draft === null
       ? await loadCompiledPolicy(ctx, tx, vault.id, vault.currency)

@@ -5,7 +5,6 @@ import {
   type TransactionRecord,
   type TransferRecord,
 } from '../../core/index.js';
-import type { StoreContext } from '../context.js';
 import {
   CARD_COLUMNS,
   cardFromRow,
@@ -43,7 +42,6 @@ const shown = (id: string) => id.slice(0, 64);
 
 /** getTransaction: one read. In: scope, id. Out: the scope's transaction. Fails: transaction_not_found. */
 export async function getTransaction(
-  _ctx: StoreContext,
   tx: SqlQueryable,
   scope: Scope,
   id: string,
@@ -60,7 +58,6 @@ export async function getTransaction(
 
 /** getTransfer: one read. In: scope, id. Out: the scope's transfer. Fails: transfer_not_found. */
 export async function getTransfer(
-  _ctx: StoreContext,
   tx: SqlQueryable,
   scope: Scope,
   id: string,
@@ -76,12 +73,7 @@ export async function getTransfer(
 }
 
 /** getCard: one read. In: scope, id. Out: the scope's card (never its number). Fails: card_not_found. */
-export async function getCard(
-  _ctx: StoreContext,
-  tx: SqlQueryable,
-  scope: Scope,
-  id: string,
-): Promise<CardRecord> {
+export async function getCard(tx: SqlQueryable, scope: Scope, id: string): Promise<CardRecord> {
   const row = await readScoped<CardRow>(
     tx,
     { table: 'cards', columns: CARD_COLUMNS },

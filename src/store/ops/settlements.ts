@@ -63,12 +63,11 @@ export async function createSettlement(
       records.map((record) => record.amount),
     ],
   );
-  return getSettlement(ctx, tx, scope, id);
+  return getSettlement(tx, scope, id);
 }
 
 /** getSettlement: one read. The scope's settlement with its failed records. Fails: settlement_not_found. */
 export async function getSettlement(
-  _ctx: StoreContext,
   tx: SqlQueryable,
   scope: Scope,
   id: string,
@@ -124,7 +123,6 @@ export async function getSettlement(
 
 /** pendingSettlementRecords: one read. Up to `batchMax` unsettled records, oldest settlement first. */
 export async function pendingSettlementRecords(
-  _ctx: StoreContext,
   tx: SqlQueryable,
   batchMax: number,
 ): Promise<{ settlementId: string; position: number }[]> {
@@ -171,7 +169,7 @@ export async function settleRecord(
   await tx.exec('SAVEPOINT settle_record');
   let refusal: SpendgateError | null = null;
   try {
-    const held = await getTransaction(ctx, tx, scope, record.authorization_id);
+    const held = await getTransaction(tx, scope, record.authorization_id);
     const amount: Decimal | null =
       record.amount === null
         ? null

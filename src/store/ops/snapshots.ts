@@ -9,7 +9,6 @@ import type { SqlQueryable } from '../sql/client.js';
  * an existing snapshot is kept. Out: the last vault id covered, or null when none was left.
  */
 export async function snapshotDay(
-  _ctx: StoreContext,
   tx: SqlQueryable,
   day: string,
   afterVaultId: string | null,

@@ -183,7 +183,6 @@ export async function deposit(
 }
 
 export async function getVault(
-  _ctx: StoreContext,
   tx: SqlQueryable,
   scope: Scope,
   vaultId: string,

@@ -67,7 +67,6 @@ function failureClass(error: string | null): string | null {
  * Reads: webhook_endpoints through webhook_endpoints_owner.
  */
 export async function subscribedEndpoints(
-  _ctx: StoreContext,
   tx: SqlQueryable,
   events: readonly OutboxEvent[],
 ): Promise<Map<string, string[]>> {

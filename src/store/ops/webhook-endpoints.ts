@@ -82,7 +82,6 @@ export async function createWebhookEndpoint(
 
 /** Endpoints of the scope that are not deleted, newest first (bounded by WEBHOOK_ENDPOINTS_MAX). */
 export async function listWebhookEndpoints(
-  _ctx: StoreContext,
   tx: SqlQueryable,
   scope: Scope,
 ): Promise<WebhookEndpointRecord[]> {
@@ -135,7 +134,6 @@ export async function webhookSecret(
 
 /** getWebhookEndpoint: one read. The scope's endpoint; a deleted one is not found. Fails: webhook_not_found. */
 export async function getWebhookEndpoint(
-  _ctx: StoreContext,
   tx: SqlQueryable,
   scope: Scope,
   endpointId: string,

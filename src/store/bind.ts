@@ -1,0 +1,222 @@
+import { assert } from '../core/index.js';
+import type { StoreContext } from './context.js';
+import {
+  authenticateApiKey,
+  createApiKey,
+  findAccountByName,
+  findOrCreateAccount,
+  getAccount,
+  hasAnyApiKey,
+  listApiKeys,
+  revokeApiKey,
+} from './ops/accounts.js';
+import { capture, reverse } from './ops/authorizations.js';
+import { authorizeBatch } from './ops/authorize-batch.js';
+import { createCard, revealCard, setCardStatus } from './ops/cards.js';
+import { pendingChainTransfers, recordChainSend } from './ops/chain-sends.js';
+import { claimEvents, markRelayed } from './ops/events.js';
+import {
+  completeExternalTransfer,
+  createExternalTransfer,
+  failExternalTransfer,
+} from './ops/external-transfers.js';
+import { purgeIdempotencyKeys } from './ops/idempotency.js';
+import {
+  listBalanceSnapshots,
+  listCards,
+  listTransactions,
+  listTransfers,
+  listVaults,
+  listWebhookDeliveries,
+} from './ops/lists.js';
+import { readTransactionMetadata } from './ops/metadata.js';
+import { deletePolicy, getPolicy, setPolicy, simulatePolicy } from './ops/policies.js';
+import { getCard, getTransaction, getTransfer } from './ops/reads.js';
+import {
+  createSettlement,
+  getSettlement,
+  pendingSettlementRecords,
+  settleRecord,
+} from './ops/settlements.js';
+import { completeSnapshotDay, snapshotDay, snapshotDaysDue } from './ops/snapshots.js';
+import { createInternalTransfer } from './ops/transfers.js';
+import {
+  beginTwoFactor,
+  disableTwoFactor,
+  requireTwoFactor,
+  verifyTwoFactor,
+} from './ops/two-factor.js';
+import {
+  closeVault,
+  createVault,
+  deposit,
+  getVault,
+  setVaultFrozen,
+  updateVault,
+} from './ops/vaults.js';
+import {
+  createWebhookEndpoint,
+  deleteWebhookEndpoint,
+  getWebhookEndpoint,
+  listWebhookEndpoints,
+  webhookSecret,
+} from './ops/webhook-endpoints.js';
+import {
+  createTestEvent,
+  deliveryTarget,
+  recordDeliveryAttempt,
+  subscribedEndpoints,
+} from './ops/webhook-deliveries.js';
+import type {
+  AccountOperations,
+  AuthorizationOperations,
+  CardOperations,
+  MaintenanceOperations,
+  PolicyOperations,
+  SettlementOperations,
+  StoreOperations,
+  TransferOperations,
+  VaultOperations,
+  WebhookOperations,
+} from './port/index.js';
+import type { SqlQueryable } from './sql/client.js';
+
+/**
+ * The store port (port/index.ts) implemented over one SQL connection or transaction `tx`: each
+ * area's operations bound to the store's context and `tx`. store.ts runs them in transactions.
+ */
+export function bindOperations(ctx: StoreContext, tx: SqlQueryable): StoreOperations {
+  return {
+    ...bindAccounts(ctx, tx),
+    ...bindVaults(ctx, tx),
+    ...bindPolicies(ctx, tx),
+    ...bindCards(ctx, tx),
+    ...bindAuthorizations(ctx, tx),
+    ...bindTransfers(ctx, tx),
+    ...bindWebhooks(ctx, tx),
+    ...bindSettlements(ctx, tx),
+    ...bindMaintenance(ctx, tx),
+  };
+}
+
+function bindAccounts(ctx: StoreContext, tx: SqlQueryable): AccountOperations {
+  return {
+    findAccountByName: (name) => findAccountByName(tx, name),
+    findOrCreateAccount: (name) => findOrCreateAccount(ctx, tx, name),
+    getAccount: (accountId) => getAccount(tx, accountId),
+    beginTwoFactor: (accountId) => beginTwoFactor(ctx, tx, accountId),
+    verifyTwoFactor: (accountId, code) => verifyTwoFactor(ctx, tx, accountId, code),
+    disableTwoFactor: (accountId, code) => disableTwoFactor(ctx, tx, accountId, code),
+    requireTwoFactor: (accountId, code) => requireTwoFactor(ctx, tx, accountId, code),
+    hasAnyApiKey: () => hasAnyApiKey(tx),
+    createApiKey: (input) => createApiKey(ctx, tx, input),
+    authenticateApiKey: (key) => authenticateApiKey(ctx, tx, key),
+    listApiKeys: (accountId) => listApiKeys(tx, accountId),
+    revokeApiKey: (keyId) => revokeApiKey(ctx, tx, keyId),
+  };
+}
+
+function bindVaults(ctx: StoreContext, tx: SqlQueryable): VaultOperations {
+  return {
+    createVault: (scope, input) => createVault(ctx, tx, scope, input),
+    deposit: (scope, vaultId, amount, metadata) =>
+      deposit(ctx, tx, scope, vaultId, amount, metadata),
+    getVault: (scope, vaultId) => getVault(tx, scope, vaultId),
+    listVaults: (scope, query) => listVaults(tx, scope, query),
+    updateVault: (scope, vaultId, changes) => updateVault(ctx, tx, scope, vaultId, changes),
+    freezeVault: (scope, vaultId, reason) => setVaultFrozen(ctx, tx, scope, vaultId, true, reason),
+    unfreezeVault: (scope, vaultId) => setVaultFrozen(ctx, tx, scope, vaultId, false, null),
+    closeVault: (scope, vaultId, destination) => closeVault(ctx, tx, scope, vaultId, destination),
+    listBalanceSnapshots: (scope, vaultId, query) =>
+      listBalanceSnapshots(tx, scope, vaultId, query, ctx.clock()),
+  };
+}
+
+function bindPolicies(ctx: StoreContext, tx: SqlQueryable): PolicyOperations {
+  return {
+    setPolicy: (scope, vaultId, document) => setPolicy(ctx, tx, scope, vaultId, document),
+    getPolicy: (scope, vaultId) => getPolicy(tx, scope, vaultId),
+    deletePolicy: (scope, vaultId) => deletePolicy(ctx, tx, scope, vaultId),
+    simulatePolicy: (scope, vaultId, input) => simulatePolicy(ctx, tx, scope, vaultId, input),
+  };
+}
+
+function bindCards(ctx: StoreContext, tx: SqlQueryable): CardOperations {
+  return {
+    createCard: (scope, input) => createCard(ctx, tx, scope, input),
+    getCard: (scope, cardId) => getCard(tx, scope, cardId),
+    listCards: (scope, query) => listCards(tx, scope, query),
+    setCardStatus: (scope, cardId, status) => setCardStatus(ctx, tx, scope, cardId, status),
+    revealCard: (scope, cardId) => revealCard(ctx, tx, scope, cardId),
+  };
+}
+
+function bindAuthorizations(ctx: StoreContext, tx: SqlQueryable): AuthorizationOperations {
+  return {
+    authorize: async (scope, input, budget) => {
+      const [outcome] = await authorizeBatch(ctx, tx, [
+        { scope, input, ...(budget === undefined ? {} : { budget }) },
+      ]);
+      assert(outcome !== undefined, 'a batch of one has one outcome');
+      return outcome;
+    },
+    capture: (scope, transactionId, amount) => capture(ctx, tx, scope, transactionId, amount),
+    reverse: (scope, transactionId, amount, reason) =>
+      reverse(ctx, tx, scope, transactionId, amount, reason),
+    getTransaction: (scope, transactionId) => getTransaction(tx, scope, transactionId),
+    listTransactions: (scope, query) => listTransactions(tx, scope, query),
+    readTransactionMetadata: (scope, transactionId) =>
+      readTransactionMetadata(ctx, tx, scope, transactionId),
+  };
+}
+
+function bindTransfers(ctx: StoreContext, tx: SqlQueryable): TransferOperations {
+  return {
+    createInternalTransfer: (scope, input) => createInternalTransfer(ctx, tx, scope, input),
+    createExternalTransfer: (scope, input) => createExternalTransfer(ctx, tx, scope, input),
+    getTransfer: (scope, transferId) => getTransfer(tx, scope, transferId),
+    listTransfers: (scope, query) => listTransfers(tx, scope, query),
+    pendingChainTransfers: (batchMax) => pendingChainTransfers(tx, batchMax),
+    recordChainSend: (transferId, send, previousSignature) =>
+      recordChainSend(ctx, tx, transferId, send, previousSignature),
+    completeExternalTransfer: (transferId, signature) =>
+      completeExternalTransfer(ctx, tx, transferId, signature),
+    failExternalTransfer: (transferId, reason) => failExternalTransfer(ctx, tx, transferId, reason),
+  };
+}
+
+function bindWebhooks(ctx: StoreContext, tx: SqlQueryable): WebhookOperations {
+  return {
+    createWebhookEndpoint: (scope, input) => createWebhookEndpoint(ctx, tx, scope, input),
+    getWebhookEndpoint: (scope, endpointId) => getWebhookEndpoint(tx, scope, endpointId),
+    listWebhookEndpoints: (scope) => listWebhookEndpoints(tx, scope),
+    deleteWebhookEndpoint: (scope, endpointId) => deleteWebhookEndpoint(ctx, tx, scope, endpointId),
+    webhookSecret: (endpointId) => webhookSecret(ctx, tx, endpointId),
+    listWebhookDeliveries: (scope, endpointId, query) =>
+      listWebhookDeliveries(tx, scope, endpointId, query),
+    createTestEvent: (scope, endpoint) => createTestEvent(ctx, tx, scope, endpoint),
+    claimEvents: (batchMax) => claimEvents(tx, batchMax),
+    markRelayed: (eventIds) => markRelayed(ctx, tx, eventIds),
+    subscribedEndpoints: (events) => subscribedEndpoints(tx, events),
+    deliveryTarget: (eventId, endpointId) => deliveryTarget(ctx, tx, eventId, endpointId),
+    recordDeliveryAttempt: (attempt) => recordDeliveryAttempt(ctx, tx, attempt),
+  };
+}
+
+function bindSettlements(ctx: StoreContext, tx: SqlQueryable): SettlementOperations {
+  return {
+    createSettlement: (scope, records) => createSettlement(ctx, tx, scope, records),
+    getSettlement: (scope, settlementId) => getSettlement(tx, scope, settlementId),
+    pendingSettlementRecords: (batchMax) => pendingSettlementRecords(tx, batchMax),
+    settleRecord: (settlementId, position) => settleRecord(ctx, tx, settlementId, position),
+  };
+}
+
+function bindMaintenance(ctx: StoreContext, tx: SqlQueryable): MaintenanceOperations {
+  return {
+    snapshotDay: (day, afterVaultId, batchMax) => snapshotDay(tx, day, afterVaultId, batchMax),
+    snapshotDaysDue: () => snapshotDaysDue(ctx, tx),
+    completeSnapshotDay: (day) => completeSnapshotDay(ctx, tx, day),
+    purgeIdempotencyKeys: (batchMax) => purgeIdempotencyKeys(ctx, tx, batchMax),
+  };
+}

@@ -1,0 +1,43 @@
+import type {
+  AuthorizationOutcome,
+  Decimal,
+  Metadata,
+  Scope,
+  TransactionRecord,
+} from '../../core/index.js';
+import type { AuthorizeBudget, AuthorizeInput } from '../ops/authorize-batch.js';
+import type { ListTransactionsQuery, Page } from '../ops/lists.js';
+
+export {
+  AUTHORIZE_BATCH_MAX,
+  type AuthorizeBudget,
+  type AuthorizeInput,
+} from '../ops/authorize-batch.js';
+
+/** Why a hold is released: asked for, expired, or an approval answered as the stand-in decline. */
+export type ReleaseReason = 'reversed' | 'expired' | 'stand_in';
+
+/** The card network's money path (contract section 10) and the transactions it records. */
+export interface AuthorizationOperations {
+  /**
+   * Decides and records one authorization. On `Store`, it joins a batch (store/ops/
+   * authorize-batch.ts); a repeated networkTransactionId gets the first decision back.
+   */
+  authorize(
+    scope: Scope,
+    input: AuthorizeInput,
+    budget?: AuthorizeBudget,
+  ): Promise<AuthorizationOutcome>;
+  /** Captures `amount` of a pending hold (null: all of it). */
+  capture(scope: Scope, transactionId: string, amount: Decimal | null): Promise<TransactionRecord>;
+  /** Releases `amount` of a pending hold (null: all of it). */
+  reverse(
+    scope: Scope,
+    transactionId: string,
+    amount: Decimal | null,
+    reason?: ReleaseReason,
+  ): Promise<TransactionRecord>;
+  getTransaction(scope: Scope, transactionId: string): Promise<TransactionRecord>;
+  listTransactions(scope: Scope, query: ListTransactionsQuery): Promise<Page<TransactionRecord>>;
+  readTransactionMetadata(scope: Scope, transactionId: string): Promise<Metadata>;
+}

@@ -1,0 +1,92 @@
+import type { SpendgateError } from '../../core/index.js';
+import type { IdempotentRequest, StoredResponse } from '../ops/idempotency.js';
+import type { RewrapCount, RewrapOptions } from '../ops/master-key-rotation.js';
+import type { AccountOperations } from './accounts.js';
+import type { AuthorizationOperations } from './authorizations.js';
+import type { CardOperations } from './cards.js';
+import type { MaintenanceOperations, OutboxBacklog } from './maintenance.js';
+import type { SettlementOperations } from './settlements.js';
+import type { TransferOperations } from './transfers.js';
+import type { PolicyOperations, VaultOperations } from './vaults.js';
+import type { WebhookOperations } from './webhooks.js';
+
+export * from './accounts.js';
+export * from './authorizations.js';
+export * from './cards.js';
+export * from './maintenance.js';
+export * from './settlements.js';
+export * from './transfers.js';
+export * from './vaults.js';
+export * from './webhooks.js';
+export type { IdempotentRequest, StoredResponse } from '../ops/idempotency.js';
+export {
+  REWRAP_BATCH_DEFAULT,
+  REWRAP_BATCH_MAX,
+  type RewrapCount,
+  type RewrapOptions,
+} from '../ops/master-key-rotation.js';
+export type {
+  ListBalanceSnapshotsQuery,
+  ListCardsQuery,
+  ListTransactionsQuery,
+  ListTransfersQuery,
+  ListVaultsQuery,
+  Page,
+} from '../ops/lists.js';
+
+/**
+ * The store port: every operation the service performs on state, by area, each bound to a
+ * transaction (see each operation's header in store/ops/ for its inputs, outputs and failure
+ * codes). Declared here, implemented once in store/bind.ts over the SQL port, so the pg and
+ * PGlite adapters run the same code. It hands out no SQL client: the layers above ask for what
+ * they need by name (`ping`, `outboxBacklog`), and only src/store imports store/ops.
+ */
+export interface StoreOperations
+  extends
+    AccountOperations,
+    VaultOperations,
+    PolicyOperations,
+    CardOperations,
+    AuthorizationOperations,
+    TransferOperations,
+    WebhookOperations,
+    SettlementOperations,
+    MaintenanceOperations {}
+
+/** The store as the service uses it: each operation in a transaction of its own, or composed. */
+export interface Store extends StoreOperations {
+  /** Several operations in one transaction: all of them commit, or none. */
+  transaction<T>(work: (operations: StoreOperations) => Promise<T>): Promise<T>;
+  /**
+   * One effect with its idempotency record, in one transaction (contract section 5). A replay
+   * returns the stored response. A refusal (`SpendgateError`) that `keepRefusal` renders is
+   * stored as rendered, with the effect's partial writes rolled back; one it answers null for,
+   * and any other failure, stores nothing and is thrown, so the request may be retried with
+   * the same key. (Which refusals are kept is the HTTP adapter's rule, by status.)
+   */
+  idempotent(
+    scope: { readonly accountId: string; readonly mode: 'test' | 'live' },
+    request: IdempotentRequest,
+    work: (operations: StoreOperations) => Promise<StoredResponse>,
+    keepRefusal: (error: SpendgateError) => StoredResponse | null,
+  ): Promise<{ replayed: boolean; response: StoredResponse }>;
+  /** Resolves when the database answers one trivial statement (readiness checks). */
+  ping(): Promise<void>;
+  /** The outbox's backlog in one read-only statement, its count bounded by `pendingCountMax`. */
+  outboxBacklog(pendingCountMax: number): Promise<OutboxBacklog>;
+  /** Authorization batches run so far, and how many fell back to one request at a time. */
+  authorizeStats(): { readonly batches: number; readonly fallbacks: number };
+  /**
+   * Calls `observer` with each authorization batch's size as it starts (the server's
+   * histogram); returns its removal.
+   */
+  observeAuthorizeBatches(observer: (size: number) => void): () => void;
+  /** Expires holds older than `ageMsMax`, each in its own transaction; returns how many. */
+  expireHolds(ageMsMax: number, batchMax?: number): Promise<number>;
+  /**
+   * Re-wraps every secret under a master key other than the current one (vault data keys,
+   * webhook and two-factor secrets), in batches, a transaction each (ops/master-key-rotation.ts).
+   */
+  rewrapMasterKeySecrets(options?: RewrapOptions): Promise<RewrapCount[]>;
+  close(): Promise<void>;
+}

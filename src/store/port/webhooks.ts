@@ -1,0 +1,44 @@
+import type { Scope, WebhookDeliveryRecord, WebhookEndpointRecord } from '../../core/index.js';
+import type { OutboxEvent } from '../ops/events.js';
+import type { Page } from '../ops/lists.js';
+import type { DeliveryAttempt, DeliveryLookup } from '../ops/webhook-deliveries.js';
+
+export type { OutboxEvent } from '../ops/events.js';
+export type { DeliveryAttempt, DeliveryLookup, DeliveryTarget } from '../ops/webhook-deliveries.js';
+export { WEBHOOK_ENDPOINTS_MAX } from '../ops/webhook-endpoints.js';
+
+export interface CreateWebhookEndpointInput {
+  readonly url: string;
+  readonly events: readonly string[];
+  readonly description: string | null;
+}
+
+/** Webhook endpoints, the outbox relay and the deliveries (contract section 13). */
+export interface WebhookOperations {
+  /** The `whsec_` secret is answered this once; it is kept encrypted. */
+  createWebhookEndpoint(
+    scope: Scope,
+    input: CreateWebhookEndpointInput,
+  ): Promise<{ endpoint: WebhookEndpointRecord; secret: string }>;
+  getWebhookEndpoint(scope: Scope, endpointId: string): Promise<WebhookEndpointRecord>;
+  listWebhookEndpoints(scope: Scope): Promise<WebhookEndpointRecord[]>;
+  deleteWebhookEndpoint(scope: Scope, endpointId: string): Promise<void>;
+  webhookSecret(endpointId: string): Promise<string>;
+  listWebhookDeliveries(
+    scope: Scope,
+    endpointId: string,
+    query: { readonly limit: number; readonly startingAfter?: string | undefined },
+  ): Promise<Page<WebhookDeliveryRecord>>;
+  /** Test Webhook's event, written as already relayed: it is sent once, by the request. */
+  createTestEvent(
+    scope: Scope,
+    endpoint: WebhookEndpointRecord,
+  ): Promise<{ eventId: string; payload: string }>;
+  /** The relay's side: unrelayed events (locked, skipping locked ones) and who wants each. */
+  claimEvents(batchMax: number): Promise<OutboxEvent[]>;
+  markRelayed(eventIds: readonly string[]): Promise<void>;
+  subscribedEndpoints(events: readonly OutboxEvent[]): Promise<Map<string, string[]>>;
+  /** The delivery worker's side: what to send where, and the record of each attempt. */
+  deliveryTarget(eventId: string, endpointId: string): Promise<DeliveryLookup>;
+  recordDeliveryAttempt(attempt: DeliveryAttempt): Promise<WebhookDeliveryRecord>;
+}

@@ -45,7 +45,7 @@ import { Webhook } from 'standardwebhooks';
 import { CONTRACT_RETRY_DELAYS_MS } from '../src/config/env.js';
 import { Decimal, type Scope } from '../src/core/index.js';
 import { createPgClient } from '../src/store/sql/pg-client.js';
-import { openStore, type Store } from '../src/store/store.js';
+import { openStore, type OpenedStore as Store } from '../src/store/store.js';
 import { DEFAULT_RELAY_OPTIONS } from '../src/workers/outbox-relay.js';
 import { queuePrefix, WEBHOOK_QUEUE, workerConnection } from '../src/workers/queues.js';
 import { startWorkers, type Workers } from '../src/workers/start.js';

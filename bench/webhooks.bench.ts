@@ -11,8 +11,9 @@
  *   (DEFAULT_RELAY_OPTIONS, DEFAULT_DELIVERY_SETTINGS), its own
  *   store on the same database and master key, a Redis prefix of the run's own;
  * - a receiver process (SG_BENCH_WEBHOOKS_ROLE=receiver): one loopback HTTP server per endpoint
- *   (as distinct customers' hosts would be), answering 200 and verifying every delivery's
- *   Standard Webhooks signature with the `standardwebhooks` library (its cost is measured).
+ *   (as distinct customers' hosts would be), the tests' receiver (test/support/receiver.ts),
+ *   answering 200 and verifying every delivery's Standard Webhooks signature with the
+ *   `standardwebhooks` library (its cost is measured).
  *
  * Workloads, each on accounts and endpoints of its own (every endpoint subscribes to
  * `vault.created`; an event is one vault created without a deposit, so one event):
@@ -38,7 +39,6 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { QueueEvents } from 'bullmq';
 import { Webhook } from 'standardwebhooks';
@@ -50,6 +50,7 @@ import { DEFAULT_RELAY_OPTIONS } from '../src/workers/outbox-relay.js';
 import { queuePrefix, WEBHOOK_QUEUE, workerConnection } from '../src/workers/queues.js';
 import { startWorkers, type Workers } from '../src/workers/start.js';
 import { DEFAULT_DELIVERY_SETTINGS } from '../src/workers/webhook-delivery.js';
+import { startReceiver, type Receiver } from '../test/support/receiver.js';
 import { machineBusySeconds, postgresSeconds } from './cpu.js';
 import { withBenchDatabase } from './database.js';
 
@@ -125,88 +126,60 @@ const cpuMicros = () => {
 // ---------------------------------------------------------------------------------------------
 // The receiver process.
 
-function receiver(): void {
-  const servers = new Map<string, http.Server>();
-  const verifiers = new Map<string, Webhook>();
-  const arrivals = new Map<string, Arrival[]>();
-  const verifyMs = new Map<string, number>();
-
-  const listen = async (key: string): Promise<string> => {
-    const list: Arrival[] = [];
-    arrivals.set(key, list);
-    verifyMs.set(key, 0);
-    const server = http.createServer((request, response) => {
-      const chunks: Buffer[] = [];
-      request.on('data', (chunk: Buffer) => chunks.push(chunk));
-      request.on('end', () => {
-        const receivedAtMs = Date.now();
-        const text = Buffer.concat(chunks).toString('utf8');
-        const verifier = verifiers.get(key);
-        let body: { id?: string; createdAt?: string } | undefined;
-        let verified = false;
-        const started = performance.now();
-        try {
-          if (verifier !== undefined) {
-            body = verifier.verify(text, request.headers as Record<string, string>) as typeof body;
-            verified = true;
-          }
-        } catch {
-          // Counted as unverified below.
-        }
-        verifyMs.set(key, (verifyMs.get(key) ?? 0) + performance.now() - started);
-        try {
-          body ??= JSON.parse(text) as typeof body;
-        } catch {
-          body = {};
-        }
-        list.push({
-          key,
-          id: body?.id ?? '',
-          createdAtMs: Date.parse(body?.createdAt ?? ''),
-          receivedAtMs,
-          verified,
-        });
-        response.writeHead(200).end();
-      });
-    });
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    servers.set(key, server);
-    return `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks/${key}`;
+function receiverProcess(): void {
+  const receivers = new Map<string, Receiver>();
+  const receiverOf = (key: string): Receiver => {
+    const receiver = receivers.get(key);
+    if (receiver === undefined) throw new Error(`no receiver listens for ${key}`);
+    return receiver;
   };
 
   serveRequests(async (request) => {
     switch (request.type) {
       case 'listen': {
         const urls: Record<string, string> = {};
-        for (const key of request.keys) urls[key] = await listen(key);
+        for (const key of request.keys) {
+          // Node's own keep-alive timeout, as a customer's server would have: connections reused.
+          const receiver = await startReceiver({
+            path: `/hooks/${key}`,
+            keepAliveTimeoutMs: 5000,
+          });
+          receivers.set(key, receiver);
+          urls[key] = receiver.url;
+        }
         return { urls };
       }
       case 'secrets':
         for (const [key, secret] of Object.entries(request.secrets))
-          verifiers.set(key, new Webhook(secret));
+          receiverOf(key).secret = secret;
         return {};
       case 'count':
         return {
-          count: request.keys.reduce((sum, key) => sum + (arrivals.get(key)?.length ?? 0), 0),
+          count: request.keys.reduce((sum, key) => sum + receiverOf(key).received.length, 0),
         };
       case 'collect': {
-        const collected: Collected = {
-          arrivals: request.keys.flatMap((key) => arrivals.get(key) ?? []),
-          verifyMs: request.keys.reduce((sum, key) => sum + (verifyMs.get(key) ?? 0), 0),
-        };
-        for (const key of request.keys) {
-          arrivals.set(key, []);
-          verifyMs.set(key, 0);
-        }
+        let verifyMs = 0;
+        const arrivals = request.keys.flatMap((key) =>
+          receiverOf(key)
+            .received.splice(0)
+            .map((delivery): Arrival => {
+              verifyMs += delivery.verifyMs;
+              return {
+                key,
+                id: delivery.id,
+                createdAtMs: Date.parse(delivery.body.createdAt),
+                receivedAtMs: delivery.receivedAtMs,
+                verified: delivery.verified,
+              };
+            }),
+        );
+        const collected: Collected = { arrivals, verifyMs };
         return collected;
       }
       case 'cpu':
         return cpuMicros();
       case 'close':
-        for (const server of servers.values()) server.closeAllConnections();
-        await Promise.all(
-          [...servers.values()].map((server) => new Promise((resolve) => server.close(resolve))),
-        );
+        await Promise.all([...receivers.values()].map((receiver) => receiver.close()));
         setImmediate(() => {
           process.disconnect();
         });
@@ -366,7 +339,7 @@ interface Result {
   readonly cpu: Cpu;
 }
 
-if (ROLE === 'receiver') receiver();
+if (ROLE === 'receiver') receiverProcess();
 else if (ROLE === 'workers') await workersProcess(process.env.SG_BENCH_WEBHOOKS_DATABASE ?? '');
 else await main();
 

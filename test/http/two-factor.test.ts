@@ -8,7 +8,7 @@ import { createServer } from '../../src/http/server.js';
 import { openStore, type OpenedStore as Store } from '../../src/store/store.js';
 import { forEachDatabase, testDatabase } from '../support/databases.js';
 import { startTestService, testServerConfig, type TestService } from '../support/http.js';
-import { openTestStore, TestClock, type TestStore } from '../support/store.js';
+import { TestClock, useTestStore } from '../support/store.js';
 
 // jsqr's types declare an ES default export; its CommonJS build exports the function itself,
 // which is what Node's default import of it gives.
@@ -434,13 +434,7 @@ describe('two-factor lockout', () => {
 
 /** The count at the store, on both databases (the embedded default is PGlite). */
 forEachDatabase('two-factor failures in the store', (database) => {
-  let testStore: TestStore;
-  beforeAll(async () => {
-    testStore = await openTestStore(database);
-  });
-  afterAll(async () => {
-    await database.close();
-  });
+  const testStore = useTestStore(database);
 
   it('refuses the sixth check within 15 minutes, whatever the code, and opens after', async () => {
     const { store, clock } = testStore;

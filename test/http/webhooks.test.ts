@@ -1,7 +1,7 @@
-import net, { type AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startReceiver, type Receiver } from '../support/receiver.js';
 import { useTestService } from '../support/http.js';
+import { freePort } from '../support/processes.js';
+import { resettingPort, startReceiver, type Receiver } from '../support/receiver.js';
 
 /**
  * Webhook endpoints over real HTTP: which addresses each mode may
@@ -18,30 +18,6 @@ interface Json {
   data: { id: string; error: string | null; status: string; statusCode: number | null }[];
 }
 
-/** Ports on loopback that answer nothing: one closed, one that takes and resets connections. */
-async function deadPorts(): Promise<{ closed: number; resetting: number; close(): Promise<void> }> {
-  const probe = net.createServer();
-  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
-  const closed = (probe.address() as AddressInfo).port;
-  await new Promise<void>((resolve) =>
-    probe.close(() => {
-      resolve();
-    }),
-  );
-  const resetter = net.createServer((socket) => socket.resetAndDestroy());
-  await new Promise<void>((resolve) => resetter.listen(0, '127.0.0.1', resolve));
-  return {
-    closed,
-    resetting: (resetter.address() as AddressInfo).port,
-    close: () =>
-      new Promise<void>((resolve) =>
-        resetter.close(() => {
-          resolve();
-        }),
-      ),
-  };
-}
-
 describe('webhook endpoints', () => {
   const harness = useTestService<Json>();
   const { call } = harness;
@@ -55,14 +31,17 @@ describe('webhook endpoints', () => {
     ).rows[0]?.n;
 
   let receiver: Receiver;
-  let ports: Awaited<ReturnType<typeof deadPorts>>;
+  /** Ports on loopback that answer nothing: one closed, one that takes and resets connections. */
+  let ports: { closed: number; resetting: number };
+  let resetter: Awaited<ReturnType<typeof resettingPort>>;
   beforeAll(async () => {
     receiver = await startReceiver();
-    ports = await deadPorts();
+    resetter = await resettingPort();
+    ports = { closed: await freePort(), resetting: resetter.port };
   });
   afterAll(async () => {
     await receiver.close();
-    await ports.close();
+    await resetter.close();
   });
 
   // Item 8: test mode relaxes https and allows loopback, and nothing else that is not public.

@@ -1,5 +1,3 @@
-import http from 'node:http';
-import net, { type AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 
 import { InvariantError } from '../../src/core/index.js';
@@ -10,7 +8,8 @@ import {
   type LookupFn,
   type WebhookRequest,
 } from '../../src/outbound/index.js';
-import { startReceiver, type Receiver } from './receiver.js';
+import { freePort } from '../support/processes.js';
+import { resettingPort, startReceiver, type Receiver } from '../support/receiver.js';
 
 const SIGNATURE = 'v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=';
 const HEADERS = {
@@ -43,7 +42,7 @@ afterEach(async () => {
 describe('sendWebhook, test mode against a loopback receiver', () => {
   it('POSTs the headers and the exact body and returns the status', async () => {
     receiver = await startReceiver();
-    const result = await sendWebhook(delivery(receiver.url('/hooks?x=1')));
+    const result = await sendWebhook(delivery(receiver.at('/hooks?x=1')));
     expect(result.statusCode).toBe(200);
     expect(result.error).toBeNull();
     expect(result.durationMs).toBeGreaterThanOrEqual(0);
@@ -51,7 +50,7 @@ describe('sendWebhook, test mode against a loopback receiver', () => {
     const seen = receiver.received[0];
     expect(seen?.method).toBe('POST');
     expect(seen?.path).toBe('/hooks?x=1');
-    expect(seen?.body).toBe(BODY);
+    expect(seen?.raw).toBe(BODY);
     expect(seen?.headers['content-type']).toBe('application/json');
     expect(seen?.headers['content-length']).toBe(String(Buffer.byteLength(BODY)));
     expect(seen?.headers['webhook-id']).toBe(HEADERS['webhook-id']);
@@ -61,37 +60,43 @@ describe('sendWebhook, test mode against a loopback receiver', () => {
 
   it.each([500, 410, 404, 204, 299])('returns a %i as the status code', async (status) => {
     receiver = await startReceiver({
-      '/status': (_req, res) => {
-        res.statusCode = status;
-        res.end(status === 204 ? undefined : 'nope');
+      routes: {
+        '/status': (_req, res) => {
+          res.statusCode = status;
+          res.end(status === 204 ? undefined : 'nope');
+        },
       },
     });
-    const result = await sendWebhook(delivery(receiver.url('/status')));
+    const result = await sendWebhook(delivery(receiver.at('/status')));
     expect(result.statusCode).toBe(status);
     expect(result.error).toBeNull();
   });
 
   it('does not follow a redirect', async () => {
     receiver = await startReceiver({
-      '/moved': (_req, res) => {
-        res.writeHead(302, { location: '/target' }).end();
-      },
-      '/absolute': (_req, res) => {
-        res.writeHead(307, { location: receiver?.url('/target') ?? '' }).end();
+      routes: {
+        '/moved': (_req, res) => {
+          res.writeHead(302, { location: '/target' }).end();
+        },
+        '/absolute': (_req, res) => {
+          res.writeHead(307, { location: receiver?.at('/target') ?? '' }).end();
+        },
       },
     });
-    expect((await sendWebhook(delivery(receiver.url('/moved')))).statusCode).toBe(302);
-    expect((await sendWebhook(delivery(receiver.url('/absolute')))).statusCode).toBe(307);
+    expect((await sendWebhook(delivery(receiver.at('/moved')))).statusCode).toBe(302);
+    expect((await sendWebhook(delivery(receiver.at('/absolute')))).statusCode).toBe(307);
     expect(receiver.received.map((r) => r.path)).toEqual(['/moved', '/absolute']);
   });
 
   it('gives up on a receiver that never answers, after timeoutMs', async () => {
     receiver = await startReceiver({
-      '/silent': () => {
-        // Never answers.
+      routes: {
+        '/silent': () => {
+          // Never answers.
+        },
       },
     });
-    const result = await sendWebhook(delivery(receiver.url('/silent'), { timeoutMs: 300 }));
+    const result = await sendWebhook(delivery(receiver.at('/silent'), { timeoutMs: 300 }));
     expect(result.statusCode).toBeNull();
     expect(result.error).toBe('timeout');
     expect(result.durationMs).toBeGreaterThanOrEqual(250);
@@ -100,38 +105,34 @@ describe('sendWebhook, test mode against a loopback receiver', () => {
 
   it('gives up on a receiver that answers the headers and then stalls', async () => {
     receiver = await startReceiver({
-      '/stall': (_req, res) => {
-        res.writeHead(200, { 'content-length': '100' });
-        res.write('partial');
+      routes: {
+        '/stall': (_req, res) => {
+          res.writeHead(200, { 'content-length': '100' });
+          res.write('partial');
+        },
       },
     });
-    const result = await sendWebhook(delivery(receiver.url('/stall'), { timeoutMs: 300 }));
+    const result = await sendWebhook(delivery(receiver.at('/stall'), { timeoutMs: 300 }));
     expect(result.statusCode).toBeNull();
     expect(result.error).toBe('timeout');
   });
 
   it('reports a receiver that hangs up mid-answer as an error', async () => {
     receiver = await startReceiver({
-      '/hangup': (_req, res) => {
-        res.writeHead(200, { 'content-length': '100' });
-        res.write('partial', () => res.socket?.destroy());
+      routes: {
+        '/hangup': (_req, res) => {
+          res.writeHead(200, { 'content-length': '100' });
+          res.write('partial', () => res.socket?.destroy());
+        },
       },
     });
-    const result = await sendWebhook(delivery(receiver.url('/hangup')));
+    const result = await sendWebhook(delivery(receiver.at('/hangup')));
     expect(result.statusCode).toBeNull();
     expect(result.error).toBe('connection_failed');
   });
 
   it('returns a refused connection as an error, without throwing', async () => {
-    const server = http.createServer();
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    const port = (server.address() as AddressInfo).port;
-    await new Promise<void>((resolve) =>
-      server.close(() => {
-        resolve();
-      }),
-    );
-    const result = await sendWebhook(delivery(`http://127.0.0.1:${port}/x`));
+    const result = await sendWebhook(delivery(`http://127.0.0.1:${await freePort()}/x`));
     expect(result).toMatchObject({ statusCode: null, error: 'connection_failed' });
     expect(result.durationMs).toBeGreaterThanOrEqual(0);
   });
@@ -140,25 +141,27 @@ describe('sendWebhook, test mode against a loopback receiver', () => {
     let bytesWritten = 0;
     let receiverSawClose = false;
     receiver = await startReceiver({
-      '/flood': (_req, res) => {
-        res.writeHead(200, { 'content-type': 'application/octet-stream' });
-        const chunk = Buffer.alloc(16_384, 0x61);
-        const pump = (): void => {
-          while (!res.destroyed && bytesWritten < 512 * 1_048_576) {
-            bytesWritten += chunk.length;
-            if (!res.write(chunk)) {
-              res.once('drain', pump);
-              return;
+      routes: {
+        '/flood': (_req, res) => {
+          res.writeHead(200, { 'content-type': 'application/octet-stream' });
+          const chunk = Buffer.alloc(16_384, 0x61);
+          const pump = (): void => {
+            while (!res.destroyed && bytesWritten < 512 * 1_048_576) {
+              bytesWritten += chunk.length;
+              if (!res.write(chunk)) {
+                res.once('drain', pump);
+                return;
+              }
             }
-          }
-        };
-        res.on('close', () => {
-          receiverSawClose = true;
-        });
-        pump();
+          };
+          res.on('close', () => {
+            receiverSawClose = true;
+          });
+          pump();
+        },
       },
     });
-    const result = await sendWebhook(delivery(receiver.url('/flood'), { timeoutMs: 10_000 }));
+    const result = await sendWebhook(delivery(receiver.at('/flood'), { timeoutMs: 10_000 }));
     expect(result).toMatchObject({ statusCode: 200, error: null });
     expect(result.durationMs).toBeLessThan(5_000);
     await expect.poll(() => receiverSawClose).toBe(true);
@@ -168,9 +171,9 @@ describe('sendWebhook, test mode against a loopback receiver', () => {
   });
 
   it('reuses a kept-alive connection for consecutive deliveries to one receiver', async () => {
-    receiver = await startReceiver();
+    receiver = await startReceiver({ keepAliveTimeoutMs: 5000 });
     for (let i = 0; i < 5; i += 1) {
-      expect((await sendWebhook(delivery(receiver.url(`/n${i}`)))).statusCode).toBe(200);
+      expect((await sendWebhook(delivery(receiver.at(`/n${i}`)))).statusCode).toBe(200);
     }
     expect(receiver.received).toHaveLength(5);
     expect(receiver.connections).toBe(1);
@@ -195,7 +198,7 @@ describe('sendWebhook, test mode against a loopback receiver', () => {
   it('returns an invalid header as an error that does not echo it', async () => {
     receiver = await startReceiver();
     const result = await sendWebhook(
-      delivery(receiver.url('/x'), { headers: { 'webhook-signature': `${SIGNATURE}\r\nx: y` } }),
+      delivery(receiver.at('/x'), { headers: { 'webhook-signature': `${SIGNATURE}\r\nx: y` } }),
     );
     expect(result.statusCode).toBeNull();
     expect(result.error).toBe('connection_failed');
@@ -224,28 +227,15 @@ describe('sendWebhook, test mode against a loopback receiver', () => {
 
 describe('sendWebhook, failures reported as classes, never as socket text', () => {
   it('answers a refused port and a port that accepts and resets alike', async () => {
-    const closed = http.createServer();
-    await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
-    const closedPort = (closed.address() as AddressInfo).port;
-    await new Promise<void>((resolve) =>
-      closed.close(() => {
-        resolve();
-      }),
-    );
+    const closedPort = await freePort();
     // Something listening that is not an HTTP server: it takes the connection and drops it.
-    const dropper = net.createServer((socket) => socket.resetAndDestroy());
-    await new Promise<void>((resolve) => dropper.listen(0, '127.0.0.1', resolve));
-    const dropperPort = (dropper.address() as AddressInfo).port;
+    const dropper = await resettingPort();
     try {
       const refused = await sendWebhook(delivery(`http://127.0.0.1:${closedPort}/`));
-      const reset = await sendWebhook(delivery(`http://127.0.0.1:${dropperPort}/`));
+      const reset = await sendWebhook(delivery(`http://127.0.0.1:${dropper.port}/`));
       expect([refused.error, reset.error]).toEqual(['connection_failed', 'connection_failed']);
     } finally {
-      await new Promise<void>((resolve) =>
-        dropper.close(() => {
-          resolve();
-        }),
-      );
+      await dropper.close();
     }
   });
 
@@ -280,7 +270,7 @@ describe('sendWebhook, test mode refuses every non-public address but loopback',
 describe('sendWebhook, live mode refuses before connecting', () => {
   it('refuses http://', async () => {
     receiver = await startReceiver();
-    const result = await sendWebhook(delivery(receiver.url('/x'), { mode: 'live' }));
+    const result = await sendWebhook(delivery(receiver.at('/x'), { mode: 'live' }));
     expect(result).toMatchObject({ statusCode: null, error: 'invalid_url' });
     expect(receiver.connections).toBe(0);
   });

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import {
   SpendgateError,
   type AuthorizationOutcome,
@@ -8,7 +8,7 @@ import {
 import { AuthorizeBatcher } from '../../src/store/authorize-batcher.js';
 import type { AuthorizeRequest } from '../../src/store/ops/authorize-batch.js';
 import { forEachDatabase } from '../support/databases.js';
-import { merchant, openTestStore, usdc, type TestStore } from '../support/store.js';
+import { merchant, openTestStore, usdc, useTestStore, type TestStore } from '../support/store.js';
 
 /**
  * Batched authorization decides as if every request had run alone, one after another: the
@@ -16,29 +16,17 @@ import { merchant, openTestStore, usdc, type TestStore } from '../support/store.
  * at a time, so the order is the submission order), get the same decisions.
  */
 forEachDatabase('batched authorization', (database) => {
-  let sequential: TestStore;
+  const sequential = useTestStore(database);
+  /** A second store on the same database. */
   let batched: TestStore;
-
   beforeAll(async () => {
-    sequential = await openTestStore(database);
     batched = await openTestStore(database, { authorizeBatchesMax: 1 });
-  });
-
-  afterAll(async () => {
-    await database.close();
   });
 
   async function setup(t: TestStore): Promise<{ scope: Scope; cards: string[] }> {
     const scope = await t.scope();
-    const create = async (currency: 'USDC' | 'SOL', deposit: string) =>
-      (
-        await t.store.createVault(scope, {
-          name: 'b',
-          currency,
-          metadata: {},
-          initialDeposit: usdc(deposit),
-        })
-      ).vault;
+    const create = (currency: 'USDC' | 'SOL', deposit: string) =>
+      t.vault(scope, deposit, { name: 'b', currency });
     const plain = await create('USDC', '100');
     const limited = await create('USDC', '500');
     await t.store.setPolicy(scope, limited.id, {
@@ -56,7 +44,7 @@ forEachDatabase('batched authorization', (database) => {
     });
     const sol = await create('SOL', '10');
     const card = async (vaultId: string) =>
-      (await t.store.createCard(scope, { vaultId, cardholderName: 'b', metadata: {} })).id;
+      (await t.card(scope, vaultId, { cardholderName: 'b' })).id;
     const cards = [
       await card(plain.id),
       await card(limited.id),

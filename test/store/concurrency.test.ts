@@ -1,37 +1,20 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SpendgateError, type Scope } from '../../src/core/index.js';
+import { describe, expect, it } from 'vitest';
+import { SpendgateError } from '../../src/core/index.js';
 import { testDatabase } from '../support/databases.js';
-import {
-  merchant,
-  networkTransactionId,
-  openTestStore,
-  usdc,
-  type TestStore,
-} from '../support/store.js';
+import { merchant, networkTransactionId, usdc, useTestStore } from '../support/store.js';
 
 /**
  * Concurrency on a real PostgreSQL server (PGlite runs one transaction at a time, so it cannot
  * race): many connections, one vault, and the balance must hold exactly.
  */
 describe('concurrency on PostgreSQL', () => {
-  const database = testDatabase('pg', 32);
-  let t: TestStore;
-  let scope: Scope;
-
-  beforeAll(async () => {
-    t = await openTestStore(database);
-    scope = await t.scope();
-  });
-
-  afterAll(async () => {
-    await database.close();
-  });
+  const t = useTestStore(testDatabase('pg', 32));
 
   /** `count` authorizations of `amount` on one card, all at once, each its own callback. */
   const burst = (cardId: string, count: number, amount: string) =>
     Promise.all(
       Array.from({ length: count }, () =>
-        t.store.authorize(scope, {
+        t.store.authorize(t.owner, {
           cardId,
           amount: usdc(amount),
           currency: 'USDC',
@@ -42,17 +25,8 @@ describe('concurrency on PostgreSQL', () => {
     );
 
   it('500 concurrent authorizations on a vault funded for exactly 200: 200 approved, 300 declined, 0 left', async () => {
-    const { vault } = await t.store.createVault(scope, {
-      name: 'Hot',
-      currency: 'USDC',
-      metadata: {},
-      initialDeposit: usdc('500'),
-    });
-    const card = await t.store.createCard(scope, {
-      vaultId: vault.id,
-      cardholderName: 'Ada',
-      metadata: {},
-    });
+    const vault = await t.vault(t.owner, '500', { name: 'Hot' });
+    const card = await t.card(t.owner, vault.id);
     const outcomes = await burst(card.id, 500, '2.5');
     const approved = outcomes.filter((outcome) => outcome.decision.approved).length;
     const declineCodes = new Set(
@@ -66,30 +40,21 @@ describe('concurrency on PostgreSQL', () => {
     expect(stats.batches).toBeLessThan(500);
     expect(stats.fallbacks).toBe(0);
     expect([...declineCodes]).toEqual(['insufficient_balance']);
-    const after = await t.store.getVault(scope, vault.id);
+    const after = await t.store.getVault(t.owner, vault.id);
     expect(after.ledger.minus(after.pending).toFixed()).toBe('0');
     expect(after.pending.toFixed()).toBe('500');
     await t.expectInvariants();
   });
 
   it('500 concurrent authorizations against a daily count limit of 120 and an amount limit: the limits hold exactly', async () => {
-    const { vault } = await t.store.createVault(scope, {
-      name: 'Limited',
-      currency: 'USDC',
-      metadata: {},
-      initialDeposit: usdc('100000'),
-    });
-    await t.store.setPolicy(scope, vault.id, {
+    const vault = await t.vault(t.owner, '100000', { name: 'Limited' });
+    await t.store.setPolicy(t.owner, vault.id, {
       limits: [
         { interval: 'daily', count: 120 },
         { interval: 'weekly', amount: '250' },
       ],
     });
-    const card = await t.store.createCard(scope, {
-      vaultId: vault.id,
-      cardholderName: 'Ada',
-      metadata: {},
-    });
+    const card = await t.card(t.owner, vault.id);
     const outcomes = await burst(card.id, 500, '2.5');
     // 2.5 x 100 = 250 reaches the weekly amount first; the count limit of 120 would allow more.
     expect(outcomes.filter((outcome) => outcome.decision.approved)).toHaveLength(100);
@@ -98,35 +63,18 @@ describe('concurrency on PostgreSQL', () => {
         outcomes.filter((o) => !o.decision.approved).map((o) => o.decision.declineReason?.rule),
       ),
     ).toEqual(new Set(['limits[1]']));
-    const second = await t.store.createVault(scope, {
-      name: 'Counted',
-      currency: 'USDC',
-      metadata: {},
-      initialDeposit: usdc('100000'),
-    });
-    await t.store.setPolicy(scope, second.vault.id, {
+    const second = await t.vault(t.owner, '100000', { name: 'Counted' });
+    await t.store.setPolicy(t.owner, second.id, {
       limits: [{ interval: 'daily', count: 120 }],
     });
-    const card2 = await t.store.createCard(scope, {
-      vaultId: second.vault.id,
-      cardholderName: 'Ada',
-      metadata: {},
-    });
+    const card2 = await t.card(t.owner, second.id);
     const counted = await burst(card2.id, 500, '1');
     expect(counted.filter((outcome) => outcome.decision.approved)).toHaveLength(120);
     await t.expectInvariants();
   });
 
   it('concurrent transfers in both directions between two vaults lose no update and leave no deadlock', async () => {
-    const create = async () =>
-      (
-        await t.store.createVault(scope, {
-          name: 'Side',
-          currency: 'USDC',
-          metadata: {},
-          initialDeposit: usdc('300'),
-        })
-      ).vault;
+    const create = () => t.vault(t.owner, '300', { name: 'Side' });
     const [a, b] = [await create(), await create()];
     // Amounts 1..20; 200 each way, far more than either balance: some must be refused.
     const plans = Array.from({ length: 400 }, (_, index) => ({
@@ -137,7 +85,7 @@ describe('concurrency on PostgreSQL', () => {
     const results = await Promise.all(
       plans.map(async (plan) => {
         try {
-          await t.store.createInternalTransfer(scope, {
+          await t.store.createInternalTransfer(t.owner, {
             fromVaultId: plan.from,
             toVaultId: plan.to,
             amount: plan.amount,
@@ -157,8 +105,8 @@ describe('concurrency on PostgreSQL', () => {
       expectedA = plan.from === a.id ? expectedA.minus(plan.amount) : expectedA.plus(plan.amount);
     }
     const [afterA, afterB] = [
-      await t.store.getVault(scope, a.id),
-      await t.store.getVault(scope, b.id),
+      await t.store.getVault(t.owner, a.id),
+      await t.store.getVault(t.owner, b.id),
     ];
     expect(afterA.ledger.toFixed()).toBe(expectedA.toFixed());
     expect(afterA.ledger.plus(afterB.ledger).toFixed()).toBe('600');
@@ -167,21 +115,12 @@ describe('concurrency on PostgreSQL', () => {
   });
 
   it('one networkTransactionId sent 50 times at once holds once', async () => {
-    const { vault } = await t.store.createVault(scope, {
-      name: 'Dup',
-      currency: 'USDC',
-      metadata: {},
-      initialDeposit: usdc('100'),
-    });
-    const card = await t.store.createCard(scope, {
-      vaultId: vault.id,
-      cardholderName: 'Ada',
-      metadata: {},
-    });
+    const vault = await t.vault(t.owner, '100', { name: 'Dup' });
+    const card = await t.card(t.owner, vault.id);
     const id = networkTransactionId();
     const outcomes = await Promise.all(
       Array.from({ length: 50 }, () =>
-        t.store.authorize(scope, {
+        t.store.authorize(t.owner, {
           cardId: card.id,
           amount: usdc('10'),
           currency: 'USDC',
@@ -192,7 +131,7 @@ describe('concurrency on PostgreSQL', () => {
     );
     expect(new Set(outcomes.map((outcome) => outcome.transaction?.id)).size).toBe(1);
     expect(outcomes.filter((outcome) => !outcome.replayed)).toHaveLength(1);
-    expect((await t.store.getVault(scope, vault.id)).pending.toFixed()).toBe('10');
+    expect((await t.store.getVault(t.owner, vault.id)).pending.toFixed()).toBe('10');
     await t.expectInvariants();
   });
 
@@ -207,10 +146,10 @@ describe('concurrency on PostgreSQL', () => {
       Array.from({ length: 20 }, () =>
         t.store
           .idempotent(
-            scope,
+            t.owner,
             request,
             async (operations) => {
-              const { vault } = await operations.createVault(scope, {
+              const { vault } = await operations.createVault(t.owner, {
                 name: 'Once',
                 currency: 'USDC',
                 metadata: {},
@@ -233,19 +172,14 @@ describe('concurrency on PostgreSQL', () => {
     );
     const { rows } = await t.store.client.query<{ n: number }>(
       "SELECT count(*)::int AS n FROM vaults WHERE account_id = $1 AND name = 'Once'",
-      [scope.accountId],
+      [t.owner.accountId],
     );
     expect(rows[0]?.n).toBe(1);
   });
 
   it('relays claiming at once each get their own events, none twice', async () => {
     for (let index = 0; index < 30; index++) {
-      await t.store.createVault(scope, {
-        name: `e${index}`,
-        currency: 'USDC',
-        metadata: {},
-        initialDeposit: usdc('0'),
-      });
+      await t.vault(t.owner, '0', { name: `e${index}` });
     }
     const claims = await Promise.all(
       Array.from({ length: 6 }, () =>

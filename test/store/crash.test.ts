@@ -1,10 +1,7 @@
-import { randomBytes } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Scope } from '../../src/core/index.js';
+import { describe, expect, it } from 'vitest';
 import type { SqlClient, SqlTransaction } from '../../src/store/sql/client.js';
-import { openStore, type OpenedStore as Store } from '../../src/store/store.js';
 import { testDatabase } from '../support/databases.js';
-import { merchant, networkTransactionId, TestClock, usdc } from '../support/store.js';
+import { merchant, networkTransactionId, usdc, useTestStore } from '../support/store.js';
 import { checkInvariants } from '../../src/store/invariants.js';
 
 /**
@@ -49,24 +46,13 @@ function crashingClient(client: SqlClient): SqlClient & { crashAt: number | null
 }
 
 describe('crash safety on PostgreSQL', () => {
-  const database = testDatabase('pg');
-  let store: Store;
   let client: ReturnType<typeof crashingClient>;
-  let scope: Scope;
-
-  beforeAll(async () => {
-    client = crashingClient(await database.client());
-    store = await openStore({ client, masterKey: randomBytes(32), clock: new TestClock().now });
-    const account = await store.findOrCreateAccount('crash');
-    scope = { accountId: account.id, mode: 'test' };
-  });
-
-  afterAll(async () => {
-    await database.close();
+  const t = useTestStore(testDatabase('pg'), {
+    wrapClient: (inner) => (client = crashingClient(inner)),
   });
 
   const snapshot = async () => {
-    const { rows } = await store.client.query<Record<string, string>>(
+    const { rows } = await t.store.client.query<Record<string, string>>(
       `SELECT (SELECT count(*) FROM ledger_entries)::text AS entries, (SELECT count(*) FROM transactions)::text AS transactions,
               (SELECT count(*) FROM outbox_events)::text AS events, (SELECT coalesce(sum(pending), 0) FROM vaults)::text AS pending,
               (SELECT coalesce(sum(ledger), 0) FROM vaults)::text AS ledger, (SELECT count(*) FROM hold_changes)::text AS holds`,
@@ -75,30 +61,14 @@ describe('crash safety on PostgreSQL', () => {
   };
 
   it('an operation killed at any statement leaves nothing behind', async () => {
-    const { vault } = await store.createVault(scope, {
-      name: 'c',
-      currency: 'USDC',
-      metadata: {},
-      initialDeposit: usdc('100'),
-    });
-    const other = (
-      await store.createVault(scope, {
-        name: 'd',
-        currency: 'USDC',
-        metadata: {},
-        initialDeposit: usdc('0'),
-      })
-    ).vault;
-    const card = await store.createCard(scope, {
-      vaultId: vault.id,
-      cardholderName: 'Ada',
-      metadata: {},
-    });
+    const vault = await t.vault(t.owner, '100', { name: 'c' });
+    const other = await t.vault(t.owner, '0', { name: 'd' });
+    const card = await t.card(t.owner, vault.id);
     const operations: [string, () => Promise<unknown>][] = [
       [
         'authorize',
         () =>
-          store.authorize(scope, {
+          t.store.authorize(t.owner, {
             cardId: card.id,
             amount: usdc('10'),
             currency: 'USDC',
@@ -109,14 +79,14 @@ describe('crash safety on PostgreSQL', () => {
       [
         'transfer',
         () =>
-          store.createInternalTransfer(scope, {
+          t.store.createInternalTransfer(t.owner, {
             fromVaultId: vault.id,
             toVaultId: other.id,
             amount: usdc('5'),
             description: null,
           }),
       ],
-      ['deposit', () => store.deposit(scope, vault.id, usdc('3'))],
+      ['deposit', () => t.store.deposit(t.owner, vault.id, usdc('3'))],
     ];
     let crashes = 0;
     for (const [name, operation] of operations) {
@@ -137,11 +107,11 @@ describe('crash safety on PostgreSQL', () => {
             true,
           );
         }
-        expect(await checkInvariants(store.client)).toEqual([]);
+        expect(await checkInvariants(t.store.client)).toEqual([]);
       }
     }
     expect(crashes).toBeGreaterThan(15);
     // The pool replaced the dead connections: the store still works.
-    expect((await store.deposit(scope, vault.id, usdc('1'))).vault.status).toBe('active');
+    expect((await t.store.deposit(t.owner, vault.id, usdc('1'))).vault.status).toBe('active');
   });
 });

@@ -1,8 +1,8 @@
 import fc from 'fast-check';
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { Decimal, SpendgateError, ZERO, type Scope } from '../../src/core/index.js';
 import { forEachDatabase } from '../support/databases.js';
-import { merchant, networkTransactionId, openTestStore, type TestStore } from '../support/store.js';
+import { merchant, networkTransactionId, useTestStore } from '../support/store.js';
 
 /**
  * Random sequences of operations against a model of what the ledger should hold. After every
@@ -67,15 +67,7 @@ async function codeOf(run: Promise<unknown>): Promise<string> {
 }
 
 forEachDatabase('ledger properties', (database) => {
-  let t: TestStore;
-
-  beforeAll(async () => {
-    t = await openTestStore(database);
-  });
-
-  afterAll(async () => {
-    await database.close();
-  });
+  const t = useTestStore(database);
 
   it('hold after every step of random operation sequences', async () => {
     await fc.assert(
@@ -86,17 +78,8 @@ forEachDatabase('ledger properties', (database) => {
           const scope: Scope = await t.scope();
           const vaults: ModelVault[] = [];
           for (const initial of deposits) {
-            const { vault } = await t.store.createVault(scope, {
-              name: 'p',
-              currency: 'USDC',
-              metadata: {},
-              initialDeposit: initial,
-            });
-            const card = await t.store.createCard(scope, {
-              vaultId: vault.id,
-              cardholderName: 'p',
-              metadata: {},
-            });
+            const vault = await t.vault(scope, initial, { name: 'p' });
+            const card = await t.card(scope, vault.id, { cardholderName: 'p' });
             vaults.push({
               id: vault.id,
               cardId: card.id,

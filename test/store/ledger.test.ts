@@ -1,50 +1,23 @@
-import { afterAll, beforeAll, expect, it } from 'vitest';
-import type { Scope } from '../../src/core/index.js';
-import type { OpenedStore as Store } from '../../src/store/store.js';
+import { expect, it } from 'vitest';
 import { checkInvariants } from '../../src/store/invariants.js';
 import { forEachDatabase } from '../support/databases.js';
 import { refusal } from '../support/refusal.js';
-import {
-  merchant,
-  networkTransactionId,
-  openTestStore,
-  usdc,
-  type TestStore,
-} from '../support/store.js';
+import { merchant, networkTransactionId, usdc, useTestStore } from '../support/store.js';
 
 forEachDatabase('ledger operations', (database) => {
-  let t: TestStore;
-  let store: Store;
-  let scope: Scope;
+  const t = useTestStore(database);
 
-  beforeAll(async () => {
-    t = await openTestStore(database);
-    store = t.store;
-    scope = await t.scope();
-  });
-
-  afterAll(async () => {
-    await database.close();
-  });
-
-  const vault = async (initialDeposit = '0', currency: 'USDC' | 'SOL' = 'USDC', owner = scope) =>
-    (
-      await store.createVault(owner, {
-        name: 'Ops',
-        currency,
-        metadata: { team: 'ops' },
-        initialDeposit: usdc(initialDeposit),
-      })
-    ).vault;
-  const card = async (vaultId: string, owner = scope) =>
-    store.createCard(owner, { vaultId, cardholderName: 'Ada Lovelace', metadata: {} });
+  const vault = (initialDeposit = '0', currency: 'USDC' | 'SOL' = 'USDC', owner = t.owner) =>
+    t.vault(owner, initialDeposit, { currency, metadata: { team: 'ops' } });
+  const card = (vaultId: string, owner = t.owner) =>
+    t.card(owner, vaultId, { cardholderName: 'Ada Lovelace' });
   const authorize = (
     cardId: string,
     amount: string,
-    owner = scope,
+    owner = t.owner,
     extra: Partial<{ mcc: string; networkTransactionId: string; currency: string }> = {},
   ) =>
-    store.authorize(owner, {
+    t.store.authorize(owner, {
       cardId,
       amount: usdc(amount),
       currency: extra.currency ?? 'USDC',
@@ -53,7 +26,7 @@ forEachDatabase('ledger operations', (database) => {
     });
 
   it('creates a vault with its initial deposit as one posting', async () => {
-    const { vault: created, deposit } = await store.createVault(scope, {
+    const { vault: created, deposit } = await t.store.createVault(t.owner, {
       name: 'Treasury',
       currency: 'USDC',
       metadata: {},
@@ -63,8 +36,8 @@ forEachDatabase('ledger operations', (database) => {
     expect(created.pending.isZero()).toBe(true);
     expect(deposit?.type).toBe('deposit');
     expect(deposit?.status).toBe('completed');
-    expect((await store.getVault(scope, created.id)).ledger.eq(usdc('1000.5'))).toBe(true);
-    const events = await store.client.query<{ type: string }>(
+    expect((await t.store.getVault(t.owner, created.id)).ledger.eq(usdc('1000.5'))).toBe(true);
+    const events = await t.store.client.query<{ type: string }>(
       "SELECT type FROM outbox_events WHERE payload->'data'->'object'->>'id' IN ($1, $2) ORDER BY id",
       [created.id, deposit?.id],
     );
@@ -75,11 +48,11 @@ forEachDatabase('ledger operations', (database) => {
   it('hides a vault from another account and from the other mode (404, not 403)', async () => {
     const created = await vault('5');
     const stranger = await t.scope();
-    expect((await refusal(store.getVault(stranger, created.id))).code).toBe('vault_not_found');
-    expect((await refusal(store.getVault({ ...scope, mode: 'live' }, created.id))).code).toBe(
+    expect((await refusal(t.store.getVault(stranger, created.id))).code).toBe('vault_not_found');
+    expect((await refusal(t.store.getVault({ ...t.owner, mode: 'live' }, created.id))).code).toBe(
       'vault_not_found',
     );
-    expect((await refusal(store.deposit(stranger, created.id, usdc('1')))).code).toBe(
+    expect((await refusal(t.store.deposit(stranger, created.id, usdc('1')))).code).toBe(
       'vault_not_found',
     );
   });
@@ -94,7 +67,7 @@ forEachDatabase('ledger operations', (database) => {
     const declined = await authorize(cardId, '40.000001');
     expect(declined.decision.declineCode).toBe('insufficient_balance');
     expect(declined.transaction?.status).toBe('declined');
-    const after = await store.getVault(scope, funded.id);
+    const after = await t.store.getVault(t.owner, funded.id);
     expect([after.ledger.toFixed(), after.pending.toFixed()]).toEqual(['100', '60']);
     await t.expectInvariants();
   });
@@ -103,12 +76,12 @@ forEachDatabase('ledger operations', (database) => {
     const funded = await vault('100');
     const { id: cardId } = await card(funded.id);
     const id = networkTransactionId();
-    const first = await authorize(cardId, '30', scope, { networkTransactionId: id });
-    const again = await authorize(cardId, '30', scope, { networkTransactionId: id });
+    const first = await authorize(cardId, '30', t.owner, { networkTransactionId: id });
+    const again = await authorize(cardId, '30', t.owner, { networkTransactionId: id });
     expect(again.replayed).toBe(true);
     expect(again.transaction?.id).toBe(first.transaction?.id);
     expect(again.decision.approved).toBe(true);
-    expect((await store.getVault(scope, funded.id)).pending.toFixed()).toBe('30');
+    expect((await t.store.getVault(t.owner, funded.id)).pending.toFixed()).toBe('30');
   });
 
   it('declines an unknown, frozen or cancelled card, a frozen vault and another currency', async () => {
@@ -117,18 +90,18 @@ forEachDatabase('ledger operations', (database) => {
     expect(
       (await authorize('card_00000000000000000000000000000000', '1')).decision.declineReason?.rule,
     ).toBe('card_not_found');
-    await store.setCardStatus(scope, cardId, 'frozen');
+    await t.store.setCardStatus(t.owner, cardId, 'frozen');
     expect((await authorize(cardId, '1')).decision.declineReason?.rule).toBe('card_frozen');
-    await store.setCardStatus(scope, cardId, 'active');
-    await store.freezeVault(scope, funded.id, 'incident');
+    await t.store.setCardStatus(t.owner, cardId, 'active');
+    await t.store.freezeVault(t.owner, funded.id, 'incident');
     expect((await authorize(cardId, '1')).decision.declineReason?.rule).toBe('vault_frozen');
-    await store.unfreezeVault(scope, funded.id);
-    const sol = await authorize(cardId, '1.000000001', scope, { currency: 'SOL' });
+    await t.store.unfreezeVault(t.owner, funded.id);
+    const sol = await authorize(cardId, '1.000000001', t.owner, { currency: 'SOL' });
     expect(sol.decision.declineReason?.rule).toBe('currency_mismatch');
     expect(sol.transaction?.currency).toBe('SOL');
-    await store.setCardStatus(scope, cardId, 'cancelled');
+    await t.store.setCardStatus(t.owner, cardId, 'cancelled');
     expect((await authorize(cardId, '1')).decision.declineReason?.rule).toBe('card_cancelled');
-    const events = await store.client.query<{
+    const events = await t.store.client.query<{
       payload: { data: { object: Record<string, unknown> } };
     }>(
       "SELECT payload FROM outbox_events WHERE type = 'card.cancelled' AND payload->'data'->'object'->>'id' = $1",
@@ -141,10 +114,10 @@ forEachDatabase('ledger operations', (database) => {
       status: 'cancelled',
       last4: expect.stringMatching(/^\d{4}$/) as unknown,
     });
-    expect((await refusal(store.setCardStatus(scope, cardId, 'active'))).code).toBe(
+    expect((await refusal(t.store.setCardStatus(t.owner, cardId, 'active'))).code).toBe(
       'card_cancelled',
     );
-    expect((await store.getVault(scope, funded.id)).pending.isZero()).toBe(true);
+    expect((await t.store.getVault(t.owner, funded.id)).pending.isZero()).toBe(true);
     await t.expectInvariants();
   });
 
@@ -153,15 +126,15 @@ forEachDatabase('ledger operations', (database) => {
     const { id: cardId } = await card(funded.id);
     const held = (await authorize(cardId, '50')).transaction;
     if (held === null) throw new Error('no transaction');
-    expect((await refusal(store.capture(scope, held.id, usdc('50.000001')))).code).toBe(
+    expect((await refusal(t.store.capture(t.owner, held.id, usdc('50.000001')))).code).toBe(
       'invalid_amount',
     );
-    const captured = await store.capture(scope, held.id, usdc('45.25'));
+    const captured = await t.store.capture(t.owner, held.id, usdc('45.25'));
     expect(captured.status).toBe('completed');
     expect(captured.capturedAmount.toFixed()).toBe('45.25');
-    const after = await store.getVault(scope, funded.id);
+    const after = await t.store.getVault(t.owner, funded.id);
     expect([after.ledger.toFixed(), after.pending.toFixed()]).toEqual(['54.75', '0']);
-    expect((await refusal(store.capture(scope, held.id, null))).code).toBe(
+    expect((await refusal(t.store.capture(t.owner, held.id, null))).code).toBe(
       'transaction_not_pending',
     );
     await t.expectInvariants();
@@ -172,18 +145,18 @@ forEachDatabase('ledger operations', (database) => {
     const { id: cardId } = await card(funded.id);
     const held = (await authorize(cardId, '80')).transaction;
     if (held === null) throw new Error('no transaction');
-    const partial = await store.reverse(scope, held.id, usdc('30'));
+    const partial = await t.store.reverse(t.owner, held.id, usdc('30'));
     expect([partial.status, partial.holdRemaining.toFixed()]).toEqual(['pending', '50']);
-    const full = await store.reverse(scope, held.id, null);
+    const full = await t.store.reverse(t.owner, held.id, null);
     expect([full.status, full.failureReason, full.holdRemaining.toFixed()]).toEqual([
       'failed',
       'reversed',
       '0',
     ]);
-    const after = await store.getVault(scope, funded.id);
+    const after = await t.store.getVault(t.owner, funded.id);
     expect([after.ledger.toFixed(), after.pending.toFixed()]).toEqual(['100', '0']);
     expect(
-      (await refusal(store.reverse(scope, 'txn_00000000000000000000000000000000', null))).code,
+      (await refusal(t.store.reverse(t.owner, 'txn_00000000000000000000000000000000', null))).code,
     ).toBe('transaction_not_found');
     await t.expectInvariants();
   });
@@ -195,8 +168,8 @@ forEachDatabase('ledger operations', (database) => {
     t.clock.advance(6 * 86_400_000);
     const recent = (await authorize(cardId, '20')).transaction;
     t.clock.advance(1 * 86_400_000 + 1);
-    expect(await store.expireHolds(7 * 86_400_000)).toBeGreaterThanOrEqual(1);
-    const rows = await store.client.query<{
+    expect(await t.store.expireHolds(7 * 86_400_000)).toBeGreaterThanOrEqual(1);
+    const rows = await t.store.client.query<{
       id: string;
       status: string;
       failure_reason: string | null;
@@ -207,7 +180,7 @@ forEachDatabase('ledger operations', (database) => {
       ['failed', 'expired'],
       ['pending', null],
     ]);
-    expect((await store.getVault(scope, funded.id)).pending.toFixed()).toBe('20');
+    expect((await t.store.getVault(t.owner, funded.id)).pending.toFixed()).toBe('20');
     await t.expectInvariants();
   });
 
@@ -216,21 +189,21 @@ forEachDatabase('ledger operations', (database) => {
     const from = await vault('100');
     const to = await vault('0', 'USDC', counterparty);
     const sol = await vault('5', 'SOL');
-    const transfer = await store.createInternalTransfer(scope, {
+    const transfer = await t.store.createInternalTransfer(t.owner, {
       fromVaultId: from.id,
       toVaultId: to.id,
       amount: usdc('40'),
       description: 'rent',
     });
     expect(transfer.status).toBe('completed');
-    expect((await store.getVault(counterparty, to.id)).ledger.toFixed()).toBe('40');
+    expect((await t.store.getVault(counterparty, to.id)).ledger.toFixed()).toBe('40');
     const bad = async (
       input: { fromVaultId: string; toVaultId: string; amount: string },
-      owner = scope,
+      owner = t.owner,
     ) =>
       (
         await refusal(
-          store.createInternalTransfer(owner, {
+          t.store.createInternalTransfer(owner, {
             ...input,
             amount: usdc(input.amount),
             description: null,
@@ -256,9 +229,9 @@ forEachDatabase('ledger operations', (database) => {
         amount: '1',
       }),
     ).toBe('vault_not_found');
-    await store.freezeVault(counterparty, to.id, null);
+    await t.store.freezeVault(counterparty, to.id, null);
     expect(await bad({ fromVaultId: from.id, toVaultId: to.id, amount: '1' })).toBe('vault_frozen');
-    expect((await store.getVault(scope, from.id)).ledger.toFixed()).toBe('60');
+    expect((await t.store.getVault(t.owner, from.id)).ledger.toFixed()).toBe('60');
     await t.expectInvariants();
   });
 
@@ -266,30 +239,34 @@ forEachDatabase('ledger operations', (database) => {
     const source = await vault('25');
     const destination = await vault('0');
     const { id: cardId } = await card(source.id);
-    expect((await store.freezeVault(scope, source.id, 'incident')).status).toBe('frozen');
-    expect((await store.freezeVault(scope, source.id, 'again')).freezeReason).toBe('incident');
-    expect((await store.unfreezeVault(scope, source.id)).status).toBe('active');
+    expect((await t.store.freezeVault(t.owner, source.id, 'incident')).status).toBe('frozen');
+    expect((await t.store.freezeVault(t.owner, source.id, 'again')).freezeReason).toBe('incident');
+    expect((await t.store.unfreezeVault(t.owner, source.id)).status).toBe('active');
     const held = (await authorize(cardId, '5')).transaction;
     expect(
-      (await refusal(store.closeVault(scope, source.id, { vaultId: destination.id }))).code,
+      (await refusal(t.store.closeVault(t.owner, source.id, { vaultId: destination.id }))).code,
     ).toBe('vault_has_pending_transactions');
-    await store.reverse(scope, held?.id ?? '', null);
-    expect((await refusal(store.closeVault(scope, source.id, null))).code).toBe(
+    await t.store.reverse(t.owner, held?.id ?? '', null);
+    expect((await refusal(t.store.closeVault(t.owner, source.id, null))).code).toBe(
       'parameter_missing',
     );
-    const closed = await store.closeVault(scope, source.id, { vaultId: destination.id });
+    const closed = await t.store.closeVault(t.owner, source.id, { vaultId: destination.id });
     expect([closed.status, closed.ledger.toFixed()]).toEqual(['closed', '0']);
-    expect((await store.getVault(scope, destination.id)).ledger.toFixed()).toBe('25');
+    expect((await t.store.getVault(t.owner, destination.id)).ledger.toFixed()).toBe('25');
     expect((await authorize(cardId, '1')).decision.declineReason?.rule).toBe('card_cancelled');
     expect(
-      (await refusal(store.closeVault(scope, source.id, { vaultId: destination.id }))).code,
+      (await refusal(t.store.closeVault(t.owner, source.id, { vaultId: destination.id }))).code,
     ).toBe('vault_closed');
-    expect((await refusal(store.freezeVault(scope, source.id, null))).code).toBe('vault_closed');
-    expect((await refusal(store.deposit(scope, source.id, usdc('1')))).code).toBe('vault_closed');
+    expect((await refusal(t.store.freezeVault(t.owner, source.id, null))).code).toBe(
+      'vault_closed',
+    );
+    expect((await refusal(t.store.deposit(t.owner, source.id, usdc('1')))).code).toBe(
+      'vault_closed',
+    );
     expect(
       (
         await refusal(
-          store.createCard(scope, { vaultId: source.id, cardholderName: 'x', metadata: {} }),
+          t.store.createCard(t.owner, { vaultId: source.id, cardholderName: 'x', metadata: {} }),
         )
       ).code,
     ).toBe('vault_closed');
@@ -299,7 +276,7 @@ forEachDatabase('ledger operations', (database) => {
   it('keeps policy versions increasing across deletes and applies the policy with live aggregates', async () => {
     const funded = await vault('1000');
     const { id: cardId } = await card(funded.id);
-    const first = await store.setPolicy(scope, funded.id, {
+    const first = await t.store.setPolicy(t.owner, funded.id, {
       limits: [
         { interval: 'daily', amount: '100' },
         { interval: 'daily', count: 3 },
@@ -310,10 +287,10 @@ forEachDatabase('ledger operations', (database) => {
     const overDaily = await authorize(cardId, '40.01');
     expect(overDaily.decision.declineReason?.rule).toBe('limits[0]');
     expect((await authorize(cardId, '40')).decision.approved).toBe(true);
-    await store.deletePolicy(scope, funded.id);
-    expect((await refusal(store.getPolicy(scope, funded.id))).code).toBe('policy_not_found');
-    expect((await refusal(store.deletePolicy(scope, funded.id))).code).toBe('policy_not_found');
-    const second = await store.setPolicy(scope, funded.id, {
+    await t.store.deletePolicy(t.owner, funded.id);
+    expect((await refusal(t.store.getPolicy(t.owner, funded.id))).code).toBe('policy_not_found');
+    expect((await refusal(t.store.deletePolicy(t.owner, funded.id))).code).toBe('policy_not_found');
+    const second = await t.store.setPolicy(t.owner, funded.id, {
       limits: [{ interval: 'daily', count: 2 }],
     });
     expect(second.version).toBe(2);
@@ -322,39 +299,43 @@ forEachDatabase('ledger operations', (database) => {
     t.clock.advance(86_400_000);
     expect((await authorize(cardId, '1')).decision.approved).toBe(true);
     const invalid = await refusal(
-      store.setPolicy(scope, funded.id, { limits: [{ interval: 'daily', amount: '1.0000001' }] }),
+      t.store.setPolicy(t.owner, funded.id, {
+        limits: [{ interval: 'daily', amount: '1.0000001' }],
+      }),
     );
     expect([invalid.code, invalid.param]).toEqual(['policy_invalid', 'limits[0].amount']);
-    expect((await store.getPolicy(scope, funded.id)).version).toBe(2);
+    expect((await t.store.getPolicy(t.owner, funded.id)).version).toBe(2);
     await t.expectInvariants();
   });
 
   it('refuses, in the database itself, to delete the accounts, vaults and cards history names', async () => {
     const funded = await vault('10');
     for (const table of ['accounts', 'vaults', 'cards']) {
-      await expect(store.client.query(`DELETE FROM ${table}`)).rejects.toThrow(/never deleted/);
-      await expect(store.client.exec(`TRUNCATE ${table} CASCADE`)).rejects.toThrow(/never deleted/);
+      await expect(t.store.client.query(`DELETE FROM ${table}`)).rejects.toThrow(/never deleted/);
+      await expect(t.store.client.exec(`TRUNCATE ${table} CASCADE`)).rejects.toThrow(
+        /never deleted/,
+      );
     }
-    expect((await store.getVault(scope, funded.id)).id).toBe(funded.id);
+    expect((await t.store.getVault(t.owner, funded.id)).id).toBe(funded.id);
     // And the orphan check sees a row that names nothing (as a writer bug would leave).
-    await store.client.query(
+    await t.store.client.query(
       `INSERT INTO spend_counters (vault_id, mcc, day, amount, count) VALUES ('vlt_gone', '', '2026-01-01', 1, 1)`,
     );
-    expect((await checkInvariants(store.client)).map((violation) => violation.detail)).toContain(
+    expect((await checkInvariants(t.store.client)).map((violation) => violation.detail)).toContain(
       'spend counter vlt_gone  2026-01-01',
     );
-    await store.client.query(`DELETE FROM spend_counters WHERE vault_id = 'vlt_gone'`);
+    await t.store.client.query(`DELETE FROM spend_counters WHERE vault_id = 'vlt_gone'`);
     await t.expectInvariants();
   });
 
   it('refuses, in the database itself, entries that change or do not balance, and an overdrawn vault', async () => {
     const funded = await vault('10');
     await expect(
-      store.client.query('UPDATE ledger_entries SET amount = amount * 2'),
+      t.store.client.query('UPDATE ledger_entries SET amount = amount * 2'),
     ).rejects.toThrow(/immutable/);
-    await expect(store.client.query('DELETE FROM ledger_entries')).rejects.toThrow(/immutable/);
+    await expect(t.store.client.query('DELETE FROM ledger_entries')).rejects.toThrow(/immutable/);
     await expect(
-      store.client.transaction((tx) =>
+      t.store.client.transaction((tx) =>
         tx.query(
           `INSERT INTO ledger_entries (posting_id, ledger_account_id, mode, currency, amount, created_at)
            VALUES ('pst_unbalanced', $1, 'test', 'USDC', 5, now())`,
@@ -363,7 +344,7 @@ forEachDatabase('ledger operations', (database) => {
       ),
     ).rejects.toThrow(/does not balance/);
     await expect(
-      store.client.query('UPDATE vaults SET pending = ledger + 1 WHERE id = $1', [funded.id]),
+      t.store.client.query('UPDATE vaults SET pending = ledger + 1 WHERE id = $1', [funded.id]),
     ).rejects.toThrow(/vaults_available_not_negative/);
     await t.expectInvariants();
   });

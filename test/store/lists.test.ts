@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { beforeAll, expect, it } from 'vitest';
 import {
   Decimal,
   type BalanceSnapshotRecord,
@@ -22,16 +22,9 @@ import {
   type ListVaultsQuery,
   type Page,
 } from '../../src/store/ops/lists.js';
-import type { OpenedStore as Store } from '../../src/store/store.js';
 import { forEachDatabase } from '../support/databases.js';
 import { refusal } from '../support/refusal.js';
-import {
-  merchant,
-  networkTransactionId,
-  openTestStore,
-  usdc,
-  type TestStore,
-} from '../support/store.js';
+import { merchant, networkTransactionId, usdc, useTestStore } from '../support/store.js';
 
 /** A list with its scope and filters fixed: only the page position varies. */
 type Lister<T> = (page: { limit: number; startingAfter?: string }) => Promise<Page<T>>;
@@ -105,8 +98,7 @@ async function checkFilters<Q, T extends { readonly id: string }>(
 const NO_VAULT = 'vlt_00000000000000000000000000000000';
 
 forEachDatabase('list queries', (database) => {
-  let t: TestStore;
-  let store: Store;
+  const t = useTestStore(database);
   /** The account under test (test mode), another account, and the same account in live mode. */
   let a: Scope;
   let b: Scope;
@@ -140,7 +132,7 @@ forEachDatabase('list queries', (database) => {
   };
   const createVault = async (owner: Scope, currency: 'USDC' | 'SOL', initialDeposit: string) => {
     tick();
-    const created = await store.createVault(owner, {
+    const created = await t.store.createVault(owner, {
       name: `${currency} ${initialDeposit}`,
       currency,
       metadata: {},
@@ -154,7 +146,7 @@ forEachDatabase('list queries', (database) => {
   };
   const createCard = async (owner: Scope, vaultId: string) => {
     tick();
-    const card = await store.createCard(owner, { vaultId, cardholderName: 'Ada', metadata: {} });
+    const card = await t.store.createCard(owner, { vaultId, cardholderName: 'Ada', metadata: {} });
     if (owner === a) owned.cards.push(card.id);
     return card;
   };
@@ -166,7 +158,7 @@ forEachDatabase('list queries', (database) => {
     advanceMs = 1000,
   ) => {
     t.clock.advance(advanceMs);
-    const { transaction } = await store.authorize(owner, {
+    const { transaction } = await t.store.authorize(owner, {
       cardId,
       amount: new Decimal(amount),
       currency,
@@ -179,7 +171,7 @@ forEachDatabase('list queries', (database) => {
   };
   const transfer = async (owner: Scope, from: VaultRecord, to: VaultRecord, amount: string) => {
     tick();
-    return store.createInternalTransfer(owner, {
+    return t.store.createInternalTransfer(owner, {
       fromVaultId: from.id,
       toVaultId: to.id,
       amount: usdc(amount),
@@ -188,9 +180,7 @@ forEachDatabase('list queries', (database) => {
   };
 
   beforeAll(async () => {
-    t = await openTestStore(database);
-    store = t.store;
-    a = await t.scope();
+    a = t.owner;
     b = await t.scope();
     stranger = await t.scope();
     live = { accountId: a.accountId, mode: 'live' };
@@ -213,12 +203,12 @@ forEachDatabase('list queries', (database) => {
 
     txns.t10 = await authorize(a, cards.c1.id, '10');
     txns.t10b = await authorize(a, cards.c1.id, '10.000001');
-    txns.t10b = await store.capture(a, txns.t10b.id, null);
+    txns.t10b = await t.store.capture(a, txns.t10b.id, null);
     txns.t25 = await authorize(a, cards.c1.id, '25.5');
-    txns.t25 = await store.reverse(a, txns.t25.id, null);
+    txns.t25 = await t.store.reverse(a, txns.t25.id, null);
     txns.declined = await authorize(a, cards.c1.id, '2000');
     txns.partial = await authorize(a, cards.c4.id, '7');
-    txns.partial = await store.capture(a, txns.partial.id, usdc('5'));
+    txns.partial = await t.store.capture(a, txns.partial.id, usdc('5'));
     txns.sol = await authorize(a, cards.c3.id, '1.500000001', 'SOL');
     txns.edgeX = await authorize(a, cards.c1.id, '3');
     // One millisecond apart: the date bounds are judged to the millisecond.
@@ -232,10 +222,12 @@ forEachDatabase('list queries', (database) => {
     transfers.tr4 = await transfer(a, vaults.usd2, vaults.usd1, '5');
     transfers.live = await transfer(live, vaults.live, vaults.live2, '1');
     tick();
-    owned.transactions.push((await store.deposit(a, vaults.usd1.id, usdc('0.000001'))).deposit.id);
+    owned.transactions.push(
+      (await t.store.deposit(a, vaults.usd1.id, usdc('0.000001'))).deposit.id,
+    );
 
     // The transfers' debit and credit transactions belong to each side's account.
-    const legs = await store.client.query<{ id: string }>(
+    const legs = await t.store.client.query<{ id: string }>(
       `SELECT id FROM transactions WHERE transfer_id = ANY($1) AND account_id = $2 AND mode = 'test'`,
       [[transfers.tr1.id, transfers.tr2.id, transfers.tr3.id, transfers.tr4.id], a.accountId],
     );
@@ -243,23 +235,23 @@ forEachDatabase('list queries', (database) => {
     owned.transactions.push(...legs.rows.map(idOf));
 
     tick();
-    cards.c2 = await store.setCardStatus(a, cards.c2.id, 'frozen');
-    cards.c3 = await store.setCardStatus(a, cards.c3.id, 'cancelled');
-    vaults.usd2 = await store.freezeVault(a, vaults.usd2.id, 'incident');
-    vaults.closed = await store.closeVault(a, vaults.closed.id, null);
+    cards.c2 = await t.store.setCardStatus(a, cards.c2.id, 'frozen');
+    cards.c3 = await t.store.setCardStatus(a, cards.c3.id, 'cancelled');
+    vaults.usd2 = await t.store.freezeVault(a, vaults.usd2.id, 'incident');
+    vaults.closed = await t.store.closeVault(a, vaults.closed.id, null);
     await t.expectInvariants();
 
     tick();
     // A pending transfer row only: the store's createExternalTransfer would add a held
     // transaction to the fixture, whose lists below are checked by hand.
     pendingExternalId = newId('transfer', t.clock.nowMs);
-    await store.client.query(
+    await t.store.client.query(
       `INSERT INTO transfers (id, account_id, mode, kind, from_vault_id, address, amount, currency, status, created_at, updated_at)
        VALUES ($1, $2, 'test', 'external', $3, 'So1ana1111111111111111111111111111111111111', '2', 'SOL', 'pending', $4, $4)`,
       [pendingExternalId, a.accountId, vaults.sol.id, new Date(t.clock.nowMs)],
     );
     const snapshot = (vaultId: string, day: string, ledger: string, pending: string) =>
-      store.client.query(
+      t.store.client.query(
         `INSERT INTO balance_snapshots (vault_id, day, currency, ledger, pending, available, created_at)
          VALUES ($1, $2, 'USDC', $3, $4, $5, now())`,
         [vaultId, day, ledger, pending, new Decimal(ledger).minus(pending).toFixed()],
@@ -270,26 +262,22 @@ forEachDatabase('list queries', (database) => {
     await snapshot(vaults.b.id, '2026-11-02', '300', '0');
   });
 
-  afterAll(async () => {
-    await database.close();
-  });
-
   const vaultsOf =
     (scope: Scope, filters: Omit<ListVaultsQuery, 'limit'> = {}): Lister<VaultRecord> =>
     (page) =>
-      listVaults(store.client, scope, { ...filters, ...page });
+      listVaults(t.store.client, scope, { ...filters, ...page });
   const cardsOf =
     (scope: Scope, filters: Omit<ListCardsQuery, 'limit'> = {}): Lister<CardRecord> =>
     (page) =>
-      listCards(store.client, scope, { ...filters, ...page });
+      listCards(t.store.client, scope, { ...filters, ...page });
   const transactionsOf =
     (scope: Scope, filters: Omit<ListTransactionsQuery, 'limit'> = {}): Lister<TransactionRecord> =>
     (page) =>
-      listTransactions(store.client, scope, { ...filters, ...page });
+      listTransactions(t.store.client, scope, { ...filters, ...page });
   const transfersOf =
     (scope: Scope, filters: Omit<ListTransfersQuery, 'limit'> = {}): Lister<TransferRecord> =>
     (page) =>
-      listTransfers(store.client, scope, { ...filters, ...page });
+      listTransfers(t.store.client, scope, { ...filters, ...page });
   const snapshotsOf =
     (
       scope: Scope,
@@ -297,7 +285,7 @@ forEachDatabase('list queries', (database) => {
       filters: Omit<ListBalanceSnapshotsQuery, 'limit'> = {},
     ): Lister<BalanceSnapshotRecord> =>
     (page) =>
-      listBalanceSnapshots(store.client, scope, vaultId, { ...filters, ...page });
+      listBalanceSnapshots(t.store.client, scope, vaultId, { ...filters, ...page });
 
   const ownedTransfers = () =>
     newestFirst([transfers.tr1.id, transfers.tr2.id, transfers.tr4.id, pendingExternalId]);
@@ -323,7 +311,9 @@ forEachDatabase('list queries', (database) => {
       for (const list of Object.values(got)) expect(new Set(list).size).toBe(list.length);
     }
     // Newest first is creation order backwards: the last vault created comes first.
-    expect(ids((await listVaults(store.client, a, { limit: 1 })).data)).toEqual([vaults.closed.id]);
+    expect(ids((await listVaults(t.store.client, a, { limit: 1 })).data)).toEqual([
+      vaults.closed.id,
+    ]);
     const times = (await walk(transactionsOf(a), 100, idOf)).map((txn) => txn.createdAtMs);
     expect(times).toEqual([...times].sort((x, y) => y - x));
   });
@@ -338,9 +328,9 @@ forEachDatabase('list queries', (database) => {
       cards.c3.id,
       'pending',
     ]);
-    const [vault] = (await listVaults(store.client, a, { limit: 1, status: 'frozen' })).data;
+    const [vault] = (await listVaults(t.store.client, a, { limit: 1, status: 'frozen' })).data;
     expect(vault).toEqual(vaults.usd2);
-    const [snapshot] = (await listBalanceSnapshots(store.client, a, vaults.usd1.id, { limit: 1 }))
+    const [snapshot] = (await listBalanceSnapshots(t.store.client, a, vaults.usd1.id, { limit: 1 }))
       .data;
     expect(snapshot).toBeDefined();
     expect([
@@ -363,39 +353,42 @@ forEachDatabase('list queries', (database) => {
   it('ends with hasMore false and a null cursor, also when the last page is exactly full', async () => {
     const four = newestFirst(owned.vaults);
     expect(four).toHaveLength(4);
-    expect(await listVaults(store.client, a, { limit: 4 })).toEqual({
+    expect(await listVaults(t.store.client, a, { limit: 4 })).toEqual({
       data: expect.any(Array) as unknown,
       hasMore: false,
       nextCursor: null,
     });
-    const first = await listVaults(store.client, a, { limit: 3 });
+    const first = await listVaults(t.store.client, a, { limit: 3 });
     expect([ids(first.data), first.hasMore, first.nextCursor]).toEqual([
       four.slice(0, 3),
       true,
       four[2],
     ]);
-    const last = await listVaults(store.client, a, {
+    const last = await listVaults(t.store.client, a, {
       limit: 3,
       startingAfter: first.nextCursor ?? '',
     });
     expect([ids(last.data), last.hasMore, last.nextCursor]).toEqual([four.slice(3), false, null]);
-    const afterLast = await listVaults(store.client, a, { limit: 3, startingAfter: four[3] ?? '' });
+    const afterLast = await listVaults(t.store.client, a, {
+      limit: 3,
+      startingAfter: four[3] ?? '',
+    });
     expect(afterLast).toEqual({ data: [], hasMore: false, nextCursor: null });
 
-    const days = await listBalanceSnapshots(store.client, a, vaults.usd1.id, {
+    const days = await listBalanceSnapshots(t.store.client, a, vaults.usd1.id, {
       limit: 6,
       startingAfter: '2026-11-17',
     });
     expect([days.data.length, days.hasMore, days.nextCursor]).toEqual([6, false, null]);
-    const fewer = await listBalanceSnapshots(store.client, a, vaults.usd1.id, { limit: 6 });
+    const fewer = await listBalanceSnapshots(t.store.client, a, vaults.usd1.id, { limit: 6 });
     expect([fewer.hasMore, fewer.nextCursor]).toEqual([true, '2026-10-30']);
 
     const empty = { data: [], hasMore: false, nextCursor: null };
-    expect(await listVaults(store.client, stranger, { limit: 10 })).toEqual(empty);
-    expect(await listCards(store.client, stranger, { limit: 10 })).toEqual(empty);
-    expect(await listTransactions(store.client, stranger, { limit: 10 })).toEqual(empty);
-    expect(await listTransfers(store.client, stranger, { limit: 10 })).toEqual(empty);
-    expect(await listBalanceSnapshots(store.client, a, vaults.sol.id, { limit: 10 })).toEqual(
+    expect(await listVaults(t.store.client, stranger, { limit: 10 })).toEqual(empty);
+    expect(await listCards(t.store.client, stranger, { limit: 10 })).toEqual(empty);
+    expect(await listTransactions(t.store.client, stranger, { limit: 10 })).toEqual(empty);
+    expect(await listTransfers(t.store.client, stranger, { limit: 10 })).toEqual(empty);
+    expect(await listBalanceSnapshots(t.store.client, a, vaults.sol.id, { limit: 10 })).toEqual(
       empty,
     );
   });
@@ -404,23 +397,27 @@ forEachDatabase('list queries', (database) => {
     [
       [
         'vault',
-        (q: { limit: number; startingAfter?: string }) => listVaults(store.client, scope, q),
+        (q: { limit: number; startingAfter?: string }) => listVaults(t.store.client, scope, q),
       ],
-      ['card', (q: { limit: number; startingAfter?: string }) => listCards(store.client, scope, q)],
+      [
+        'card',
+        (q: { limit: number; startingAfter?: string }) => listCards(t.store.client, scope, q),
+      ],
       [
         'transaction',
-        (q: { limit: number; startingAfter?: string }) => listTransactions(store.client, scope, q),
+        (q: { limit: number; startingAfter?: string }) =>
+          listTransactions(t.store.client, scope, q),
       ],
       [
         'transfer',
-        (q: { limit: number; startingAfter?: string }) => listTransfers(store.client, scope, q),
+        (q: { limit: number; startingAfter?: string }) => listTransfers(t.store.client, scope, q),
       ],
     ] as const;
 
   it('refuses a limit of 0, 101, 1.5 (or not a number) with parameter_invalid on limit', async () => {
     const lists = [
       ...listsOf(a).map(([, list]) => list),
-      (q: { limit: number }) => listBalanceSnapshots(store.client, a, vaults.usd1.id, q),
+      (q: { limit: number }) => listBalanceSnapshots(t.store.client, a, vaults.usd1.id, q),
     ];
     for (const list of lists) {
       for (const limit of [0, 101, 1.5, -1, Number.NaN, Number.POSITIVE_INFINITY]) {
@@ -431,7 +428,7 @@ forEachDatabase('list queries', (database) => {
       expect((await list({ limit: 100 })).data.length).toBeGreaterThan(1);
     }
     // The limit is checked before the vault is looked up.
-    const error = await refusal(listBalanceSnapshots(store.client, a, NO_VAULT, { limit: 0 }));
+    const error = await refusal(listBalanceSnapshots(t.store.client, a, NO_VAULT, { limit: 0 }));
     expect(error.param).toBe('limit');
   });
 
@@ -478,7 +475,7 @@ forEachDatabase('list queries', (database) => {
       '2026-11-01T00:00:00Z',
     ]) {
       const error = await refusal(
-        listBalanceSnapshots(store.client, a, vaults.usd1.id, { limit: 10, startingAfter }),
+        listBalanceSnapshots(t.store.client, a, vaults.usd1.id, { limit: 10, startingAfter }),
       );
       expect([error.code, error.param], startingAfter).toEqual([
         'parameter_invalid',
@@ -494,7 +491,9 @@ forEachDatabase('list queries', (database) => {
       ['endDate', Number.POSITIVE_INFINITY],
       ['endDate', 8.64e15],
     ] as const) {
-      const error = await refusal(listTransactions(store.client, a, { limit: 10, [bound]: value }));
+      const error = await refusal(
+        listTransactions(t.store.client, a, { limit: 10, [bound]: value }),
+      );
       expect([error.code, error.param]).toEqual(['parameter_invalid', bound]);
     }
     for (const [bound, value] of [
@@ -503,7 +502,7 @@ forEachDatabase('list queries', (database) => {
       ['endDate', 'yesterday'],
     ] as const) {
       const error = await refusal(
-        listBalanceSnapshots(store.client, a, vaults.usd1.id, { limit: 10, [bound]: value }),
+        listBalanceSnapshots(t.store.client, a, vaults.usd1.id, { limit: 10, [bound]: value }),
       );
       expect([error.code, error.param]).toEqual(['parameter_invalid', bound]);
     }
@@ -514,15 +513,15 @@ forEachDatabase('list queries', (database) => {
     // vaults.b (account b) was created between a's usd2 and sol: after it come usd2 and usd1.
     const before = all.filter((id) => id < vaults.b.id);
     expect(before).toEqual([vaults.usd2.id, vaults.usd1.id]);
-    const page = await listVaults(store.client, a, { limit: 100, startingAfter: vaults.b.id });
+    const page = await listVaults(t.store.client, a, { limit: 100, startingAfter: vaults.b.id });
     expect(ids(page.data)).toEqual(before);
-    const top = await listVaults(store.client, a, {
+    const top = await listVaults(t.store.client, a, {
       limit: 100,
       startingAfter: 'vlt_ffffffffffffffffffffffffffffffff',
     });
     expect(ids(top.data)).toEqual(all);
     expect(
-      (await listVaults(store.client, a, { limit: 100, startingAfter: NO_VAULT })).data,
+      (await listVaults(t.store.client, a, { limit: 100, startingAfter: NO_VAULT })).data,
     ).toEqual([]);
   });
 
@@ -540,7 +539,7 @@ forEachDatabase('list queries', (database) => {
         keep: (vault: VaultRecord) => vault.status === status,
       })),
     ];
-    await checkFilters(universe, atoms, (query) => listVaults(store.client, a, query));
+    await checkFilters(universe, atoms, (query) => listVaults(t.store.client, a, query));
     const only = async (query: Omit<ListVaultsQuery, 'limit'>) =>
       ids(await walk(vaultsOf(a, query), 1, idOf));
     expect(await only({ currency: 'SOL' })).toEqual([vaults.sol.id]);
@@ -566,7 +565,7 @@ forEachDatabase('list queries', (database) => {
         keep: (card: CardRecord) => card.status === status,
       })),
     ];
-    await checkFilters(universe, atoms, (query) => listCards(store.client, a, query));
+    await checkFilters(universe, atoms, (query) => listCards(t.store.client, a, query));
     const only = async (query: Omit<ListCardsQuery, 'limit'>) =>
       ids(await walk(cardsOf(a, query), 1, idOf));
     expect(await only({ vaultId: vaults.usd1.id })).toEqual(
@@ -626,7 +625,7 @@ forEachDatabase('list queries', (database) => {
         keep: (txn: TransactionRecord) => at(txn) < endDate,
       })),
     ];
-    await checkFilters(universe, atoms, (query) => listTransactions(store.client, a, query));
+    await checkFilters(universe, atoms, (query) => listTransactions(t.store.client, a, query));
 
     const only = async (query: Omit<ListTransactionsQuery, 'limit'>) =>
       ids(await walk(transactionsOf(a, query), 2, idOf));
@@ -708,13 +707,13 @@ forEachDatabase('list queries', (database) => {
     expect(beforeY).not.toContain(txns.edgeY.id);
     expect(beforeY).toContain(txns.t10.id);
     // The bounds select by time, the cursor by id: both apply.
-    const firstOfC1 = await listTransactions(store.client, a, {
+    const firstOfC1 = await listTransactions(t.store.client, a, {
       limit: 1,
       cardId: cards.c1.id,
       endDate: y + 1,
     });
     expect(ids(firstOfC1.data)).toEqual([txns.edgeY.id]);
-    const next = await listTransactions(store.client, a, {
+    const next = await listTransactions(t.store.client, a, {
       limit: 1,
       cardId: cards.c1.id,
       startDate: x,
@@ -740,7 +739,7 @@ forEachDatabase('list queries', (database) => {
         keep: (transfer: TransferRecord) => transfer.status === status,
       })),
     ];
-    await checkFilters(universe, atoms, (query) => listTransfers(store.client, a, query));
+    await checkFilters(universe, atoms, (query) => listTransfers(t.store.client, a, query));
     const only = async (scope: Scope, query: Omit<ListTransfersQuery, 'limit'>) =>
       ids(await walk(transfersOf(scope, query), 1, idOf));
     // tr3 went b -> usd1 but b made it: it is b's, not a's.
@@ -789,7 +788,7 @@ forEachDatabase('list queries', (database) => {
         );
       }
     }
-    const after = await listBalanceSnapshots(store.client, a, vaults.usd1.id, {
+    const after = await listBalanceSnapshots(t.store.client, a, vaults.usd1.id, {
       limit: 2,
       startingAfter: '2026-11-01',
       startDate: '2026-10-29',
@@ -800,7 +799,7 @@ forEachDatabase('list queries', (database) => {
       null,
     ]);
     // A day with no snapshot is a position too.
-    const gap = await listBalanceSnapshots(store.client, a, vaults.usd1.id, {
+    const gap = await listBalanceSnapshots(t.store.client, a, vaults.usd1.id, {
       limit: 10,
       startingAfter: '2026-10-29',
     });
@@ -808,7 +807,9 @@ forEachDatabase('list queries', (database) => {
     // Only this vault's days.
     expect((await days({}, 10)).length).toBe(SNAPSHOT_DAYS.length);
     expect(
-      (await listBalanceSnapshots(store.client, a, vaults.usd2.id, { limit: 10 })).data.map(dayOf),
+      (await listBalanceSnapshots(t.store.client, a, vaults.usd2.id, { limit: 10 })).data.map(
+        dayOf,
+      ),
     ).toEqual(['2026-11-01']);
   });
 
@@ -822,12 +823,12 @@ forEachDatabase('list queries', (database) => {
       [a, 'not an id'],
     ] as const) {
       const error = await refusal(
-        listBalanceSnapshots(store.client, scope, vaultId, { limit: 10 }),
+        listBalanceSnapshots(t.store.client, scope, vaultId, { limit: 10 }),
       );
       expect([error.code, error.param]).toEqual(['vault_not_found', 'id']);
     }
     expect(
-      (await listBalanceSnapshots(store.client, b, vaults.b.id, { limit: 10 })).data.map(dayOf),
+      (await listBalanceSnapshots(t.store.client, b, vaults.b.id, { limit: 10 })).data.map(dayOf),
     ).toEqual(['2026-11-02']);
   });
 
@@ -867,22 +868,25 @@ forEachDatabase('list queries', (database) => {
       expect([transfer.accountId, transfer.mode]).toEqual([a.accountId, 'test']);
     }
     // Filters name another scope's objects: nothing comes back.
-    expect((await listCards(store.client, a, { limit: 10, vaultId: vaults.live.id })).data).toEqual(
-      [],
-    );
     expect(
-      (await listTransactions(store.client, a, { limit: 10, cardId: cards.live.id })).data,
+      (await listCards(t.store.client, a, { limit: 10, vaultId: vaults.live.id })).data,
     ).toEqual([]);
     expect(
-      (await listTransactions(store.client, live, { limit: 10, vaultId: vaults.usd1.id })).data,
+      (await listTransactions(t.store.client, a, { limit: 10, cardId: cards.live.id })).data,
     ).toEqual([]);
     expect(
-      (await listTransfers(store.client, live, { limit: 10, vaultId: vaults.usd1.id })).data,
+      (await listTransactions(t.store.client, live, { limit: 10, vaultId: vaults.usd1.id })).data,
+    ).toEqual([]);
+    expect(
+      (await listTransfers(t.store.client, live, { limit: 10, vaultId: vaults.usd1.id })).data,
     ).toEqual([]);
     // A cursor from another scope is only a position.
-    const page = await listVaults(store.client, b, { limit: 10, startingAfter: vaults.closed.id });
+    const page = await listVaults(t.store.client, b, {
+      limit: 10,
+      startingAfter: vaults.closed.id,
+    });
     expect(ids(page.data)).toEqual([vaults.b.id]);
-    const none = await listVaults(store.client, b, { limit: 10, startingAfter: vaults.usd1.id });
+    const none = await listVaults(t.store.client, b, { limit: 10, startingAfter: vaults.usd1.id });
     expect(none.data).toEqual([]);
   });
 });

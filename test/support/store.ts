@@ -1,7 +1,15 @@
 import { randomBytes } from 'node:crypto';
-import { Decimal, type Scope } from '../../src/core/index.js';
+import { afterAll, beforeAll } from 'vitest';
+import { Decimal, type CardRecord, type Scope, type VaultRecord } from '../../src/core/index.js';
 import { checkInvariants } from '../../src/store/invariants.js';
-import { openStore, type OpenedStore as Store, type StoreOptions } from '../../src/store/store.js';
+import type { CreateCardInput } from '../../src/store/ops/cards.js';
+import type { CreateVaultInput } from '../../src/store/ops/vaults.js';
+import type { SqlClient } from '../../src/store/sql/client.js';
+import {
+  openStore,
+  type OpenedStore as Store,
+  type StoreOptions,
+} from '../../src/store/store.js';
 import type { TestDatabase } from './databases.js';
 
 /** A clock tests move by hand: store operations read time only through it. */
@@ -18,19 +26,40 @@ export interface TestStore {
   readonly clock: TestClock;
   /** A new account with a test-mode scope. */
   scope(mode?: Scope['mode']): Promise<Scope>;
+  /** A vault of `owner` funded with `deposit`: USDC, named 'Ops', no metadata, unless said. */
+  vault(
+    owner: Scope,
+    deposit?: string | Decimal,
+    fields?: Partial<Pick<CreateVaultInput, 'name' | 'currency' | 'metadata'>>,
+  ): Promise<VaultRecord>;
+  /** A card of `owner` on `vaultId`: Ada's, no metadata, unless said. */
+  card(
+    owner: Scope,
+    vaultId: string,
+    fields?: Partial<Pick<CreateCardInput, 'cardholderName' | 'metadata'>>,
+  ): Promise<CardRecord>;
   /** Fails the test with the list of violated invariants, if any. */
   expectInvariants(): Promise<void>;
 }
 
+export interface TestStoreOptions extends Partial<Pick<StoreOptions, 'authorizeBatchesMax'>> {
+  /** Wraps the database's client before the store opens on it (to make it fail on purpose). */
+  readonly wrapClient?: (client: SqlClient) => SqlClient;
+  /** The store reads the machine's clock, not `clock` (for workers that wait in real time). */
+  readonly systemClock?: boolean;
+}
+
+/** A store on `database` with a new master key, reading the time from a TestClock. */
 export async function openTestStore(
   database: TestDatabase,
-  options: Partial<Pick<StoreOptions, 'authorizeBatchesMax'>> = {},
+  { wrapClient, systemClock = false, ...options }: TestStoreOptions = {},
 ): Promise<TestStore> {
   const clock = new TestClock();
+  const client = await database.client();
   const store = await openStore({
-    client: await database.client(),
+    client: wrapClient === undefined ? client : wrapClient(client),
     masterKey: randomBytes(32),
-    clock: clock.now,
+    ...(systemClock ? {} : { clock: clock.now }),
     ...options,
   });
   let accounts = 0;
@@ -44,11 +73,64 @@ export async function openTestStore(
       );
       return { accountId: id, mode };
     },
+    async vault(owner, deposit = '0', fields = {}) {
+      const created = await store.createVault(owner, {
+        name: 'Ops',
+        currency: 'USDC',
+        metadata: {},
+        ...fields,
+        initialDeposit: new Decimal(deposit),
+      });
+      return created.vault;
+    },
+    card: (owner, vaultId, fields = {}) =>
+      store.createCard(owner, { vaultId, cardholderName: 'Ada', metadata: {}, ...fields }),
     async expectInvariants() {
       const violations = await checkInvariants(store.client);
       if (violations.length > 0)
         throw new Error(`ledger invariants violated: ${JSON.stringify(violations, null, 2)}`);
     },
+  };
+}
+
+/** A suite's store (a TestStore) and the test-mode scope of an account of its own. */
+export interface StoreSuite extends TestStore {
+  readonly owner: Scope;
+}
+
+/**
+ * The suite's store on `database`: opened before its tests, with its own account (`owner`),
+ * and the database closed (and dropped) after them. Hooks the suite declares after this call
+ * run inside those two (vitest runs after-hooks in reverse), so they may use the store. Read
+ * its members in tests and hooks only.
+ */
+export function useTestStore(database: TestDatabase, options: TestStoreOptions = {}): StoreSuite {
+  let opened: { t: TestStore; owner: Scope } | undefined;
+  beforeAll(async () => {
+    const t = await openTestStore(database, options);
+    opened = { t, owner: await t.scope() };
+  });
+  afterAll(async () => {
+    await database.close();
+  });
+  const started = () => {
+    if (opened === undefined) throw new Error('the suite store is used outside a test');
+    return opened;
+  };
+  return {
+    get store() {
+      return started().t.store;
+    },
+    get clock() {
+      return started().t.clock;
+    },
+    get owner() {
+      return started().owner;
+    },
+    scope: (mode) => started().t.scope(mode),
+    vault: (owner, deposit, fields) => started().t.vault(owner, deposit, fields),
+    card: (owner, vaultId, fields) => started().t.card(owner, vaultId, fields),
+    expectInvariants: () => started().t.expectInvariants(),
   };
 }
 

@@ -1,13 +1,13 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Decimal, type Scope } from '../../src/core/index.js';
-import { openStore, type OpenedStore as Store } from '../../src/store/store.js';
+import type { Scope } from '../../src/core/index.js';
 import { webhookJobId, type WebhookJob } from '../../src/workers/queues.js';
 import { startWorkers, type Workers } from '../../src/workers/start.js';
 import { testDatabase } from '../support/databases.js';
 import { LOCAL_REDIS_URL, SILENT_LOG, testRedisPrefix } from '../support/http.js';
 import { forgetPrefixes, sleep, waitFor } from '../support/processes.js';
 import { startReceiver, type Receiver } from '../support/receiver.js';
+import { useTestStore } from '../support/store.js';
 
 /**
  * A delivery job this database does not know: no such event, or no such endpoint of
@@ -24,17 +24,15 @@ const DELIVERY = {
 };
 
 describe('delivery jobs this database does not know', () => {
-  const database = testDatabase('pg');
+  const t = useTestStore(testDatabase('pg'), { systemClock: true });
   const prefixes = [testRedisPrefix()];
   const errors: { object: Record<string, unknown>; message: string }[] = [];
   const receivers: Receiver[] = [];
-  let store: Store;
   let workers: Workers;
 
-  beforeAll(async () => {
-    store = await openStore({ client: await database.client(), masterKey: randomBytes(32) });
+  beforeAll(() => {
     workers = startWorkers({
-      store,
+      store: t.store,
       redisUrl: LOCAL_REDIS_URL,
       redisPrefix: prefixes[0] ?? '',
       delivery: DELIVERY,
@@ -51,20 +49,13 @@ describe('delivery jobs this database does not know', () => {
   afterAll(async () => {
     await workers.stop();
     await Promise.all(receivers.map((receiver) => receiver.close()));
-    // Closes the store's client too.
-    await database.close();
     await forgetPrefixes(prefixes);
   });
-
-  async function scope(): Promise<Scope> {
-    const account = await store.findOrCreateAccount(`unknown-${randomBytes(4).toString('hex')}`);
-    return { accountId: account.id, mode: 'test' };
-  }
 
   async function endpoint(owner: Scope): Promise<{ id: string; receiver: Receiver }> {
     const receiver = await startReceiver();
     receivers.push(receiver);
-    const { endpoint: created, secret } = await store.createWebhookEndpoint(owner, {
+    const { endpoint: created, secret } = await t.store.createWebhookEndpoint(owner, {
       url: receiver.url,
       events: ['*'],
       description: null,
@@ -75,15 +66,10 @@ describe('delivery jobs this database does not know', () => {
 
   /** A committed and relayed event of `owner` (who has no endpoint: it made no job). */
   async function event(owner: Scope): Promise<string> {
-    await store.createVault(owner, {
-      name: 'E',
-      currency: 'USDC',
-      metadata: {},
-      initialDeposit: new Decimal(0),
-    });
+    await t.vault(owner, '0', { name: 'E' });
     const relayed = async () =>
       (
-        await store.client.query<{ id: string }>(
+        await t.store.client.query<{ id: string }>(
           'SELECT id FROM outbox_events WHERE account_id = $1 AND relayed_at IS NOT NULL',
           [owner.accountId],
         )
@@ -123,7 +109,7 @@ describe('delivery jobs this database does not know', () => {
   }
 
   it('fails a job whose event this database does not have, at once and loudly', async () => {
-    const { id, receiver } = await endpoint(await scope());
+    const { id, receiver } = await endpoint(await t.scope());
     const eventId = `evt_${randomBytes(16).toString('hex')}`;
     const before = await unknownJobs('event');
     expect(await outcome({ eventId, endpointId: id })).toMatchObject({
@@ -137,7 +123,7 @@ describe('delivery jobs this database does not know', () => {
     expect(logged?.message).toMatch(/no such event; another installation may share/);
     // Nothing sent, nothing recorded as an attempt.
     expect(receiver.received).toEqual([]);
-    const { rows } = await store.client.query(
+    const { rows } = await t.store.client.query(
       'SELECT 1 FROM webhook_deliveries WHERE event_id = $1',
       [eventId],
     );
@@ -145,7 +131,7 @@ describe('delivery jobs this database does not know', () => {
   });
 
   it("fails a job whose endpoint is missing, or is another account's", async () => {
-    const owner = await scope();
+    const owner = await t.scope();
     const eventId = await event(owner);
     const before = await unknownJobs('endpoint');
     const missingEndpoint = `we_${randomBytes(16).toString('hex')}`;
@@ -153,7 +139,7 @@ describe('delivery jobs this database does not know', () => {
       state: 'failed',
       failedReason: 'no such endpoint in this database',
     });
-    const other = await endpoint(await scope());
+    const other = await endpoint(await t.scope());
     expect(await outcome({ eventId, endpointId: other.id })).toMatchObject({
       state: 'failed',
       failedReason: 'no such endpoint in this database',
@@ -163,10 +149,10 @@ describe('delivery jobs this database does not know', () => {
   });
 
   it('ends the jobs of an endpoint its owner deleted quietly, as its owner asked', async () => {
-    const owner = await scope();
+    const owner = await t.scope();
     const eventId = await event(owner);
     const { id, receiver } = await endpoint(owner);
-    await store.deleteWebhookEndpoint(owner, id);
+    await t.store.deleteWebhookEndpoint(owner, id);
     const errorsBefore = errors.length;
     expect(await outcome({ eventId, endpointId: id })).toMatchObject({
       state: 'completed',
@@ -181,7 +167,7 @@ describe('delivery jobs this database does not know', () => {
     prefixes.push(redisPrefix);
     let claimed: () => void = () => undefined;
     const waiting = startWorkers({
-      store,
+      store: t.store,
       redisUrl: LOCAL_REDIS_URL,
       redisPrefix,
       delivery: DELIVERY,
@@ -194,16 +180,11 @@ describe('delivery jobs this database does not know', () => {
     // The shared workers above must not relay this account's events: stop their relay.
     await workers.relay.stop();
     try {
-      const owner = await scope();
+      const owner = await t.scope();
       const { receiver } = await endpoint(owner);
-      await store.createVault(owner, {
-        name: 'W',
-        currency: 'USDC',
-        metadata: {},
-        initialDeposit: new Decimal(0),
-      });
+      await t.vault(owner, '0', { name: 'W' });
       await sleep(1_000);
-      const { rows } = await store.client.query(
+      const { rows } = await t.store.client.query(
         'SELECT 1 FROM outbox_events WHERE account_id = $1 AND relayed_at IS NULL',
         [owner.accountId],
       );

@@ -5,11 +5,7 @@ import { checkInvariants } from '../../src/store/invariants.js';
 import type { CreateCardInput } from '../../src/store/ops/cards.js';
 import type { CreateVaultInput } from '../../src/store/ops/vaults.js';
 import type { SqlClient } from '../../src/store/sql/client.js';
-import {
-  openStore,
-  type OpenedStore as Store,
-  type StoreOptions,
-} from '../../src/store/store.js';
+import { openStore, type OpenedStore as Store, type StoreOptions } from '../../src/store/store.js';
 import type { TestDatabase } from './databases.js';
 
 /** A clock tests move by hand: store operations read time only through it. */

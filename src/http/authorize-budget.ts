@@ -1,7 +1,7 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { AuthorizeSettings } from '../config/env.js';
 import type { AuthorizationOutcome, Scope } from '../core/index.js';
-import type { AuthorizeInput } from '../store/ops/authorize-batch.js';
+import type { AuthorizeInput } from '../store/ops/decide-and-record.js';
 import type { Store } from '../store/store.js';
 
 /**

@@ -1,5 +1,5 @@
 import { collectDefaultMetrics, Counter, Histogram, Registry } from 'prom-client';
-import { AUTHORIZE_BATCH_MAX } from '../store/ops/authorize-batch.js';
+import { AUTHORIZE_BATCH_MAX } from '../store/ops/decide-and-record.js';
 
 /**
  * The server's Prometheus metrics, served at /metrics. Each server has a registry of its own,
@@ -13,7 +13,7 @@ export interface Metrics {
   readonly requestSeconds: Histogram<'method' | 'route' | 'status'>;
   /** `stand_in` is "true" for a stand-in decision (past the budget, or the store failed). */
   readonly decisions: Counter<'outcome' | 'decline_code' | 'stand_in'>;
-  /** Authorizations per database batch (store/authorize-batcher.ts). */
+  /** Authorizations per database batch (store/authorize-lanes.ts). */
   readonly authorizeBatchRequests: Histogram;
   readonly rateLimitRefusals: Counter<'key_class'>;
 }

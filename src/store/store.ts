@@ -19,7 +19,7 @@ import {
   listApiKeys,
   revokeApiKey,
 } from './ops/accounts.js';
-import { AuthorizeBatcher } from './authorize-batcher.js';
+import { AuthorizeBatcher } from './authorize-lanes.js';
 import { capture, listExpiredHolds, reverse } from './ops/authorizations.js';
 import {
   authorizeBatch,
@@ -28,7 +28,7 @@ import {
   type AuthorizeBudget,
   type AuthorizeInput,
   type AuthorizeRequest,
-} from './ops/authorize-batch.js';
+} from './ops/decide-and-record.js';
 import { createCard, revealCard, setCardStatus } from './ops/cards.js';
 import { claimEvents, markRelayed } from './ops/events.js';
 import {

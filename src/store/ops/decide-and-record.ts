@@ -3,12 +3,9 @@ import {
   decide,
   Decimal,
   isCurrencyCode,
-  isoDate,
   presentTransaction,
   STAND_IN_DECLINED,
   STAND_IN_RULE,
-  utcDayNumber,
-  windowStartDay,
   ZERO,
   type AggregateSpec,
   type AuthorizationOutcome,
@@ -17,20 +14,26 @@ import {
   type CompiledPolicy,
   type Decision,
   type Scope,
-  type SpendTotals,
   type TransactionRecord,
   type VaultStatus,
 } from '../../core/index.js';
 import { newId } from '../../ids.js';
 import type { StoreContext } from '../context.js';
 import { eventRow } from '../outbox.js';
+import { RecentMap } from '../recent-map.js';
 import { currencyFromRow } from '../rows.js';
-import { ALL_TIME_DAY, spendDayOf, spendKeys, spendUpsertManySql } from '../spend.js';
+import { spendDayOf, spendKeys, spendUpsertManySql, type SpendRowDelta } from '../spend.js';
+import {
+  readSpendCounters,
+  SpendCounters,
+  spendWindowOf,
+  spendWindowWhere,
+} from '../spend-window.js';
 import type { SqlQueryable, SqlTransaction } from '../sql/client.js';
+import { SqlParams } from '../sql/params.js';
 import { isRetryable } from '../sql/transaction.js';
 import { loadCompiledPolicy } from './policies.js';
 import { getTransaction } from './reads.js';
-import { RecentMap } from '../recent-map.js';
 
 export interface AuthorizeInput extends AuthorizationRequest {
   /** The card network's id for this authorization: its idempotency key (contract section 5). */
@@ -61,16 +64,19 @@ export const AUTHORIZE_BATCH_MAX = 64;
  * fixed number of statements whatever their number, so that the per-transaction costs (round
  * trips, commit, statement overhead) are paid once per batch rather than once per
  * authorization. Two round trips in the steady state, BEGIN and COMMIT included:
- * 1. Lock every vault the requests' cards belong to, in vault id order (so batches, transfers
- *    and captures never deadlock), reading card and vault state; and, sent with it and run
- *    after it, with the locks held: the first outcome of any repeated networkTransactionId,
- *    the vaults' policy versions and the spend counters their policies need (for the vaults
- *    this process foresees: see readAfterLock and cardVaultsOf). A vault not foreseen, or
- *    whose policy changed, costs one more read.
- * 2. Decide each request in order, in memory: a later request sees the holds and spend of the
- *    earlier ones on the same vault, exactly as if they had run one after another.
- * 3. Write everything in one statement: transactions, vault pending totals, the hold journal,
- *    the spend counters and the events; with `commit`, sent with the COMMIT.
+ * 1. lockAndRead: lock every vault the requests' cards belong to, in vault id order (so
+ *    batches, transfers and captures never deadlock), reading card and vault state; and, sent
+ *    with it and run after it, with the locks held: the first outcome of any repeated
+ *    networkTransactionId, the vaults' policy versions and the spend counters their policies
+ *    need (for the vaults this process foresees: see readAfterLock and cardVaultsOf).
+ * 2. loadPolicies: the compiled policies, from the cache; a vault not foreseen, or whose
+ *    policy changed, costs one more read.
+ * 3. decideInOrder: decide each request in order, in memory: a later request sees the holds
+ *    and spend of the earlier ones on the same vault, exactly as if they had run one after
+ *    another.
+ * 4. recordAuthorizations: write everything in one statement: transactions, vault pending
+ *    totals, the hold journal, the spend counters and the events; with `commit`, sent with the
+ *    COMMIT.
  * In: `commit` when the batch owns its transaction (the batcher's), so nothing may follow it.
  * Out: one outcome per request, in request order. A decline is a decision; an unknown card is
  *   decided without a record (no vault to record on). A request repeating an earlier
@@ -92,7 +98,42 @@ export async function authorizeBatch(
     options.commit === true && 'queryAndCommit' in tx ? tx.queryAndCommit : undefined;
   assert(options.commit !== true || commitWith !== undefined, 'commit needs a transaction');
   const nowMs = ctx.clock();
+  const spendDay = spendDayOf(nowMs);
 
+  const batch = await lockAndRead(ctx, tx, requests, nowMs);
+  await loadPolicies(ctx, tx, batch, nowMs);
+  const { outcomes, recorded } = await decideInOrder(ctx, tx, requests, batch, spendDay, nowMs);
+  if (recorded.length > 0) {
+    await recordAuthorizations(
+      commitWith ?? tx.query,
+      recorded,
+      [...batch.vaults.values()],
+      spendDay,
+      nowMs,
+    );
+  }
+  assert(outcomes.length === requests.length, 'one outcome per request');
+  return outcomes;
+}
+
+/** What the lock and the reads after it found: the state the batch decides on. */
+interface LockedBatch extends AfterLock {
+  /** The requests' cards that exist, by cardKey, with their vault's state as locked. */
+  readonly cards: Map<string, LockedRow>;
+  /** The locked vaults by id, with what this batch adds to them as it decides. */
+  readonly vaults: Map<string, VaultState>;
+}
+
+/**
+ * Locks the requests' vaults, reading their cards and state, and reads after the lock what the
+ * decisions need (readAfterLock).
+ */
+async function lockAndRead(
+  ctx: StoreContext,
+  tx: SqlQueryable,
+  requests: readonly AuthorizeRequest[],
+  nowMs: number,
+): Promise<LockedBatch> {
   // The lock and the reads after it leave together and are answered in one round trip (the
   // pool pipelines; the server runs them in order, the reads on a snapshot taken after the
   // locks are granted, so nothing they read can change before commit). The reads need the
@@ -128,45 +169,99 @@ export async function authorizeBatch(
     const key = cardKey(row.card_id, row.account_id, row.mode);
     cards.set(key, row);
     cardVaults.set(key, row.vault_id);
-    if (vaults.has(row.vault_id)) continue;
-    vaults.set(row.vault_id, {
-      id: row.vault_id,
-      status: row.vault_status,
-      currency: currencyFromRow(row.currency),
-      ledger: new Decimal(row.ledger),
-      pending: new Decimal(row.pending),
-      pendingDelta: ZERO,
-      policy: null,
-      counters: new Map(),
-    });
+    if (!vaults.has(row.vault_id)) vaults.set(row.vault_id, vaultStateOf(row));
   }
-  const readRows = afterLock.rows;
-  const hintsUsed = afterLock.hintsUsed;
   const unforeseen = [...vaults.keys()].filter((vaultId) => !foreseen.has(vaultId));
   if (unforeseen.length > 0) {
     const more = await readAfterLock(tx, hints, unforeseen, [], nowMs);
-    readRows.push(...more.rows);
-    for (const [vaultId, hint] of more.hintsUsed) hintsUsed.set(vaultId, hint);
+    for (const [vaultId, version] of more.versions) afterLock.versions.set(vaultId, version);
+    for (const [vaultId, hinted] of more.hinted) afterLock.hinted.set(vaultId, hinted);
   }
+  return { ...afterLock, cards, vaults };
+}
 
+/** What the reads after the lock found. */
+interface AfterLock {
+  /** The first decision's transaction id of each repeated networkTransactionId, by repeat key. */
+  readonly previous: Map<string, string>;
+  /** The policy version of each vault read that has a policy. */
+  readonly versions: Map<string, number>;
+  /** The counters read for the vaults with a hint, and the hint they were read for. */
+  readonly hinted: Map<string, { readonly hint: PolicyHint; readonly counters: SpendCounters }>;
+}
+
+/**
+ * The reads after the lock, in one statement: the first outcome of each request's
+ * networkTransactionId, the policy versions of `vaultIds`, and, for each of them whose policy
+ * this process has seen, the counters that policy sums over (its hint: a version is never
+ * reused, so the counters are the right ones exactly when the version read equals the hint's).
+ */
+async function readAfterLock(
+  tx: SqlQueryable,
+  hints: PolicyHints,
+  vaultIds: readonly string[],
+  requests: readonly AuthorizeRequest[],
+  nowMs: number,
+): Promise<AfterLock> {
+  const hinted = new Map<string, { hint: PolicyHint; counters: SpendCounters }>();
+  for (const vaultId of vaultIds) {
+    const hint = hints.get(vaultId);
+    if (hint !== undefined && hint.aggregates.length > 0)
+      hinted.set(vaultId, { hint, counters: new SpendCounters() });
+  }
+  const window = spendWindowOf(
+    [...hinted.values()].map(({ hint }) => hint.aggregates),
+    nowMs,
+  );
+  const params = new SqlParams();
+  const repeats = params.unnest('n', {
+    account_id: params.texts(requests.map((r) => r.scope.accountId)),
+    mode: params.texts(requests.map((r) => r.scope.mode)),
+    network_transaction_id: params.texts(requests.map((r) => r.input.networkTransactionId)),
+  });
+  const { rows } = await tx.query<ReadRow>(
+    `SELECT 'previous' AS kind, account_id || ' ' || mode || ' ' || network_transaction_id AS key, id AS value,
+            NULL::text AS mcc, NULL::text AS day, NULL::text AS amount, NULL::integer AS count
+     FROM transactions
+     WHERE (account_id, mode, network_transaction_id) IN (SELECT * FROM ${repeats})
+     UNION ALL
+     SELECT 'policy', vault_id, version::text, NULL, NULL, NULL, NULL
+     FROM policies WHERE vault_id = ANY(${params.texts(vaultIds)}) AND document IS NOT NULL
+     UNION ALL
+     SELECT 'counter', vault_id, NULL, mcc, day::text, amount::text, count
+     FROM spend_counters
+     WHERE ${spendWindowWhere(params, [...hinted.keys()], window)}`,
+    params.values,
+  );
   const previous = new Map<string, string>();
   const versions = new Map<string, number>();
-  const counterRows: CounterRow[] = [];
-  for (const row of readRows) {
+  for (const row of rows) {
     if (row.kind === 'previous') previous.set(row.key, row.value as string);
     else if (row.kind === 'policy') versions.set(row.key, Number(row.value));
     else {
-      counterRows.push({
-        vault_id: row.key,
-        mcc: row.mcc as string,
-        day: row.day as string,
-        amount: row.amount as string,
-        count: row.count as number,
-      });
+      // Rows of the vaults with a hint, in the window of their hinted policies.
+      const counters = hinted.get(row.key)?.counters;
+      const amount = new Decimal(row.amount as string);
+      counters?.add(row.mcc as string, row.day as string, amount, Number(row.count));
     }
   }
-  for (const [vaultId, version] of versions) {
-    const vault = vaults.get(vaultId);
+  return { previous, versions, hinted };
+}
+
+/**
+ * Each active vault's compiled policy (from the cache by the version read, compiled on a miss)
+ * and its spend counters: those read with the lock when the hint they were read for is the
+ * version read, else read now for all such vaults in one more statement.
+ */
+async function loadPolicies(
+  ctx: StoreContext,
+  tx: SqlQueryable,
+  batch: LockedBatch,
+  nowMs: number,
+): Promise<void> {
+  const hints = policyHintsOf(ctx);
+  for (const [vaultId, version] of batch.versions) {
+    const vault = batch.vaults.get(vaultId);
     if (vault === undefined || vault.status !== 'active') continue;
     const policy =
       ctx.policyCache.get(vault.id, version) ??
@@ -175,34 +270,55 @@ export async function authorizeBatch(
     if (policy !== null && hints.get(vault.id)?.version !== version)
       hints.set(vault.id, { version, aggregates: policy.aggregates });
   }
-  // A vault's counters were read for the policy version this process had last seen for it
-  // when the read was sent (the hint); they are the right ones exactly when the version read
-  // is that version.
-  const rightlyHinted = new Set(
-    [...vaults.values()].filter((vault) => {
-      const hint = hintsUsed.get(vault.id);
-      return hint !== undefined && versions.get(vault.id) === hint.version;
-    }),
-  );
-  applyCounterRows([...rightlyHinted], counterRows);
-  await readCounters(
-    tx,
-    [...vaults.values()].filter((vault) => !rightlyHinted.has(vault)),
+  const unread: VaultState[] = [];
+  for (const vault of batch.vaults.values()) {
+    const hinted = batch.hinted.get(vault.id);
+    if (hinted !== undefined && batch.versions.get(vault.id) === hinted.hint.version)
+      vault.counters = hinted.counters;
+    else if ((vault.policy?.aggregates.length ?? 0) > 0) unread.push(vault);
+  }
+  if (unread.length === 0) return;
+  const window = spendWindowOf(
+    unread.map((vault) => vault.policy?.aggregates ?? []),
     nowMs,
   );
+  const counters = await readSpendCounters(
+    tx,
+    unread.map((vault) => vault.id),
+    window,
+  );
+  for (const vault of unread) {
+    const read = counters.get(vault.id);
+    assert(read !== undefined, 'every vault read has counters');
+    vault.counters = read;
+  }
+}
 
-  const spendDay = spendDayOf(nowMs);
+/**
+ * Decides each request in order, in memory: a later request sees the holds and spend of the
+ * earlier ones on the same vault, exactly as if they had run one after another. Returns the
+ * outcomes in request order and the transactions to record.
+ */
+async function decideInOrder(
+  ctx: StoreContext,
+  tx: SqlQueryable,
+  requests: readonly AuthorizeRequest[],
+  batch: LockedBatch,
+  spendDay: string,
+  nowMs: number,
+): Promise<{ outcomes: AuthorizationOutcome[]; recorded: TransactionRecord[] }> {
   const outcomes: AuthorizationOutcome[] = [];
   const decidedInBatch = new Map<string, AuthorizationOutcome>();
   const recorded: TransactionRecord[] = [];
-  for (const { scope, input, budget } of requests) {
+  for (const request of requests) {
+    const { scope, input } = request;
     const repeatKey = `${scope.accountId} ${scope.mode} ${input.networkTransactionId}`;
     const earlier = decidedInBatch.get(repeatKey);
     if (earlier !== undefined) {
       outcomes.push(earlier.transaction === null ? earlier : replay(earlier.transaction));
       continue;
     }
-    const card = cards.get(cardKey(input.cardId, scope.accountId, scope.mode));
+    const card = batch.cards.get(cardKey(input.cardId, scope.accountId, scope.mode));
     if (card === undefined) {
       const decision = decide({
         card: null,
@@ -215,51 +331,57 @@ export async function authorizeBatch(
       outcomes.push({ decision, transaction: null, replayed: false });
       continue;
     }
-    const previousId = previous.get(repeatKey);
+    const previousId = batch.previous.get(repeatKey);
     if (previousId !== undefined) {
       outcomes.push(replay(await getTransaction(ctx, tx, scope, previousId)));
       continue;
     }
-    const vault = vaults.get(card.vault_id);
+    const vault = batch.vaults.get(card.vault_id);
     assert(vault !== undefined, "a locked card's vault is locked");
-    const policy = vault.policy;
-    const lateForBudget = budget?.aborted === true;
-    const decision = lateForBudget
-      ? STAND_IN_DECLINED
-      : decide({
-          card: { id: input.cardId, vaultId: vault.id, status: card.card_status },
-          vault: {
-            id: vault.id,
-            status: vault.status,
-            currency: vault.currency,
-            available: vault.ledger.minus(vault.pending),
-          },
-          policy,
-          spend: policy === null ? {} : spendOf(vault, policy.aggregates, nowMs),
-          nowMs,
-          request: input,
-        });
-    const transaction = authorizationRecord(scope, vault, input, decision, lateForBudget, nowMs);
-    if (decision.approved) {
-      vault.pending = vault.pending.plus(input.amount);
-      vault.pendingDelta = vault.pendingDelta.plus(input.amount);
-      addToCounters(vault, spendDay, input.merchant.mcc, input.amount);
-    }
-    const outcome = { decision, transaction, replayed: false };
+    const outcome = decideOne(request, card, vault, spendDay, nowMs);
     decidedInBatch.set(repeatKey, outcome);
-    recorded.push(transaction);
+    recorded.push(outcome.transaction);
     outcomes.push(outcome);
   }
-  if (recorded.length > 0) {
-    await recordAuthorizations(
-      commitWith ?? tx.query,
-      recorded,
-      [...vaults.values()],
-      spendDay,
-      nowMs,
-    );
+  return { outcomes, recorded };
+}
+
+/**
+ * Decides a request for a locked card against its vault as this batch has left it, and adds an
+ * approval's hold and spend to the vault in memory, for the requests after it.
+ */
+function decideOne(
+  request: AuthorizeRequest,
+  card: LockedRow,
+  vault: VaultState,
+  spendDay: string,
+  nowMs: number,
+): AuthorizationOutcome & { readonly transaction: TransactionRecord } {
+  const { scope, input, budget } = request;
+  const policy = vault.policy;
+  const lateForBudget = budget?.aborted === true;
+  const decision = lateForBudget
+    ? STAND_IN_DECLINED
+    : decide({
+        card: { id: input.cardId, vaultId: vault.id, status: card.card_status },
+        vault: {
+          id: vault.id,
+          status: vault.status,
+          currency: vault.currency,
+          available: vault.ledger.minus(vault.pending),
+        },
+        policy,
+        spend: policy === null ? {} : vault.counters.totals(policy.aggregates, nowMs),
+        nowMs,
+        request: input,
+      });
+  const transaction = authorizationRecord(scope, vault, input, decision, lateForBudget, nowMs);
+  if (decision.approved) {
+    vault.pending = vault.pending.plus(input.amount);
+    vault.pendingDelta = vault.pendingDelta.plus(input.amount);
+    vault.counters.addApproval(spendDay, input.merchant.mcc, input.amount);
   }
-  return outcomes;
+  return { decision, transaction, replayed: false };
 }
 
 /**
@@ -274,56 +396,6 @@ export function isUniqueViolation(error: unknown): boolean {
     error.code === '23505' &&
     !isRetryable(error)
   );
-}
-
-/**
- * The reads after the lock, in one statement: the first outcome of each request's
- * networkTransactionId, the policy versions of `vaultIds`, and, for each of them whose policy
- * this process has seen, the counters that policy sums over (its hint: a version is never
- * reused, so the counters are the right ones exactly when the version read equals the hint's).
- * Returns the rows and the hints the counters were chosen by.
- */
-async function readAfterLock(
-  tx: SqlQueryable,
-  hints: PolicyHints,
-  vaultIds: readonly string[],
-  requests: readonly AuthorizeRequest[],
-  nowMs: number,
-): Promise<{ rows: ReadRow[]; hintsUsed: Map<string, PolicyHint> }> {
-  const hintsUsed = new Map<string, PolicyHint>();
-  for (const vaultId of vaultIds) {
-    const hint = hints.get(vaultId);
-    if (hint !== undefined && hint.aggregates.length > 0) hintsUsed.set(vaultId, hint);
-  }
-  const window = counterWindow(
-    [...hintsUsed.values()].map((hint) => hint.aggregates),
-    nowMs,
-  );
-  const { rows } = await tx.query<ReadRow>(
-    `SELECT 'previous' AS kind, account_id || ' ' || mode || ' ' || network_transaction_id AS key, id AS value,
-            NULL::text AS mcc, NULL::text AS day, NULL::text AS amount, NULL::integer AS count
-     FROM transactions
-     WHERE (account_id, mode, network_transaction_id) IN (SELECT * FROM unnest($1::text[], $2::text[], $3::text[]))
-     UNION ALL
-     SELECT 'policy', vault_id, version::text, NULL, NULL, NULL, NULL
-     FROM policies WHERE vault_id = ANY($4::text[]) AND document IS NOT NULL
-     UNION ALL
-     SELECT 'counter', vault_id, NULL, mcc, day::text, amount::text, count
-     FROM spend_counters
-     WHERE vault_id = ANY($5::text[]) AND mcc = ANY($6::text[])
-       AND ((day >= $7::date AND day <= $8::date) OR day = '${ALL_TIME_DAY}')`,
-    [
-      requests.map((r) => r.scope.accountId),
-      requests.map((r) => r.scope.mode),
-      requests.map((r) => r.input.networkTransactionId),
-      vaultIds,
-      [...hintsUsed.keys()],
-      window.mccs,
-      window.firstDay,
-      window.lastDay,
-    ],
-  );
-  return { rows, hintsUsed };
 }
 
 /**
@@ -394,102 +466,25 @@ interface VaultState {
   /** What this batch adds to the vault's pending total. */
   pendingDelta: Decimal;
   policy: CompiledPolicy | null;
-  /** Spend counter rows read for the policy, by `mcc|day`, kept current through the batch. */
-  readonly counters: Map<string, { amount: Decimal; count: number }>;
+  /** The spend counter rows its policy sums over, as read, plus this batch's approvals. */
+  counters: SpendCounters;
+}
+
+function vaultStateOf(row: LockedRow): VaultState {
+  return {
+    id: row.vault_id,
+    status: row.vault_status,
+    currency: currencyFromRow(row.currency),
+    ledger: new Decimal(row.ledger),
+    pending: new Decimal(row.pending),
+    pendingDelta: ZERO,
+    policy: null,
+    counters: new SpendCounters(),
+  };
 }
 
 export const cardKey = (cardId: string, accountId: string, mode: string) =>
   `${cardId} ${accountId} ${mode}`;
-const counterKey = (mcc: string, day: string) => `${mcc}|${day}`;
-
-interface CounterRow {
-  vault_id: string;
-  mcc: string;
-  day: string;
-  amount: string;
-  count: number;
-}
-
-/** The MCCs and days whose counter rows the given policies' aggregates sum over, together. */
-function counterWindow(
-  policies: readonly (readonly AggregateSpec[])[],
-  nowMs: number,
-): { mccs: string[]; firstDay: string; lastDay: string } {
-  let firstDay = utcDayNumber(nowMs);
-  const mccs = new Set<string>(['']);
-  for (const aggregates of policies) {
-    for (const spec of aggregates) {
-      if (spec.interval !== 'allTime')
-        firstDay = Math.min(firstDay, windowStartDay(spec.interval, nowMs));
-      for (const mcc of spec.merchantCategories ?? []) mccs.add(mcc);
-    }
-  }
-  return { mccs: [...mccs], firstDay: isoDate(firstDay), lastDay: isoDate(utcDayNumber(nowMs)) };
-}
-
-/** Puts counter rows into the vaults they belong to (rows of other vaults are ignored). */
-function applyCounterRows(vaults: readonly VaultState[], rows: readonly CounterRow[]): void {
-  const byId = new Map(vaults.map((vault) => [vault.id, vault]));
-  for (const row of rows) {
-    byId.get(row.vault_id)?.counters.set(counterKey(row.mcc, row.day), {
-      amount: new Decimal(row.amount),
-      count: row.count,
-    });
-  }
-}
-
-/** Reads, for each vault with a policy, the counter rows its aggregates sum over. */
-async function readCounters(
-  tx: SqlQueryable,
-  vaults: readonly VaultState[],
-  nowMs: number,
-): Promise<void> {
-  const needing = vaults.filter((vault) => (vault.policy?.aggregates.length ?? 0) > 0);
-  if (needing.length === 0) return;
-  const window = counterWindow(
-    needing.map((vault) => vault.policy?.aggregates ?? []),
-    nowMs,
-  );
-  const { rows } = await tx.query<CounterRow>(
-    `SELECT vault_id, mcc, day, amount, count FROM spend_counters
-     WHERE vault_id = ANY($1::text[]) AND mcc = ANY($2::text[])
-       AND ((day >= $3::date AND day <= $4::date) OR day = '${ALL_TIME_DAY}')`,
-    [needing.map((vault) => vault.id), window.mccs, window.firstDay, window.lastDay],
-  );
-  applyCounterRows(needing, rows);
-}
-
-/** The spend aggregates of a policy from the counters in memory (read, plus this batch). */
-function spendOf(vault: VaultState, specs: readonly AggregateSpec[], nowMs: number): SpendTotals {
-  const today = isoDate(utcDayNumber(nowMs));
-  const totals: Record<string, Decimal | number> = {};
-  for (const spec of specs) {
-    const mccs = spec.merchantCategories ?? [''];
-    const first =
-      spec.interval === 'allTime' ? ALL_TIME_DAY : isoDate(windowStartDay(spec.interval, nowMs));
-    const last = spec.interval === 'allTime' ? ALL_TIME_DAY : today;
-    let amount = ZERO;
-    let count = 0;
-    for (const [key, value] of vault.counters) {
-      const [mcc = '', day = ''] = key.split('|');
-      // Day strings compare as dates; the all-time row sorts before every real day.
-      if (!mccs.includes(mcc) || day < first || day > last) continue;
-      amount = amount.plus(value.amount);
-      count += value.count;
-    }
-    totals[spec.key] = spec.measure === 'amount' ? amount : count;
-  }
-  return totals;
-}
-
-function addToCounters(vault: VaultState, day: string, mcc: string, amount: Decimal): void {
-  const { mccs, days } = spendKeys({ day, mcc });
-  mccs.forEach((keyMcc, index) => {
-    const key = counterKey(keyMcc, days[index] as string);
-    const row = vault.counters.get(key) ?? { amount: ZERO, count: 0 };
-    vault.counters.set(key, { amount: row.amount.plus(amount), count: row.count + 1 });
-  });
-}
 
 function authorizationRecord(
   scope: Scope,
@@ -529,8 +524,9 @@ function authorizationRecord(
 /**
  * Writes the batch in one statement: the transactions; for the approvals, each vault's pending
  * total (one update per vault), the hold journal and the spend counters (one upsert per row);
- * and one event per transaction. The same rows changeVaultTotals, changeSpend and appendEvent
- * write, sharing their SQL pieces.
+ * and one event per transaction. The same rows changeVaultTotals, changeSpend and
+ * appendEvent write, sharing their SQL pieces. Parameters are bound by name (SqlParams), in an
+ * order fixed by the code, so the text is the same every batch (one prepared statement).
  */
 async function recordAuthorizations(
   query: SqlQueryable['query'],
@@ -541,33 +537,20 @@ async function recordAuthorizations(
 ): Promise<void> {
   const approved = transactions.filter((transaction) => transaction.status === 'pending');
   const changed = vaults.filter((vault) => !vault.pendingDelta.isZero());
-  // One counter row per key however many approvals touch it: an upsert may not touch a row twice.
-  const deltas = new Map<string, { amount: Decimal; count: number }>();
-  for (const transaction of approved) {
-    const { mccs, days } = spendKeys({ day: spendDay, mcc: transaction.merchant?.mcc ?? null });
-    mccs.forEach((mcc, index) => {
-      const key = `${transaction.vaultId}|${mcc}|${days[index] as string}`;
-      const delta = deltas.get(key) ?? { amount: ZERO, count: 0 };
-      deltas.set(key, { amount: delta.amount.plus(transaction.amount), count: delta.count + 1 });
-    });
-  }
-  const counterRows = [...deltas].map(
-    ([key, delta]) => [...key.split('|'), delta.amount.toFixed(), delta.count] as const,
-  );
-  const events = transactions.map((transaction) => {
-    const type =
-      transaction.status === 'pending' ? 'authorization.approved' : 'authorization.declined';
-    return {
-      type,
-      ...eventRow(
-        { accountId: transaction.accountId, mode: transaction.mode },
-        type,
-        presentTransaction(transaction),
-        nowMs,
-      ),
-    };
+  const params = new SqlParams();
+  const at = params.value(new Date(nowMs));
+  const inserted = transactionRows(params, transactions);
+  const pendingDeltas = params.unnest('d', {
+    id: params.texts(changed.map((vault) => vault.id)),
+    delta: params.texts(changed.map((vault) => vault.pendingDelta.toFixed())),
   });
-  const at = new Date(nowMs);
+  const holdChanges = params.unnest('h', {
+    vault_id: params.texts(approved.map((t) => t.vaultId)),
+    id: params.texts(approved.map((t) => t.id)),
+    delta: params.texts(approved.map((t) => t.amount.toFixed())),
+  });
+  const events = authorizationEvents(params, transactions, nowMs);
+  const vaultsChanged = params.value(changed.length, 'integer');
   const { rows } = await query<{ updated: number }>(
     `WITH inserted AS (
        INSERT INTO transactions (id, account_id, mode, vault_id, type, status, currency, amount, hold_remaining, card_id,
@@ -575,68 +558,105 @@ async function recordAuthorizations(
                                  spend_day, created_at, updated_at)
        SELECT id, account_id, mode, vault_id, 'card_authorization', status, currency, amount::numeric, hold::numeric, card_id,
               merchant::jsonb, mcc, ntx, decline_code, decline_reason::jsonb, stand_in,
-              CASE WHEN status = 'pending' THEN $16::date END, $17, $17
-       FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[],
-                   $9::text[], $10::text[], $11::text[], $12::text[], $13::text[], $14::text[], $32::boolean[])
-         AS r(id, account_id, mode, vault_id, status, currency, amount, hold, card_id, merchant, mcc, ntx, decline_code, decline_reason, stand_in)
+              CASE WHEN status = 'pending' THEN ${params.value(spendDay, 'date')} END, ${at}, ${at}
+       FROM ${inserted}
      ),
      totals AS (
-       UPDATE vaults SET pending = vaults.pending + d.delta::numeric, updated_at = $17
-       FROM unnest($15::text[], $18::text[]) AS d(id, delta) WHERE vaults.id = d.id RETURNING vaults.id
+       UPDATE vaults SET pending = vaults.pending + d.delta::numeric, updated_at = ${at}
+       FROM ${pendingDeltas} WHERE vaults.id = d.id RETURNING vaults.id
      ),
      journal AS (
        INSERT INTO hold_changes (vault_id, transaction_id, delta, created_at)
-       SELECT vault_id, id, delta::numeric, $17 FROM unnest($19::text[], $20::text[], $21::text[]) AS h(vault_id, id, delta)
+       SELECT vault_id, id, delta::numeric, ${at} FROM ${holdChanges}
      ),
-     counters AS (${spendUpsertManySql(22)}),
+     counters AS (${spendUpsertManySql(params, spendRowDeltas(approved, spendDay))}),
      events AS (
        INSERT INTO outbox_events (id, account_id, mode, type, payload, created_at)
-       SELECT id, account_id, mode, type, payload::jsonb, $17
-       FROM unnest($27::text[], $28::text[], $29::text[], $30::text[], $31::text[]) AS e(id, account_id, mode, type, payload)
+       SELECT id, account_id, mode, type, payload::jsonb, ${at} FROM ${events}
      )
      -- The postcondition, checked here rather than after the statement: the COMMIT may already
      -- be on its way behind it, and a failed statement turns that COMMIT into a ROLLBACK. The
      -- cast of a sentence to integer is the error PostgreSQL raises (evaluated only when due).
-     SELECT CASE WHEN count(*) = $33 THEN count(*)::int
-                 ELSE ('postcondition failed: ' || count(*) || ' vaults updated of ' || $33)::int END AS updated
+     SELECT CASE WHEN count(*) = ${vaultsChanged} THEN count(*)::int
+                 ELSE ('postcondition failed: ' || count(*) || ' vaults updated of ' || ${vaultsChanged})::int END AS updated
      FROM totals`,
-    [
-      transactions.map((t) => t.id),
-      transactions.map((t) => t.accountId),
-      transactions.map((t) => t.mode),
-      transactions.map((t) => t.vaultId),
-      transactions.map((t) => t.status),
-      transactions.map((t) => t.currency),
-      transactions.map((t) => t.amount.toFixed()),
-      transactions.map((t) => t.holdRemaining.toFixed()),
-      transactions.map((t) => t.cardId),
-      transactions.map((t) => JSON.stringify(t.merchant)),
-      transactions.map((t) => t.merchant?.mcc ?? null),
-      transactions.map((t) => t.networkTransactionId),
-      transactions.map((t) => t.declineCode),
-      transactions.map((t) => (t.declineReason === null ? null : JSON.stringify(t.declineReason))),
-      changed.map((vault) => vault.id),
-      spendDay,
-      at,
-      changed.map((vault) => vault.pendingDelta.toFixed()),
-      approved.map((t) => t.vaultId),
-      approved.map((t) => t.id),
-      approved.map((t) => t.amount.toFixed()),
-      counterRows.map((row) => row[0]),
-      counterRows.map((row) => row[1]),
-      counterRows.map((row) => row[2]),
-      counterRows.map((row) => row[3]),
-      counterRows.map((row) => row[4]),
-      events.map((event) => event.id),
-      transactions.map((t) => t.accountId),
-      transactions.map((t) => t.mode),
-      events.map((event) => event.type),
-      events.map((event) => event.payload),
-      transactions.map((t) => t.standIn),
-      changed.length,
-    ],
+    params.values,
   );
   assert(rows[0]?.updated === changed.length, 'every vault with new holds is updated once');
+}
+
+/** The transactions' rows, for the INSERT of recordAuthorizations. */
+function transactionRows(params: SqlParams, transactions: readonly TransactionRecord[]): string {
+  const column = <T>(value: (transaction: TransactionRecord) => T): T[] => transactions.map(value);
+  return params.unnest('r', {
+    id: params.texts(column((t) => t.id)),
+    account_id: params.texts(column((t) => t.accountId)),
+    mode: params.texts(column((t) => t.mode)),
+    vault_id: params.texts(column((t) => t.vaultId)),
+    status: params.texts(column((t) => t.status)),
+    currency: params.texts(column((t) => t.currency)),
+    amount: params.texts(column((t) => t.amount.toFixed())),
+    hold: params.texts(column((t) => t.holdRemaining.toFixed())),
+    card_id: params.texts(column((t) => t.cardId)),
+    merchant: params.texts(column((t) => JSON.stringify(t.merchant))),
+    mcc: params.texts(column((t) => t.merchant?.mcc ?? null)),
+    ntx: params.texts(column((t) => t.networkTransactionId)),
+    decline_code: params.texts(column((t) => t.declineCode)),
+    decline_reason: params.texts(
+      column((t) => (t.declineReason === null ? null : JSON.stringify(t.declineReason))),
+    ),
+    stand_in: params.booleans(column((t) => t.standIn)),
+  });
+}
+
+/** One event per transaction (approved or declined), for the INSERT of recordAuthorizations. */
+function authorizationEvents(
+  params: SqlParams,
+  transactions: readonly TransactionRecord[],
+  nowMs: number,
+): string {
+  const events = transactions.map((transaction) => {
+    const type =
+      transaction.status === 'pending' ? 'authorization.approved' : 'authorization.declined';
+    const scope = { accountId: transaction.accountId, mode: transaction.mode };
+    return { scope, type, ...eventRow(scope, type, presentTransaction(transaction), nowMs) };
+  });
+  return params.unnest('e', {
+    id: params.texts(events.map((event) => event.id)),
+    account_id: params.texts(events.map((event) => event.scope.accountId)),
+    mode: params.texts(events.map((event) => event.scope.mode)),
+    type: params.texts(events.map((event) => event.type)),
+    payload: params.texts(events.map((event) => event.payload)),
+  });
+}
+
+/**
+ * What the approvals add to the spend counters, one delta per row however many approvals
+ * touch it: an upsert may not touch a row twice.
+ */
+function spendRowDeltas(approved: readonly TransactionRecord[], spendDay: string): SpendRowDelta[] {
+  const deltas = new Map<
+    string,
+    { vaultId: string; mcc: string; day: string; amount: Decimal; count: number }
+  >();
+  for (const transaction of approved) {
+    const { mccs, days } = spendKeys({ day: spendDay, mcc: transaction.merchant?.mcc ?? null });
+    mccs.forEach((mcc, index) => {
+      const day = days[index] as string;
+      const key = `${transaction.vaultId}|${mcc}|${day}`;
+      const delta = deltas.get(key) ?? {
+        vaultId: transaction.vaultId,
+        mcc,
+        day,
+        amount: ZERO,
+        count: 0,
+      };
+      delta.amount = delta.amount.plus(transaction.amount);
+      delta.count += 1;
+      deltas.set(key, delta);
+    });
+  }
+  return [...deltas.values()];
 }
 
 function replay(transaction: TransactionRecord): AuthorizationOutcome {

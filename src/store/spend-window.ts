@@ -124,16 +124,15 @@ export class SpendCounters {
   }
 }
 
-/**
- * Puts counter rows into the counters of their vaults; rows of vaults not in `counters` are
- * left out (the authorize batch drops those read for a policy that has changed since).
- */
-export function addCounterRows(
+/** Puts counter rows into the counters of their vaults. */
+function addCounterRows(
   counters: ReadonlyMap<string, SpendCounters>,
   rows: Iterable<SpendCounterRow>,
 ): void {
   for (const row of rows) {
-    counters.get(row.vault_id)?.add(row.mcc, row.day, new Decimal(row.amount), row.count);
+    const vaultCounters = counters.get(row.vault_id);
+    assert(vaultCounters !== undefined, 'a row read is of a vault asked for');
+    vaultCounters.add(row.mcc, row.day, new Decimal(row.amount), row.count);
   }
 }
 

@@ -11,7 +11,7 @@ import {
   revokeApiKey,
 } from './ops/accounts.js';
 import { capture, reverse } from './ops/authorizations.js';
-import { authorizeBatch } from './ops/authorize-batch.js';
+import { authorizeBatch } from './ops/decide-and-record.js';
 import { createCard, revealCard, setCardStatus } from './ops/cards.js';
 import { pendingChainTransfers, recordChainSend } from './ops/chain-sends.js';
 import { claimEvents, markRelayed } from './ops/events.js';

@@ -1,6 +1,6 @@
 import { CompiledPolicyCache, SpendgateError, type TemplateLibrary } from '../core/index.js';
 import { builtinRuleLibrary } from '../rule-library/load.js';
-import { AuthorizeBatcher } from './authorize-batcher.js';
+import { AuthorizeBatcher } from './authorize-lanes.js';
 import { bindOperations } from './bind.js';
 import type { StoreContext } from './context.js';
 import { ensureSystemAccounts } from './ledger.js';
@@ -12,7 +12,7 @@ import {
   cardVaultsOf,
   isUniqueViolation,
   type AuthorizeRequest,
-} from './ops/authorize-batch.js';
+} from './ops/decide-and-record.js';
 import { readOutboxBacklog } from './ops/events.js';
 import { beginIdempotent, saveIdempotent, type StoredResponse } from './ops/idempotency.js';
 import { rewrapMasterKeySecrets } from './ops/master-key-rotation.js';

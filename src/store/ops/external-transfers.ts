@@ -22,7 +22,8 @@ import {
   type TransactionRow,
   type TransferRow,
 } from '../rows.js';
-import { changeSpend, readSpend, spendDayOf } from '../spend.js';
+import { changeSpend, spendDayOf } from '../spend.js';
+import { readSpend } from '../spend-window.js';
 import type { SqlQueryable } from '../sql/client.js';
 import { sealMetadata } from './metadata.js';
 import { loadCompiledPolicy } from './policies.js';

@@ -15,7 +15,7 @@ import {
 } from '../../core/index.js';
 import { lockVault, type StoreContext } from '../context.js';
 import { appendEvent } from '../outbox.js';
-import { readSpend } from '../spend.js';
+import { readSpend } from '../spend-window.js';
 import { getVault } from './vaults.js';
 import type { SqlQueryable } from '../sql/client.js';
 

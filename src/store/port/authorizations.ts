@@ -5,14 +5,14 @@ import type {
   Scope,
   TransactionRecord,
 } from '../../core/index.js';
-import type { AuthorizeBudget, AuthorizeInput } from '../ops/authorize-batch.js';
+import type { AuthorizeBudget, AuthorizeInput } from '../ops/decide-and-record.js';
 import type { ListTransactionsQuery, Page } from '../ops/lists.js';
 
 export {
   AUTHORIZE_BATCH_MAX,
   type AuthorizeBudget,
   type AuthorizeInput,
-} from '../ops/authorize-batch.js';
+} from '../ops/decide-and-record.js';
 
 /** Why a hold is released: asked for, expired, or an approval answered as the stand-in decline. */
 export type ReleaseReason = 'reversed' | 'expired' | 'stand_in';
@@ -20,8 +20,9 @@ export type ReleaseReason = 'reversed' | 'expired' | 'stand_in';
 /** The card network's money path (contract section 10) and the transactions it records. */
 export interface AuthorizationOperations {
   /**
-   * Decides and records one authorization. On `Store`, it joins a batch (store/ops/
-   * authorize-batch.ts); a repeated networkTransactionId gets the first decision back.
+   * Decides and records one authorization. On `Store`, it joins a batch (store/authorize-
+   * lanes.ts, store/ops/decide-and-record.ts); a repeated networkTransactionId gets the first
+   * decision back.
    */
   authorize(
     scope: Scope,

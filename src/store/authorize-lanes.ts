@@ -1,23 +1,13 @@
-import { assert, SpendgateError, type AuthorizationOutcome } from '../core/index.js';
-import { AUTHORIZE_BATCH_MAX, cardKey, type AuthorizeRequest } from './ops/authorize-batch.js';
+import {
+  assert,
+  InvariantError,
+  SpendgateError,
+  type AuthorizationOutcome,
+} from '../core/index.js';
+import { AUTHORIZE_BATCH_MAX, cardKey, type AuthorizeRequest } from './ops/decide-and-record.js';
 import { RecentMap } from './recent-map.js';
 
-/**
- * Gathers concurrent authorizations into batches (ops/authorize-batch.ts decides a batch in one
- * database transaction). No timer: a request starts a batch at once while fewer than
- * `batchesMax` run; otherwise it waits in the queue and joins the next batch when one ends.
- * Under light load every batch holds one request and nothing waits; under heavy load batches
- * fill, and the cost of each transaction is shared.
- *
- * Lanes never share a vault. A batch locks every vault it touches until it commits, so two
- * batches with one vault in common run one after the other in the database whatever their
- * number: with random traffic over a few hundred vaults, two batches of 30 nearly always
- * share one, and a second lane only waited on the first's locks. So a request whose vault a
- * running batch holds stays in the queue (it would have waited for that lock anyway) and the
- * free lane takes requests for other vaults. The vault of a card is learned from the outcomes
- * (a card never changes vault); a card not seen yet may join any batch, which is only slower,
- * never wrong: the database's locks decide, not this hint.
- */
+/** How the batcher runs: its bounds, its observer and where it learns each card's vault. */
 export interface BatcherOptions {
   /** Batches in flight at once; each holds one database connection. */
   readonly batchesMax: number;
@@ -30,7 +20,7 @@ export interface BatcherOptions {
   readonly onBatch?: (size: number) => void;
   /**
    * The vault of each card, by cardKey: the store passes the memory its batches fill from
-   * their locks (ops/authorize-batch.ts, cardVaultsOf), so there is one per store. Without
+   * their locks (ops/decide-and-record.ts, cardVaultsOf), so there is one per store. Without
    * it, the batcher keeps its own, learned from the outcomes.
    */
   readonly vaultOfCard?: RecentMap<string>;
@@ -50,6 +40,23 @@ const QUEUE_SCAN_MAX = 1024;
 const cardKeyOf = (request: AuthorizeRequest): string =>
   cardKey(request.input.cardId, request.scope.accountId, request.scope.mode);
 
+/**
+ * Gathers concurrent authorizations into batches (ops/decide-and-record.ts decides and records
+ * a batch in one database transaction). No timer: a request starts a batch at once while fewer
+ * than `batchesMax` run; otherwise it waits in the queue and joins the next batch when one ends.
+ * Under light load every batch holds one request and nothing waits; under heavy load batches
+ * fill, and the cost of each transaction is shared.
+ *
+ * Lanes never share a vault. A batch locks every vault it touches until it commits, so two
+ * batches with one vault in common run one after the other in the database whatever their
+ * number: with random traffic over a few hundred vaults, two batches of 30 nearly always
+ * share one, and a second lane only waited on the first's locks. So a request whose vault a
+ * running batch holds stays in the queue (it would have waited for that lock anyway) and the
+ * free lane takes requests for other vaults. The vault of a card is what the batches' locks
+ * found (`vaultOfCard`; without it, learned from the outcomes: a card never changes vault); a
+ * card not seen yet may join any batch, which is only slower, never wrong: the database's locks
+ * decide, not this hint.
+ */
 export class AuthorizeBatcher {
   #queue: Waiting[] = [];
   #running = 0;
@@ -70,6 +77,14 @@ export class AuthorizeBatcher {
     private readonly runAlone: (request: AuthorizeRequest) => Promise<AuthorizationOutcome>,
     private readonly options: BatcherOptions,
   ) {
+    assert(
+      Number.isSafeInteger(options.batchesMax) && options.batchesMax >= 1,
+      'at least one batch may run',
+    );
+    assert(
+      Number.isSafeInteger(options.queueMax) && options.queueMax >= 1,
+      'at least one request may wait',
+    );
     this.#vaultOfCard = options.vaultOfCard ?? new RecentMap(CARD_VAULTS_MAX);
   }
 
@@ -147,7 +162,8 @@ export class AuthorizeBatcher {
       batch.forEach((waiting, index) => {
         const outcome = outcomes[index];
         if (outcome === undefined) {
-          waiting.reject(new Error('a batch answered fewer outcomes than requests'));
+          // A bug in the batch, not this request's: it fails as a bug (a 500), never as a decision.
+          waiting.reject(new InvariantError('a batch answers one outcome per request'));
           return;
         }
         this.#learn(waiting.request, outcome);

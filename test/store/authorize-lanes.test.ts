@@ -5,8 +5,8 @@ import {
   type Scope,
   type TransactionRecord,
 } from '../../src/core/index.js';
-import { AuthorizeBatcher } from '../../src/store/authorize-batcher.js';
-import type { AuthorizeRequest } from '../../src/store/ops/authorize-batch.js';
+import { AuthorizeBatcher } from '../../src/store/authorize-lanes.js';
+import type { AuthorizeRequest } from '../../src/store/ops/decide-and-record.js';
 import { forEachDatabase } from '../support/databases.js';
 import { merchant, openTestStore, usdc, useTestStore, type TestStore } from '../support/store.js';
 

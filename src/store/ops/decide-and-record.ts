@@ -1,0 +1,660 @@
+import {
+  assert,
+  decide,
+  Decimal,
+  isCurrencyCode,
+  presentTransaction,
+  replayedOutcome,
+  STAND_IN_DECLINED,
+  ZERO,
+  type AggregateSpec,
+  type AuthorizationOutcome,
+  type AuthorizationRequest,
+  type CardStatus,
+  type CompiledPolicy,
+  type Decision,
+  type Scope,
+  type TransactionRecord,
+  type VaultStatus,
+} from '../../core/index.js';
+import { newId } from '../../ids.js';
+import type { StoreContext } from '../context.js';
+import { eventRow } from '../outbox.js';
+import { RecentMap } from '../recent-map.js';
+import { currencyFromRow } from '../rows.js';
+import { spendDayOf, spendKeys, spendUpsertManySql, type SpendRowDelta } from '../spend.js';
+import {
+  readSpendCounters,
+  SpendCounters,
+  spendWindowOf,
+  spendWindowWhere,
+} from '../spend-window.js';
+import type { SqlQueryable, SqlTransaction } from '../sql/client.js';
+import { SqlParams } from '../sql/params.js';
+import { isRetryable } from '../sql/transaction.js';
+import { loadCompiledPolicy } from './policies.js';
+import { getTransaction } from './reads.js';
+
+export interface AuthorizeInput extends AuthorizationRequest {
+  /** The card network's id for this authorization: its idempotency key (contract section 5). */
+  readonly networkTransactionId: string;
+}
+
+/**
+ * A request's time budget (contract section 10): once `aborted`, the card network has been
+ * answered the stand-in decline, so a decision reached later records that decline (and places
+ * no hold) instead of its own. An AbortSignal is one; the HTTP adapter passes a plain flag,
+ * since a signal (an EventTarget) per request cost it more than the flag's one field.
+ */
+export interface AuthorizeBudget {
+  readonly aborted: boolean;
+}
+
+export interface AuthorizeRequest {
+  readonly scope: Scope;
+  readonly input: AuthorizeInput;
+  readonly budget?: AuthorizeBudget;
+}
+
+/** Requests decided in one database transaction at most; bounds every statement's arrays. */
+export const AUTHORIZE_BATCH_MAX = 64;
+
+/**
+ * authorizeBatch: one transaction for up to 64 authorizations (contract section 10), in a
+ * fixed number of statements whatever their number, so that the per-transaction costs (round
+ * trips, commit, statement overhead) are paid once per batch rather than once per
+ * authorization. Two round trips in the steady state, BEGIN and COMMIT included:
+ * 1. lockAndRead: lock every vault the requests' cards belong to, in vault id order (so
+ *    batches, transfers and captures never deadlock), reading card and vault state; and, sent
+ *    with it and run after it, with the locks held: the first outcome of any repeated
+ *    networkTransactionId, the vaults' policy versions and the spend counters their policies
+ *    need (for the vaults this process foresees: see readAfterLock and cardVaultsOf).
+ * 2. loadPolicies: the compiled policies, from the cache; a vault not foreseen, or whose
+ *    policy changed, costs one more read.
+ * 3. decideInOrder: decide each request in order, in memory: a later request sees the holds
+ *    and spend of the earlier ones on the same vault, exactly as if they had run one after
+ *    another.
+ * 4. recordAuthorizations: write everything in one statement: transactions, vault pending
+ *    totals, the hold journal, the spend counters and the events; with `commit`, sent with the
+ *    COMMIT.
+ * In: `commit` when the batch owns its transaction (the batcher's), so nothing may follow it.
+ * Out: one outcome per request, in request order. A decline is a decision; an unknown card is
+ *   decided without a record (no vault to record on). A request repeating an earlier
+ *   networkTransactionId (in the database or earlier in the batch) gets the first decision.
+ * Fails: only on database errors, for the whole batch (the caller retries requests one by one).
+ */
+export async function authorizeBatch(
+  ctx: StoreContext,
+  tx: SqlQueryable | SqlTransaction,
+  requests: readonly AuthorizeRequest[],
+  options: { readonly commit?: boolean } = {},
+): Promise<AuthorizationOutcome[]> {
+  assert(
+    requests.length > 0 && requests.length <= AUTHORIZE_BATCH_MAX,
+    'a batch holds 1 to 64 requests',
+  );
+  // The batch owns its transaction: its write goes with the COMMIT, one round trip fewer.
+  const commitWith =
+    options.commit === true && 'queryAndCommit' in tx ? tx.queryAndCommit : undefined;
+  assert(options.commit !== true || commitWith !== undefined, 'commit needs a transaction');
+  const nowMs = ctx.clock();
+  const spendDay = spendDayOf(nowMs);
+
+  const batch = await lockAndRead(ctx, tx, requests, nowMs);
+  await loadPolicies(ctx, tx, batch, nowMs);
+  const { outcomes, recorded } = await decideInOrder(ctx, tx, requests, batch, spendDay, nowMs);
+  if (recorded.length > 0) {
+    await recordAuthorizations(
+      commitWith ?? tx.query,
+      recorded,
+      [...batch.vaults.values()],
+      spendDay,
+      nowMs,
+    );
+  }
+  assert(outcomes.length === requests.length, 'one outcome per request');
+  return outcomes;
+}
+
+/** What the lock and the reads after it found: the state the batch decides on. */
+interface LockedBatch extends AfterLock {
+  /** The requests' cards that exist, by cardKey, with their vault's state as locked. */
+  readonly cards: Map<string, LockedRow>;
+  /** The locked vaults by id, with what this batch adds to them as it decides. */
+  readonly vaults: Map<string, VaultState>;
+}
+
+/**
+ * Locks the requests' vaults, reading their cards and state, and reads after the lock what the
+ * decisions need (readAfterLock).
+ */
+async function lockAndRead(
+  ctx: StoreContext,
+  tx: SqlQueryable,
+  requests: readonly AuthorizeRequest[],
+  nowMs: number,
+): Promise<LockedBatch> {
+  // The lock and the reads after it leave together and are answered in one round trip (the
+  // pool pipelines; the server runs them in order, the reads on a snapshot taken after the
+  // locks are granted, so nothing they read can change before commit). The reads need the
+  // vaults' ids before the lock has named them: a card's vault never changes, so the vault
+  // this process saw for each card is right whenever it saw the card before. A vault it did
+  // not foresee costs one more read below, nothing else.
+  const cardVaults = cardVaultsOf(ctx);
+  const foreseen = new Set<string>();
+  for (const { scope, input } of requests) {
+    const vaultId = cardVaults.get(cardKey(input.cardId, scope.accountId, scope.mode));
+    if (vaultId !== undefined) foreseen.add(vaultId);
+  }
+  const hints = policyHintsOf(ctx);
+  const [{ rows: lockedRows }, afterLock] = await Promise.all([
+    tx.query<LockedRow>(
+      `SELECT c.id AS card_id, c.account_id, c.mode, c.status AS card_status, c.vault_id,
+              v.status AS vault_status, v.currency, v.ledger, v.pending
+       FROM cards c JOIN vaults v ON v.id = c.vault_id
+       WHERE (c.id, c.account_id, c.mode) IN (SELECT * FROM unnest($1::text[], $2::text[], $3::text[]))
+       ORDER BY v.id
+       FOR UPDATE OF v`,
+      [
+        requests.map((r) => r.input.cardId),
+        requests.map((r) => r.scope.accountId),
+        requests.map((r) => r.scope.mode),
+      ],
+    ),
+    readAfterLock(tx, hints, [...foreseen], requests, nowMs),
+  ]);
+  const cards = new Map<string, LockedRow>();
+  const vaults = new Map<string, VaultState>();
+  for (const row of lockedRows) {
+    const key = cardKey(row.card_id, row.account_id, row.mode);
+    cards.set(key, row);
+    cardVaults.set(key, row.vault_id);
+    if (!vaults.has(row.vault_id)) vaults.set(row.vault_id, vaultStateOf(row));
+  }
+  const unforeseen = [...vaults.keys()].filter((vaultId) => !foreseen.has(vaultId));
+  if (unforeseen.length > 0) {
+    const more = await readAfterLock(tx, hints, unforeseen, [], nowMs);
+    for (const [vaultId, version] of more.versions) afterLock.versions.set(vaultId, version);
+    for (const [vaultId, hinted] of more.hinted) afterLock.hinted.set(vaultId, hinted);
+  }
+  return { ...afterLock, cards, vaults };
+}
+
+/** What the reads after the lock found. */
+interface AfterLock {
+  /** The first decision's transaction id of each repeated networkTransactionId, by repeat key. */
+  readonly previous: Map<string, string>;
+  /** The policy version of each vault read that has a policy. */
+  readonly versions: Map<string, number>;
+  /** The counters read for the vaults with a hint, and the hint they were read for. */
+  readonly hinted: Map<string, { readonly hint: PolicyHint; readonly counters: SpendCounters }>;
+}
+
+/**
+ * The reads after the lock, in one statement: the first outcome of each request's
+ * networkTransactionId, the policy versions of `vaultIds`, and, for each of them whose policy
+ * this process has seen, the counters that policy sums over (its hint: a version is never
+ * reused, so the counters are the right ones exactly when the version read equals the hint's).
+ */
+async function readAfterLock(
+  tx: SqlQueryable,
+  hints: PolicyHints,
+  vaultIds: readonly string[],
+  requests: readonly AuthorizeRequest[],
+  nowMs: number,
+): Promise<AfterLock> {
+  const hinted = new Map<string, { hint: PolicyHint; counters: SpendCounters }>();
+  for (const vaultId of vaultIds) {
+    const hint = hints.get(vaultId);
+    if (hint !== undefined && hint.aggregates.length > 0)
+      hinted.set(vaultId, { hint, counters: new SpendCounters() });
+  }
+  const window = spendWindowOf(
+    [...hinted.values()].map(({ hint }) => hint.aggregates),
+    nowMs,
+  );
+  const params = new SqlParams();
+  const repeats = params.unnest('n', {
+    account_id: params.texts(requests.map((r) => r.scope.accountId)),
+    mode: params.texts(requests.map((r) => r.scope.mode)),
+    network_transaction_id: params.texts(requests.map((r) => r.input.networkTransactionId)),
+  });
+  const { rows } = await tx.query<ReadRow>(
+    `SELECT 'previous' AS kind, account_id || ' ' || mode || ' ' || network_transaction_id AS key, id AS value,
+            NULL::text AS mcc, NULL::text AS day, NULL::text AS amount, NULL::integer AS count
+     FROM transactions
+     WHERE (account_id, mode, network_transaction_id) IN (SELECT * FROM ${repeats})
+     UNION ALL
+     SELECT 'policy', vault_id, version::text, NULL, NULL, NULL, NULL
+     FROM policies WHERE vault_id = ANY(${params.texts(vaultIds)}) AND document IS NOT NULL
+     UNION ALL
+     SELECT 'counter', vault_id, NULL, mcc, day::text, amount::text, count
+     FROM spend_counters
+     WHERE ${spendWindowWhere(params, [...hinted.keys()], window)}`,
+    params.values,
+  );
+  const previous = new Map<string, string>();
+  const versions = new Map<string, number>();
+  for (const row of rows) {
+    if (row.kind === 'previous') previous.set(row.key, row.value as string);
+    else if (row.kind === 'policy') versions.set(row.key, Number(row.value));
+    else {
+      // Rows of the vaults with a hint, in the window of their hinted policies.
+      const counters = hinted.get(row.key)?.counters;
+      const amount = new Decimal(row.amount as string);
+      counters?.add(row.mcc as string, row.day as string, amount, Number(row.count));
+    }
+  }
+  return { previous, versions, hinted };
+}
+
+/**
+ * Each active vault's compiled policy (from the cache by the version read, compiled on a miss)
+ * and its spend counters: those read with the lock when the hint they were read for is the
+ * version read, else read now for all such vaults in one more statement.
+ */
+async function loadPolicies(
+  ctx: StoreContext,
+  tx: SqlQueryable,
+  batch: LockedBatch,
+  nowMs: number,
+): Promise<void> {
+  const hints = policyHintsOf(ctx);
+  for (const [vaultId, version] of batch.versions) {
+    const vault = batch.vaults.get(vaultId);
+    if (vault === undefined || vault.status !== 'active') continue;
+    const policy =
+      ctx.policyCache.get(vault.id, version) ??
+      (await loadCompiledPolicy(ctx, tx, vault.id, vault.currency));
+    vault.policy = policy;
+    if (policy !== null && hints.get(vault.id)?.version !== version)
+      hints.set(vault.id, { version, aggregates: policy.aggregates });
+  }
+  const unread: VaultState[] = [];
+  for (const vault of batch.vaults.values()) {
+    const hinted = batch.hinted.get(vault.id);
+    if (hinted !== undefined && batch.versions.get(vault.id) === hinted.hint.version)
+      vault.counters = hinted.counters;
+    else if ((vault.policy?.aggregates.length ?? 0) > 0) unread.push(vault);
+  }
+  if (unread.length === 0) return;
+  const window = spendWindowOf(
+    unread.map((vault) => vault.policy?.aggregates ?? []),
+    nowMs,
+  );
+  const counters = await readSpendCounters(
+    tx,
+    unread.map((vault) => vault.id),
+    window,
+  );
+  for (const vault of unread) {
+    const read = counters.get(vault.id);
+    assert(read !== undefined, 'every vault read has counters');
+    vault.counters = read;
+  }
+}
+
+/**
+ * Decides each request in order, in memory: a later request sees the holds and spend of the
+ * earlier ones on the same vault, exactly as if they had run one after another. Returns the
+ * outcomes in request order and the transactions to record.
+ */
+async function decideInOrder(
+  ctx: StoreContext,
+  tx: SqlQueryable,
+  requests: readonly AuthorizeRequest[],
+  batch: LockedBatch,
+  spendDay: string,
+  nowMs: number,
+): Promise<{ outcomes: AuthorizationOutcome[]; recorded: TransactionRecord[] }> {
+  const outcomes: AuthorizationOutcome[] = [];
+  const decidedInBatch = new Map<string, AuthorizationOutcome>();
+  const recorded: TransactionRecord[] = [];
+  for (const request of requests) {
+    const { scope, input } = request;
+    const repeatKey = `${scope.accountId} ${scope.mode} ${input.networkTransactionId}`;
+    const earlier = decidedInBatch.get(repeatKey);
+    if (earlier !== undefined) {
+      outcomes.push(earlier.transaction === null ? earlier : replayedOutcome(earlier.transaction));
+      continue;
+    }
+    const card = batch.cards.get(cardKey(input.cardId, scope.accountId, scope.mode));
+    if (card === undefined) {
+      const decision = decide({
+        card: null,
+        vault: null,
+        policy: null,
+        spend: {},
+        nowMs,
+        request: input,
+      });
+      outcomes.push({ decision, standIn: false, transaction: null, replayed: false });
+      continue;
+    }
+    const previousId = batch.previous.get(repeatKey);
+    if (previousId !== undefined) {
+      outcomes.push(replayedOutcome(await getTransaction(tx, scope, previousId)));
+      continue;
+    }
+    const vault = batch.vaults.get(card.vault_id);
+    assert(vault !== undefined, "a locked card's vault is locked");
+    const outcome = decideOne(request, card, vault, spendDay, nowMs);
+    decidedInBatch.set(repeatKey, outcome);
+    recorded.push(outcome.transaction);
+    outcomes.push(outcome);
+  }
+  return { outcomes, recorded };
+}
+
+/**
+ * Decides a request for a locked card against its vault as this batch has left it, and adds an
+ * approval's hold and spend to the vault in memory, for the requests after it.
+ */
+function decideOne(
+  request: AuthorizeRequest,
+  card: LockedRow,
+  vault: VaultState,
+  spendDay: string,
+  nowMs: number,
+): AuthorizationOutcome & { readonly transaction: TransactionRecord } {
+  const { scope, input, budget } = request;
+  const policy = vault.policy;
+  const lateForBudget = budget?.aborted === true;
+  const decision = lateForBudget
+    ? STAND_IN_DECLINED
+    : decide({
+        card: { id: input.cardId, vaultId: vault.id, status: card.card_status },
+        vault: {
+          id: vault.id,
+          status: vault.status,
+          currency: vault.currency,
+          available: vault.ledger.minus(vault.pending),
+        },
+        policy,
+        spend: policy === null ? {} : vault.counters.totals(policy.aggregates, nowMs),
+        nowMs,
+        request: input,
+      });
+  const transaction = authorizationRecord(scope, vault, input, decision, lateForBudget, nowMs);
+  if (decision.approved) {
+    vault.pending = vault.pending.plus(input.amount);
+    vault.pendingDelta = vault.pendingDelta.plus(input.amount);
+    vault.counters.addApproval(spendDay, input.merchant.mcc, input.amount);
+  }
+  return { decision, standIn: lateForBudget, transaction, replayed: false };
+}
+
+/**
+ * Two first callbacks with one networkTransactionId on different vaults race to the unique
+ * index; the loser must run again (and then finds the winner's decision).
+ */
+export function isUniqueViolation(error: unknown): boolean {
+  return (
+    typeof error === 'object' &&
+    error !== null &&
+    'code' in error &&
+    error.code === '23505' &&
+    !isRetryable(error)
+  );
+}
+
+/**
+ * The vault of each card this process has seen, by cardKey: a card never changes vault. The
+ * batch learns it from its lock's rows; the batcher reads it to keep lanes apart (store.ts).
+ */
+const CARD_VAULTS_MAX = 100_000;
+const cardVaultsByStore = new WeakMap<StoreContext, RecentMap<string>>();
+
+export function cardVaultsOf(ctx: StoreContext): RecentMap<string> {
+  let cardVaults = cardVaultsByStore.get(ctx);
+  if (cardVaults === undefined) {
+    cardVaults = new RecentMap(CARD_VAULTS_MAX);
+    cardVaultsByStore.set(ctx, cardVaults);
+  }
+  return cardVaults;
+}
+
+interface LockedRow {
+  card_id: string;
+  account_id: string;
+  mode: Scope['mode'];
+  card_status: CardStatus;
+  vault_id: string;
+  vault_status: VaultStatus;
+  currency: string;
+  ledger: string;
+  pending: string;
+}
+
+interface ReadRow {
+  kind: 'previous' | 'policy' | 'counter';
+  /** The repeat key, or the vault id of a policy or counter row. */
+  key: string;
+  /** The first decision's transaction id, or the policy version. */
+  value: string | null;
+  mcc: string | null;
+  day: string | null;
+  amount: string | null;
+  count: number | null;
+}
+
+/**
+ * What a vault's policy sums over, as of the version this process last read: the hint that
+ * lets the batch read counters in the same statement as the policy version. Bounded: past the
+ * limit the oldest hint goes, and a vault without one costs one more statement, nothing else.
+ */
+const POLICY_HINTS_MAX = 100_000;
+type PolicyHint = { readonly version: number; readonly aggregates: readonly AggregateSpec[] };
+type PolicyHints = RecentMap<PolicyHint>;
+const policyHintsByStore = new WeakMap<StoreContext, PolicyHints>();
+
+function policyHintsOf(ctx: StoreContext): PolicyHints {
+  let hints = policyHintsByStore.get(ctx);
+  if (hints === undefined) {
+    hints = new RecentMap(POLICY_HINTS_MAX);
+    policyHintsByStore.set(ctx, hints);
+  }
+  return hints;
+}
+
+interface VaultState {
+  readonly id: string;
+  readonly status: VaultStatus;
+  readonly currency: TransactionRecord['currency'];
+  readonly ledger: Decimal;
+  pending: Decimal;
+  /** What this batch adds to the vault's pending total. */
+  pendingDelta: Decimal;
+  policy: CompiledPolicy | null;
+  /** The spend counter rows its policy sums over, as read, plus this batch's approvals. */
+  counters: SpendCounters;
+}
+
+function vaultStateOf(row: LockedRow): VaultState {
+  return {
+    id: row.vault_id,
+    status: row.vault_status,
+    currency: currencyFromRow(row.currency),
+    ledger: new Decimal(row.ledger),
+    pending: new Decimal(row.pending),
+    pendingDelta: ZERO,
+    policy: null,
+    counters: new SpendCounters(),
+  };
+}
+
+export const cardKey = (cardId: string, accountId: string, mode: string) =>
+  `${cardId} ${accountId} ${mode}`;
+
+function authorizationRecord(
+  scope: Scope,
+  vault: VaultState,
+  input: AuthorizeInput,
+  decision: Decision,
+  standIn: boolean,
+  nowMs: number,
+): TransactionRecord {
+  return {
+    id: newId('transaction', nowMs),
+    accountId: scope.accountId,
+    mode: scope.mode,
+    vaultId: vault.id,
+    type: 'card_authorization',
+    status: decision.approved ? 'pending' : 'declined',
+    // The amount was parsed in the request's currency (a registered one, or the edge would
+    // have refused it), so that is the row's currency, even on a currency-mismatch decline.
+    currency: isCurrencyCode(input.currency) ? input.currency : vault.currency,
+    amount: input.amount,
+    capturedAmount: ZERO,
+    holdRemaining: decision.approved ? input.amount : ZERO,
+    cardId: input.cardId,
+    transferId: null,
+    merchant: input.merchant,
+    networkTransactionId: input.networkTransactionId,
+    declineCode: decision.declineCode,
+    declineReason: decision.declineReason,
+    failureReason: null,
+    standIn,
+    hasMetadata: false,
+    createdAtMs: nowMs,
+    completedAtMs: null,
+  };
+}
+
+/**
+ * Writes the batch in one statement: the transactions; for the approvals, each vault's pending
+ * total (one update per vault), the hold journal and the spend counters (one upsert per row);
+ * and one event per transaction. The same rows changeVaultTotals, changeSpend and
+ * appendEvent write, sharing their SQL pieces. Parameters are bound by name (SqlParams), in an
+ * order fixed by the code, so the text is the same every batch (one prepared statement).
+ */
+async function recordAuthorizations(
+  query: SqlQueryable['query'],
+  transactions: readonly TransactionRecord[],
+  vaults: readonly VaultState[],
+  spendDay: string,
+  nowMs: number,
+): Promise<void> {
+  const approved = transactions.filter((transaction) => transaction.status === 'pending');
+  const changed = vaults.filter((vault) => !vault.pendingDelta.isZero());
+  const params = new SqlParams();
+  const at = params.value(new Date(nowMs));
+  const inserted = transactionRows(params, transactions);
+  const pendingDeltas = params.unnest('d', {
+    id: params.texts(changed.map((vault) => vault.id)),
+    delta: params.texts(changed.map((vault) => vault.pendingDelta.toFixed())),
+  });
+  const holdChanges = params.unnest('h', {
+    vault_id: params.texts(approved.map((t) => t.vaultId)),
+    id: params.texts(approved.map((t) => t.id)),
+    delta: params.texts(approved.map((t) => t.amount.toFixed())),
+  });
+  const events = authorizationEvents(params, transactions, nowMs);
+  const vaultsChanged = params.value(changed.length, 'integer');
+  const { rows } = await query<{ updated: number }>(
+    `WITH inserted AS (
+       INSERT INTO transactions (id, account_id, mode, vault_id, type, status, currency, amount, hold_remaining, card_id,
+                                 merchant, mcc, network_transaction_id, decline_code, decline_reason, stand_in,
+                                 spend_day, created_at, updated_at)
+       SELECT id, account_id, mode, vault_id, 'card_authorization', status, currency, amount::numeric, hold::numeric, card_id,
+              merchant::jsonb, mcc, ntx, decline_code, decline_reason::jsonb, stand_in,
+              CASE WHEN status = 'pending' THEN ${params.value(spendDay, 'date')} END, ${at}, ${at}
+       FROM ${inserted}
+     ),
+     totals AS (
+       UPDATE vaults SET pending = vaults.pending + d.delta::numeric, updated_at = ${at}
+       FROM ${pendingDeltas} WHERE vaults.id = d.id RETURNING vaults.id
+     ),
+     journal AS (
+       INSERT INTO hold_changes (vault_id, transaction_id, delta, created_at)
+       SELECT vault_id, id, delta::numeric, ${at} FROM ${holdChanges}
+     ),
+     counters AS (${spendUpsertManySql(params, spendRowDeltas(approved, spendDay))}),
+     events AS (
+       INSERT INTO outbox_events (id, account_id, mode, type, payload, created_at)
+       SELECT id, account_id, mode, type, payload::jsonb, ${at} FROM ${events}
+     )
+     -- The postcondition, checked here rather than after the statement: the COMMIT may already
+     -- be on its way behind it, and a failed statement turns that COMMIT into a ROLLBACK. The
+     -- cast of a sentence to integer is the error PostgreSQL raises (evaluated only when due).
+     SELECT CASE WHEN count(*) = ${vaultsChanged} THEN count(*)::int
+                 ELSE ('postcondition failed: ' || count(*) || ' vaults updated of ' || ${vaultsChanged})::int END AS updated
+     FROM totals`,
+    params.values,
+  );
+  assert(rows[0]?.updated === changed.length, 'every vault with new holds is updated once');
+}
+
+/** The transactions' rows, for the INSERT of recordAuthorizations. */
+function transactionRows(params: SqlParams, transactions: readonly TransactionRecord[]): string {
+  const column = <T>(value: (transaction: TransactionRecord) => T): T[] => transactions.map(value);
+  return params.unnest('r', {
+    id: params.texts(column((t) => t.id)),
+    account_id: params.texts(column((t) => t.accountId)),
+    mode: params.texts(column((t) => t.mode)),
+    vault_id: params.texts(column((t) => t.vaultId)),
+    status: params.texts(column((t) => t.status)),
+    currency: params.texts(column((t) => t.currency)),
+    amount: params.texts(column((t) => t.amount.toFixed())),
+    hold: params.texts(column((t) => t.holdRemaining.toFixed())),
+    card_id: params.texts(column((t) => t.cardId)),
+    merchant: params.texts(column((t) => JSON.stringify(t.merchant))),
+    mcc: params.texts(column((t) => t.merchant?.mcc ?? null)),
+    ntx: params.texts(column((t) => t.networkTransactionId)),
+    decline_code: params.texts(column((t) => t.declineCode)),
+    decline_reason: params.texts(
+      column((t) => (t.declineReason === null ? null : JSON.stringify(t.declineReason))),
+    ),
+    stand_in: params.booleans(column((t) => t.standIn)),
+  });
+}
+
+/** One event per transaction (approved or declined), for the INSERT of recordAuthorizations. */
+function authorizationEvents(
+  params: SqlParams,
+  transactions: readonly TransactionRecord[],
+  nowMs: number,
+): string {
+  const events = transactions.map((transaction) => {
+    const type =
+      transaction.status === 'pending' ? 'authorization.approved' : 'authorization.declined';
+    const scope = { accountId: transaction.accountId, mode: transaction.mode };
+    return { scope, type, ...eventRow(scope, type, presentTransaction(transaction), nowMs) };
+  });
+  return params.unnest('e', {
+    id: params.texts(events.map((event) => event.id)),
+    account_id: params.texts(events.map((event) => event.scope.accountId)),
+    mode: params.texts(events.map((event) => event.scope.mode)),
+    type: params.texts(events.map((event) => event.type)),
+    payload: params.texts(events.map((event) => event.payload)),
+  });
+}
+
+/**
+ * What the approvals add to the spend counters, one delta per row however many approvals
+ * touch it: an upsert may not touch a row twice.
+ */
+function spendRowDeltas(approved: readonly TransactionRecord[], spendDay: string): SpendRowDelta[] {
+  const deltas = new Map<
+    string,
+    { vaultId: string; mcc: string; day: string; amount: Decimal; count: number }
+  >();
+  for (const transaction of approved) {
+    const { mccs, days } = spendKeys({ day: spendDay, mcc: transaction.merchant?.mcc ?? null });
+    mccs.forEach((mcc, index) => {
+      const day = days[index] as string;
+      const key = `${transaction.vaultId}|${mcc}|${day}`;
+      const delta = deltas.get(key) ?? {
+        vaultId: transaction.vaultId,
+        mcc,
+        day,
+        amount: ZERO,
+        count: 0,
+      };
+      delta.amount = delta.amount.plus(transaction.amount);
+      delta.count += 1;
+      deltas.set(key, delta);
+    });
+  }
+  return [...deltas.values()];
+}

@@ -4,6 +4,7 @@ import { ConfigError, type Config, type Settings } from '../config/env.js';
 import { createRedis, redisAnswers } from '../http/health.js';
 import { bufferedStdout } from '../http/log-destination.js';
 import { createServer } from '../http/server.js';
+import { DELIVERY_ATTEMPT_TIMEOUT_MS } from '../outbound/index.js';
 import { readInstallationId } from '../store/installation.js';
 import type { OpenedStore, Store } from '../store/store.js';
 import { DEFAULT_MAINTENANCE_SETTINGS } from '../workers/maintenance.js';
@@ -38,8 +39,6 @@ import { openChains } from './solana-chains.js';
 export { ROLES, type Role } from './roles.js';
 
 const SHUTDOWN_MS_MAX = 10_000;
-/** One delivery attempt at most (contract section 13). */
-const DELIVERY_TIMEOUT_MS = 15_000;
 /** How long the start waits for Redis to settle the prefix's claim before going on without. */
 const CLAIM_WAIT_MS = 2_000;
 
@@ -88,7 +87,7 @@ export async function serve(
           store,
           redisUrl: config.redisUrl,
           redisPrefix: config.redisPrefix,
-          delivery: { ...config.webhooks, timeoutMs: DELIVERY_TIMEOUT_MS },
+          delivery: { ...config.webhooks, timeoutMs: DELIVERY_ATTEMPT_TIMEOUT_MS },
           maintenance: { ...DEFAULT_MAINTENANCE_SETTINGS, holdAgeMsMax: config.holdAgeMsMax },
           chains: chains.targets,
           log: app.log,

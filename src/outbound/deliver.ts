@@ -2,6 +2,9 @@ import type { OutboundMode } from './webhook-url.js';
 import { sendWebhook, type DeliveryFailure } from './send.js';
 import { signedHeaders } from './sign.js';
 
+/** The contract's limit on one delivery attempt (section 13): the worker's and Test Webhook's. */
+export const DELIVERY_ATTEMPT_TIMEOUT_MS = 15_000;
+
 /**
  * One signed delivery attempt of an event, as the delivery worker and Test Webhook both make
  * it: signed now (Standard Webhooks), sent under the address policy, the duration in whole

@@ -31,4 +31,4 @@ export {
   type CheckWebhookUrlOptions,
   type OutboundMode,
 } from './webhook-url.js';
-export { deliverSigned, type DeliveryOutcome } from './deliver.js';
+export { DELIVERY_ATTEMPT_TIMEOUT_MS, deliverSigned, type DeliveryOutcome } from './deliver.js';

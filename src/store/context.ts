@@ -47,6 +47,30 @@ export async function lockVault(
   return vaultFromRow(row);
 }
 
+/**
+ * Locks one of the caller's vaults and another vault (of any account in the same mode: a
+ * counterparty) in vault id order. Every operation that locks two vaults goes through here,
+ * so no two of them ever wait on each other in opposite orders (a deadlock); the authorize
+ * batch locks its vaults in the same order (ORDER BY v.id).
+ */
+export async function lockVaultPair(
+  tx: SqlQueryable,
+  scope: Scope,
+  own: { readonly vaultId: string; readonly param: string },
+  other: { readonly vaultId: string; readonly param: string },
+): Promise<{ own: VaultRecord; other: VaultRecord }> {
+  assert(own.vaultId !== other.vaultId, 'a pair is two vaults');
+  const lockOwn = () => lockVault(tx, scope, own.vaultId, own.param);
+  const lockOther = () =>
+    lockVault(tx, { mode: scope.mode, accountId: null }, other.vaultId, other.param);
+  if (own.vaultId < other.vaultId) {
+    const ownVault = await lockOwn();
+    return { own: ownVault, other: await lockOther() };
+  }
+  const otherVault = await lockOther();
+  return { own: await lockOwn(), other: otherVault };
+}
+
 /** Refuses money movement on a vault that is not active (contract section 9). */
 export function assertVaultActive(vault: VaultRecord, param = 'vaultId'): void {
   if (vault.status === 'frozen') {

@@ -1,6 +1,6 @@
 import { DelayedError, UnrecoverableError, Worker, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
-import { deliverSigned } from '../outbound/index.js';
+import { DELIVERY_ATTEMPT_TIMEOUT_MS, deliverSigned } from '../outbound/index.js';
 import type { Store } from '../store/store.js';
 import { EndpointGate } from './endpoint-gate.js';
 import type { WebhookOutcome, WorkerMetrics } from './metrics.js';
@@ -37,7 +37,7 @@ export interface DeliverySettings {
 export const DEFAULT_DELIVERY_SETTINGS: Omit<DeliverySettings, 'retryDelaysMs'> = {
   concurrency: 128,
   endpointConcurrency: 32,
-  timeoutMs: 15_000,
+  timeoutMs: DELIVERY_ATTEMPT_TIMEOUT_MS,
 };
 
 /** Times a job may be taken up again after its worker died; bounded, but never reached. */

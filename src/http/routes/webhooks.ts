@@ -1,6 +1,10 @@
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
-import { checkWebhookUrl, deliverSigned } from '../../outbound/index.js';
+import {
+  checkWebhookUrl,
+  DELIVERY_ATTEMPT_TIMEOUT_MS,
+  deliverSigned,
+} from '../../outbound/index.js';
 import {
   presentDeletedWebhookEndpoint,
   presentWebhookDelivery,
@@ -19,9 +23,6 @@ import {
   webhookEndpointObject,
   webhookTestObject,
 } from '../schemas/webhook.js';
-
-/** The contract's limit on one delivery attempt (section 13); Test Webhook waits as long. */
-const DELIVERY_TIMEOUT_MS = 15_000;
 
 /**
  * Webhook endpoints (contract sections 7 and 13): create, list, delete, test, deliveries.
@@ -145,7 +146,8 @@ export function registerWebhookRoutes(app: FastifyInstance, store: Store): void 
         secret,
         eventId,
         body: payload,
-        timeoutMs: DELIVERY_TIMEOUT_MS,
+        // Test Webhook waits as long as the worker's attempts do.
+        timeoutMs: DELIVERY_ATTEMPT_TIMEOUT_MS,
       });
       await store.recordDeliveryAttempt({
         scope,

@@ -6,6 +6,7 @@ import {
   STORABLE_TEXT_ERROR,
   type CurrencyInfo,
 } from '../../core/index.js';
+import { PAGE_LIMIT_MAX, PAGE_LIMIT_MIN } from '../../store/store.js';
 
 /**
  * Schemas shared by routes: the one source of truth for validation, typing and the OpenAPI
@@ -56,8 +57,16 @@ export const idParams = z.object({
     .meta({ description: 'The object id; one that names nothing the caller can see is a 404.' }),
 });
 
+/** Page sizes of every list (contract section 4): the store's bounds, 10 by default. */
+export const pageLimit = z.coerce
+  .number()
+  .int()
+  .min(PAGE_LIMIT_MIN)
+  .max(PAGE_LIMIT_MAX)
+  .default(10);
+
 export const paginationQuery = {
-  limit: z.coerce.number().int().min(1).max(100).default(10),
+  limit: pageLimit,
   startingAfter: text(1, 64).optional(),
 };
 

@@ -4,6 +4,7 @@ import {
   amountInput,
   metadataInput,
   moneyOutput,
+  pageLimit,
   paginationQuery,
   text,
   timestampOutput,
@@ -76,7 +77,7 @@ export const balanceObject = z
 const isoDay = z.iso.date({ error: 'must be a date, YYYY-MM-DD' });
 
 export const balanceHistoryQuery = z.strictObject({
-  limit: z.coerce.number().int().min(1).max(100).default(10),
+  limit: pageLimit,
   /** A day: the next page holds the days before it (snapshots have no id). */
   startingAfter: isoDay.optional(),
   startDate: isoDay.optional().meta({ description: 'A UTC day, YYYY-MM-DD, inclusive.' }),

@@ -7,11 +7,10 @@ import {
   type Metadata,
   type Scope,
   type TransferRecord,
-  type VaultRecord,
 } from '../../core/index.js';
 import { newId } from '../../ids.js';
 import type { SqlQueryable } from '../sql/client.js';
-import { assertVaultActive, lockVault, type StoreContext } from '../context.js';
+import { assertVaultActive, lockVaultPair, type StoreContext } from '../context.js';
 import { appendEvent } from '../outbox.js';
 import { TRANSFER_COLUMNS, transferFromRow, type TransferRow } from '../rows.js';
 import { moveBetweenVaults } from './vaults.js';
@@ -51,22 +50,12 @@ export async function createInternalTransfer(
     );
   }
   const nowMs = ctx.clock();
-  const locked = new Map<string, VaultRecord>();
-  for (const id of [input.fromVaultId, input.toVaultId].sort()) {
-    const isSource = id === input.fromVaultId;
-    locked.set(
-      id,
-      await lockVault(
-        tx,
-        { mode: scope.mode, accountId: isSource ? scope.accountId : null },
-        id,
-        isSource ? 'fromVaultId' : 'toVaultId',
-      ),
-    );
-  }
-  const from = locked.get(input.fromVaultId);
-  const to = locked.get(input.toVaultId);
-  assert(from !== undefined && to !== undefined, 'both vaults are locked');
+  const { own: from, other: to } = await lockVaultPair(
+    tx,
+    scope,
+    { vaultId: input.fromVaultId, param: 'fromVaultId' },
+    { vaultId: input.toVaultId, param: 'toVaultId' },
+  );
   assertVaultActive(from, 'fromVaultId');
   assertVaultActive(to, 'toVaultId');
   if (from.currency !== to.currency) {

@@ -19,6 +19,7 @@ import {
   assertVaultActive,
   changeVaultTotals,
   lockVault,
+  lockVaultPair,
   vaultNotFound,
   type StoreContext,
 } from '../context.js';
@@ -303,23 +304,22 @@ export async function closeVault(
   destination: CloseDestination,
 ): Promise<VaultRecord> {
   const nowMs = ctx.clock();
-  // Lock in id order with the destination, as transfers do, so the two never deadlock.
   const destinationVaultId =
     destination !== null && 'vaultId' in destination ? destination.vaultId : null;
-  const ids = destinationVaultId === null ? [vaultId] : [vaultId, destinationVaultId].sort();
-  const locked = new Map<string, VaultRecord>();
-  for (const id of ids) {
-    const isSource = id === vaultId;
-    const vault = await lockVault(
+  let vault: VaultRecord;
+  let target: VaultRecord | null = null;
+  if (destinationVaultId === null || destinationVaultId === vaultId) {
+    vault = await lockVault(tx, scope, vaultId, 'id');
+  } else {
+    const pair = await lockVaultPair(
       tx,
-      { mode: scope.mode, accountId: isSource ? scope.accountId : null },
-      id,
-      isSource ? 'id' : 'destination.vaultId',
+      scope,
+      { vaultId, param: 'id' },
+      { vaultId: destinationVaultId, param: 'destination.vaultId' },
     );
-    locked.set(id, vault);
+    vault = pair.own;
+    target = pair.other;
   }
-  const vault = locked.get(vaultId);
-  assert(vault !== undefined, 'the source is locked');
   if (vault.status === 'closed')
     throw new SpendgateError('vault_closed', `Vault ${vault.id} is closed.`, 'id');
   if (vault.pending.gt(0)) {
@@ -347,8 +347,7 @@ export async function closeVault(
           'destination.vaultId',
         );
       }
-      const target = locked.get(destination.vaultId);
-      assert(target !== undefined, 'the destination is locked');
+      assert(target !== null, 'the destination is locked');
       assertVaultActive(target, 'destination.vaultId');
       if (target.currency !== vault.currency) {
         throw new SpendgateError(

@@ -25,6 +25,7 @@ export {
   type RewrapCount,
   type RewrapOptions,
 } from '../ops/master-key-rotation.js';
+export { LIMIT_MAX as PAGE_LIMIT_MAX, LIMIT_MIN as PAGE_LIMIT_MIN } from '../ops/lists.js';
 export type {
   ListBalanceSnapshotsQuery,
   ListCardsQuery,

@@ -21,7 +21,7 @@ import {
 import bs58 from 'bs58';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startLocalSolana, type LocalSolana } from '../../src/solana/index.js';
+import { startLocalSolana, type LocalSolana } from '../../src/local-chain/index.js';
 import {
   describeSigner,
   keypairSigner,

@@ -12,7 +12,7 @@
 import { createHash } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
-import type { LocalChain, SignatureStatus } from './local-chain.js';
+import type { LocalChain, SignatureStatus } from './chain.js';
 import {
   configParam,
   dispatch,

@@ -21,7 +21,7 @@ import {
   VersionedTransaction,
 } from '@solana/web3.js';
 import bs58 from 'bs58';
-import { exactNumber, verifySignatures, type LocalChain } from './local-chain.js';
+import { exactNumber, verifySignatures, type LocalChain } from './chain.js';
 import {
   configParam,
   integerParam,

@@ -9,8 +9,8 @@
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { LocalChain } from './local-chain.js';
-import { LocalWebsocketServer } from './local-websocket.js';
+import type { LocalChain } from './chain.js';
+import { LocalWebsocketServer } from './websocket-server.js';
 import { createRpcMethods, type RpcInfo } from './rpc-methods.js';
 import { dispatchBody, type RpcMethods } from './rpc-protocol.js';
 

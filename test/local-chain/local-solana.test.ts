@@ -22,7 +22,7 @@ import {
 } from '@solana/web3.js';
 import bs58 from 'bs58';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startLocalSolana, type LocalSolana } from '../../src/solana/index.js';
+import { startLocalSolana, type LocalSolana } from '../../src/local-chain/index.js';
 
 let solana: LocalSolana;
 let connection: Connection;

@@ -31,7 +31,7 @@ export {
   LAMPORTS_PER_SOL,
   USDC_DECIMALS,
 } from './genesis.js';
-export { MAX_ADVANCE_SLOTS, MAX_RECORDED_SIGNATURES } from './chain.js';
+export { ADVANCE_SLOTS_MAX, RECORDED_SIGNATURES_MAX } from './chain.js';
 export { toTransactionError, type TransactionErrorJson } from './transaction-error.js';
 
 /** A real cluster makes a block about every 400 ms. */

@@ -38,13 +38,13 @@ import {
 /** The runtime's version as bankrun 0.4 embeds it (agave 1.18). */
 export const SOLANA_CORE_VERSION = '1.18.0';
 /** Limits as on public nodes. */
-export const MAX_SIGNATURE_STATUSES = 256;
-export const MAX_MULTIPLE_ACCOUNTS = 100;
+export const SIGNATURE_STATUSES_MAX = 256;
+export const MULTIPLE_ACCOUNTS_MAX = 100;
 /** A transaction on the wire is at most 1232 bytes; base64 of that is under 2 KiB. */
-export const MAX_ENCODED_TRANSACTION_CHARS = 4_096;
-export const MAX_ACCOUNT_DATA_BYTES = 10 * 1024 * 1024;
+export const ENCODED_TRANSACTION_CHARS_MAX = 4_096;
+export const ACCOUNT_DATA_BYTES_MAX = 10 * 1024 * 1024;
 /** A faucet grant, at most (1,000 SOL). */
-export const MAX_AIRDROP_LAMPORTS = 1_000 * 1_000_000_000;
+export const AIRDROP_LAMPORTS_MAX = 1_000 * 1_000_000_000;
 
 export interface RpcInfo {
   genesisHash: string;
@@ -55,7 +55,7 @@ function context(slot: number) {
 }
 
 function decodeBytes(text: string, encoding: unknown, what: string): Buffer {
-  if (text.length > MAX_ENCODED_TRANSACTION_CHARS) throw invalidParam(`${what} is too large`);
+  if (text.length > ENCODED_TRANSACTION_CHARS_MAX) throw invalidParam(`${what} is too large`);
   try {
     if (encoding === 'base58') return Buffer.from(bs58.decode(text));
     if (encoding === undefined || encoding === 'base64') return Buffer.from(text, 'base64');
@@ -222,8 +222,8 @@ export function createRpcMethods(chain: LocalChain, info: RpcInfo): RpcMethods {
     if (!Array.isArray(signatures) || signatures.some((s) => typeof s !== 'string')) {
       throw invalidParam('signatures must be an array of strings');
     }
-    if (signatures.length > MAX_SIGNATURE_STATUSES) {
-      throw invalidParam(`Too many inputs provided; max ${MAX_SIGNATURE_STATUSES}`);
+    if (signatures.length > SIGNATURE_STATUSES_MAX) {
+      throw invalidParam(`Too many inputs provided; max ${SIGNATURE_STATUSES_MAX}`);
     }
     configParam(params, 1);
     const slot = await chain.slot();
@@ -279,8 +279,8 @@ export function createRpcMethods(chain: LocalChain, info: RpcInfo): RpcMethods {
   const getMultipleAccounts: RpcHandler = async (params) => {
     const addresses = params[0];
     if (!Array.isArray(addresses)) throw invalidParam('addresses must be an array');
-    if (addresses.length > MAX_MULTIPLE_ACCOUNTS) {
-      throw invalidParam(`Too many inputs provided; max ${MAX_MULTIPLE_ACCOUNTS}`);
+    if (addresses.length > MULTIPLE_ACCOUNTS_MAX) {
+      throw invalidParam(`Too many inputs provided; max ${MULTIPLE_ACCOUNTS_MAX}`);
     }
     const keys = addresses.map((_, index) => pubkeyParam(addresses, index));
     const config = configParam(params, 1);
@@ -328,7 +328,7 @@ export function createRpcMethods(chain: LocalChain, info: RpcInfo): RpcMethods {
   };
 
   const getMinimumBalanceForRentExemption: RpcHandler = async (params) => {
-    const dataBytes = integerParam(params, 0, 'data length', MAX_ACCOUNT_DATA_BYTES);
+    const dataBytes = integerParam(params, 0, 'data length', ACCOUNT_DATA_BYTES_MAX);
     const rent = await banks.getRent();
     return exactNumber(rent.minimumBalance(BigInt(dataBytes)), 'lamports');
   };
@@ -352,7 +352,7 @@ export function createRpcMethods(chain: LocalChain, info: RpcInfo): RpcMethods {
 
   const requestAirdrop: RpcHandler = async (params) => {
     const to = pubkeyParam(params, 0);
-    const lamports = integerParam(params, 1, 'lamports', MAX_AIRDROP_LAMPORTS);
+    const lamports = integerParam(params, 1, 'lamports', AIRDROP_LAMPORTS_MAX);
     return chain.airdrop(to, lamports);
   };
 

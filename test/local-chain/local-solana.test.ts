@@ -104,6 +104,30 @@ describe('local Solana JSON-RPC endpoint', () => {
     expect(balance.value).toMatchObject({ amount: '1000000000000', uiAmountString: '1000000' });
   });
 
+  it('reads several accounts at once, and prices a message', async () => {
+    const missing = Keypair.generate().publicKey;
+    const accounts = await connection.getMultipleAccountsInfo([
+      solana.treasury.publicKey,
+      missing,
+      solana.usdcMint,
+    ]);
+    expect(accounts[0]?.lamports).toBe(await connection.getBalance(solana.treasury.publicKey));
+    expect(accounts[1]).toBeNull();
+    expect(accounts[2]?.data.length).toBe(82);
+    const latest = await connection.getLatestBlockhash();
+    const message = new Transaction({ feePayer: solana.treasury.publicKey, ...latest })
+      .add(
+        SystemProgram.transfer({
+          fromPubkey: solana.treasury.publicKey,
+          toPubkey: missing,
+          lamports: 1,
+        }),
+      )
+      .compileMessage();
+    // One signature at the default 5,000 lamports.
+    expect((await connection.getFeeForMessage(message)).value).toBe(5_000);
+  });
+
   it('sends SOL: exact amount received, treasury pays amount + fee', async () => {
     const recipient = Keypair.generate().publicKey;
     const before = await connection.getBalance(solana.treasury.publicKey);

@@ -24,6 +24,26 @@ export default tseslint.config(
     },
   },
   {
+    // The local chain is test mode's stand-in for a cluster: only the CLI (which starts it in
+    // test mode) and the tests reach it, never a production path (ARCHITECTURE.md). src/core's
+    // own rule below replaces this one there; test/architecture.test.ts checks both.
+    files: ['src/**/*.ts'],
+    ignores: ['src/cli/**', 'src/local-chain/**'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              regex: '(^|/)local-chain(/|$)',
+              message: 'Only src/cli (test mode) and the tests import src/local-chain.',
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
     // The pure core: no I/O and no reach into the outer layers (ARCHITECTURE.md, invariants).
     files: ['src/core/**/*.ts'],
     rules: {

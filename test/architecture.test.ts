@@ -5,7 +5,8 @@ import { describe, expect, it } from 'vitest';
 
 /**
  * The invariants ARCHITECTURE.md states, checked: src/core does no I/O and imports nothing
- * outside itself but zod and decimal.js; it reads no clock and no randomness (time is an input).
+ * outside itself but zod and decimal.js; it reads no clock and no randomness (time is an input);
+ * the layers import one way, and the local chain is reached from the CLI and the tests only.
  */
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const core = join(root, 'src', 'core');
@@ -81,17 +82,29 @@ describe('the layers import one way (ARCHITECTURE.md)', () => {
   const folder = (name: string) => `${join(root, 'src', name)}/`;
 
   it.each([
-    ['http', ['workers', 'cli']],
-    ['workers', ['http', 'cli']],
-    ['store', ['http', 'workers', 'cli', 'outbound']],
-    ['outbound', ['http', 'workers', 'cli', 'store']],
-    ['solana', ['http', 'workers', 'cli', 'store', 'outbound']],
+    ['http', ['workers', 'cli', 'local-chain']],
+    ['workers', ['http', 'cli', 'local-chain']],
+    ['store', ['http', 'workers', 'cli', 'outbound', 'local-chain']],
+    ['outbound', ['http', 'workers', 'cli', 'store', 'local-chain']],
+    ['solana', ['http', 'workers', 'cli', 'store', 'outbound', 'local-chain']],
+    // The local chain stands in for a cluster: sharing no code with src/solana, it cannot share
+    // a mistake with the code it tests.
+    ['local-chain', ['http', 'workers', 'cli', 'store', 'outbound', 'solana']],
   ])('src/%s imports nothing from %j', (layer, forbidden) => {
     const imports = relativeImports(join(root, 'src', layer));
     expect(imports.length).toBeGreaterThan(0);
     const crossing = imports.filter(([, target]) =>
       forbidden.some((other) => target.startsWith(folder(other))),
     );
+    expect(crossing).toEqual([]);
+  });
+
+  it('only src/cli (test mode) reaches src/local-chain; no production path does', () => {
+    const outside = relativeImports(join(root, 'src')).filter(
+      ([file]) => !['cli', 'local-chain'].some((name) => join(root, file).startsWith(folder(name))),
+    );
+    expect(outside.length).toBeGreaterThan(100);
+    const crossing = outside.filter(([, target]) => target.startsWith(folder('local-chain')));
     expect(crossing).toEqual([]);
   });
 });

@@ -1,11 +1,12 @@
 import type { FastifyInstance } from 'fastify';
+import type { Redis } from 'ioredis';
 import { pino } from 'pino';
 import { ConfigError, type Config, type Settings } from '../config/env.js';
 import { createRedis, redisAnswers } from '../http/health.js';
 import { bufferedStdout } from '../http/log-destination.js';
 import { createServer } from '../http/server.js';
-import { DELIVERY_ATTEMPT_TIMEOUT_MS } from '../outbound/index.js';
 import { readInstallationId } from '../store/installation.js';
+import { DELIVERY_ATTEMPT_TIMEOUT_MS } from '../outbound/index.js';
 import type { OpenedStore, Store } from '../store/store.js';
 import { DEFAULT_MAINTENANCE_SETTINGS } from '../workers/maintenance.js';
 import {
@@ -15,9 +16,18 @@ import {
 } from '../workers/prefix-claim.js';
 import { startWorkers, type Workers } from '../workers/start.js';
 import { openConfiguredStore } from './open-store.js';
-import { loggerProgress } from './progress.js';
+import { loggerProgress, type Progress } from './progress.js';
 import type { Role } from './roles.js';
-import { openChains } from './solana-chains.js';
+import { openChains, type Chains } from './solana-chains.js';
+
+export { ROLES, type Role } from './roles.js';
+
+const SHUTDOWN_MS_MAX = 10_000;
+/** How long the start waits for Redis to settle the prefix's claim before going on without. */
+const CLAIM_WAIT_MS = 2_000;
+
+/** More routes beside the API's, given the store (bench/http-service.ts: a no-op, batch stats). */
+export type ExtraRoutes = (api: FastifyInstance, store: Store) => void;
 
 /**
  * `spendgate serve [--role api|worker|all]` (contract section 15): the HTTP API, the workers
@@ -36,15 +46,6 @@ import { openChains } from './solana-chains.js';
  * touched that database's jobs, and a supervisor that restarts it gets the refusal at once,
  * rather than a process that serves while its events wait unseen in the outbox.
  */
-export { ROLES, type Role } from './roles.js';
-
-const SHUTDOWN_MS_MAX = 10_000;
-/** How long the start waits for Redis to settle the prefix's claim before going on without. */
-const CLAIM_WAIT_MS = 2_000;
-
-/** More routes beside the API's, given the store (bench/http-service.ts: a no-op, batch stats). */
-export type ExtraRoutes = (api: FastifyInstance, store: Store) => void;
-
 export async function serve(
   settings: Settings,
   role: Role,
@@ -57,9 +58,50 @@ export async function serve(
   const { config, installationId, claim, claimed } = await claimPrefix(settings, store);
   if (role !== 'worker') await printFirstKey(config, store);
   const redis = createRedis(config.redisUrl);
-  // Every role answers /healthz, /readyz and /metrics (contract section 15); only the API
-  // roles serve the REST interface.
-  const app = createServer(config, {
+  const app = createRoleServer(config, role, store, redis, extraRoutes);
+  const background =
+    role === 'api' ? null : await startBackground(config, app, store, claim, progress);
+  const port = role === 'worker' ? config.workerPort : config.port;
+  try {
+    await app.listen({ port, host: config.host });
+  } catch (error) {
+    throw listenFailure(error, config.host, port, role) ?? error;
+  }
+  // At once, before anything else is awaited: a SIGTERM sent as soon as the server listens (a
+  // supervisor, a test) must stop it gracefully, never find node's default and kill it.
+  stopGracefully({ app, store, redis, claim, background });
+  app.log.info(
+    {
+      role,
+      ...(background?.chains.localRpcUrl == null
+        ? {}
+        : { localSolanaRpc: background.chains.localRpcUrl }),
+      database: config.databaseUrl === null ? `embedded (${config.dataDir})` : 'postgresql',
+      installation: installationId,
+      redisPrefix: config.redisPrefix,
+    },
+    'spendgate started',
+  );
+  if (!claimed || !(await redisAnswers(redis))) {
+    // Loudly (contract section 15): the service serves, but degraded until Redis answers.
+    app.log.warn(
+      'Redis is unreachable: rate limits are counted per process and events wait in the outbox until it answers (see /readyz); the workers start once it answers and this database holds its Redis prefix',
+    );
+  }
+}
+
+/**
+ * The role's HTTP server. Every role answers /healthz, /readyz and /metrics (contract section
+ * 15); only the API roles serve the REST interface.
+ */
+function createRoleServer(
+  config: Config,
+  role: Role,
+  store: Store,
+  redis: Redis,
+  extraRoutes: ExtraRoutes | undefined,
+): FastifyInstance {
+  return createServer(config, {
     store,
     redis,
     healthOnly: role === 'worker',
@@ -71,47 +113,63 @@ export async function serve(
           },
         }),
   });
-  const localSolana =
-    role !== 'api' && config.modes.includes('test') && config.solana.testRpcUrl === null;
+}
+
+/** What the worker roles run beside the server: the chains and the workers that use them. */
+interface Background {
+  readonly chains: Chains;
+  readonly workers: Workers;
+}
+
+/** The chains (a local Solana runtime, in test mode without SOLANA_TEST_RPC_URL) and workers. */
+async function startBackground(
+  config: Config,
+  app: FastifyInstance,
+  store: Store,
+  claim: RedisPrefixClaim,
+  progress: Progress,
+): Promise<Background> {
   // Said at once: its start holds the event loop (native code), so no timer could say it late.
-  if (localSolana) {
+  if (config.modes.includes('test') && config.solana.testRpcUrl === null) {
     progress.say(
       'starting the local Solana runtime for test-mode transfers (SOLANA_TEST_RPC_URL is unset)...',
     );
   }
-  const chains = role === 'api' ? null : await openChains(config, app.log);
-  const workers: Workers | null =
-    chains === null
-      ? null
-      : startWorkers({
-          store,
-          redisUrl: config.redisUrl,
-          redisPrefix: config.redisPrefix,
-          delivery: { ...config.webhooks, timeoutMs: DELIVERY_ATTEMPT_TIMEOUT_MS },
-          maintenance: { ...DEFAULT_MAINTENANCE_SETTINGS, holdAgeMsMax: config.holdAgeMsMax },
-          chains: chains.targets,
-          log: app.log,
-          prefixClaimed: claim.held,
-        });
-  if (workers !== null) {
-    // /metrics is the server's, and workers and http never import each other: the workers'
-    // registry is served beside it here, where both meet.
-    const workerMetrics = workers.metrics.registry;
-    app.addHook('onSend', async (request, _reply, payload) =>
-      request.routeOptions.url === '/metrics' && typeof payload === 'string'
-        ? `${payload}${await workerMetrics.metrics()}`
-        : payload,
-    );
-  }
-  const port = role === 'worker' ? config.workerPort : config.port;
-  try {
-    await app.listen({ port, host: config.host });
-  } catch (error) {
-    throw listenFailure(error, config.host, port, role) ?? error;
-  }
+  const chains = await openChains(config, app.log);
+  const workers = startWorkers({
+    store,
+    redisUrl: config.redisUrl,
+    redisPrefix: config.redisPrefix,
+    delivery: { ...config.webhooks, timeoutMs: DELIVERY_ATTEMPT_TIMEOUT_MS },
+    maintenance: { ...DEFAULT_MAINTENANCE_SETTINGS, holdAgeMsMax: config.holdAgeMsMax },
+    chains: chains.targets,
+    log: app.log,
+    prefixClaimed: claim.held,
+  });
+  // /metrics is the server's, and workers and http never import each other: the workers'
+  // registry is served beside it here, where both meet.
+  const workerMetrics = workers.metrics.registry;
+  app.addHook('onSend', async (request, _reply, payload) =>
+    request.routeOptions.url === '/metrics' && typeof payload === 'string'
+      ? `${payload}${await workerMetrics.metrics()}`
+      : payload,
+  );
+  return { chains, workers };
+}
+
+/**
+ * Stops once, on SIGTERM, SIGINT or the loss of the Redis prefix to another database (exit
+ * code 1): the server, the workers, the chains, Redis, then the store; SHUTDOWN_MS_MAX at most.
+ */
+function stopGracefully(parts: {
+  app: FastifyInstance;
+  store: Store;
+  redis: Redis;
+  claim: RedisPrefixClaim;
+  background: Background | null;
+}): void {
+  const { app, store, redis, claim, background } = parts;
   const logger = app.log;
-  // At once, before anything else is awaited: a SIGTERM sent as soon as the server listens (a
-  // supervisor, a test) must stop it gracefully, never find node's default and kill it.
   let stopping = false;
   const stop = (reason: string, exitCode = 0) => {
     if (stopping) return;
@@ -122,8 +180,8 @@ export async function serve(
     void (async () => {
       claim.close();
       await app.close();
-      await workers?.stop();
-      await chains?.close();
+      await background?.workers.stop();
+      await background?.chains.close();
       redis.disconnect();
       await store.close();
       process.exit(exitCode);
@@ -139,22 +197,6 @@ export async function serve(
   process.once('SIGINT', () => {
     stop('SIGINT');
   });
-  logger.info(
-    {
-      role,
-      ...(chains?.localRpcUrl == null ? {} : { localSolanaRpc: chains.localRpcUrl }),
-      database: config.databaseUrl === null ? `embedded (${config.dataDir})` : 'postgresql',
-      installation: installationId,
-      redisPrefix: config.redisPrefix,
-    },
-    'spendgate started',
-  );
-  if (!claimed || !(await redisAnswers(redis))) {
-    // Loudly (contract section 15): the service serves, but degraded until Redis answers.
-    logger.warn(
-      'Redis is unreachable: rate limits are counted per process and events wait in the outbox until it answers (see /readyz); the workers start once it answers and this database holds its Redis prefix',
-    );
-  }
 }
 
 /**

@@ -1,7 +1,7 @@
 import { Connection, PublicKey } from '@solana/web3.js';
 import type { Config } from '../config/env.js';
 import type { Mode } from '../core/index.js';
-import { startLocalSolana } from '../solana/index.js';
+import { startLocalSolana } from '../local-chain/index.js';
 import { keypairSigner, loadTreasurySigner } from '../solana/signer.js';
 import type { ChainTarget } from '../workers/solana-transfers.js';
 

@@ -28,7 +28,7 @@ export interface TreasurySigner {
 }
 
 /** A keypair file is 64 numbers of at most 3 digits: well under 1 KiB. */
-export const MAX_KEYPAIR_FILE_BYTES = 10 * 1024;
+export const KEYPAIR_FILE_BYTES_MAX = 10 * 1024;
 
 const SECRET_KEY_BYTES = 64;
 const BASE58 = /^[1-9A-HJ-NP-Za-km-z]+$/;
@@ -92,7 +92,7 @@ function fromBase58(setting: string): Keypair {
 
 /** The file's text, or null when it holds more than the bound (even if it grew after stat). */
 function readBounded(path: string): string | null {
-  const buffer = Buffer.alloc(MAX_KEYPAIR_FILE_BYTES + 1);
+  const buffer = Buffer.alloc(KEYPAIR_FILE_BYTES_MAX + 1);
   const fd = openSync(path, 'r');
   let length = 0;
   try {
@@ -104,7 +104,7 @@ function readBounded(path: string): string | null {
   } finally {
     closeSync(fd);
   }
-  const text = length > MAX_KEYPAIR_FILE_BYTES ? null : buffer.toString('utf8', 0, length);
+  const text = length > KEYPAIR_FILE_BYTES_MAX ? null : buffer.toString('utf8', 0, length);
   buffer.fill(0);
   return text;
 }
@@ -124,8 +124,8 @@ function fromKeypairFile(path: string): Keypair {
     );
   }
   if (!regular) throw refused('the keypair path is not a regular file');
-  if (size > MAX_KEYPAIR_FILE_BYTES) {
-    throw refused(`the keypair file is larger than ${MAX_KEYPAIR_FILE_BYTES} bytes`);
+  if (size > KEYPAIR_FILE_BYTES_MAX) {
+    throw refused(`the keypair file is larger than ${KEYPAIR_FILE_BYTES_MAX} bytes`);
   }
   let text: string | null;
   try {
@@ -135,7 +135,7 @@ function fromKeypairFile(path: string): Keypair {
     throw refused(`the keypair file cannot be read (${code})`);
   }
   if (text === null) {
-    throw refused(`the keypair file is larger than ${MAX_KEYPAIR_FILE_BYTES} bytes`);
+    throw refused(`the keypair file is larger than ${KEYPAIR_FILE_BYTES_MAX} bytes`);
   }
   let parsed: unknown;
   try {

@@ -39,10 +39,10 @@ export const USDC_DECIMALS = 6;
 export const MEMO_PROGRAM_ID = new PublicKey('MemoSq4gqABAXKb96qnH8TysNcWxMyWCqXgDLGmfcHr');
 
 /** Memos are public and cost transaction space; a reference, not a message. */
-export const MAX_MEMO_BYTES = 256;
+export const MEMO_BYTES_MAX = 256;
 
 /** `failed` reasons are for logs: bounded. */
-export const MAX_FAILURE_REASON_LENGTH = 200;
+export const FAILURE_REASON_LENGTH_MAX = 200;
 
 const U64_MAX = 2n ** 64n - 1n;
 
@@ -142,8 +142,8 @@ function transferInstructions(input: BuildTransferInput): TransactionInstruction
 
 function memoInstruction(memo: string, signer: PublicKey): TransactionInstruction {
   const data = Buffer.from(memo, 'utf8');
-  if (!memo.isWellFormed() || data.length === 0 || data.length > MAX_MEMO_BYTES) {
-    throw new TransferRefusedError(`a memo must be 1 to ${MAX_MEMO_BYTES} bytes of valid UTF-8`);
+  if (!memo.isWellFormed() || data.length === 0 || data.length > MEMO_BYTES_MAX) {
+    throw new TransferRefusedError(`a memo must be 1 to ${MEMO_BYTES_MAX} bytes of valid UTF-8`);
   }
   return new TransactionInstruction({
     programId: MEMO_PROGRAM_ID,
@@ -211,8 +211,8 @@ function failureReason(err: unknown): string {
   } catch {
     text = 'unknown error';
   }
-  return text.length > MAX_FAILURE_REASON_LENGTH
-    ? `${text.slice(0, MAX_FAILURE_REASON_LENGTH - 1)}…`
+  return text.length > FAILURE_REASON_LENGTH_MAX
+    ? `${text.slice(0, FAILURE_REASON_LENGTH_MAX - 1)}…`
     : text;
 }
 

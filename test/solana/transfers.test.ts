@@ -21,12 +21,12 @@ import {
 import bs58 from 'bs58';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startLocalSolana, type LocalSolana } from '../../src/solana/index.js';
+import { startLocalSolana, type LocalSolana } from '../../src/local-chain/index.js';
 import {
   describeSigner,
   keypairSigner,
   loadTreasurySigner,
-  MAX_KEYPAIR_FILE_BYTES,
+  KEYPAIR_FILE_BYTES_MAX,
   type TreasurySigner,
 } from '../../src/solana/signer.js';
 import {
@@ -365,7 +365,7 @@ describe('loadTreasurySigner', () => {
     const secret = bs58.encode(keypair.secretKey);
     const numbers = JSON.stringify(Array.from(keypair.secretKey));
     const files: [string, string | Buffer, RegExp][] = [
-      ['huge.json', ' '.repeat(MAX_KEYPAIR_FILE_BYTES) + numbers, /larger than/],
+      ['huge.json', ' '.repeat(KEYPAIR_FILE_BYTES_MAX) + numbers, /larger than/],
       ['base58.txt', secret, /not JSON/],
       ['truncated.json', numbers.slice(0, -1), /not JSON/],
       ['short.json', JSON.stringify(Array.from(keypair.secretKey.subarray(0, 63))), /64 bytes/],

@@ -1,5 +1,5 @@
 import type { PublicKey } from '@solana/web3.js';
-import type { LocalSolana } from '../../src/solana/index.js';
+import type { LocalSolana } from '../../src/local-chain/index.js';
 import { buildSignedTransfer } from '../../src/solana/transfers.js';
 import type { Store } from '../../src/store/store.js';
 import type { ChainTarget } from '../../src/workers/solana-transfers.js';

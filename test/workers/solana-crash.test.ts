@@ -3,7 +3,7 @@ import { Keypair, type Connection, type PublicKey } from '@solana/web3.js';
 import bs58 from 'bs58';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Decimal, type Scope } from '../../src/core/index.js';
-import { startLocalSolana, type LocalSolana } from '../../src/solana/index.js';
+import { startLocalSolana, type LocalSolana } from '../../src/local-chain/index.js';
 import { recipientBalance } from '../../src/solana/transfers.js';
 import { createPgClient } from '../../src/store/sql/pg-client.js';
 import { openStore, type OpenedStore as Store } from '../../src/store/store.js';

@@ -1,6 +1,6 @@
 import { Connection, Keypair, type PublicKey } from '@solana/web3.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startLocalSolana, type LocalSolana } from '../../src/solana/index.js';
+import { startLocalSolana, type LocalSolana } from '../../src/local-chain/index.js';
 import { keypairSigner } from '../../src/solana/signer.js';
 import { createWorkerMetrics, type WorkerMetrics } from '../../src/workers/metrics.js';
 import { SolanaTransferWorker, type ChainTarget } from '../../src/workers/solana-transfers.js';

@@ -152,9 +152,22 @@ function plainAmount(text: string, scale: number, allowZero: boolean): Decimal |
       fractionLow *= POWERS_OF_TEN[2 * WORD_DIGITS - fractionDigits] as number;
   }
   assert(index === length && whole < WHOLE_FAST_LIMIT, 'the scan read the whole amount');
+  return scannedAmount(whole, wholeDigits, fractionHigh, fractionLow, allowZero);
+}
 
-  // decimal.js's words, most significant first, aligned at the point: no leading zero word,
-  // no trailing one. The exponent is that of the first significant digit.
+/**
+ * The Decimal of a scanned amount, made of decimal.js's words directly: most significant
+ * first, aligned at the point, no leading zero word and no trailing one; the exponent is that of
+ * the first significant digit. `fractionHigh` and `fractionLow` are the fraction's two words,
+ * padded with zeros to WORD_DIGITS each.
+ */
+function scannedAmount(
+  whole: number,
+  wholeDigits: number,
+  fractionHigh: number,
+  fractionLow: number,
+  allowZero: boolean,
+): Decimal | null {
   if (whole !== 0) {
     const high = whole >= WORD_BASE ? Math.floor(whole / WORD_BASE) : 0;
     const low = whole - high * WORD_BASE;

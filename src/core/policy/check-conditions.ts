@@ -202,23 +202,7 @@ function checkLeaf(
   }
 
   if (isPlainObject(leaf.value) && 'fact' in leaf.value) {
-    if (LIST_OPERATORS.has(operator) || SUBSTRING_OPERATORS.has(operator)) {
-      throw policyError(
-        valuePath,
-        `a fact reference works with equal, notEqual and the ordering operators, not ${operator}`,
-      );
-    }
-    const ref = ctx.fast
-      ? readFactRef(leaf.value)
-      : parseWith(factRefSchema, leaf.value, valuePath);
-    const rhs = resolveFact(ref.fact, ref.path, valuePath, ctx);
-    if (rhs.kind !== lhs.kind) {
-      throw policyError(
-        [...valuePath, 'fact'],
-        `is a ${rhs.kind} fact and cannot be compared with a ${lhs.kind} fact`,
-      );
-    }
-    return leafIr(lhs, rhs, operator);
+    return factRefIr(lhs, leaf.value, operator, valuePath, ctx);
   }
 
   if (LIST_OPERATORS.has(operator)) {
@@ -231,28 +215,63 @@ function checkLeaf(
   }
 
   if (SUBSTRING_OPERATORS.has(operator) && lhs.kind === 'string') {
-    const value = leaf.value;
-    if (
-      typeof value !== 'string' ||
-      value.length === 0 ||
-      value.length > POLICY_BOUNDS.stringValueLengthMax
-    ) {
-      throw policyError(
-        valuePath,
-        `must be a string of 1 to ${POLICY_BOUNDS.stringValueLengthMax} characters`,
-      );
-    }
-    requirePlainText(ctx, value);
-    return {
-      kind: 'compare',
-      valueKind: 'string',
-      operator,
-      source: lhs.source,
-      operand: { kind: 'constant', value },
-    };
+    return substringIr(lhs, leaf.value, operator, valuePath, ctx);
   }
 
   return constantIr(lhs, leaf.value, operator, valuePath, ctx);
+}
+
+/** A leaf whose value names another fact: both facts of one kind, compared as they are. */
+function factRefIr(
+  lhs: ScalarFact,
+  value: Record<string, unknown>,
+  operator: Operator,
+  valuePath: readonly PathKey[],
+  ctx: CheckContext,
+): ConditionIr {
+  if (LIST_OPERATORS.has(operator) || SUBSTRING_OPERATORS.has(operator)) {
+    throw policyError(
+      valuePath,
+      `a fact reference works with equal, notEqual and the ordering operators, not ${operator}`,
+    );
+  }
+  const ref = ctx.fast ? readFactRef(value) : parseWith(factRefSchema, value, valuePath);
+  const rhs = resolveFact(ref.fact, ref.path, valuePath, ctx);
+  if (rhs.kind !== lhs.kind) {
+    throw policyError(
+      [...valuePath, 'fact'],
+      `is a ${rhs.kind} fact and cannot be compared with a ${lhs.kind} fact`,
+    );
+  }
+  return leafIr(lhs, rhs, operator);
+}
+
+/** A substring operator's leaf: a string fact against a bounded, plain string. */
+function substringIr(
+  lhs: StringFact,
+  value: unknown,
+  operator: Operator,
+  valuePath: readonly PathKey[],
+  ctx: CheckContext,
+): ConditionIr {
+  if (
+    typeof value !== 'string' ||
+    value.length === 0 ||
+    value.length > POLICY_BOUNDS.stringValueLengthMax
+  ) {
+    throw policyError(
+      valuePath,
+      `must be a string of 1 to ${POLICY_BOUNDS.stringValueLengthMax} characters`,
+    );
+  }
+  requirePlainText(ctx, value);
+  return {
+    kind: 'compare',
+    valueKind: 'string',
+    operator,
+    source: lhs.source,
+    operand: { kind: 'constant', value },
+  };
 }
 
 /** Counts list values against the policy-wide bound. */

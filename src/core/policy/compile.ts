@@ -137,6 +137,27 @@ function compileIn(fast: boolean, input: unknown, options: CompileOptions): Comp
   const library = options.templates ?? EMPTY_TEMPLATE_LIBRARY;
   const document = fast ? readPolicyDocument(input) : parseWith(policySchema, input, []);
   if (document === null) throw new ExactPathNeeded('a document the fast reading is not sure of');
+  // In contract order (categories, countries, limits, templates, rules): the order the checks
+  // are decided in, and the order a policy's faults are found in.
+  const compilation = startCompilation(currency, fast);
+  addListChecks(compilation, document);
+  addLimitChecks(compilation, document);
+  addTemplateChecks(compilation, document, library);
+  addRuleChecks(compilation, document);
+  return finishCompilation(compilation, document);
+}
+
+/** What the compile steps share: how conditions are checked, and the checks so far, in order. */
+interface Compilation {
+  readonly fast: boolean;
+  /** For the policy's own conditions, counted against the policy's bounds. */
+  readonly ctx: CheckContext;
+  /** For a template's internals: the same aggregates, no budget. */
+  readonly templateCtx: CheckContext;
+  readonly pending: PendingCheck[];
+}
+
+function startCompilation(currency: CurrencyInfo, fast: boolean): Compilation {
   const budget: CheckBudget = {
     conditionsLeft: POLICY_BOUNDS.conditionsMax,
     listValuesLeft: POLICY_BOUNDS.listValuesMax,
@@ -150,26 +171,31 @@ function compileIn(fast: boolean, input: unknown, options: CompileOptions): Comp
     aggregates: ctx.aggregates,
     fast,
   };
+  return { fast, ctx, templateCtx, pending: [] };
+}
 
-  const pending: PendingCheck[] = [];
-  const add = (
-    mode: RuleMode,
-    rule: string,
-    message: string,
-    condition: ConditionIr,
-    spendLimit = false,
-  ): void => {
-    pending.push({
-      rule,
-      message,
-      mode,
-      spendLimit,
-      condition,
-      decision: declined('authorization_failed', rule, message),
-      match: Object.freeze({ rule, message }),
-    });
-  };
+function addCheck(
+  compilation: Compilation,
+  mode: RuleMode,
+  rule: string,
+  message: string,
+  condition: ConditionIr,
+  spendLimit = false,
+): void {
+  compilation.pending.push({
+    rule,
+    message,
+    mode,
+    spendLimit,
+    condition,
+    decision: declined('authorization_failed', rule, message),
+    match: Object.freeze({ rule, message }),
+  });
+}
 
+/** The merchant category and country lists: one enforcing check each. */
+function addListChecks(compilation: Compilation, document: PolicyDocument): void {
+  const { fast, ctx } = compilation;
   const lists = [
     ['merchantCategories', MCC, 'category', document.merchantCategories],
     ['merchantCountries', COUNTRY, 'country', document.merchantCountries],
@@ -183,16 +209,34 @@ function compileIn(fast: boolean, input: unknown, options: CompileOptions): Comp
       ctx,
     );
     const message = `Merchant ${noun} is ${list.allow ? 'not allowed' : 'blocked'}`;
-    add('enforce', name, message, inList(source, codes, list.allow !== undefined));
+    addCheck(
+      compilation,
+      'enforce',
+      name,
+      message,
+      inList(source, codes, list.allow !== undefined),
+    );
   }
+}
 
+function addLimitChecks(compilation: Compilation, document: PolicyDocument): void {
+  const { fast, ctx } = compilation;
   const limits = document.limits ?? [];
   for (let index = 0; index < limits.length; index++) {
     const limit = limits[index] as LimitDocument;
     const { message, condition } = limitIr(limit, fast ? UNTRACKED_PATH : ['limits', index], ctx);
-    add('enforce', `limits[${index}]`, message, condition, limit.merchantCategories === undefined);
+    const spendLimit = limit.merchantCategories === undefined;
+    addCheck(compilation, 'enforce', `limits[${index}]`, message, condition, spendLimit);
   }
+}
 
+/** Each template a policy names, expanded: its limits, then its rules, in the template's mode. */
+function addTemplateChecks(
+  compilation: Compilation,
+  document: PolicyDocument,
+  library: TemplateLibrary,
+): void {
+  const { fast, ctx, templateCtx } = compilation;
   const templates = document.templates ?? [];
   for (let index = 0; index < templates.length; index++) {
     const ref = templates[index] as TemplateRefDocument;
@@ -203,19 +247,20 @@ function compileIn(fast: boolean, input: unknown, options: CompileOptions): Comp
         ? templateLimit(raw)
         : parseWith(limitSchema, raw, [...path, 'limits', limitIndex]);
       const { message, condition } = limitIr(limit, path, templateCtx);
-      add(ref.mode, expanded.name, message, condition, limit.merchantCategories === undefined);
+      const spendLimit = limit.merchantCategories === undefined;
+      addCheck(compilation, ref.mode, expanded.name, message, condition, spendLimit);
     });
     expanded.rules.forEach((rule, ruleIndex) => {
       const rulePath = fast ? UNTRACKED_PATH : [...path, 'rules', ruleIndex, 'conditions'];
-      add(
-        ref.mode,
-        expanded.name,
-        rule.message,
-        checkConditions(rule.conditions, rulePath, templateCtx),
-      );
+      const condition = checkConditions(rule.conditions, rulePath, templateCtx);
+      addCheck(compilation, ref.mode, expanded.name, rule.message, condition);
     });
   }
+}
 
+/** The policy's own rules, whose names are unique. */
+function addRuleChecks(compilation: Compilation, document: PolicyDocument): void {
+  const { fast, ctx } = compilation;
   const names = new Set<string>();
   const rules = document.rules ?? [];
   for (let index = 0; index < rules.length; index++) {
@@ -229,9 +274,15 @@ function compileIn(fast: boolean, input: unknown, options: CompileOptions): Comp
     names.add(rule.name);
     const rulePath = fast ? UNTRACKED_PATH : ['rules', index, 'conditions'];
     const condition = checkConditions(rule.conditions, rulePath, ctx);
-    add(rule.mode, rule.name, rule.message ?? `Declined by rule ${rule.name}`, condition);
+    const message = rule.message ?? `Declined by rule ${rule.name}`;
+    addCheck(compilation, rule.mode, rule.name, message, condition);
   }
+}
 
+/** The checks, split into enforcing and shadow, and the evaluators generated from them. */
+function finishCompilation(compilation: Compilation, document: PolicyDocument): CompiledPolicy {
+  const { ctx, pending } = compilation;
+  const { budget } = ctx;
   assert(budget.conditionsLeft >= 0 && budget.listValuesLeft >= 0, 'bounds held while checking');
   const enforce = pending.filter((check) => check.mode === 'enforce');
   const shadow = pending.filter((check) => check.mode === 'shadow');
@@ -242,7 +293,7 @@ function compileIn(fast: boolean, input: unknown, options: CompileOptions): Comp
   );
   return Object.freeze({
     document,
-    currency,
+    currency: ctx.currency,
     aggregates: Object.freeze([...ctx.aggregates.values()]),
     checks: Object.freeze(enforce.map(compiledCheck)),
     shadowChecks: Object.freeze(shadow.map(compiledCheck)),

@@ -22,9 +22,9 @@ import type { BanksTransactionResultWithMeta, ProgramTestContext } from 'solana-
 import { toTransactionError, type TransactionErrorJson } from './transaction-error.js';
 
 /** At most this many signature statuses are remembered (least recently used out). */
-export const MAX_RECORDED_SIGNATURES = 10_000;
+export const RECORDED_SIGNATURES_MAX = 10_000;
 /** At most this many blocks per `advanceSlots` call (a warp costs about a millisecond). */
-export const MAX_ADVANCE_SLOTS = 10_000;
+export const ADVANCE_SLOTS_MAX = 10_000;
 
 export interface SignatureStatus {
   slot: number;
@@ -131,8 +131,8 @@ export class LocalChain extends EventEmitter<LocalChainEvents> {
 
   /** Moves the chain `blocks` blocks on (one slot each); each block registers a new blockhash. */
   advanceSlots(blocks: number): Promise<number> {
-    if (!Number.isSafeInteger(blocks) || blocks < 0 || blocks > MAX_ADVANCE_SLOTS) {
-      throw new RangeError(`blocks must be an integer in [0, ${MAX_ADVANCE_SLOTS}], got ${blocks}`);
+    if (!Number.isSafeInteger(blocks) || blocks < 0 || blocks > ADVANCE_SLOTS_MAX) {
+      throw new RangeError(`blocks must be an integer in [0, ${ADVANCE_SLOTS_MAX}], got ${blocks}`);
     }
     return this.serialize(() => this.#advance(blocks));
   }
@@ -167,7 +167,7 @@ export class LocalChain extends EventEmitter<LocalChainEvents> {
   #record(signature: string, status: SignatureStatus): void {
     this.#statuses.delete(signature);
     this.#statuses.set(signature, status);
-    while (this.#statuses.size > MAX_RECORDED_SIGNATURES) {
+    while (this.#statuses.size > RECORDED_SIGNATURES_MAX) {
       const oldest = this.#statuses.keys().next();
       if (oldest.done === true) break;
       this.#statuses.delete(oldest.value);

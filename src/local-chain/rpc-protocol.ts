@@ -6,7 +6,7 @@
 import { PublicKey } from '@solana/web3.js';
 
 /** Requests in one batch, at most. */
-export const MAX_BATCH_REQUESTS = 100;
+export const BATCH_REQUESTS_MAX = 100;
 
 export const PARSE_ERROR = -32700;
 export const INVALID_REQUEST = -32600;
@@ -95,10 +95,10 @@ export async function dispatchBody(methods: RpcMethods, body: unknown): Promise<
   if (body.length === 0) {
     return errorResponse(null, new RpcError(INVALID_REQUEST, 'Invalid request: empty batch'));
   }
-  if (body.length > MAX_BATCH_REQUESTS) {
+  if (body.length > BATCH_REQUESTS_MAX) {
     return errorResponse(
       null,
-      new RpcError(INVALID_REQUEST, `Invalid request: more than ${MAX_BATCH_REQUESTS} in a batch`),
+      new RpcError(INVALID_REQUEST, `Invalid request: more than ${BATCH_REQUESTS_MAX} in a batch`),
     );
   }
   const responses: RpcResponse[] = [];

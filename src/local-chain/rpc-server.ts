@@ -9,16 +9,16 @@
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { LocalChain } from './local-chain.js';
-import { LocalWebsocketServer } from './local-websocket.js';
+import type { LocalChain } from './chain.js';
+import { LocalWebsocketServer } from './websocket-server.js';
 import { createRpcMethods, type RpcInfo } from './rpc-methods.js';
 import { dispatchBody, type RpcMethods } from './rpc-protocol.js';
 
-export const MAX_REQUEST_BODY_BYTES = 1024 * 1024;
+export const REQUEST_BODY_BYTES_MAX = 1024 * 1024;
 /** An oversized body is read and dropped up to this size, then the connection is cut. */
-export const MAX_DRAINED_BODY_BYTES = 16 * 1024 * 1024;
+export const DRAINED_BODY_BYTES_MAX = 16 * 1024 * 1024;
 /** Tries at finding a free pair of ports (P, P + 1) when the port is chosen by the system. */
-export const MAX_PORT_PAIR_ATTEMPTS = 20;
+export const PORT_PAIR_ATTEMPTS_MAX = 20;
 
 const LOOPBACK_HOSTS = new Set(['127.0.0.1', '::1', 'localhost']);
 
@@ -44,11 +44,11 @@ function readBody(request: IncomingMessage): Promise<Buffer | null> {
       bytes += chunk.length;
       // Past the limit the rest is read and dropped (so the client gets its 413), up to a
       // hard stop where the connection is cut.
-      if (bytes > MAX_DRAINED_BODY_BYTES) request.destroy();
-      else if (bytes <= MAX_REQUEST_BODY_BYTES) chunks.push(chunk);
+      if (bytes > DRAINED_BODY_BYTES_MAX) request.destroy();
+      else if (bytes <= REQUEST_BODY_BYTES_MAX) chunks.push(chunk);
     });
     request.on('end', () => {
-      resolve(bytes > MAX_REQUEST_BODY_BYTES ? null : Buffer.concat(chunks));
+      resolve(bytes > REQUEST_BODY_BYTES_MAX ? null : Buffer.concat(chunks));
     });
     request.on('error', reject);
   });
@@ -160,7 +160,7 @@ export async function startLocalRpc(
   };
   const http = makeServer();
   const ws = makeServer();
-  const attempts = port === 0 ? MAX_PORT_PAIR_ATTEMPTS : 1;
+  const attempts = port === 0 ? PORT_PAIR_ATTEMPTS_MAX : 1;
   for (let attempt = 1; ; attempt += 1) {
     const httpPort = await listen(http, host, port);
     try {

@@ -15,23 +15,23 @@
  */
 import { Connection, Keypair, type Commitment, type PublicKey } from '@solana/web3.js';
 import { start } from 'solana-bankrun';
-import { LocalChain } from './local-chain.js';
+import { LocalChain } from './chain.js';
 import {
   buildGenesis,
   DEFAULT_TREASURY_LAMPORTS,
   DEFAULT_USDC_TREASURY_UNITS,
   defaultRentExemptLamports,
   USDC_DECIMALS,
-} from './local-genesis.js';
-import { startLocalRpc } from './local-rpc.js';
+} from './genesis.js';
+import { startLocalRpc } from './rpc-server.js';
 
 export {
   DEFAULT_TREASURY_LAMPORTS,
   DEFAULT_USDC_TREASURY_UNITS,
   LAMPORTS_PER_SOL,
   USDC_DECIMALS,
-} from './local-genesis.js';
-export { MAX_ADVANCE_SLOTS, MAX_RECORDED_SIGNATURES } from './local-chain.js';
+} from './genesis.js';
+export { ADVANCE_SLOTS_MAX, RECORDED_SIGNATURES_MAX } from './chain.js';
 export { toTransactionError, type TransactionErrorJson } from './transaction-error.js';
 
 /** A real cluster makes a block about every 400 ms. */

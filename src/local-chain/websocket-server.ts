@@ -12,7 +12,7 @@
 import { createHash } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
-import type { LocalChain, SignatureStatus } from './local-chain.js';
+import type { LocalChain, SignatureStatus } from './chain.js';
 import {
   configParam,
   dispatch,
@@ -22,9 +22,9 @@ import {
   type RpcMethods,
 } from './rpc-protocol.js';
 
-export const MAX_WEBSOCKET_FRAME_BYTES = 1024 * 1024;
-export const MAX_WEBSOCKET_CONNECTIONS = 64;
-export const MAX_SUBSCRIPTIONS_PER_CONNECTION = 1_000;
+export const WEBSOCKET_FRAME_BYTES_MAX = 1024 * 1024;
+export const WEBSOCKET_CONNECTIONS_MAX = 64;
+export const SUBSCRIPTIONS_PER_CONNECTION_MAX = 1_000;
 
 const WEBSOCKET_GUID = '258EAFA5-E914-47DA-95CA-C5AB0DC85B11';
 const OPCODE_CONTINUATION = 0x0;
@@ -75,11 +75,11 @@ export function decodeFrame(buffer: Buffer): Frame | null {
   } else if (length === 127) {
     if (buffer.length < 10) return null;
     const long = buffer.readBigUInt64BE(2);
-    if (long > BigInt(MAX_WEBSOCKET_FRAME_BYTES)) throw new Error('frame too large');
+    if (long > BigInt(WEBSOCKET_FRAME_BYTES_MAX)) throw new Error('frame too large');
     length = Number(long);
     offset = 10;
   }
-  if (length > MAX_WEBSOCKET_FRAME_BYTES) throw new Error('frame too large');
+  if (length > WEBSOCKET_FRAME_BYTES_MAX) throw new Error('frame too large');
   if (buffer.length < offset + 4 + length) return null;
   const mask = buffer.subarray(offset, offset + 4);
   const payload = Buffer.from(buffer.subarray(offset + 4, offset + 4 + length));
@@ -140,7 +140,7 @@ export class LocalWebsocketServer {
       socket.end('HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n');
       return;
     }
-    if (this.#connections.size >= MAX_WEBSOCKET_CONNECTIONS) {
+    if (this.#connections.size >= WEBSOCKET_CONNECTIONS_MAX) {
       socket.end('HTTP/1.1 503 Service Unavailable\r\nConnection: close\r\n\r\n');
       return;
     }
@@ -248,8 +248,8 @@ export class LocalWebsocketServer {
 
   #subscriptionId(connection: Connection): number {
     const count = connection.signatureSubscriptions.size + connection.slotSubscriptions.size;
-    if (count >= MAX_SUBSCRIPTIONS_PER_CONNECTION) {
-      throw invalidParam(`at most ${MAX_SUBSCRIPTIONS_PER_CONNECTION} subscriptions`);
+    if (count >= SUBSCRIPTIONS_PER_CONNECTION_MAX) {
+      throw invalidParam(`at most ${SUBSCRIPTIONS_PER_CONNECTION_MAX} subscriptions`);
     }
     const id = this.#nextSubscriptionId;
     this.#nextSubscriptionId += 1;

@@ -22,7 +22,7 @@ import {
 } from '@solana/web3.js';
 import bs58 from 'bs58';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startLocalSolana, type LocalSolana } from '../../src/solana/index.js';
+import { startLocalSolana, type LocalSolana } from '../../src/local-chain/index.js';
 
 let solana: LocalSolana;
 let connection: Connection;
@@ -102,6 +102,30 @@ describe('local Solana JSON-RPC endpoint', () => {
     expect(account.amount).toBe(1_000_000_000_000n);
     const balance = await connection.getTokenAccountBalance(solana.treasuryUsdcAccount);
     expect(balance.value).toMatchObject({ amount: '1000000000000', uiAmountString: '1000000' });
+  });
+
+  it('reads several accounts at once, and prices a message', async () => {
+    const missing = Keypair.generate().publicKey;
+    const accounts = await connection.getMultipleAccountsInfo([
+      solana.treasury.publicKey,
+      missing,
+      solana.usdcMint,
+    ]);
+    expect(accounts[0]?.lamports).toBe(await connection.getBalance(solana.treasury.publicKey));
+    expect(accounts[1]).toBeNull();
+    expect(accounts[2]?.data.length).toBe(82);
+    const latest = await connection.getLatestBlockhash();
+    const message = new Transaction({ feePayer: solana.treasury.publicKey, ...latest })
+      .add(
+        SystemProgram.transfer({
+          fromPubkey: solana.treasury.publicKey,
+          toPubkey: missing,
+          lamports: 1,
+        }),
+      )
+      .compileMessage();
+    // One signature at the default 5,000 lamports.
+    expect((await connection.getFeeForMessage(message)).value).toBe(5_000);
   });
 
   it('sends SOL: exact amount received, treasury pays amount + fee', async () => {

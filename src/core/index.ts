@@ -28,7 +28,9 @@ export {
   ImpreciseNumber,
   JSON_NUMBER_DIGITS_MAX,
   significantDigits,
+  amountIn,
   parseAmount,
+  type AmountInput,
   type ParseAmountOptions,
 } from './money/amount.js';
 export {

@@ -28,9 +28,12 @@ import { registerPolicyRoutes } from './routes/policies.js';
 import { registerRateLimitRoutes } from './routes/rate-limits.js';
 import { registerRuleTemplateRoutes } from './routes/rule-templates.js';
 import { registerSettlementRoutes } from './routes/settlements.js';
+import { registerSimulateDepositRoutes } from './routes/simulate-deposits.js';
+import { registerTransactionRoutes } from './routes/transactions.js';
 import { registerTransferRoutes } from './routes/transfers.js';
 import { registerTwoFactorRoutes } from './routes/two-factor.js';
 import { registerWebhookRoutes } from './routes/webhooks.js';
+import { registerVaultBalanceRoutes } from './routes/vault-balances.js';
 import { registerVaultRoutes } from './routes/vaults.js';
 import { validationError } from './validation-errors.js';
 
@@ -273,9 +276,12 @@ function registerApi(
     registerRateLimitRoutes(api);
     registerAccountRoutes(api, dependencies.store);
     registerVaultRoutes(api, dependencies.store, { solanaRpcUrl: config.solanaRpcUrl });
+    registerVaultBalanceRoutes(api, dependencies.store);
     registerPolicyRoutes(api, dependencies.store);
     registerRuleTemplateRoutes(api);
     registerTransferRoutes(api, dependencies.store, { solanaRpcUrl: config.solanaRpcUrl });
+    registerTransactionRoutes(api, dependencies.store);
+    registerSimulateDepositRoutes(api, dependencies.store);
     registerCardRoutes(api, dependencies.store, { cardBin: config.cardBin });
     registerAuthorizationRoutes(api, dependencies.store, config.authorize, metrics.decisions);
     registerWebhookRoutes(api, dependencies.store);

@@ -303,3 +303,21 @@ export function formatAmount(value: Decimal, currency: CurrencyInfo | CurrencyCo
   assert(places <= info.scale, `amount ${value.toFixed()} is finer than ${info.code} allows`);
   return value.toFixed(Math.max(Math.min(2, info.scale), places));
 }
+
+/**
+ * An amount as a store operation takes it: what a client sent (a decimal string, or a JSON
+ * number as json-body.ts read it), or a core Decimal from a library caller. The operation reads
+ * it against the currency of the row it holds (`amountIn`), so no caller needs a read of its
+ * own first just to learn the currency.
+ */
+export type AmountInput = Decimal | string | number | ImpreciseNumber;
+
+/** `input` as an exact amount of `currency`, refused (`invalid_amount`) as parseAmount refuses. */
+export function amountIn(
+  input: AmountInput,
+  currency: CurrencyInfo | CurrencyCode,
+  options: ParseAmountOptions = NO_OPTIONS,
+): Decimal {
+  // A Decimal goes through its plain spelling, so every form meets exactly the same checks.
+  return parseAmount(isDecimal(input) ? input.toFixed() : input, currency, options);
+}

@@ -98,13 +98,8 @@ export function registerAuthorizationRoutes(
       async (request, reply) => {
         const { scope } = authOf(request);
         const { id } = request.params;
-        // The amount is parsed in the authorization's currency, so it is read first.
-        const held = await store.getTransaction(scope, id);
-        const requested = request.body?.amount;
-        const amount =
-          requested === undefined
-            ? null
-            : parseAmount(requested, held.currency, { param: 'amount', allowZero: false });
+        // The store reads the amount in the authorization's currency, with the hold locked.
+        const amount = request.body?.amount ?? null;
         return respond(store, request, reply, 200, async (operations) =>
           presentTransaction(await changeHold(operations, change.path, scope, id, amount)),
         );

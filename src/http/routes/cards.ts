@@ -4,7 +4,6 @@ import { presentCard } from '../../core/index.js';
 import type { Store } from '../../store/store.js';
 import { authOf } from '../auth.js';
 import { respond } from '../idempotency.js';
-import { vaultAt } from '../lookups.js';
 import { cardDetailsObject, cardObject, createCardBody, listCardsQuery } from '../schemas/card.js';
 import { idParams, listOf, presentPage, twoFactorHeaders } from '../schemas/common.js';
 import { twoFactorRefused } from './two-factor.js';
@@ -35,13 +34,10 @@ export function registerCardRoutes(
     async (request, reply) => {
       const { scope } = authOf(request);
       const body = request.body;
-      // Read first so that an unknown vault is refused at the field that named it; the store
-      // checks the vault again under its lock.
-      const vault = await vaultAt(store, scope, body.vaultId, 'vaultId');
       return respond(store, request, reply, 201, async (operations) =>
         presentCard(
           await operations.createCard(scope, {
-            vaultId: vault.id,
+            vaultId: body.vaultId,
             cardholderName: body.cardholderName,
             metadata: body.metadata ?? {},
             bin: options.cardBin,

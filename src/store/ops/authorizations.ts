@@ -1,9 +1,11 @@
 import {
+  amountIn,
   assert,
   formatAmount,
   presentTransaction,
   SpendgateError,
   ZERO,
+  type AmountInput,
   type Decimal,
   type Scope,
   type TransactionRecord,
@@ -56,8 +58,12 @@ async function lockAuthorization(
   return transaction;
 }
 
-function amountWithinHold(transaction: TransactionRecord, requested: Decimal | null): Decimal {
-  const amount = requested ?? transaction.holdRemaining;
+function amountWithinHold(transaction: TransactionRecord, requested: AmountInput | null): Decimal {
+  // Read here, against the held currency: the caller need not read the authorization first.
+  const amount =
+    requested === null
+      ? transaction.holdRemaining
+      : amountIn(requested, transaction.currency, { param: 'amount', allowZero: false });
   if (amount.gt(transaction.holdRemaining)) {
     throw new SpendgateError(
       'invalid_amount',
@@ -85,7 +91,7 @@ export async function capture(
   tx: SqlQueryable,
   scope: Scope,
   transactionId: string,
-  requested: Decimal | null,
+  requested: AmountInput | null,
 ): Promise<TransactionRecord> {
   const nowMs = ctx.clock();
   const held = await lockAuthorization(tx, scope, transactionId);
@@ -133,7 +139,7 @@ export async function reverse(
   tx: SqlQueryable,
   scope: Scope,
   transactionId: string,
-  requested: Decimal | null,
+  requested: AmountInput | null,
   reason: 'reversed' | 'expired' | 'stand_in' = 'reversed',
 ): Promise<TransactionRecord> {
   const nowMs = ctx.clock();

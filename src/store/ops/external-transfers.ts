@@ -1,10 +1,11 @@
 import {
+  amountIn,
   assert,
   presentTransaction,
   presentTransfer,
   SpendgateError,
   ZERO,
-  type Decimal,
+  type AmountInput,
   type Metadata,
   type Scope,
   type TransactionRecord,
@@ -32,7 +33,8 @@ export interface ExternalTransferInput {
   readonly fromVaultId: string;
   /** A valid Solana address, checked at the edge. */
   readonly address: string;
-  readonly amount: Decimal;
+  /** Read against the source vault's currency (more than 0). */
+  readonly amount: AmountInput;
   readonly memo: string | null;
   readonly metadata?: Metadata | null;
 }
@@ -54,11 +56,11 @@ export async function createExternalTransfer(
   scope: Scope,
   input: ExternalTransferInput,
 ): Promise<TransferRecord> {
-  assert(input.amount.gt(0), 'a transfer is positive (refused at the edge otherwise)');
   const nowMs = ctx.clock();
   const vault = await lockVault(tx, scope, input.fromVaultId, 'fromVaultId');
+  const amount = amountIn(input.amount, vault.currency, { param: 'amount', allowZero: false });
   assertVaultActive(vault, 'fromVaultId');
-  if (vault.ledger.minus(vault.pending).lt(input.amount)) {
+  if (vault.ledger.minus(vault.pending).lt(amount)) {
     throw new SpendgateError(
       'insufficient_balance',
       `Vault ${vault.id} does not have that much available.`,
@@ -72,7 +74,7 @@ export async function createExternalTransfer(
       // Limits read the amount and the spend aggregates only; there is no card or merchant.
       request: {
         cardId: '',
-        amount: input.amount,
+        amount: amount,
         currency: vault.currency,
         merchant: { name: '', mcc: '', country: '' },
       },
@@ -99,7 +101,7 @@ export async function createExternalTransfer(
       scope.mode,
       vault.id,
       input.address,
-      input.amount.toFixed(),
+      amount.toFixed(),
       vault.currency,
       input.memo,
       at,
@@ -117,25 +119,19 @@ export async function createExternalTransfer(
       scope.mode,
       vault.id,
       vault.currency,
-      input.amount.toFixed(),
+      amount.toFixed(),
       transferId,
       spendDay,
       at,
     ],
   );
   await sealMetadata(ctx, tx, vault.id, transactionId, input.metadata ?? null);
-  await changeVaultTotals(
-    tx,
-    vault.id,
-    { ledger: ZERO, pending: input.amount },
-    transactionId,
-    nowMs,
-  );
+  await changeVaultTotals(tx, vault.id, { ledger: ZERO, pending: amount }, transactionId, nowMs);
   await changeSpend(tx, {
     vaultId: vault.id,
     day: spendDay,
     mcc: null,
-    amountDelta: input.amount,
+    amountDelta: amount,
     countDelta: 1,
   });
   const transfer = transferFromRow(rows[0] as TransferRow);

@@ -1,16 +1,16 @@
 import {
-  assert,
+  amountIn,
   presentTransaction,
   presentTransfer,
   SpendgateError,
-  type Decimal,
+  type AmountInput,
   type Metadata,
   type Scope,
   type TransferRecord,
 } from '../../core/index.js';
 import { newId } from '../../ids.js';
 import type { SqlQueryable } from '../sql/client.js';
-import { assertVaultActive, lockVaultPair, type StoreContext } from '../context.js';
+import { assertVaultActive, lockVault, lockVaultPair, type StoreContext } from '../context.js';
 import { appendEvent } from '../outbox.js';
 import { TRANSFER_COLUMNS, transferFromRow, type TransferRow } from '../rows.js';
 import { moveBetweenVaults } from './vaults.js';
@@ -18,10 +18,14 @@ import { moveBetweenVaults } from './vaults.js';
 export interface InternalTransferInput {
   readonly fromVaultId: string;
   readonly toVaultId: string;
-  readonly amount: Decimal;
+  /** Read against the source vault's currency (more than 0). */
+  readonly amount: AmountInput;
   readonly description: string | null;
   readonly metadata?: Metadata | null;
 }
+
+/** A transfer moves more than nothing, in the source vault's currency. */
+const AMOUNT_OPTIONS = { param: 'amount', allowZero: false } as const;
 
 /**
  * createInternalTransfer: one transaction (contract section 12).
@@ -41,8 +45,10 @@ export async function createInternalTransfer(
   scope: Scope,
   input: InternalTransferInput,
 ): Promise<TransferRecord> {
-  assert(input.amount.gt(0), 'a transfer is positive (refused at the edge otherwise)');
   if (input.fromVaultId === input.toVaultId) {
+    // Refused in the order the API always has: the source vault, its amount, then the pair.
+    const from = await lockVault(tx, scope, input.fromVaultId, 'fromVaultId');
+    amountIn(input.amount, from.currency, AMOUNT_OPTIONS);
     throw new SpendgateError(
       'parameter_invalid',
       'A transfer needs two different vaults.',
@@ -56,6 +62,7 @@ export async function createInternalTransfer(
     { vaultId: input.fromVaultId, param: 'fromVaultId' },
     { vaultId: input.toVaultId, param: 'toVaultId' },
   );
+  const amount = amountIn(input.amount, from.currency, AMOUNT_OPTIONS);
   assertVaultActive(from, 'fromVaultId');
   assertVaultActive(to, 'toVaultId');
   if (from.currency !== to.currency) {
@@ -65,7 +72,7 @@ export async function createInternalTransfer(
       'toVaultId',
     );
   }
-  if (from.ledger.minus(from.pending).lt(input.amount)) {
+  if (from.ledger.minus(from.pending).lt(amount)) {
     throw new SpendgateError(
       'insufficient_balance',
       `Vault ${from.id} does not have that much available.`,
@@ -85,7 +92,7 @@ export async function createInternalTransfer(
       scope.mode,
       from.id,
       to.id,
-      input.amount.toFixed(),
+      amount.toFixed(),
       from.currency,
       input.description,
       to.accountId,
@@ -97,7 +104,7 @@ export async function createInternalTransfer(
     scope,
     from,
     to,
-    input.amount,
+    amount,
     'transfer_out',
     nowMs,
     transferId,

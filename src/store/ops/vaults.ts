@@ -1,4 +1,5 @@
 import {
+  amountIn,
   assert,
   currencyOf,
   presentTransaction,
@@ -8,6 +9,7 @@ import {
   SpendgateError,
   ZERO,
   type CurrencyCode,
+  type AmountInput,
   type Decimal,
   type Metadata,
   type Scope,
@@ -157,12 +159,12 @@ export async function deposit(
   tx: SqlQueryable,
   scope: Scope,
   vaultId: string,
-  amount: Decimal,
+  requested: AmountInput,
   metadata: Metadata | null = null,
 ): Promise<{ vault: VaultRecord; deposit: TransactionRecord }> {
-  assert(amount.gt(0), 'a deposit is positive');
   const nowMs = ctx.clock();
   const vault = await lockVault(tx, scope, vaultId);
+  const amount = amountIn(requested, vault.currency, { param: 'amount', allowZero: false });
   assertVaultActive(vault);
   const result = await depositInto(tx, scope, vault, amount, nowMs);
   await sealMetadata(ctx, tx, vault.id, result.deposit.id, metadata);

@@ -1,6 +1,6 @@
 import type {
+  AmountInput,
   AuthorizationOutcome,
-  Decimal,
   Metadata,
   Scope,
   TransactionRecord,
@@ -29,13 +29,17 @@ export interface AuthorizationOperations {
     input: AuthorizeInput,
     budget?: AuthorizeBudget,
   ): Promise<AuthorizationOutcome>;
-  /** Captures `amount` of a pending hold (null: all of it). */
-  capture(scope: Scope, transactionId: string, amount: Decimal | null): Promise<TransactionRecord>;
+  /** Captures `amount` (read in the hold's currency) of a pending hold (null: all of it). */
+  capture(
+    scope: Scope,
+    transactionId: string,
+    amount: AmountInput | null,
+  ): Promise<TransactionRecord>;
   /** Releases `amount` of a pending hold (null: all of it). */
   reverse(
     scope: Scope,
     transactionId: string,
-    amount: Decimal | null,
+    amount: AmountInput | null,
     reason?: ReleaseReason,
   ): Promise<TransactionRecord>;
   getTransaction(scope: Scope, transactionId: string): Promise<TransactionRecord>;

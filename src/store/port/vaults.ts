@@ -1,6 +1,6 @@
 import type {
+  AmountInput,
   BalanceSnapshotRecord,
-  Decimal,
   Metadata,
   PolicyRecord,
   Scope,
@@ -27,11 +27,11 @@ export interface VaultOperations {
     scope: Scope,
     input: CreateVaultInput,
   ): Promise<{ vault: VaultRecord; deposit: TransactionRecord | null }>;
-  /** A test-mode deposit out of nothing (Simulate Deposit). */
+  /** A test-mode deposit out of nothing (Simulate Deposit), in the vault's currency. */
   deposit(
     scope: Scope,
     vaultId: string,
-    amount: Decimal,
+    amount: AmountInput,
     metadata?: Metadata | null,
   ): Promise<{ vault: VaultRecord; deposit: TransactionRecord }>;
   getVault(scope: Scope, vaultId: string): Promise<VaultRecord>;

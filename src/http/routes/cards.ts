@@ -20,90 +20,44 @@ export function registerCardRoutes(
 ): void {
   const routes = app.withTypeProvider<ZodTypeProvider>();
 
-  routes.post(
-    '/v1/cards',
-    {
-      config: { requiredScope: 'cards:write' },
-      schema: {
-        operationId: 'createCard',
-        tags: ['cards'],
-        body: createCardBody,
-        response: { 201: cardObject },
-      },
-    },
-    async (request, reply) => {
-      const { scope } = authOf(request);
-      const body = request.body;
-      return respond(store, request, reply, 201, async (operations) =>
-        presentCard(
-          await operations.createCard(scope, {
-            vaultId: body.vaultId,
-            cardholderName: body.cardholderName,
-            metadata: body.metadata ?? {},
-            bin: options.cardBin,
-          }),
-        ),
-      );
-    },
+  routes.post('/v1/cards', createCardRoute, async (request, reply) => {
+    const { scope } = authOf(request);
+    const body = request.body;
+    return respond(store, request, reply, 201, async (operations) =>
+      presentCard(
+        await operations.createCard(scope, {
+          vaultId: body.vaultId,
+          cardholderName: body.cardholderName,
+          metadata: body.metadata ?? {},
+          bin: options.cardBin,
+        }),
+      ),
+    );
+  });
+
+  routes.get('/v1/cards', listCardsRoute, async (request) =>
+    presentPage(await store.listCards(authOf(request).scope, request.query), presentCard),
   );
 
-  routes.get(
-    '/v1/cards',
-    {
-      config: { requiredScope: 'cards:read' },
-      schema: {
-        operationId: 'listCards',
-        tags: ['cards'],
-        querystring: listCardsQuery,
-        response: { 200: listOf(cardObject) },
-      },
-    },
-    async (request) =>
-      presentPage(await store.listCards(authOf(request).scope, request.query), presentCard),
+  routes.get('/v1/cards/:id', retrieveCardRoute, async (request) =>
+    presentCard(await store.getCard(authOf(request).scope, request.params.id)),
   );
 
-  routes.get(
-    '/v1/cards/:id',
-    {
-      config: { requiredScope: 'cards:read' },
-      schema: {
-        operationId: 'retrieveCard',
-        tags: ['cards'],
-        params: idParams,
-        response: { 200: cardObject },
-      },
-    },
-    async (request) => presentCard(await store.getCard(authOf(request).scope, request.params.id)),
-  );
-
-  routes.post(
-    '/v1/cards/:id/reveal',
-    {
-      config: { requiredScope: 'cards:reveal' },
-      schema: {
-        operationId: 'revealCard',
-        tags: ['cards'],
-        params: idParams,
-        headers: twoFactorHeaders,
-        response: { 200: cardDetailsObject },
-      },
-    },
-    async (request, reply) => {
-      const { scope } = authOf(request);
-      const code = request.headers['x-two-factor-code'];
-      // Not through `respond`: an idempotency record would keep the number and CVV in the
-      // database in clear. Reveal changes nothing but the spent code, so a retry is harmless.
-      // A refused code is returned, not thrown, so that its count commits (two-factor.ts).
-      const outcome = await store.transaction(async (operations) => {
-        const refusal = await operations.requireTwoFactor(scope.accountId, code);
-        if (refusal !== null) return { refusal };
-        return { details: await operations.revealCard(scope, request.params.id) };
-      });
-      if ('refusal' in outcome) throw twoFactorRefused(request, reply, outcome.refusal);
-      void reply.header('Cache-Control', 'no-store');
-      return { object: 'card_details' as const, ...outcome.details };
-    },
-  );
+  routes.post('/v1/cards/:id/reveal', revealCardRoute, async (request, reply) => {
+    const { scope } = authOf(request);
+    const code = request.headers['x-two-factor-code'];
+    // Not through `respond`: an idempotency record would keep the number and CVV in the
+    // database in clear. Reveal changes nothing but the spent code, so a retry is harmless.
+    // A refused code is returned, not thrown, so that its count commits (two-factor.ts).
+    const outcome = await store.transaction(async (operations) => {
+      const refusal = await operations.requireTwoFactor(scope.accountId, code);
+      if (refusal !== null) return { refusal };
+      return { details: await operations.revealCard(scope, request.params.id) };
+    });
+    if ('refusal' in outcome) throw twoFactorRefused(request, reply, outcome.refusal);
+    void reply.header('Cache-Control', 'no-store');
+    return { object: 'card_details' as const, ...outcome.details };
+  });
 
   const transitions = [
     { path: 'freeze', operationId: 'freezeCard', status: 'frozen' },
@@ -132,3 +86,44 @@ export function registerCardRoutes(
     );
   }
 }
+
+const createCardRoute = {
+  config: { requiredScope: 'cards:write' },
+  schema: {
+    operationId: 'createCard',
+    tags: ['cards'],
+    body: createCardBody,
+    response: { 201: cardObject },
+  },
+} as const;
+
+const listCardsRoute = {
+  config: { requiredScope: 'cards:read' },
+  schema: {
+    operationId: 'listCards',
+    tags: ['cards'],
+    querystring: listCardsQuery,
+    response: { 200: listOf(cardObject) },
+  },
+} as const;
+
+const retrieveCardRoute = {
+  config: { requiredScope: 'cards:read' },
+  schema: {
+    operationId: 'retrieveCard',
+    tags: ['cards'],
+    params: idParams,
+    response: { 200: cardObject },
+  },
+} as const;
+
+const revealCardRoute = {
+  config: { requiredScope: 'cards:reveal' },
+  schema: {
+    operationId: 'revealCard',
+    tags: ['cards'],
+    params: idParams,
+    headers: twoFactorHeaders,
+    response: { 200: cardDetailsObject },
+  },
+} as const;

@@ -25,117 +25,68 @@ import {
 export function registerPolicyRoutes(app: FastifyInstance, store: Store): void {
   const routes = app.withTypeProvider<ZodTypeProvider>();
 
-  routes.put(
-    '/v1/vaults/:id/policy',
-    {
-      config: { requiredScope: 'policies:write' },
-      schema: {
-        operationId: 'setPolicy',
-        tags: ['policies'],
-        params: idParams,
-        body: policyBody,
-        response: { 200: policyObject },
-      },
-    },
-    async (request, reply) => {
-      const { scope } = authOf(request);
-      const { id } = request.params;
-      return respond(store, request, reply, 200, async (operations) =>
-        presentPolicy(await operations.setPolicy(scope, id, request.body)),
-      );
-    },
+  routes.put('/v1/vaults/:id/policy', setPolicyRoute, async (request, reply) => {
+    const { scope } = authOf(request);
+    const { id } = request.params;
+    return respond(store, request, reply, 200, async (operations) =>
+      presentPolicy(await operations.setPolicy(scope, id, request.body)),
+    );
+  });
+
+  routes.get('/v1/vaults/:id/policy', getPolicyRoute, async (request) =>
+    presentPolicy(await store.getPolicy(authOf(request).scope, request.params.id)),
   );
 
-  routes.get(
-    '/v1/vaults/:id/policy',
-    {
-      config: { requiredScope: 'vaults:read' },
-      schema: {
-        operationId: 'getPolicy',
-        tags: ['policies'],
-        params: idParams,
-        response: { 200: policyObject },
-      },
-    },
-    async (request) =>
-      presentPolicy(await store.getPolicy(authOf(request).scope, request.params.id)),
-  );
+  routes.delete('/v1/vaults/:id/policy', deletePolicyRoute, async (request, reply) => {
+    const { scope } = authOf(request);
+    const { id } = request.params;
+    return respond(store, request, reply, 200, async (operations) => {
+      await operations.deletePolicy(scope, id);
+      return presentDeletedPolicy(id);
+    });
+  });
 
-  routes.delete(
-    '/v1/vaults/:id/policy',
-    {
-      config: { requiredScope: 'policies:write' },
-      schema: {
-        operationId: 'deletePolicy',
-        tags: ['policies'],
-        params: idParams,
-        response: { 200: deletedPolicyObject },
-      },
-    },
-    async (request, reply) => {
-      const { scope } = authOf(request);
-      const { id } = request.params;
-      return respond(store, request, reply, 200, async (operations) => {
-        await operations.deletePolicy(scope, id);
-        return presentDeletedPolicy(id);
+  routes.post('/v1/vaults/:id/policy/simulate', simulatePolicyRoute, async (request) => {
+    const started = process.hrtime.bigint();
+    const { scope } = authOf(request);
+    const vault = await store.getVault(scope, request.params.id);
+    const { transaction } = request.body;
+    const currency = currencyOf(transaction.currency ?? vault.currency, 'transaction.currency');
+    const amount = parseAmount(transaction.amount, currency, { param: 'transaction.amount' });
+    const draft = request.body.policy ?? null;
+    let decision: Decision;
+    try {
+      decision = await store.simulatePolicy(scope, vault.id, {
+        draft,
+        request: {
+          cardId: transaction.cardId ?? '',
+          amount,
+          currency: currency.code,
+          merchant: transaction.merchant,
+        },
       });
-    },
-  );
-
-  routes.post(
-    '/v1/vaults/:id/policy/simulate',
-    {
-      config: { requiredScope: 'vaults:read' },
-      schema: {
-        operationId: 'simulatePolicy',
-        tags: ['policies'],
-        params: idParams,
-        body: simulateBody,
-        response: { 200: decisionObject },
-      },
-    },
-    async (request) => {
-      const started = process.hrtime.bigint();
-      const { scope } = authOf(request);
-      const vault = await store.getVault(scope, request.params.id);
-      const { transaction } = request.body;
-      const currency = currencyOf(transaction.currency ?? vault.currency, 'transaction.currency');
-      const amount = parseAmount(transaction.amount, currency, { param: 'transaction.amount' });
-      const draft = request.body.policy ?? null;
-      let decision: Decision;
-      try {
-        decision = await store.simulatePolicy(scope, vault.id, {
-          draft,
-          request: {
-            cardId: transaction.cardId ?? '',
-            amount,
-            currency: currency.code,
-            merchant: transaction.merchant,
-          },
-        });
-      } catch (error) {
-        // The draft is compiled as Set Policy compiles a body, so both refuse the same policy
-        // with the same fault; here the fault's path is the body's, under `policy`.
-        if (draft !== null && error instanceof PolicyInvalidError) throw underPolicy(error);
-        throw error;
-      }
-      return {
-        id: null,
-        object: 'authorization' as const,
-        approved: decision.approved,
-        status: decision.approved ? ('pending' as const) : ('declined' as const),
-        declineCode: decision.declineCode,
-        declineReason: decision.declineReason,
-        amount: formatAmount(amount, currency),
-        currency: currency.code,
-        cardId: transaction.cardId ?? null,
-        vaultId: vault.id,
-        standIn: false,
-        decidedInMicros: Number((process.hrtime.bigint() - started) / 1000n),
-        shadowMatches: [...decision.shadowMatches],
-      };
-    },
-  );
+    } catch (error) {
+      // The draft is compiled as Set Policy compiles a body, so both refuse the same policy
+      // with the same fault; here the fault's path is the body's, under `policy`.
+      if (draft !== null && error instanceof PolicyInvalidError) throw underPolicy(error);
+      throw error;
+    }
+    return {
+      id: null,
+      object: 'authorization' as const,
+      approved: decision.approved,
+      status: decision.approved ? ('pending' as const) : ('declined' as const),
+      declineCode: decision.declineCode,
+      declineReason: decision.declineReason,
+      amount: formatAmount(amount, currency),
+      currency: currency.code,
+      cardId: transaction.cardId ?? null,
+      vaultId: vault.id,
+      standIn: false,
+      decidedInMicros: Number((process.hrtime.bigint() - started) / 1000n),
+      shadowMatches: [...decision.shadowMatches],
+    };
+  });
 }
 
 /** A draft's refusal, its path (param, and the message's subject) moved under `policy`. */
@@ -148,3 +99,45 @@ function underPolicy(error: PolicyInvalidError): PolicyInvalidError {
     : error.message;
   return new PolicyInvalidError(message, moved);
 }
+
+const setPolicyRoute = {
+  config: { requiredScope: 'policies:write' },
+  schema: {
+    operationId: 'setPolicy',
+    tags: ['policies'],
+    params: idParams,
+    body: policyBody,
+    response: { 200: policyObject },
+  },
+} as const;
+
+const getPolicyRoute = {
+  config: { requiredScope: 'vaults:read' },
+  schema: {
+    operationId: 'getPolicy',
+    tags: ['policies'],
+    params: idParams,
+    response: { 200: policyObject },
+  },
+} as const;
+
+const deletePolicyRoute = {
+  config: { requiredScope: 'policies:write' },
+  schema: {
+    operationId: 'deletePolicy',
+    tags: ['policies'],
+    params: idParams,
+    response: { 200: deletedPolicyObject },
+  },
+} as const;
+
+const simulatePolicyRoute = {
+  config: { requiredScope: 'vaults:read' },
+  schema: {
+    operationId: 'simulatePolicy',
+    tags: ['policies'],
+    params: idParams,
+    body: simulateBody,
+    response: { 200: decisionObject },
+  },
+} as const;

@@ -16,50 +16,47 @@ import { createSettlementBody, settlementObject } from '../schemas/settlement.js
 export function registerSettlementRoutes(app: FastifyInstance, store: Store): void {
   const routes = app.withTypeProvider<ZodTypeProvider>();
 
-  routes.post(
-    '/v1/settlements',
-    {
-      config: { requiredScope: 'authorizations:write' },
-      schema: {
-        operationId: 'createSettlement',
-        tags: ['authorizations'],
-        body: createSettlementBody,
-        response: { 202: settlementObject },
-      },
-    },
-    async (request, reply) => {
-      const { scope } = authOf(request);
-      // Each amount's form is checked now (at the finest scale any currency has), so a
-      // malformed one refuses the batch at its place; its currency's scale is checked when
-      // its capture is posted, since the authorization names the currency.
-      const records = request.body.records.map((record, index) => ({
-        authorizationId: record.authorizationId,
-        amount:
-          record.amount === undefined
-            ? null
-            : parseAmount(record.amount, ANY_CURRENCY, {
-                param: `records[${index}].amount`,
-                allowZero: false,
-              }).toFixed(),
-      }));
-      return respond(store, request, reply, 202, async (operations) =>
-        presentSettlement(await operations.createSettlement(scope, records)),
-      );
-    },
-  );
+  routes.post('/v1/settlements', createSettlementRoute, async (request, reply) => {
+    const { scope } = authOf(request);
+    // Each amount's form is checked now (at the finest scale any currency has), so a
+    // malformed one refuses the batch at its place; its currency's scale is checked when
+    // its capture is posted, since the authorization names the currency.
+    const records = request.body.records.map((record, index) => ({
+      authorizationId: record.authorizationId,
+      amount:
+        record.amount === undefined
+          ? null
+          : parseAmount(record.amount, ANY_CURRENCY, {
+              param: `records[${index}].amount`,
+              allowZero: false,
+            }).toFixed(),
+    }));
+    return respond(store, request, reply, 202, async (operations) =>
+      presentSettlement(await operations.createSettlement(scope, records)),
+    );
+  });
 
-  routes.get(
-    '/v1/settlements/:id',
-    {
-      config: { requiredScope: 'authorizations:write' },
-      schema: {
-        operationId: 'retrieveSettlement',
-        tags: ['authorizations'],
-        params: idParams,
-        response: { 200: settlementObject },
-      },
-    },
-    async (request) =>
-      presentSettlement(await store.getSettlement(authOf(request).scope, request.params.id)),
+  routes.get('/v1/settlements/:id', retrieveSettlementRoute, async (request) =>
+    presentSettlement(await store.getSettlement(authOf(request).scope, request.params.id)),
   );
 }
+
+const createSettlementRoute = {
+  config: { requiredScope: 'authorizations:write' },
+  schema: {
+    operationId: 'createSettlement',
+    tags: ['authorizations'],
+    body: createSettlementBody,
+    response: { 202: settlementObject },
+  },
+} as const;
+
+const retrieveSettlementRoute = {
+  config: { requiredScope: 'authorizations:write' },
+  schema: {
+    operationId: 'retrieveSettlement',
+    tags: ['authorizations'],
+    params: idParams,
+    response: { 200: settlementObject },
+  },
+} as const;

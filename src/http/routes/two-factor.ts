@@ -74,65 +74,59 @@ export function twoFactorRefused(
 export function registerTwoFactorRoutes(app: FastifyInstance, store: Store): void {
   const routes = app.withTypeProvider<ZodTypeProvider>();
 
-  routes.post(
-    '/v1/account/two-factor',
-    {
-      config: { requiredScope: 'account:write' },
-      schema: {
-        operationId: 'beginTwoFactor',
-        tags: ['account'],
-        response: { 200: enrolmentObject },
-      },
-    },
-    async (request, reply) => {
-      void reply.header('Cache-Control', 'no-store');
-      const enrolment = await store.beginTwoFactor(authOf(request).scope.accountId);
-      return {
-        object: 'two_factor_enrolment' as const,
-        ...enrolment,
-        qrCodeSvg: await qrCodeSvg(enrolment.otpauthUri),
-      };
-    },
-  );
+  routes.post('/v1/account/two-factor', beginTwoFactorRoute, async (request, reply) => {
+    void reply.header('Cache-Control', 'no-store');
+    const enrolment = await store.beginTwoFactor(authOf(request).scope.accountId);
+    return {
+      object: 'two_factor_enrolment' as const,
+      ...enrolment,
+      qrCodeSvg: await qrCodeSvg(enrolment.otpauthUri),
+    };
+  });
 
-  routes.post(
-    '/v1/account/two-factor/verify',
-    {
-      config: { requiredScope: 'account:write' },
-      schema: {
-        operationId: 'verifyTwoFactor',
-        tags: ['account'],
-        body: z.strictObject({ code: text(1, 10) }),
-        response: { 200: accountObject },
-      },
-    },
-    async (request, reply) => {
-      const { scope } = authOf(request);
-      const refusal = await store.verifyTwoFactor(scope.accountId, request.body.code);
-      if (refusal !== null) throw twoFactorRefused(request, reply, refusal);
-      return presentAccount(await callerAccount(store, scope), scope.mode);
-    },
-  );
+  routes.post('/v1/account/two-factor/verify', verifyTwoFactorRoute, async (request, reply) => {
+    const { scope } = authOf(request);
+    const refusal = await store.verifyTwoFactor(scope.accountId, request.body.code);
+    if (refusal !== null) throw twoFactorRefused(request, reply, refusal);
+    return presentAccount(await callerAccount(store, scope), scope.mode);
+  });
 
-  routes.delete(
-    '/v1/account/two-factor',
-    {
-      config: { requiredScope: 'account:write' },
-      schema: {
-        operationId: 'disableTwoFactor',
-        tags: ['account'],
-        headers: twoFactorHeaders,
-        response: { 200: accountObject },
-      },
-    },
-    async (request, reply) => {
-      const { scope } = authOf(request);
-      const refusal = await store.disableTwoFactor(
-        scope.accountId,
-        request.headers['x-two-factor-code'],
-      );
-      if (refusal !== null) throw twoFactorRefused(request, reply, refusal);
-      return presentAccount(await callerAccount(store, scope), scope.mode);
-    },
-  );
+  routes.delete('/v1/account/two-factor', disableTwoFactorRoute, async (request, reply) => {
+    const { scope } = authOf(request);
+    const refusal = await store.disableTwoFactor(
+      scope.accountId,
+      request.headers['x-two-factor-code'],
+    );
+    if (refusal !== null) throw twoFactorRefused(request, reply, refusal);
+    return presentAccount(await callerAccount(store, scope), scope.mode);
+  });
 }
+
+const beginTwoFactorRoute = {
+  config: { requiredScope: 'account:write' },
+  schema: {
+    operationId: 'beginTwoFactor',
+    tags: ['account'],
+    response: { 200: enrolmentObject },
+  },
+} as const;
+
+const verifyTwoFactorRoute = {
+  config: { requiredScope: 'account:write' },
+  schema: {
+    operationId: 'verifyTwoFactor',
+    tags: ['account'],
+    body: z.strictObject({ code: text(1, 10) }),
+    response: { 200: accountObject },
+  },
+} as const;
+
+const disableTwoFactorRoute = {
+  config: { requiredScope: 'account:write' },
+  schema: {
+    operationId: 'disableTwoFactor',
+    tags: ['account'],
+    headers: twoFactorHeaders,
+    response: { 200: accountObject },
+  },
+} as const;

@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { SpendgateError, type Mode, type Scope } from '../core/index.js';
+import { SpendgateError, assert, type Mode, type Scope } from '../core/index.js';
 import { hashApiKey } from '../store/secrets/index.js';
 import type { ApiScope, Store } from '../store/store.js';
 
@@ -137,6 +137,6 @@ export function registerScopeCheck(app: FastifyInstance): void {
 
 /** The authenticated caller of a route that requires a key (asserted: the hook ran). */
 export function authOf(request: FastifyRequest): Authenticated {
-  if (request.auth === null) throw new Error('route reached without authentication');
+  assert(request.auth !== null, 'a route that reads its caller is reached only authenticated');
   return request.auth;
 }

@@ -113,6 +113,8 @@ export class ChunkedRateCounter {
       .exec()
       .then((replies) => {
         const total = replies?.[0]?.[1];
+        // Not an assertion: Redis may answer INCRBY with an error (out of memory, a key of
+        // another type) or abort the MULTI; the catch below keeps the count in this process.
         if (typeof total !== 'number') throw new Error('INCRBY answered no number');
         // A newer window may have replaced this state meanwhile; its count is its own.
         state.sharedCount = Math.max(state.sharedCount, total);

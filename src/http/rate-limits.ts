@@ -162,6 +162,7 @@ export function registerRateLimits(
     const limit = options.settings[name];
     const sharedLimiter = shared.get(name);
     try {
+      // Not a fault: without Redis, the per-process fallback below counts, as when it is down.
       if (sharedLimiter === undefined) throw new Error('no Redis configured');
       const result = await withinMs(sharedLimiter.consume(keyId), REDIS_MS_MAX);
       if (degraded) request.log.info('rate limits counted in Redis again');

@@ -1,5 +1,6 @@
 import { Queue, Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
+import { InvariantError } from '../core/index.js';
 import type { Store } from '../store/store.js';
 import { queuePrefix } from './queues.js';
 
@@ -82,7 +83,7 @@ export function startMaintenance(dependencies: {
     async (job) => {
       if (job.name === 'expire-holds') return expireHolds(store, settings.holdAgeMsMax);
       if (job.name === 'take-snapshots') return (await takeSnapshots(store)).length;
-      throw new Error(`unknown maintenance job ${job.name}`);
+      throw new InvariantError(`unknown maintenance job ${job.name}`);
     },
     { connection: dependencies.consumer, prefix, concurrency: 1 },
   );

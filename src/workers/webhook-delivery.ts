@@ -1,5 +1,6 @@
 import { DelayedError, UnrecoverableError, Worker, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
+import { assert } from '../core/index.js';
 import { deliverSigned } from '../outbound/index.js';
 import type { Store } from '../store/store.js';
 import { EndpointGate } from './endpoint-gate.js';
@@ -68,7 +69,8 @@ export function startWebhookWorker(dependencies: {
     const { eventId, endpointId } = job.data;
     const turn = await gate.enter(endpointId);
     if ('retryInMs' in turn) {
-      if (token === undefined) throw new Error('a job handed back needs its lock token');
+      // BullMQ's worker hands every job it runs to the processor with the job's lock token.
+      assert(token !== undefined, 'a job handed back needs its lock token');
       await job.moveToDelayed(Date.now() + turn.retryInMs, token);
       throw new DelayedError();
     }

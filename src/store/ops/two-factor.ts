@@ -2,6 +2,7 @@ import { generateSecret, generateURI, verifySync } from 'otplib';
 import { assert, SpendgateError } from '../../core/index.js';
 import type { StoreContext } from '../context.js';
 import type { SqlQueryable } from '../sql/client.js';
+import { oneRow } from '../sql/one-row.js';
 
 /**
  * Two-factor authentication per account (contract section 2): TOTP (RFC 6238, 30 s steps, 6
@@ -99,8 +100,8 @@ async function countFailure(
      RETURNING cardinality(two_factor_failed_at_ms) AS failures`,
     [accountId, nowMs, nowMs - TWO_FACTOR_FAILURE_WINDOW_MS, TWO_FACTOR_FAILURES_MAX],
   );
-  const failures = rows[0]?.failures;
-  assert(failures !== undefined && failures >= 1, 'the locked account row was updated');
+  const { failures } = oneRow(rows, 'the UPDATE of the locked account');
+  assert(failures >= 1, 'the failure just counted is kept');
   return {
     code: 'invalid_two_factor_code',
     retryAfterS: null,

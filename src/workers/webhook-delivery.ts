@@ -44,6 +44,13 @@ export const DEFAULT_DELIVERY_SETTINGS: Omit<DeliverySettings, 'retryDelaysMs'> 
 /** Times a job may be taken up again after its worker died; bounded, but never reached. */
 const STALLS_MAX = 1_000;
 
+/**
+ * A job naming an event or endpoint this database lacks: failed at once, no retry (an
+ * `UnrecoverableError` to BullMQ), and reported where it is thrown, so the 'failed' handler
+ * does not report it again.
+ */
+class UnknownDeliveryJobError extends UnrecoverableError {}
+
 /** The backoff type jobs name; the worker's strategy answers it. */
 export const CONTRACT_BACKOFF = 'contract-schedule';
 
@@ -87,7 +94,7 @@ export function startWebhookWorker(dependencies: {
         );
         // No retry: the database will not grow the rows, and another attempt would only delay
         // the failure an operator must see.
-        throw new UnrecoverableError(`no such ${lookup.missing} in this database`);
+        throw new UnknownDeliveryJobError(`no such ${lookup.missing} in this database`);
       }
       const target = lookup.target;
       const attemptStartedMs = performance.now();
@@ -140,11 +147,11 @@ export function startWebhookWorker(dependencies: {
     },
   });
   worker.on('failed', (job, error) => {
-    // The last attempt, or a job BullMQ gave up on (stalled too often): no retry follows.
-    if (
-      job !== undefined &&
-      (job.attemptsMade >= (job.opts.attempts ?? 1) || error.message.includes('stalled'))
-    ) {
+    if (job === undefined || error instanceof UnknownDeliveryJobError) return;
+    // No retry follows the last attempt, nor an UnrecoverableError. A job that stalled more
+    // than `maxStalledCount` times is failed by BullMQ with an UnrecoverableError (its deferred
+    // failure, "job stalled more than allowable limit"): the class says so, not the message.
+    if (job.attemptsMade >= (job.opts.attempts ?? 1) || error instanceof UnrecoverableError) {
       log.warn(
         { eventId: job.data.eventId, endpointId: job.data.endpointId, err: error },
         'webhook delivery gave up after its last attempt',

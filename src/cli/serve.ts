@@ -18,7 +18,7 @@ import { loggerProgress } from './progress.js';
 import type { Role } from './roles.js';
 import { openChains } from './solana-chains.js';
 
-/**
+/*
  * `spendgate serve [--role api|worker|all]` (contract section 15): the HTTP API, the workers
  * (outbox relay and webhook delivery), or both (the default, what `npm start` runs), so that
  * API and workers scale apart. SIGTERM or SIGINT stops gracefully: the server stops taking
@@ -35,6 +35,7 @@ import { openChains } from './solana-chains.js';
  * touched that database's jobs, and a supervisor that restarts it gets the refusal at once,
  * rather than a process that serves while its events wait unseen in the outbox.
  */
+
 export { ROLES, type Role } from './roles.js';
 
 const SHUTDOWN_MS_MAX = 10_000;

@@ -3,12 +3,13 @@ import { SpendgateError, assert, type Mode, type Scope } from '../core/index.js'
 import { hashApiKey } from '../store/secrets/index.js';
 import type { ApiScope, Store } from '../store/store.js';
 
-/**
+/*
  * Authentication (contract section 2): `Authorization: Bearer <key>` on every /v1 route but
  * the OpenAPI document. A key names one account and one mode; its scopes gate each route.
  * A key of a mode the deployment does not serve is `invalid_api_key`, as an unknown one is.
  * The key itself never reaches a log: the logger redacts the header, and errors never echo it.
  */
+
 export interface Authenticated {
   readonly scope: Scope;
   readonly keyId: string;

@@ -1,22 +1,6 @@
 import type { Redis } from 'ioredis';
 import { assert } from '../core/index.js';
 
-/**
- * A per-key count over fixed one-second windows, shared through Redis in chunks: for the card
- * network's class (10,000 per second by default), where a Redis round trip on every
- * authorization cost more than the count is worth (docs/performance.md).
- *
- * Each process counts its own requests and adds them to the key's Redis counter in chunks of
- * `chunk` (1% of the limit), reading back the total of every process; a request is refused
- * when the last total read plus this process's unsent count reaches the limit. So every process
- * still shares one count (contract section 6), and a window may admit, per process, about one
- * chunk more than the limit (a chunk, plus what arrives while one is on its way): about 1% per
- * process, the price of one round trip per chunk instead of one per request. While Redis does
- * not answer, the process's own count still bounds it.
- *
- * Windows are whole seconds of the wall clock, the same in every process. Keys live two
- * windows in Redis; the process keeps at most `KEYS_MAX` keys in memory.
- */
 export interface ChunkedCount {
   /** False when this request would pass the limit; nothing was counted then. */
   readonly allowed: boolean;
@@ -41,6 +25,22 @@ const KEYS_MAX = 10_000;
 const KEY_TTL_MS = 2 * WINDOW_MS;
 const SEND_RETRY_MS = 100;
 
+/**
+ * A per-key count over fixed one-second windows, shared through Redis in chunks: for the card
+ * network's class (10,000 per second by default), where a Redis round trip on every
+ * authorization cost more than the count is worth (docs/performance.md).
+ *
+ * Each process counts its own requests and adds them to the key's Redis counter in chunks of
+ * `chunk` (1% of the limit), reading back the total of every process; a request is refused
+ * when the last total read plus this process's unsent count reaches the limit. So every process
+ * still shares one count (contract section 6), and a window may admit, per process, about one
+ * chunk more than the limit (a chunk, plus what arrives while one is on its way): about 1% per
+ * process, the price of one round trip per chunk instead of one per request. While Redis does
+ * not answer, the process's own count still bounds it.
+ *
+ * Windows are whole seconds of the wall clock, the same in every process. Keys live two
+ * windows in Redis; the process keeps at most `KEYS_MAX` keys in memory.
+ */
 export class ChunkedRateCounter {
   readonly #keys = new Map<string, KeyWindow>();
   readonly #chunk: number;

@@ -34,7 +34,7 @@ import { registerWebhookRoutes } from './routes/webhooks.js';
 import { registerVaultRoutes } from './routes/vaults.js';
 import { validationError } from './validation-errors.js';
 
-/**
+/*
  * The HTTP adapter's platform: request ids, the contract's error body for every error the
  * framework raises, and health. Routes of the REST interface.
  */

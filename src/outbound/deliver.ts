@@ -2,11 +2,6 @@ import type { OutboundMode } from './webhook-url.js';
 import { sendWebhook, type DeliveryFailure } from './send.js';
 import { signedHeaders } from './sign.js';
 
-/**
- * One signed delivery attempt of an event, as the delivery worker and Test Webhook both make
- * it: signed now (Standard Webhooks), sent under the address policy, the duration in whole
- * milliseconds (as recorded), and whether it counts as delivered (2xx only, contract 13).
- */
 export interface DeliveryOutcome {
   readonly statusCode: number | null;
   readonly durationMs: number;
@@ -15,6 +10,11 @@ export interface DeliveryOutcome {
   readonly delivered: boolean;
 }
 
+/**
+ * One signed delivery attempt of an event, as the delivery worker and Test Webhook both make
+ * it: signed now (Standard Webhooks), sent under the address policy, the duration in whole
+ * milliseconds (as recorded), and whether it counts as delivered (2xx only, contract 13).
+ */
 export async function deliverSigned(attempt: {
   readonly url: string;
   readonly mode: OutboundMode;

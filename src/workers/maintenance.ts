@@ -4,7 +4,7 @@ import { InvariantError } from '../core/index.js';
 import type { Store } from '../store/store.js';
 import { queuePrefix } from './queues.js';
 
-/**
+/*
  * Repeatable maintenance, run by BullMQ job schedulers so that however many worker
  * processes run, each round runs once:
  * - hold expiry: card holds older than the configured age (7 days by default) are released,
@@ -14,6 +14,7 @@ import { queuePrefix } from './queues.js';
  * Both are idempotent, so a round that runs twice or dies halfway does no harm. The work
  * itself is in the two functions below, which tests call with a controlled clock.
  */
+
 export const MAINTENANCE_QUEUE = 'maintenance';
 
 export interface MaintenanceSettings {

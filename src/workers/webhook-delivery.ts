@@ -8,22 +8,6 @@ import type { WebhookOutcome, WorkerMetrics } from './metrics.js';
 import { queuePrefix, WEBHOOK_QUEUE, type WebhookJob } from './queues.js';
 import { retryDelayMs } from './retry-schedule.js';
 
-/**
- * The webhook delivery worker (contract section 13). A job is one event for one endpoint:
- * read what to send (nothing, if the endpoint was deleted or disabled meanwhile: its pending
- * deliveries stop), sign it, POST it, record the attempt. A job naming an event or endpoint
- * this database does not have was never made here (another installation's, on a shared Redis
- * prefix) or its rows are gone: it fails at once, loudly (an error line and
- * `spendgate_webhook_jobs_unknown_total`), and stays in the failed set for an operator, never
- * ended as if delivered. A 2xx ends the job; a 410 disables
- * the endpoint and ends it; anything else fails the attempt, and BullMQ retries it on the
- * contract's schedule (the custom backoff below) until the attempts run out.
- *
- * Fairness (endpoint-gate.ts): at most `endpointConcurrency` deliveries to one endpoint run at
- * once in a process, as many more wait their turn here, and a job beyond that goes back to the
- * queue for about as long as its endpoint needs, without spending an attempt: a slow endpoint
- * holds a few of the `concurrency` slots and never all of them.
- */
 export interface DeliverySettings {
   /** Deliveries in flight at once in this process. */
   readonly concurrency: number;
@@ -59,6 +43,22 @@ export interface DeliveryLog {
   error(object: object, message: string): void;
 }
 
+/**
+ * The webhook delivery worker (contract section 13). A job is one event for one endpoint:
+ * read what to send (nothing, if the endpoint was deleted or disabled meanwhile: its pending
+ * deliveries stop), sign it, POST it, record the attempt. A job naming an event or endpoint
+ * this database does not have was never made here (another installation's, on a shared Redis
+ * prefix) or its rows are gone: it fails at once, loudly (an error line and
+ * `spendgate_webhook_jobs_unknown_total`), and stays in the failed set for an operator, never
+ * ended as if delivered. A 2xx ends the job; a 410 disables
+ * the endpoint and ends it; anything else fails the attempt, and BullMQ retries it on the
+ * contract's schedule (the custom backoff below) until the attempts run out.
+ *
+ * Fairness (endpoint-gate.ts): at most `endpointConcurrency` deliveries to one endpoint run at
+ * once in a process, as many more wait their turn here, and a job beyond that goes back to the
+ * queue for about as long as its endpoint needs, without spending an attempt: a slow endpoint
+ * holds a few of the `concurrency` slots and never all of them.
+ */
 export function startWebhookWorker(dependencies: {
   readonly store: Store;
   readonly connection: Redis;

@@ -7,11 +7,12 @@ import {
   type CurrencyInfo,
 } from '../../core/index.js';
 
-/**
+/*
  * Schemas shared by routes: the one source of truth for validation, typing and the OpenAPI
  * document. Amounts are taken as the client sends them and parsed by the core with the
  * currency's scale in the handler, so their refusals are the contract's `invalid_amount`.
  */
+
 export const amountInput = z
   .custom<number | string | ImpreciseNumber>(
     (value) =>

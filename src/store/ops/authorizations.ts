@@ -16,7 +16,7 @@ import { changeSpend } from '../spend.js';
 import type { SqlQueryable } from '../sql/client.js';
 import { oneRow } from '../sql/one-row.js';
 
-/**
+/*
  * What happens to a card authorization after its decision (decide-and-record.ts): capture,
  * reverse, and expiry of holds that were never captured.
  */

@@ -3,11 +3,12 @@ import type { StoreContext } from '../context.js';
 import type { SqlQueryable } from '../sql/client.js';
 import { oneRow } from '../sql/one-row.js';
 
-/**
+/*
  * The relay's side of the outbox. claimEvents locks up to `batchMax` unrelayed events with
  * FOR UPDATE SKIP LOCKED, so any number of relays work side by side without taking the same
  * rows; the relay hands them on and marks them relayed in the same transaction.
  */
+
 export interface OutboxEvent {
   readonly id: string;
   readonly accountId: string;

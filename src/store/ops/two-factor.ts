@@ -4,7 +4,7 @@ import type { StoreContext } from '../context.js';
 import type { SqlQueryable } from '../sql/client.js';
 import { oneRow } from '../sql/one-row.js';
 
-/**
+/*
  * Two-factor authentication per account (contract section 2): TOTP (RFC 6238, 30 s steps, 6
  * digits). The secret is stored encrypted under the master key, bound to its account.
  *
@@ -20,6 +20,7 @@ import { oneRow } from '../sql/one-row.js';
  * refusal (`TwoFactorRefusal`) instead of throwing it: the transaction commits the count, and
  * the caller throws afterwards.
  */
+
 const PERIOD_S = 30;
 /**
  * One step back, none ahead: a code typed as its step turns still passes (RFC 6238 section

@@ -13,10 +13,11 @@ import { oneRow } from '../sql/one-row.js';
 import type { OutboxEvent } from './events.js';
 import { webhookSecretAad } from './webhook-endpoints.js';
 
-/**
+/*
  * The store's side of webhook fan-out (contract section 13): who subscribes to which event,
  * what a delivery sends, and the record of every attempt.
  */
+
 export interface DeliveryRow {
   id: string;
   endpoint_id: string;

@@ -5,10 +5,11 @@ import type { StoreContext } from '../context.js';
 import type { SqlQueryable } from '../sql/client.js';
 import { oneRow } from '../sql/one-row.js';
 
-/**
+/*
  * Webhook endpoints (contract sections 7 and 13). The `whsec_` signing secret is returned once
  * at creation and stored encrypted under the master key, bound to its endpoint's id.
  */
+
 export const WEBHOOK_ENDPOINTS_MAX = 100;
 
 interface EndpointRow {

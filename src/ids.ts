@@ -1,11 +1,12 @@
 import { randomFillSync, randomInt } from 'node:crypto';
 import { assert } from './core/index.js';
 
-/**
+/*
  * Object ids (contract section 1): a kind prefix and a UUIDv7 body in hex, so that sorting by
  * id is sorting by creation time (UUIDv7 starts with the millisecond timestamp and stays
  * monotonic within a process). `vlt_0193f...` is 4 + 32 characters.
  */
+
 export const ID_PREFIXES = {
   account: 'acct',
   apiKey: 'key',

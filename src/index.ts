@@ -1,13 +1,14 @@
-/**
- * The library entry: `import { compilePolicy, decide, parseAmount } from 'spendgate'`.
- * Everything of the pure core, with `compilePolicy` defaulting to the built-in rule library.
- */
 import {
   compilePolicy as compileWithLibrary,
   type CompiledPolicy,
   type CompileOptions,
 } from './core/index.js';
 import { builtinRuleLibrary } from './rule-library/load.js';
+
+/*
+ * The library entry: `import { compilePolicy, decide, parseAmount } from 'spendgate'`.
+ * Everything of the pure core, with `compilePolicy` defaulting to the built-in rule library.
+ */
 
 export * from './core/index.js';
 export { builtinRuleLibrary, loadRuleLibrary } from './rule-library/load.js';

@@ -1,7 +1,7 @@
 import pg from 'pg';
 import { ConfigError } from '../config/env.js';
 
-/**
+/*
  * The first connection to the PostgreSQL server at DATABASE_URL, made once before the pool,
  * so that a server that cannot be reached stops the command with one line that says what
  * failed and what to check, rather than a driver's stack trace; and within a bound, since the
@@ -9,6 +9,7 @@ import { ConfigError } from '../config/env.js';
  * (libpq's variable, which the pg driver's pool honours too), else CONNECT_TIMEOUT_MS. No
  * message carries the URL or its password.
  */
+
 export const CONNECT_TIMEOUT_MS = 10_000;
 
 /** PGCONNECT_TIMEOUT in milliseconds when it is a whole number of seconds from 1, else the default. */

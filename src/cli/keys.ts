@@ -1,13 +1,14 @@
 import { parseArgs } from 'node:util';
 import { API_SCOPES, type ApiScope, type Store } from '../store/store.js';
 
-/**
+/*
  * `spendgate keys create --account NAME --mode test|live [--scopes a,b] [--create-account]`:
  * prints a new key once. An account is made only when asked (`--create-account`), so a typo
  * in a name is an error, never a new account. `keys list --account NAME`: the keys, never the
  * secrets. `keys revoke KEY_ID`. Keys are stored only as their SHA-256. A name or key that
  * names nothing is a `NotFoundError` (exit 1). `keys rotate-master` is rotate-master.ts.
  */
+
 export const KEYS_USAGE =
   'usage: spendgate keys create --account NAME --mode test|live [--scopes a,b] [--create-account]\n' +
   `       (scopes: ${API_SCOPES.join(', ')}; without --scopes, all of them)\n` +

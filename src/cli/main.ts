@@ -5,7 +5,7 @@ import { KEYS_USAGE, NotFoundError, UsageError } from './keys.js';
 import { stderrProgress } from './progress.js';
 import { ROLES, type Role } from './roles.js';
 
-/**
+/*
  * The spendgate command.
  * - `spendgate serve [--role api|worker|all]`: the API on HOST:PORT (default 127.0.0.1:3000),
  *   the workers, or both (see serve.ts).
@@ -18,6 +18,7 @@ import { ROLES, type Role } from './roles.js';
  * Solana runtime take a second or more to load), so `--help` and `openapi` answer at once.
  * Results go to stdout, what a command is doing and why it failed to stderr (progress.ts).
  */
+
 async function runMigrate(config: Settings): Promise<void> {
   const [{ openDatabase }, { migrate }] = await Promise.all([
     import('./open-store.js'),

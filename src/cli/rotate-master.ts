@@ -13,7 +13,7 @@ import { KEYS_USAGE, UsageError } from './keys.js';
 import { openConfiguredStore } from './open-store.js';
 import type { Progress } from './progress.js';
 
-/**
+/*
  * `spendgate keys rotate-master [--batch-size N]`: re-wraps every secret the master key
  * protects (vault data keys, webhook and two-factor secrets) under the current master key, a
  * batch of rows per transaction (store/ops/master-key-rotation.ts), while servers run.
@@ -30,6 +30,7 @@ import type { Progress } from './progress.js';
  * to remove, and the command says so (exit 1). Output: counts and ids, never a key or a
  * wrapped key.
  */
+
 /** Progress lines at most this often. */
 const PROGRESS_EVERY_MS = 2_000;
 

@@ -1,10 +1,11 @@
 import { z } from 'zod';
 
-/**
+/*
  * Settings from the environment (contract section 15), validated once at start: a missing or
  * malformed setting stops the start with a message naming it. Settings the service does not
  * use yet join this schema with the issue that uses them.
  */
+
 /** Requests per second per API key, by the key's class (contract section 6). */
 export interface RateLimitSettings {
   readonly livePerSecond: number;

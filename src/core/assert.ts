@@ -1,8 +1,9 @@
-/**
+/*
  * Invariant checks in the manner of TigerBeetle's TIGER_STYLE: a failed assertion is a bug in
  * spendgate or in its caller, never a user error, so it throws an `InvariantError` that the
  * outer layers turn into a 500 without exposing its message.
  */
+
 export class InvariantError extends Error {
   override readonly name = 'InvariantError';
 }

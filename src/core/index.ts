@@ -1,7 +1,8 @@
-/**
+/*
  * The pure core: money, policy compilation and the authorization decision. No I/O; imports
  * nothing outside src/core but zod and decimal.js (ARCHITECTURE.md, invariants).
  */
+
 export { assert, InvariantError } from './assert.js';
 export {
   ERROR_CATALOGUE,

@@ -1,4 +1,4 @@
-/** Calendar arithmetic on epoch milliseconds in UTC, without allocating a Date. */
+/* Calendar arithmetic on epoch milliseconds in UTC, without allocating a Date. */
 
 export const MS_PER_HOUR = 3_600_000;
 export const MS_PER_DAY = 86_400_000;

@@ -1,14 +1,15 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { SpendgateError, type Mode, type Scope } from '../core/index.js';
+import { SpendgateError, assert, type Mode, type Scope } from '../core/index.js';
 import { hashApiKey } from '../store/secrets/index.js';
 import type { ApiScope, Store } from '../store/store.js';
 
-/**
+/*
  * Authentication (contract section 2): `Authorization: Bearer <key>` on every /v1 route but
  * the OpenAPI document. A key names one account and one mode; its scopes gate each route.
  * A key of a mode the deployment does not serve is `invalid_api_key`, as an unknown one is.
  * The key itself never reaches a log: the logger redacts the header, and errors never echo it.
  */
+
 export interface Authenticated {
   readonly scope: Scope;
   readonly keyId: string;
@@ -137,6 +138,6 @@ export function registerScopeCheck(app: FastifyInstance): void {
 
 /** The authenticated caller of a route that requires a key (asserted: the hook ran). */
 export function authOf(request: FastifyRequest): Authenticated {
-  if (request.auth === null) throw new Error('route reached without authentication');
+  assert(request.auth !== null, 'a route that reads its caller is reached only authenticated');
   return request.auth;
 }

@@ -1,22 +1,6 @@
 import type { Redis } from 'ioredis';
 import { assert } from '../core/index.js';
 
-/**
- * A per-key count over fixed one-second windows, shared through Redis in chunks: for the card
- * network's class (10,000 per second by default), where a Redis round trip on every
- * authorization cost more than the count is worth (docs/performance.md).
- *
- * Each process counts its own requests and adds them to the key's Redis counter in chunks of
- * `chunk` (1% of the limit), reading back the total of every process; a request is refused
- * when the last total read plus this process's unsent count reaches the limit. So every process
- * still shares one count (contract section 6), and a window may admit, per process, about one
- * chunk more than the limit (a chunk, plus what arrives while one is on its way): about 1% per
- * process, the price of one round trip per chunk instead of one per request. While Redis does
- * not answer, the process's own count still bounds it.
- *
- * Windows are whole seconds of the wall clock, the same in every process. Keys live two
- * windows in Redis; the process keeps at most `KEYS_MAX` keys in memory.
- */
 export interface ChunkedCount {
   /** False when this request would pass the limit; nothing was counted then. */
   readonly allowed: boolean;
@@ -41,6 +25,22 @@ const KEYS_MAX = 10_000;
 const KEY_TTL_MS = 2 * WINDOW_MS;
 const SEND_RETRY_MS = 100;
 
+/**
+ * A per-key count over fixed one-second windows, shared through Redis in chunks: for the card
+ * network's class (10,000 per second by default), where a Redis round trip on every
+ * authorization cost more than the count is worth (docs/performance.md).
+ *
+ * Each process counts its own requests and adds them to the key's Redis counter in chunks of
+ * `chunk` (1% of the limit), reading back the total of every process; a request is refused
+ * when the last total read plus this process's unsent count reaches the limit. So every process
+ * still shares one count (contract section 6), and a window may admit, per process, about one
+ * chunk more than the limit (a chunk, plus what arrives while one is on its way): about 1% per
+ * process, the price of one round trip per chunk instead of one per request. While Redis does
+ * not answer, the process's own count still bounds it.
+ *
+ * Windows are whole seconds of the wall clock, the same in every process. Keys live two
+ * windows in Redis; the process keeps at most `KEYS_MAX` keys in memory.
+ */
 export class ChunkedRateCounter {
   readonly #keys = new Map<string, KeyWindow>();
   readonly #chunk: number;
@@ -113,6 +113,8 @@ export class ChunkedRateCounter {
       .exec()
       .then((replies) => {
         const total = replies?.[0]?.[1];
+        // Not an assertion: Redis may answer INCRBY with an error (out of memory, a key of
+        // another type) or abort the MULTI; the catch below keeps the count in this process.
         if (typeof total !== 'number') throw new Error('INCRBY answered no number');
         // A newer window may have replaced this state meanwhile; its count is its own.
         state.sharedCount = Math.max(state.sharedCount, total);

@@ -6,16 +6,6 @@ import type { Store } from '../store/store.js';
 import { withinMs } from './deadline.js';
 import type { Metrics } from './metrics.js';
 
-/**
- * Health and metrics (contract section 15): /healthz (the process is up), /readyz (200 while
- * the process can decide authorizations, that is while the database answers), /metrics
- * (Prometheus text: request latency by route, decisions, the dependencies, and the process's
- * own metrics; see metrics.ts).
- *
- * Redis is a degraded part, not a reason to be unready: without it rate limits are counted per
- * process and events wait in the outbox, while every authorization is still decided. A load
- * balancer that pulled an instance for it would pull every instance at once, for nothing.
- */
 const CHECK_MS_MAX = 1000;
 
 /** Whether `work` succeeds within `ms`. */
@@ -40,6 +30,16 @@ export function createRedis(url: string): Redis {
   });
 }
 
+/**
+ * Health and metrics (contract section 15): /healthz (the process is up), /readyz (200 while
+ * the process can decide authorizations, that is while the database answers), /metrics
+ * (Prometheus text: request latency by route, decisions, the dependencies, and the process's
+ * own metrics; see metrics.ts).
+ *
+ * Redis is a degraded part, not a reason to be unready: without it rate limits are counted per
+ * process and events wait in the outbox, while every authorization is still decided. A load
+ * balancer that pulled an instance for it would pull every instance at once, for nothing.
+ */
 export function registerHealth(
   app: FastifyInstance,
   dependencies: { store: Store; redis: Redis | null; metrics: Metrics },

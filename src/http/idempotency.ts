@@ -4,14 +4,14 @@ import type { Store, StoreOperations } from '../store/store.js';
 import { authOf } from './auth.js';
 import { errorBody } from './error-body.js';
 
+const KEY_PATTERN = /^[\x20-\x7e]{1,255}$/;
+
 /**
  * Runs a mutating route's effect, with its idempotency record when the request carries an
  * `Idempotency-Key` (contract section 5): the record is written in the effect's transaction,
  * a replay answers the stored status and body with `Idempotent-Replayed: true`, and a refusal
  * other than a 400 is stored as the error body it answered.
  */
-const KEY_PATTERN = /^[\x20-\x7e]{1,255}$/;
-
 export async function respond<Body>(
   store: Store,
   request: FastifyRequest,

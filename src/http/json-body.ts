@@ -7,7 +7,7 @@ import {
   SpendgateError,
 } from '../core/index.js';
 
-/**
+/*
  * The JSON body parser. JSON.parse turns the literal 0.10000000000000001 into 0.1 before any
  * amount check could see it, which would accept an amount the client did not send. This
  * parser reads every number literal as written: up to 15 significant digits it is a number (a
@@ -15,6 +15,7 @@ import {
  * and any other numeric field fails to validate. Keys that would reach an object's prototype
  * are refused, as Fastify's own parser does.
  */
+
 function parseNumber(literal: string): number | ImpreciseNumber {
   return significantDigits(literal) > JSON_NUMBER_DIGITS_MAX
     ? new ImpreciseNumber(literal)

@@ -1,5 +1,14 @@
 import { pino } from 'pino';
 
+export const LOG_BLOCK_BYTES_MIN = 4096;
+export const LOG_FLUSH_MS_MAX = 250;
+export const LOG_BUFFER_BYTES_MAX = 16 * 1024 * 1024;
+
+type Destination = ReturnType<typeof pino.destination>;
+
+/** One per process, shared by its servers (tests and embedding services make several). */
+let shared: Destination | null = null;
+
 /**
  * Where the server's log lines go when no stream is given: stdout, written in blocks rather
  * than one system call per line. At thousands of requests a second a line per request was one
@@ -14,15 +23,6 @@ import { pino } from 'pino';
  * an uncaught error); a process killed outright loses at most one block of log lines, never
  * data: nothing committed is ever only in a log.
  */
-export const LOG_BLOCK_BYTES_MIN = 4096;
-export const LOG_FLUSH_MS_MAX = 250;
-export const LOG_BUFFER_BYTES_MAX = 16 * 1024 * 1024;
-
-type Destination = ReturnType<typeof pino.destination>;
-
-/** One per process, shared by its servers (tests and embedding services make several). */
-let shared: Destination | null = null;
-
 export function bufferedStdout(): Destination {
   shared ??= pino.destination({
     dest: 1,

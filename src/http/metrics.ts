@@ -1,13 +1,14 @@
 import { collectDefaultMetrics, Counter, Histogram, Registry } from 'prom-client';
 import { AUTHORIZE_BATCH_MAX } from '../store/store.js';
 
-/**
+/*
  * The server's Prometheus metrics, served at /metrics. Each server has a registry of its own,
  * so several can live in one process (tests, embedding services). Every label has a bounded
  * set of values: route patterns (never URLs), decline codes, booleans, key classes. The
  * workers' metrics are in src/workers/metrics.ts; README's Metrics section lists both, and
  * docs/grafana/spendgate-dashboard.json reads them.
  */
+
 export interface Metrics {
   readonly registry: Registry;
   readonly requestSeconds: Histogram<'method' | 'route' | 'status'>;

@@ -1,22 +1,5 @@
 import type { ErrorCode } from '../core/index.js';
 
-/**
- * What the reference page (/docs) says of each operation, keyed by operationId: its summary and
- * description, what its success answers, the error codes it can answer, and realistic examples.
- * One table beside the routes rather than in them, so that the prose of the whole API reads
- * and is reviewed in one place; `src/http/openapi.ts` applies it to the generated document, and
- * `test/http/openapi.test.ts` fails while an operation has no entry here, or an entry names no
- * operation, or an example does not fit its schema.
- *
- * `errors` names the codes particular to the operation. The codes every route with a key can
- * answer (no key, a bad or expired key, a missing scope, the rate limit) and those of every
- * JSON body (malformed JSON, too large, not JSON, a field missing or invalid) are added to
- * each operation from the document itself, as is the `default` response for the rest
- * (`internal_error`, `service_unavailable`).
- *
- * Every example value is made up: ids, card numbers, secrets and addresses are obviously fake.
- */
-
 /** An error example of an operation: the code, and the message and param it answers with. */
 export interface ErrorExample {
   readonly code: ErrorCode;
@@ -333,6 +316,22 @@ export const ERROR_EXAMPLES: Readonly<Record<ErrorCode, Omit<ErrorExample, 'code
   },
 };
 
+/**
+ * What the reference page (/docs) says of each operation, keyed by operationId: its summary and
+ * description, what its success answers, the error codes it can answer, and realistic examples.
+ * One table beside the routes rather than in them, so that the prose of the whole API reads
+ * and is reviewed in one place; `src/http/openapi.ts` applies it to the generated document, and
+ * `test/http/openapi.test.ts` fails while an operation has no entry here, or an entry names no
+ * operation, or an example does not fit its schema.
+ *
+ * `errors` names the codes particular to the operation. The codes every route with a key can
+ * answer (no key, a bad or expired key, a missing scope, the rate limit) and those of every
+ * JSON body (malformed JSON, too large, not JSON, a field missing or invalid) are added to
+ * each operation from the document itself, as is the `default` response for the rest
+ * (`internal_error`, `service_unavailable`).
+ *
+ * Every example value is made up: ids, card numbers, secrets and addresses are obviously fake.
+ */
 export const OPERATION_DOCS: Readonly<Record<string, OperationDoc>> = {
   // Account
   retrieveAccount: {

@@ -8,7 +8,7 @@ import {
   ruleSchema,
 } from '../core/policy/schema.js';
 
-/**
+/*
  * The policy document's JSON Schema (2020-12, the dialect of OpenAPI 3.1), generated from the
  * core's zod schemas, the ones Set Policy validates with, so the reference page shows the real
  * structure of a policy rather than "any object". The HTTP schema of the body stays an open

@@ -8,24 +8,6 @@ import { ChunkedRateCounter } from './chunked-rate-counter.js';
 import { withinMs } from './deadline.js';
 import { RATE_LIMIT_KEY_CLASSES, type Metrics } from './metrics.js';
 
-/**
- * Rate limits (contract section 6): a fixed one-second window per API key, counted in Redis so
- * that every server process shares one count. Three classes, each with its own limit: live,
- * test, and the card network's callbacks (a key whose only scope is `authorizations:write`,
- * on a route that needs that scope). The high class exists for the callbacks alone: the same
- * key on any other route (two-factor, account, lists) counts in its mode's class, so a leaked
- * network key cannot, say, guess at 10,000 requests per second.
- *
- * Counted in `onRequest`, right after authentication and before the body is read: a flood of
- * large bodies is refused before any of them is parsed.
- *
- * The card network's class is counted in chunks (chunked-rate-counter.ts): one Redis round
- * trip per 1% of its limit instead of one per callback, still one count for every process.
- *
- * When Redis is down or slow, the count falls back to one kept in this process (so a flood is
- * still bounded), except on routes marked `rateLimitFailOpen`: the authorize callback, where
- * the card network must get a decision whatever Redis does.
- */
 export const RATE_LIMIT_WINDOW_SECONDS = 1;
 /** Past this, a Redis answer is too late to wait for: the process's own count decides. */
 const REDIS_MS_MAX = 100;
@@ -99,6 +81,24 @@ function setHeaders(reply: FastifyReply, state: RateLimitState): void {
   void reply.header('RateLimit-Reset', String(Math.ceil(state.resetMs / 1000)));
 }
 
+/**
+ * Rate limits (contract section 6): a fixed one-second window per API key, counted in Redis so
+ * that every server process shares one count. Three classes, each with its own limit: live,
+ * test, and the card network's callbacks (a key whose only scope is `authorizations:write`,
+ * on a route that needs that scope). The high class exists for the callbacks alone: the same
+ * key on any other route (two-factor, account, lists) counts in its mode's class, so a leaked
+ * network key cannot, say, guess at 10,000 requests per second.
+ *
+ * Counted in `onRequest`, right after authentication and before the body is read: a flood of
+ * large bodies is refused before any of them is parsed.
+ *
+ * The card network's class is counted in chunks (chunked-rate-counter.ts): one Redis round
+ * trip per 1% of its limit instead of one per callback, still one count for every process.
+ *
+ * When Redis is down or slow, the count falls back to one kept in this process (so a flood is
+ * still bounded), except on routes marked `rateLimitFailOpen`: the authorize callback, where
+ * the card network must get a decision whatever Redis does.
+ */
 export function registerRateLimits(
   app: FastifyInstance,
   options: {
@@ -162,6 +162,7 @@ export function registerRateLimits(
     const limit = options.settings[name];
     const sharedLimiter = shared.get(name);
     try {
+      // Not a fault: without Redis, the per-process fallback below counts, as when it is down.
       if (sharedLimiter === undefined) throw new Error('no Redis configured');
       const result = await withinMs(sharedLimiter.consume(keyId), REDIS_MS_MAX);
       if (degraded) request.log.info('rate limits counted in Redis again');

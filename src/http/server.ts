@@ -37,7 +37,7 @@ import { registerVaultBalanceRoutes } from './routes/vault-balances.js';
 import { registerVaultRoutes } from './routes/vaults.js';
 import { validationError } from './validation-errors.js';
 
-/**
+/*
  * The HTTP adapter's platform: request ids, the contract's error body for every error the
  * framework raises, and health. Routes of the REST interface.
  */

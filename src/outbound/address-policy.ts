@@ -1,4 +1,8 @@
-/**
+import { BlockList, isIP } from 'node:net';
+
+import { assert } from '../core/index.js';
+
+/*
  * Which IP addresses a webhook may connect to (contract section 13). Webhook URLs are chosen by
  * API clients, so without this a client could make spendgate POST into its own network or a
  * cloud metadata service (SSRF), and read from the failure which ports answer there.
@@ -15,9 +19,6 @@
  * forbidden as `10.0.0.1`; only the IPv4-mapped form of a loopback address, which the kernel
  * connects to that loopback address itself, is loopback, the others reach some other host.
  */
-import { BlockList, isIP } from 'node:net';
-
-import { assert } from '../core/index.js';
 
 /** Longest textual IPv6 address (with an embedded IPv4 tail) is 45 characters; be generous. */
 export const ADDRESS_CHARS_MAX = 64;

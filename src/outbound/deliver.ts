@@ -5,11 +5,6 @@ import { signedHeaders } from './sign.js';
 /** The contract's limit on one delivery attempt (section 13): the worker's and Test Webhook's. */
 export const DELIVERY_ATTEMPT_TIMEOUT_MS = 15_000;
 
-/**
- * One signed delivery attempt of an event, as the delivery worker and Test Webhook both make
- * it: signed now (Standard Webhooks), sent under the address policy, the duration in whole
- * milliseconds (as recorded), and whether it counts as delivered (2xx only, contract 13).
- */
 export interface DeliveryOutcome {
   readonly statusCode: number | null;
   readonly durationMs: number;
@@ -18,6 +13,11 @@ export interface DeliveryOutcome {
   readonly delivered: boolean;
 }
 
+/**
+ * One signed delivery attempt of an event, as the delivery worker and Test Webhook both make
+ * it: signed now (Standard Webhooks), sent under the address policy, the duration in whole
+ * milliseconds (as recorded), and whether it counts as delivered (2xx only, contract 13).
+ */
 export async function deliverSigned(attempt: {
   readonly url: string;
   readonly mode: OutboundMode;

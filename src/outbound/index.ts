@@ -1,9 +1,10 @@
-/**
+/*
  * Outbound HTTP for webhook delivery, with SSRF protection (contract section 13). The HTTP
  * adapter checks an endpoint URL at registration with `checkWebhookUrl`; the webhook worker
  * delivers with `sendWebhook`, which applies the same address policy at connection time.
  * Imports only node built-ins, src/core and `standardwebhooks` (the signature, sign.ts).
  */
+
 export {
   ADDRESS_CHARS_MAX,
   classifyAddress,

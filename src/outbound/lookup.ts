@@ -1,11 +1,12 @@
-/**
+import { lookup as dnsLookup } from 'node:dns/promises';
+
+/*
  * Name resolution for outbound webhooks, behind one small seam. Production resolves with the
  * operating system's resolver (`dns.lookup`, the one `http.request` uses), asking for every
  * address so that a host with one public and one private address is judged by both. Tests
  * inject a `LookupFn` so that they need neither the internet nor a DNS server, and so that DNS
  * rebinding (a public answer at registration, a private one at delivery) can be played out.
  */
-import { lookup as dnsLookup } from 'node:dns/promises';
 
 export interface LookupAddress {
   readonly address: string;

@@ -1,4 +1,16 @@
-/**
+import http from 'node:http';
+import https from 'node:https';
+import type { LookupAddress as DnsLookupAddress, LookupOptions } from 'node:dns';
+import type { LookupFunction } from 'node:net';
+import { performance } from 'node:perf_hooks';
+
+import { assert } from '../core/index.js';
+
+import { isAllowedAddress } from './address-policy.js';
+import { LOOKUP_ADDRESSES_MAX, systemLookup, type LookupFn } from './lookup.js';
+import { hostOf, isIpLiteral, URL_CHARS_MAX, type OutboundMode } from './webhook-url.js';
+
+/*
  * One webhook delivery attempt: a bounded POST whose only product is the receiver's status code.
  * The worker records every attempt, so this never throws for anything the network or the
  * receiver does; it answers `{ statusCode: null, error }` instead. It throws only on a caller
@@ -19,17 +31,6 @@
  * Headers and body carry the Standard Webhooks signature: they are never logged nor put in a
  * result or an error string.
  */
-import http from 'node:http';
-import https from 'node:https';
-import type { LookupAddress as DnsLookupAddress, LookupOptions } from 'node:dns';
-import type { LookupFunction } from 'node:net';
-import { performance } from 'node:perf_hooks';
-
-import { assert } from '../core/index.js';
-
-import { isAllowedAddress } from './address-policy.js';
-import { LOOKUP_ADDRESSES_MAX, systemLookup, type LookupFn } from './lookup.js';
-import { hostOf, isIpLiteral, URL_CHARS_MAX, type OutboundMode } from './webhook-url.js';
 
 /** The worker passes 15,000 (contract section 13); nothing may wait longer than this. */
 export const TIMEOUT_MS_MAX = 60_000;

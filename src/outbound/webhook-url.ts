@@ -1,4 +1,9 @@
-/**
+import { SpendgateError, assert } from '../core/index.js';
+
+import { isAllowedAddress } from './address-policy.js';
+import { LOOKUP_ADDRESSES_MAX, systemLookup, type LookupFn } from './lookup.js';
+
+/*
  * The registration-time check of a webhook endpoint URL (contract section 13). Refusing a bad
  * URL when it is registered gives the client a clear 400 instead of a silent string of failed
  * deliveries; the same address policy is applied again at every connection (send.ts), because
@@ -9,10 +14,6 @@
  * https, and loopback too, so a developer can point an endpoint at a receiver on localhost;
  * never a private, link-local or metadata address, in either mode.
  */
-import { SpendgateError, assert } from '../core/index.js';
-
-import { isAllowedAddress } from './address-policy.js';
-import { LOOKUP_ADDRESSES_MAX, systemLookup, type LookupFn } from './lookup.js';
 
 export type OutboundMode = 'test' | 'live';
 

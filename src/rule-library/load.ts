@@ -2,18 +2,17 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { parseWith } from '../core/policy/parse-with.js';
 import { templateSchema, type TemplateDocument, type TemplateLibrary } from '../core/index.js';
 
-/**
- * Loads the rule library: every `*.json` in a folder, each one template validated against the
- * template format of the core. A malformed file stops the load with a message naming the file,
- * so a broken library never reaches a running service.
- */
-
 /** rules/ at the package root, both from src/ (tsx, vitest) and from dist/ (built). */
 export const BUILTIN_RULES_DIR = new URL('../../rules/', import.meta.url);
 
 /** Files the loader reads at most; the library is a curated folder, not user input. */
 const TEMPLATE_FILES_MAX = 200;
 
+/**
+ * Loads the rule library: every `*.json` in a folder, each one template validated against the
+ * template format of the core. A malformed file stops the load with a message naming the file,
+ * so a broken library never reaches a running service.
+ */
 export function loadRuleLibrary(dir: URL = BUILTIN_RULES_DIR): TemplateLibrary {
   const files = readdirSync(dir)
     .filter((file) => file.endsWith('.json'))

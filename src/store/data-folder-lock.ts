@@ -15,7 +15,7 @@ import { join, resolve } from 'node:path';
 import { ConfigError } from '../config/env.js';
 import { assert } from '../core/index.js';
 
-/**
+/*
  * One process per embedded data folder. PGlite is PostgreSQL in this process's
  * memory, writing to its folder: a second process that opens the same folder runs its own copy
  * of the database, and each overwrites the other's files (a key created beside a running
@@ -42,6 +42,7 @@ import { assert } from '../core/index.js';
  * flock(2) would be released by the kernel on death, but Node has no flock, and it is not
  * dependable on network filesystems.
  */
+
 export const LOCK_FILE = 'spendgate.lock';
 /** How often a holder touches its lock. */
 const TOUCH_MS = 5_000;

@@ -1,12 +1,13 @@
 import { assert } from '../core/index.js';
 import type { SqlQueryable } from './sql/client.js';
 
-/**
+/*
  * The installation id: 16 hex digits made with the database by migration 0005, one row,
  * immutable. It names this database to everything outside it that must not be shared between
  * two databases: the default Redis prefix (`spendgate-<id>`) and the claim on a prefix set by
  * hand (src/workers/prefix-claim.ts).
  */
+
 export const INSTALLATION_ID_PATTERN = /^[0-9a-f]{16}$/;
 
 /** Reads the id; the database must be migrated. */

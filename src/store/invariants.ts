@@ -1,10 +1,11 @@
 import type { SqlQueryable } from './sql/client.js';
 import { ALL_TIME_DAY } from './spend.js';
 
-/**
+/*
  * The ledger's invariants, as queries that list violations (empty lists mean all hold). Tests
  * run this after every step; an operator can run it against production at any time.
  */
+
 export interface Violation {
   readonly invariant: string;
   readonly detail: string;

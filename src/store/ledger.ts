@@ -9,11 +9,12 @@ import {
 import { newId } from '../ids.js';
 import type { SqlQueryable } from './sql/client.js';
 
-/**
+/*
  * Postings: the only way money moves. A posting is a set of immutable entries that sum to
  * zero (asserted here, and checked again by the database at commit). Vault ledger accounts
  * share their vault's id; the system accounts are one per mode, currency and kind.
  */
+
 export type SystemAccountKind = 'funding' | 'card_settlement' | 'solana_outbound' | 'withdrawals';
 const SYSTEM_KINDS: readonly SystemAccountKind[] = [
   'funding',

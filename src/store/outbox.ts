@@ -2,11 +2,12 @@ import { isoTimestamp, type Scope } from '../core/index.js';
 import { newId } from '../ids.js';
 import type { SqlQueryable } from './sql/client.js';
 
-/**
+/*
  * The event outbox (contract section 13): an event is a row written in the transaction of the
  * change it describes, so a committed change always has its event and a rolled-back one never
  * does. Relays (src/workers/outbox-relay.ts) claim rows and fan them out.
  */
+
 /** The event types of contract section 13; an endpoint subscribes to some, or to "*". */
 export const EVENT_TYPES = [
   'vault.created',

@@ -15,7 +15,7 @@ import {
 } from '../core/index.js';
 import { assert } from '../core/index.js';
 
-/**
+/*
  * Rows as the SQL adapters return them (numeric as text, timestamptz as Date) and their
  * mapping to the core's records. The column lists are the one place each table's read shape
  * is written down.

@@ -2,12 +2,13 @@ import { assert, isoDate, utcDayNumber, type Decimal } from '../core/index.js';
 import type { SqlQueryable } from './sql/client.js';
 import { SqlParams } from './sql/params.js';
 
-/**
+/*
  * Spend counters (see the spend_counters table): what policies' limits and spend facts read.
  * Every approval adds to four rows (the day and all time, for all merchants and for its MCC);
  * every release (reverse, expiry, the unused part of a capture) takes the same rows back down.
  * This module writes them; spend-window.ts reads and sums them.
  */
+
 export const ALL_TIME_DAY = '0001-01-01';
 /** The MCC of the rows that count spend at every merchant. */
 export const ALL_MERCHANTS = '';

@@ -1,16 +1,3 @@
-/**
- * Per-endpoint fairness for the delivery worker, in one process. The danger is a slow
- * endpoint (up to the 15 s timeout per delivery) filling every slot while the others wait, so:
- *
- * - An endpoint runs at most `endpointConcurrency` deliveries at once until it has shown it is
- *   fast (that many deliveries done, averaging under FAST_MS_MAX); a fast endpoint may run up
- *   to all slots but `endpointConcurrency`, which always stay for the others. An endpoint that
- *   slows down is capped again as its average rises.
- * - As many more as it may run wait here for a turn (cheap: a promise, no Redis).
- * - A job beyond that is handed back to the queue, delayed by about the time the endpoint
- *   needs to work off what is ahead of it (from its measured delivery time), so a fast
- *   endpoint's jobs come back in milliseconds and a slow one's in seconds.
- */
 const WAIT_MS_MIN = 10;
 const WAIT_MS_MAX = 5_000;
 /** An endpoint averaging at most this per delivery is fast: its cap lifts. */
@@ -39,6 +26,19 @@ interface EndpointState extends Measured {
   handedBack: number;
 }
 
+/**
+ * Per-endpoint fairness for the delivery worker, in one process. The danger is a slow
+ * endpoint (up to the 15 s timeout per delivery) filling every slot while the others wait, so:
+ *
+ * - An endpoint runs at most `endpointConcurrency` deliveries at once until it has shown it is
+ *   fast (that many deliveries done, averaging under FAST_MS_MAX); a fast endpoint may run up
+ *   to all slots but `endpointConcurrency`, which always stay for the others. An endpoint that
+ *   slows down is capped again as its average rises.
+ * - As many more as it may run wait here for a turn (cheap: a promise, no Redis).
+ * - A job beyond that is handed back to the queue, delayed by about the time the endpoint
+ *   needs to work off what is ahead of it (from its measured delivery time), so a fast
+ *   endpoint's jobs come back in milliseconds and a slow one's in seconds.
+ */
 export class EndpointGate {
   readonly #endpoints = new Map<string, EndpointState>();
   /** Measurements outlive their entries, so a returning endpoint starts informed. */

@@ -1,9 +1,10 @@
 import { Queue, Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
+import { InvariantError } from '../core/index.js';
 import type { Store } from '../store/store.js';
 import { queuePrefix } from './queues.js';
 
-/**
+/*
  * Repeatable maintenance, run by BullMQ job schedulers so that however many worker
  * processes run, each round runs once:
  * - hold expiry: card holds older than the configured age (7 days by default) are released,
@@ -13,6 +14,7 @@ import { queuePrefix } from './queues.js';
  * Both are idempotent, so a round that runs twice or dies halfway does no harm. The work
  * itself is in the two functions below, which tests call with a controlled clock.
  */
+
 export const MAINTENANCE_QUEUE = 'maintenance';
 
 export interface MaintenanceSettings {
@@ -82,7 +84,7 @@ export function startMaintenance(dependencies: {
     async (job) => {
       if (job.name === 'expire-holds') return expireHolds(store, settings.holdAgeMsMax);
       if (job.name === 'take-snapshots') return (await takeSnapshots(store)).length;
-      throw new Error(`unknown maintenance job ${job.name}`);
+      throw new InvariantError(`unknown maintenance job ${job.name}`);
     },
     { connection: dependencies.consumer, prefix, concurrency: 1 },
   );

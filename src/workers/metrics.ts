@@ -3,7 +3,7 @@ import type { Redis } from 'ioredis';
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { OutboxBacklog, Store } from '../store/store.js';
 
-/**
+/*
  * The workers' Prometheus metrics, on a registry of their own (workers and http never import
  * each other; serve.ts serves this registry beside the server's at /metrics). Every label has
  * a bounded set of values. README's Metrics section lists them.
@@ -16,6 +16,7 @@ import type { OutboxBacklog, Store } from '../store/store.js';
  * answer leaves its gauge without samples (absent, not a stale or made-up 0), beside
  * `spendgate_dependency_up`, which names the dependency down.
  */
+
 export interface WorkerMetrics {
   readonly registry: Registry;
   /**

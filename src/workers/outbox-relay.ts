@@ -3,6 +3,15 @@ import type { Store } from '../store/store.js';
 import { PollingLoop, type LoopLog } from './polling-loop.js';
 import { webhookJobId, type WebhookJob } from './queues.js';
 
+export interface RelayOptions {
+  /** Events claimed per round; also bounds a round's jobs (times 100 endpoints at most). */
+  readonly batchMax: number;
+  /** The wait after a round that found less than a full batch. */
+  readonly idleMs: number;
+}
+
+export const DEFAULT_RELAY_OPTIONS: RelayOptions = { batchMax: 200, idleMs: 100 };
+
 /**
  * The outbox relay (contract section 13). One round is one database transaction: claim up to
  * `batchMax` committed, unrelayed events (FOR UPDATE SKIP LOCKED, so any number of relays run
@@ -15,15 +24,6 @@ import { webhookJobId, type WebhookJob } from './queues.js';
  *   added again under the same ids, which BullMQ ignores (queues.ts, webhookJobId).
  * - A crash after the commit: the jobs are in Redis; nothing is lost or repeated.
  */
-export interface RelayOptions {
-  /** Events claimed per round; also bounds a round's jobs (times 100 endpoints at most). */
-  readonly batchMax: number;
-  /** The wait after a round that found less than a full batch. */
-  readonly idleMs: number;
-}
-
-export const DEFAULT_RELAY_OPTIONS: RelayOptions = { batchMax: 200, idleMs: 100 };
-
 export class OutboxRelay {
   readonly #loop: PollingLoop;
   #relayed = 0;

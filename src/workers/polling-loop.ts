@@ -1,9 +1,3 @@
-/**
- * A loop of rounds for a worker that polls the database (the outbox relay, the settlement
- * worker): the next round at once after a full one, after `idleMs` otherwise, and after a
- * growing wait (up to 5 s) while rounds fail, logged once per outage rather than per round.
- * `stop` lets the round in progress finish.
- */
 export interface LoopLog {
   warn(object: object, message: string): void;
   info(message: string): void;
@@ -11,6 +5,12 @@ export interface LoopLog {
 
 const FAILURE_WAIT_MS_MAX = 5_000;
 
+/**
+ * A loop of rounds for a worker that polls the database (the outbox relay, the settlement
+ * worker): the next round at once after a full one, after `idleMs` otherwise, and after a
+ * growing wait (up to 5 s) while rounds fail, logged once per outage rather than per round.
+ * `stop` lets the round in progress finish.
+ */
 export class PollingLoop {
   #stopping = false;
   #running: Promise<void> | null = null;

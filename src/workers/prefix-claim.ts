@@ -2,7 +2,7 @@ import { ConfigError } from '../config/env.js';
 import { redisClient } from '../redis.js';
 import { queuePrefix } from './queues.js';
 
-/**
+/*
  * One database per Redis prefix (contract section 15, v1.1). Two installations on one
  * prefix share queues: one's worker takes the other's delivery jobs, finds nothing of them in
  * its own database, and the deliveries are lost. So:
@@ -16,6 +16,7 @@ import { queuePrefix } from './queues.js';
  * The claim is made again at every (re)connection, so a Redis restarted empty is claimed anew,
  * and a claim found taken by another database at any time is reported through `lost`.
  */
+
 export function defaultRedisPrefix(installationId: string): string {
   return `spendgate-${installationId}`;
 }

@@ -1,11 +1,12 @@
 import type { Redis } from 'ioredis';
 import { redisClient } from '../redis.js';
 
-/**
+/*
  * The BullMQ queues and their Redis connections. Every key of every queue lives under the
  * prefix `{REDIS_PREFIX}`: the braces are a Redis Cluster hash tag, so all of a queue's keys
  * hash to one slot and BullMQ's multi-key scripts run unchanged on a cluster.
  */
+
 export const WEBHOOK_QUEUE = 'webhooks';
 
 export function queuePrefix(redisPrefix: string): string {

@@ -1,13 +1,6 @@
 import type { Store } from '../store/store.js';
 import { PollingLoop, type LoopLog } from './polling-loop.js';
 
-/**
- * The settlement worker (clearing batches): polls for unsettled records of accepted
- * settlements and posts each in a transaction of its own (store: settleRecord), which
- * captures and marks the record together. Any number may run: a record another holds is
- * skipped (SKIP LOCKED), and a settled record is never settled again, so a crash at any point
- * repeats nothing when the worker starts again.
- */
 export interface SettlementOptions {
   /** Records read per round. */
   readonly batchMax: number;
@@ -16,6 +9,13 @@ export interface SettlementOptions {
 
 export const DEFAULT_SETTLEMENT_OPTIONS: SettlementOptions = { batchMax: 100, idleMs: 250 };
 
+/**
+ * The settlement worker (clearing batches): polls for unsettled records of accepted
+ * settlements and posts each in a transaction of its own (store: settleRecord), which
+ * captures and marks the record together. Any number may run: a record another holds is
+ * skipped (SKIP LOCKED), and a settled record is never settled again, so a crash at any point
+ * repeats nothing when the worker starts again.
+ */
 export class SettlementWorker {
   readonly #loop: PollingLoop;
   #settled = 0;

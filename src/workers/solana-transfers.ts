@@ -14,20 +14,6 @@ import type { PendingChainTransfer, Store } from '../store/store.js';
 import type { SolanaOutcome, WorkerMetrics } from './metrics.js';
 import { PollingLoop, type LoopLog } from './polling-loop.js';
 
-/**
- * The Solana transfer worker (contract section 12). Each round walks the pending
- * external transfers and moves each one step, so that a crash between any two steps is safe:
- *
- * 1. Not signed yet: build and sign it, and record the signed bytes, the signature and the
- *    blockhash's lastValidBlockHeight (store: recordChainSend) before anything is sent.
- * 2. Signed: ask the chain about the signature.
- *    - landed: complete the transfer (the hold becomes a posted debit; transfer.completed);
- *    - failed (a definite on-chain error): fail it, releasing the hold (transfer.failed);
- *    - unknown, blockhash still valid: send the same bytes again (the chain applies them once);
- *    - unknown, blockhash expired: those bytes can never land, so sign anew with a fresh
- *      blockhash, replacing the record only if nobody replaced it first, then send.
- * So the same transfer is never sent under two live signatures, and never twice.
- */
 export interface ChainTarget {
   readonly connection: Connection;
   readonly signer: TreasurySigner;
@@ -61,6 +47,20 @@ function isChainCurrency(currency: string): currency is ChainCurrency {
   return currency === 'SOL' || currency === 'USDC';
 }
 
+/**
+ * The Solana transfer worker (contract section 12). Each round walks the pending
+ * external transfers and moves each one step, so that a crash between any two steps is safe:
+ *
+ * 1. Not signed yet: build and sign it, and record the signed bytes, the signature and the
+ *    blockhash's lastValidBlockHeight (store: recordChainSend) before anything is sent.
+ * 2. Signed: ask the chain about the signature.
+ *    - landed: complete the transfer (the hold becomes a posted debit; transfer.completed);
+ *    - failed (a definite on-chain error): fail it, releasing the hold (transfer.failed);
+ *    - unknown, blockhash still valid: send the same bytes again (the chain applies them once);
+ *    - unknown, blockhash expired: those bytes can never land, so sign anew with a fresh
+ *      blockhash, replacing the record only if nobody replaced it first, then send.
+ * So the same transfer is never sent under two live signatures, and never twice.
+ */
 export class SolanaTransferWorker {
   readonly #loop: PollingLoop;
   /** Transfers completed and failed by this worker: for tests and logs. */

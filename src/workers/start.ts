@@ -35,6 +35,13 @@ import {
   type SettlementOptions,
 } from './settlement.js';
 
+export interface Workers {
+  readonly relay: OutboxRelay;
+  readonly queue: Queue<WebhookJob>;
+  readonly metrics: WorkerMetrics;
+  stop(): Promise<void>;
+}
+
 /**
  * The worker role (`spendgate serve --role worker|all`): the outbox relay, the webhook
  * delivery worker, the settlement worker, the Solana transfer worker and the maintenance
@@ -48,13 +55,6 @@ import {
  * Redis is down that waits, and it never starts if another database holds the prefix. The
  * settlement and Solana workers need only the database and start at once.
  */
-export interface Workers {
-  readonly relay: OutboxRelay;
-  readonly queue: Queue<WebhookJob>;
-  readonly metrics: WorkerMetrics;
-  stop(): Promise<void>;
-}
-
 export function startWorkers(dependencies: {
   readonly store: Store;
   readonly redisUrl: string;

@@ -1,5 +1,6 @@
 import { DelayedError, UnrecoverableError, Worker, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
+import { assert } from '../core/index.js';
 import { DELIVERY_ATTEMPT_TIMEOUT_MS, deliverSigned } from '../outbound/index.js';
 import type { Store } from '../store/store.js';
 import { EndpointGate } from './endpoint-gate.js';
@@ -7,22 +8,6 @@ import type { WebhookOutcome, WorkerMetrics } from './metrics.js';
 import { queuePrefix, WEBHOOK_QUEUE, type WebhookJob } from './queues.js';
 import { retryDelayMs } from './retry-schedule.js';
 
-/**
- * The webhook delivery worker (contract section 13). A job is one event for one endpoint:
- * read what to send (nothing, if the endpoint was deleted or disabled meanwhile: its pending
- * deliveries stop), sign it, POST it, record the attempt. A job naming an event or endpoint
- * this database does not have was never made here (another installation's, on a shared Redis
- * prefix) or its rows are gone: it fails at once, loudly (an error line and
- * `spendgate_webhook_jobs_unknown_total`), and stays in the failed set for an operator, never
- * ended as if delivered. A 2xx ends the job; a 410 disables
- * the endpoint and ends it; anything else fails the attempt, and BullMQ retries it on the
- * contract's schedule (the custom backoff below) until the attempts run out.
- *
- * Fairness (endpoint-gate.ts): at most `endpointConcurrency` deliveries to one endpoint run at
- * once in a process, as many more wait their turn here, and a job beyond that goes back to the
- * queue for about as long as its endpoint needs, without spending an attempt: a slow endpoint
- * holds a few of the `concurrency` slots and never all of them.
- */
 export interface DeliverySettings {
   /** Deliveries in flight at once in this process. */
   readonly concurrency: number;
@@ -43,6 +28,13 @@ export const DEFAULT_DELIVERY_SETTINGS: Omit<DeliverySettings, 'retryDelaysMs'> 
 /** Times a job may be taken up again after its worker died; bounded, but never reached. */
 const STALLS_MAX = 1_000;
 
+/**
+ * A job naming an event or endpoint this database lacks: failed at once, no retry (an
+ * `UnrecoverableError` to BullMQ), and reported where it is thrown, so the 'failed' handler
+ * does not report it again.
+ */
+class UnknownDeliveryJobError extends UnrecoverableError {}
+
 /** The backoff type jobs name; the worker's strategy answers it. */
 export const CONTRACT_BACKOFF = 'contract-schedule';
 
@@ -51,6 +43,22 @@ export interface DeliveryLog {
   error(object: object, message: string): void;
 }
 
+/**
+ * The webhook delivery worker (contract section 13). A job is one event for one endpoint:
+ * read what to send (nothing, if the endpoint was deleted or disabled meanwhile: its pending
+ * deliveries stop), sign it, POST it, record the attempt. A job naming an event or endpoint
+ * this database does not have was never made here (another installation's, on a shared Redis
+ * prefix) or its rows are gone: it fails at once, loudly (an error line and
+ * `spendgate_webhook_jobs_unknown_total`), and stays in the failed set for an operator, never
+ * ended as if delivered. A 2xx ends the job; a 410 disables
+ * the endpoint and ends it; anything else fails the attempt, and BullMQ retries it on the
+ * contract's schedule (the custom backoff below) until the attempts run out.
+ *
+ * Fairness (endpoint-gate.ts): at most `endpointConcurrency` deliveries to one endpoint run at
+ * once in a process, as many more wait their turn here, and a job beyond that goes back to the
+ * queue for about as long as its endpoint needs, without spending an attempt: a slow endpoint
+ * holds a few of the `concurrency` slots and never all of them.
+ */
 export function startWebhookWorker(dependencies: {
   readonly store: Store;
   readonly connection: Redis;
@@ -68,7 +76,8 @@ export function startWebhookWorker(dependencies: {
     const { eventId, endpointId } = job.data;
     const turn = await gate.enter(endpointId);
     if ('retryInMs' in turn) {
-      if (token === undefined) throw new Error('a job handed back needs its lock token');
+      // BullMQ's worker hands every job it runs to the processor with the job's lock token.
+      assert(token !== undefined, 'a job handed back needs its lock token');
       await job.moveToDelayed(Date.now() + turn.retryInMs, token);
       throw new DelayedError();
     }
@@ -85,7 +94,7 @@ export function startWebhookWorker(dependencies: {
         );
         // No retry: the database will not grow the rows, and another attempt would only delay
         // the failure an operator must see.
-        throw new UnrecoverableError(`no such ${lookup.missing} in this database`);
+        throw new UnknownDeliveryJobError(`no such ${lookup.missing} in this database`);
       }
       const target = lookup.target;
       const attemptStartedMs = performance.now();
@@ -138,11 +147,11 @@ export function startWebhookWorker(dependencies: {
     },
   });
   worker.on('failed', (job, error) => {
-    // The last attempt, or a job BullMQ gave up on (stalled too often): no retry follows.
-    if (
-      job !== undefined &&
-      (job.attemptsMade >= (job.opts.attempts ?? 1) || error.message.includes('stalled'))
-    ) {
+    if (job === undefined || error instanceof UnknownDeliveryJobError) return;
+    // No retry follows the last attempt, nor an UnrecoverableError. A job that stalled more
+    // than `maxStalledCount` times is failed by BullMQ with an UnrecoverableError (its deferred
+    // failure, "job stalled more than allowable limit"): the class says so, not the message.
+    if (job.attemptsMade >= (job.opts.attempts ?? 1) || error instanceof UnrecoverableError) {
       log.warn(
         { eventId: job.data.eventId, endpointId: job.data.endpointId, err: error },
         'webhook delivery gave up after its last attempt',

@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Scope } from '../../src/core/index.js';
 import { webhookJobId, type WebhookJob } from '../../src/workers/queues.js';
 import { startWorkers, type Workers } from '../../src/workers/start.js';
+import { deliveryJobOptions } from '../../src/workers/webhook-delivery.js';
 import { testDatabase } from '../support/databases.js';
 import { LOCAL_REDIS_URL, SILENT_LOG, testRedisPrefix } from '../support/http.js';
 import { forgetPrefixes, sleep, waitFor } from '../support/processes.js';
@@ -14,7 +15,8 @@ import { useTestStore } from '../support/store.js';
  * the event's account. It was made by another installation on the same Redis prefix, or its
  * rows were lost; either way it fails at once, with an error line and a metric, and is never
  * ended as if delivered. A job for an endpoint its owner deleted ends quietly, as before. And no
- * job is added or taken before the database holds its prefix.
+ * job is added or taken before the database holds its prefix. Beside them, the one other job
+ * that fails before its last attempt: one BullMQ gave up on for stalling too often.
  */
 const DELIVERY = {
   concurrency: 8,
@@ -27,6 +29,7 @@ describe('delivery jobs this database does not know', () => {
   const t = useTestStore(testDatabase('pg'), { systemClock: true });
   const prefixes = [testRedisPrefix()];
   const errors: { object: Record<string, unknown>; message: string }[] = [];
+  const warnings: { object: Record<string, unknown>; message: string }[] = [];
   const receivers: Receiver[] = [];
   let workers: Workers;
 
@@ -41,6 +44,9 @@ describe('delivery jobs this database does not know', () => {
         ...SILENT_LOG,
         error: (object: object, message: string) => {
           errors.push({ object: object as Record<string, unknown>, message });
+        },
+        warn: (object: object, message: string) => {
+          warnings.push({ object: object as Record<string, unknown>, message });
         },
       },
     });
@@ -160,6 +166,51 @@ describe('delivery jobs this database does not know', () => {
     });
     expect(errors.length).toBe(errorsBefore);
     expect(receiver.received).toEqual([]);
+  });
+
+  it('warns that delivery gave up on a job that stalled too often, and not again for an unknown job', async () => {
+    const options = deliveryJobOptions(DELIVERY.retryDelaysMs);
+    const ended = async (job: WebhookJob) => {
+      let state: string = '';
+      await waitFor(
+        async () => {
+          state = await workers.queue.getJobState(webhookJobId(job));
+          return state === 'failed';
+        },
+        15_000,
+        () => `the job is still ${state}`,
+      );
+      return workers.queue.getJob(webhookJobId(job));
+    };
+    // BullMQ's stalled-job check marks a job that stalled more than `maxStalledCount` times with
+    // a deferred failure (the `defa` field of its hash), and the worker that takes it next fails
+    // it at once. Marked here by hand, the queue paused meanwhile: a thousand stalls take hours.
+    const stalled = { eventId: `evt_${randomBytes(16).toString('hex')}`, endpointId: 'we_stalled' };
+    await workers.queue.pause();
+    try {
+      await workers.queue.add('deliver', stalled, { ...options, jobId: webhookJobId(stalled) });
+      const redis = await workers.queue.client;
+      await redis.hset(workers.queue.toKey(webhookJobId(stalled)), {
+        defa: 'job stalled more than allowable limit',
+      });
+    } finally {
+      await workers.queue.resume();
+    }
+    const failed = await ended(stalled);
+    expect(failed?.failedReason).toBe('job stalled more than allowable limit');
+    expect(failed?.attemptsMade ?? 0).toBeLessThan(options.attempts);
+    const gaveUp = warnings.filter((warning) => warning.object.eventId === stalled.eventId);
+    expect(gaveUp.map((warning) => warning.message)).toEqual([
+      'webhook delivery gave up after its last attempt',
+    ]);
+
+    // An unknown job fails before its last attempt too, but its error line says it all.
+    const { id } = await endpoint(await t.scope());
+    const unknown = { eventId: `evt_${randomBytes(16).toString('hex')}`, endpointId: id };
+    await workers.queue.add('deliver', unknown, { ...options, jobId: webhookJobId(unknown) });
+    expect((await ended(unknown))?.failedReason).toBe('no such event in this database');
+    expect(errors.some((error) => error.object.eventId === unknown.eventId)).toBe(true);
+    expect(warnings.some((warning) => warning.object.eventId === unknown.eventId)).toBe(false);
   });
 
   it('adds and takes no job before the database holds its Redis prefix', async () => {

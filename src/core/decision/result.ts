@@ -1,7 +1,8 @@
-/**
+/*
  * What `decide` answers. Decisions are frozen and, where nothing varies per call, built once
  * (per compiled rule, or here for the fixed checks) so that deciding allocates nothing more.
  */
+
 export type DeclineCode = 'authorization_failed' | 'insufficient_balance' | 'card_declined';
 
 export interface DeclineReason {

@@ -1,7 +1,7 @@
 import type { AuthorizationOutcome, TransactionRecord } from '../objects/records.js';
 import { APPROVED, declined, type Decision } from './result.js';
 
-/**
+/*
  * The stand-in decision (contract section 10), in one place: what the card network is told when
  * no decision is reached within the time budget (`STAND_IN=decline|approve`), and what a repeated
  * callback is told afterwards. Who does what with it:
@@ -11,6 +11,7 @@ import { APPROVED, declined, type Decision } from './result.js';
  *   hold is placed (store/ops/decide-and-record.ts), and answers a replay with `replayedOutcome`,
  *   which agrees with what the network was first told.
  */
+
 export const STAND_IN_RULE = 'stand_in';
 
 export const STAND_IN_DECLINED: Decision = declined(

@@ -1,8 +1,3 @@
-/**
- * The one error catalogue (contract section 3). Every error that leaves spendgate, from any
- * layer, is one of these codes with this status and type; `test/core/error-catalogue.test.ts`
- * keeps this table and the contract's table in step.
- */
 export type ErrorType =
   | 'invalid_request_error'
   | 'authentication_error'
@@ -17,6 +12,11 @@ export interface CatalogueEntry {
   readonly message: string;
 }
 
+/**
+ * The one error catalogue (contract section 3). Every error that leaves spendgate, from any
+ * layer, is one of these codes with this status and type; `test/core/error-catalogue.test.ts`
+ * keeps this table and the contract's table in step.
+ */
 export const ERROR_CATALOGUE = {
   parameter_invalid: {
     status: 400,

@@ -1,10 +1,5 @@
 import { SpendgateError } from '../errors/spendgate-error.js';
 
-/**
- * The currency registry (contract section 1): adding a currency is one entry here. `scale` is
- * the number of fraction digits the currency has on chain (USDC's mint has 6 decimals, SOL has
- * 9: one lamport), so no amount finer than the chain can move is ever accepted.
- */
 export interface CurrencyInfo {
   readonly code: string;
   readonly name: string;
@@ -12,6 +7,11 @@ export interface CurrencyInfo {
   readonly scale: number;
 }
 
+/**
+ * The currency registry (contract section 1): adding a currency is one entry here. `scale` is
+ * the number of fraction digits the currency has on chain (USDC's mint has 6 decimals, SOL has
+ * 9: one lamport), so no amount finer than the chain can move is ever accepted.
+ */
 export const CURRENCIES = {
   USDC: { code: 'USDC', name: 'USD Coin', network: 'solana', scale: 6 },
   SOL: { code: 'SOL', name: 'Solana', network: 'solana', scale: 9 },

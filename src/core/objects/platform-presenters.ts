@@ -8,11 +8,12 @@ import type {
   WebhookEndpointRecord,
 } from './records.js';
 
-/**
+/*
  * The platform's objects as the API answers them (contract sections 7, 11 and 13): the account,
  * a vault's policy, settlements and webhooks. The money path's objects are in presenters.ts,
  * with the rules both follow.
  */
+
 export function presentAccount(account: AccountRecord, mode: Mode) {
   return {
     id: account.id,

@@ -17,7 +17,7 @@ function iso(epochMs: number | null): string | null {
   return epochMs === null ? null : isoTimestamp(epochMs);
 }
 
-/**
+/*
  * The presenter layer: records as the API answers them (contract section 8), amounts as decimal
  * strings, times as ISO 8601 UTC. The only place the wire format of an object is written: routes
  * answer these, and events carry exactly these objects, so a webhook receiver sees what a GET
@@ -25,6 +25,7 @@ function iso(epochMs: number | null): string | null {
  * The money path's objects are here; the platform's (account, policy, settlement, webhooks) in
  * platform-presenters.ts.
  */
+
 export function presentVault(vault: VaultRecord) {
   return {
     id: vault.id,

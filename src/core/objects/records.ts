@@ -5,10 +5,11 @@ import type { Decimal } from '../money/decimal.js';
 import type { Merchant } from '../policy/evaluation-input.js';
 import type { PolicyDocument } from '../policy/schema.js';
 
-/**
+/*
  * The domain records the store reads and writes, amounts as core Decimals and times as epoch
  * milliseconds. `present*` (presenters.ts) turns each into the object the API answers.
  */
+
 export type Mode = 'test' | 'live';
 
 export interface Scope {

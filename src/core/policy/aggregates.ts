@@ -1,6 +1,6 @@
 import type { Decimal } from '../money/decimal.js';
 
-/**
+/*
  * Spend aggregates: what a vault has already spent in a calendar window, which limits and the
  * `spent*` / `countDaily` facts compare against. A compiled policy lists exactly the aggregates
  * it reads (`CompiledPolicy.aggregates`), so the store computes only those.
@@ -8,6 +8,7 @@ import type { Decimal } from '../money/decimal.js';
  * Spend counts approved card authorizations (pending and completed) and external transfers,
  * before the transaction being decided.
  */
+
 export type AggregateInterval = 'daily' | 'weekly' | 'monthly' | 'yearly' | 'allTime';
 export type AggregateMeasure = 'amount' | 'count';
 

@@ -8,7 +8,7 @@ import type { EvaluationInput } from './evaluation-input.js';
 import { missingAggregate, type Source } from './facts.js';
 import type { Operator } from './operators.js';
 
-/**
+/*
  * The code generator: checked condition IR in, plain JavaScript functions out (one per policy,
  * built with `new Function` once at compile time). Design note: ./DESIGN.md.
  *

@@ -37,7 +37,7 @@ import {
 } from './schema.js';
 import { EMPTY_TEMPLATE_LIBRARY, type TemplateLibrary } from './template-schema.js';
 
-/**
+/*
  * The policy compiler: policy document in, plain synchronous evaluator out. Validation and
  * type checking (schema.ts, check-conditions.ts) turn the document into condition IR; the code
  * generator (codegen.ts) turns the IR into functions. Design note: ./DESIGN.md.

@@ -1,12 +1,6 @@
 import { InvariantError } from '../assert.js';
 import { aggregateSpec, type AggregateSpec } from './aggregates.js';
 
-/**
- * The facts a rule condition may name (contract section 11), each with its type and the place
- * in `EvaluationInput` it is read from (its `source`). Types are checked when a policy
- * compiles, so a condition that compares a string fact with a number is refused instead of
- * silently never matching.
- */
 export type StringFormat = 'mcc' | 'country' | 'currency' | 'text';
 
 /**
@@ -67,6 +61,12 @@ const spent = (interval: 'daily' | 'weekly' | 'monthly'): MoneyFact => ({
   source: { kind: 'aggregate', aggregate: aggregateSpec('amount', interval, null) },
 });
 
+/**
+ * The facts a rule condition may name (contract section 11), each with its type and the place
+ * in `EvaluationInput` it is read from (its `source`). Types are checked when a policy
+ * compiles, so a condition that compares a string fact with a number is refused instead of
+ * silently never matching.
+ */
 export const FACTS = {
   amount: { kind: 'money', source: { kind: 'request', field: 'amount' } },
   currency: request('currency', 'currency'),

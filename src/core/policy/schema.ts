@@ -3,7 +3,7 @@ import { POLICY_BOUNDS } from './bounds.js';
 import { isCountryCode, MCC_PATTERN } from './countries.js';
 import { OPERATORS } from './operators.js';
 
-/**
+/*
  * The policy document of contract section 11, as zod schemas. Condition trees are validated one
  * node at a time by `check-conditions.ts` (with these node schemas), so that their depth is
  * bounded before anything recurses into them.

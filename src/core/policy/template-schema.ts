@@ -2,12 +2,6 @@ import { z } from 'zod';
 import { POLICY_BOUNDS, TEMPLATE_BOUNDS } from './bounds.js';
 import { amountInputSchema, countrySchema, mccSchema } from './schema.js';
 
-/**
- * The format of a rule-library template (rules/*.json): a parameterised fragment of a policy,
- * made of limits and rules in the policy's own format. Wherever a value may stand, a template
- * may write `{ "param": "name" }`, replaced by the parameter's value when a policy uses it.
- * A rule's message may name parameters as `{name}`.
- */
 const description = z.string().min(1).max(TEMPLATE_BOUNDS.descriptionLengthMax);
 
 export const templateParamSchema = z.discriminatedUnion('type', [
@@ -42,6 +36,12 @@ export const templateRuleSchema = z.strictObject({
   conditions: z.unknown(),
 });
 
+/**
+ * The format of a rule-library template (rules/*.json): a parameterised fragment of a policy,
+ * made of limits and rules in the policy's own format. Wherever a value may stand, a template
+ * may write `{ "param": "name" }`, replaced by the parameter's value when a policy uses it.
+ * A rule's message may name parameters as `{name}`.
+ */
 export const templateSchema = z.strictObject({
   name: z
     .string()

@@ -13,7 +13,7 @@ import { amountInputSchema } from '../../core/policy/schema.js';
 import { builtinRuleLibrary } from '../../rule-library/load.js';
 import { listOf, paginationQuery, presentPage } from '../schemas/common.js';
 
-/**
+/*
  * The rule library (rules/*.json) as the API lists it: what each template does, the parameters
  * a policy gives it, each with the JSON Schema of its value, and an example policy that uses
  * it, so that a client can discover the templates without reading the repository.

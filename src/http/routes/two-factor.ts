@@ -13,11 +13,6 @@ import { authOf } from '../auth.js';
 import { accountObject, callerAccount } from './account.js';
 import { text, twoFactorHeaders } from '../schemas/common.js';
 
-/**
- * Two-factor enrolment (contract section 2): begin, verify to turn on, turn off with a code.
- * v1.1: each needs `account:write`, so that a narrow key (the card network's) can neither
- * enrol a secret only it holds, locking the owner out of Reveal, nor switch two-factor off.
- */
 const enrolmentObject = z.object({
   object: z.literal('two_factor_enrolment'),
   secret: z.string(),
@@ -71,6 +66,11 @@ export function twoFactorRefused(
   );
 }
 
+/**
+ * Two-factor enrolment (contract section 2): begin, verify to turn on, turn off with a code.
+ * v1.1: each needs `account:write`, so that a narrow key (the card network's) can neither
+ * enrol a secret only it holds, locking the owner out of Reveal, nor switch two-factor off.
+ */
 export function registerTwoFactorRoutes(app: FastifyInstance, store: Store): void {
   const routes = app.withTypeProvider<ZodTypeProvider>();
 

@@ -8,11 +8,12 @@ import {
 } from '../../core/index.js';
 import { PAGE_LIMIT_MAX, PAGE_LIMIT_MIN } from '../../store/store.js';
 
-/**
+/*
  * Schemas shared by routes: the one source of truth for validation, typing and the OpenAPI
  * document. Amounts are taken as the client sends them and parsed by the core with the
  * currency's scale in the handler, so their refusals are the contract's `invalid_amount`.
  */
+
 export const amountInput = z
   .custom<number | string | ImpreciseNumber>(
     (value) =>

@@ -2,13 +2,14 @@ import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import type { SqlClient } from '../sql/client.js';
 
-/**
+/*
  * Applies the plain SQL files of this folder (`NNNN_name.sql`) in order, each in its own
  * transaction with its record in `schema_migrations`. Re-running is a no-op. Any number of
  * processes may start at once: each migration takes a transaction-scoped advisory lock and
  * re-checks under it, so exactly one applies it. A file changed after it was applied stops
  * the run, since the database no longer matches the code.
  */
+
 export const MIGRATIONS_DIR = new URL('./', import.meta.url);
 
 /** Arbitrary but fixed: the advisory lock key all spendgate migrators agree on. */

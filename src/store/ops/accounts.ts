@@ -4,6 +4,7 @@ import { newId } from '../../ids.js';
 import type { StoreContext } from '../context.js';
 import { hashApiKey } from '../secrets/index.js';
 import type { SqlQueryable } from '../sql/client.js';
+import { oneRow } from '../sql/one-row.js';
 
 /** The scopes of contract section 2; a key made without a list has all of them. */
 export const API_SCOPES = [
@@ -44,8 +45,7 @@ export async function findOrCreateAccount(
      RETURNING id, name, two_factor_enabled`,
     [newId('account', ctx.clock()), name, new Date(ctx.clock())],
   );
-  const row = rows[0];
-  assert(row !== undefined, 'an upsert returns its row');
+  const row = oneRow(rows, 'the account upsert');
   return { id: row.id, name: row.name, twoFactorEnabled: row.two_factor_enabled };
 }
 

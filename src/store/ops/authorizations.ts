@@ -16,8 +16,9 @@ import { appendEvent } from '../outbox.js';
 import { TRANSACTION_COLUMNS, transactionFromRow, type TransactionRow } from '../rows.js';
 import { changeSpend } from '../spend.js';
 import type { SqlQueryable } from '../sql/client.js';
+import { oneRow } from '../sql/one-row.js';
 
-/**
+/*
  * What happens to a card authorization after its decision (decide-and-record.ts): capture,
  * reverse, and expiry of holds that were never captured.
  */
@@ -45,7 +46,7 @@ async function lockAuthorization(
     `SELECT ${TRANSACTION_COLUMNS} FROM transactions WHERE id = $1 FOR UPDATE`,
     [transactionId],
   );
-  const transaction = transactionFromRow(rows[0] as TransactionRow);
+  const transaction = transactionFromRow(oneRow(rows, 'the locked transaction SELECT'));
   // Captured, reversed, expired or declined: a state conflict, not a malformed request
   // (contract section 3, amendments).
   if (transaction.status !== 'pending') {
@@ -121,7 +122,7 @@ export async function capture(
      WHERE id = $1 RETURNING ${TRANSACTION_COLUMNS}`,
     [held.id, amount.toFixed(), new Date(nowMs)],
   );
-  const completed = transactionFromRow(rows[0] as TransactionRow);
+  const completed = transactionFromRow(oneRow(rows, 'the capture UPDATE'));
   await appendEvent(tx, scope, 'transaction.completed', presentTransaction(completed), nowMs);
   return completed;
 }
@@ -166,7 +167,7 @@ export async function reverse(
       new Date(nowMs),
     ],
   );
-  const result = transactionFromRow(rows[0] as TransactionRow);
+  const result = transactionFromRow(oneRow(rows, 'the reversal UPDATE'));
   if (fails) await appendEvent(tx, scope, 'transaction.failed', presentTransaction(result), nowMs);
   return result;
 }

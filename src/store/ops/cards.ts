@@ -9,6 +9,7 @@ import {
 } from '../../core/index.js';
 import { newId } from '../../ids.js';
 import type { SqlQueryable } from '../sql/client.js';
+import { oneRow } from '../sql/one-row.js';
 import { assertVaultActive, lockVault, vaultDataKey, type StoreContext } from '../context.js';
 import { appendEvent } from '../outbox.js';
 import { CARD_COLUMNS, cardFromRow, type CardRow } from '../rows.js';
@@ -93,7 +94,7 @@ export async function createCard(
       issued,
     ],
   );
-  const card = cardFromRow(rows[0] as CardRow);
+  const card = cardFromRow(oneRow(rows, 'the card INSERT'));
   await appendEvent(tx, scope, 'card.created', presentCard(card), nowMs);
   return card;
 }

@@ -2,10 +2,11 @@ import { assert, type Scope } from '../../core/index.js';
 import type { StoreContext } from '../context.js';
 import type { SqlQueryable } from '../sql/client.js';
 
-/**
+/*
  * The Solana worker's side of external transfers: which transfers wait to be sent,
  * and the signed transaction of each, recorded before it is first sent.
  */
+
 export interface PendingChainTransfer {
   readonly transferId: string;
   readonly mode: Scope['mode'];

@@ -1,12 +1,14 @@
 import { assert } from '../../core/index.js';
 import type { StoreContext } from '../context.js';
 import type { SqlQueryable } from '../sql/client.js';
+import { oneRow } from '../sql/one-row.js';
 
-/**
+/*
  * The relay's side of the outbox. claimEvents locks up to `batchMax` unrelayed events with
  * FOR UPDATE SKIP LOCKED, so any number of relays work side by side without taking the same
  * rows; the relay hands them on and marks them relayed in the same transaction.
  */
+
 export interface OutboxEvent {
   readonly id: string;
   readonly accountId: string;
@@ -67,8 +69,7 @@ export async function readOutboxBacklog(
             (SELECT count(*) FROM (SELECT 1 FROM outbox_events WHERE relayed_at IS NULL LIMIT $1) AS waiting) AS pending`,
     [pendingCountMax],
   );
-  const row = rows[0];
-  assert(row !== undefined, 'a SELECT of scalars returns one row');
+  const row = oneRow(rows, 'a SELECT of scalars');
   return {
     // created_at is written from the same wall clock; never negative if the clocks skew.
     lagSeconds: row.oldest === null ? 0 : Math.max(0, (nowMs - row.oldest.getTime()) / 1000),

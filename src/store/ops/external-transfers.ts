@@ -26,6 +26,7 @@ import {
 import { changeSpend, spendDayOf } from '../spend.js';
 import { readSpend } from '../spend-window.js';
 import type { SqlQueryable } from '../sql/client.js';
+import { oneRow } from '../sql/one-row.js';
 import { sealMetadata } from './metadata.js';
 import { loadCompiledPolicy } from './policies.js';
 
@@ -134,7 +135,7 @@ export async function createExternalTransfer(
     amountDelta: amount,
     countDelta: 1,
   });
-  const transfer = transferFromRow(rows[0] as TransferRow);
+  const transfer = transferFromRow(oneRow(rows, 'the transfer INSERT'));
   await appendEvent(tx, scope, 'transfer.created', presentTransfer(transfer), nowMs);
   return transfer;
 }
@@ -169,7 +170,7 @@ async function lockPendingTransfer(
     `SELECT ${TRANSFER_COLUMNS}, source FROM transfers WHERE id = $1 FOR UPDATE`,
     [transferId],
   );
-  const row = rows[0] as TransferRow & { source: 'hold' | 'withdrawal' };
+  const row = oneRow(rows, 'the locked transfer SELECT');
   const transfer = transferFromRow(row);
   if (transfer.status !== 'pending') {
     throw new SpendgateError(
@@ -247,7 +248,7 @@ export async function completeExternalTransfer(
      WHERE id = $1 RETURNING ${TRANSFER_COLUMNS}`,
     [transfer.id, signature, at],
   );
-  const completed = transferFromRow(rows[0] as TransferRow);
+  const completed = transferFromRow(oneRow(rows, 'the transfer completion UPDATE'));
   await appendEvent(tx, scope, 'transfer.completed', presentTransfer(completed), nowMs);
   return completed;
 }
@@ -311,7 +312,7 @@ async function markFailed(
     `UPDATE transfers SET status = 'failed', failure_reason = $2, updated_at = $3 WHERE id = $1 RETURNING ${TRANSFER_COLUMNS}`,
     [transferId, reason, new Date(nowMs)],
   );
-  const failed = transferFromRow(rows[0] as TransferRow);
+  const failed = transferFromRow(oneRow(rows, 'the transfer failure UPDATE'));
   await appendEvent(tx, scope, 'transfer.failed', presentTransfer(failed), nowMs);
   return failed;
 }

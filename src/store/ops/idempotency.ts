@@ -3,12 +3,13 @@ import { SpendgateError, type Scope } from '../../core/index.js';
 import type { StoreContext } from '../context.js';
 import type { SqlQueryable } from '../sql/client.js';
 
-/**
+/*
  * Idempotency records (contract section 5). A record is written in the same transaction as the
  * effect it answers for, so there is never one without the other. The key's transaction takes
  * an advisory lock on the key first: a second request with the same key while the first runs
  * gets 409 `idempotency_key_in_use` at once, instead of waiting or running twice.
  */
+
 export const IDEMPOTENCY_WINDOW_MS = 24 * 3_600_000;
 
 export interface IdempotentRequest {

@@ -38,7 +38,7 @@ import {
 import { DELIVERY_COLUMNS, deliveryFromRow, type DeliveryRow } from './webhook-deliveries.js';
 import type { SqlQueryable } from '../sql/client.js';
 
-/**
+/*
  * The list operations of contract sections 4 and 7: cursor pagination, newest first, over one
  * scope's rows. Read-only, one statement each (two for balance history: the vault, then its
  * snapshots); none takes a lock or opens a transaction.

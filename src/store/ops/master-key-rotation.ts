@@ -6,7 +6,7 @@ import { runTransaction } from '../sql/transaction.js';
 import { twoFactorSecretAad } from './two-factor.js';
 import { webhookSecretAad } from './webhook-endpoints.js';
 
-/**
+/*
  * Re-wraps everything the master key protects under the keyring's current master key, for
  * `spendgate keys rotate-master`: the vaults' data keys, the webhook signing secrets and the
  * two-factor secrets. A data key is re-wrapped, never replaced, so card numbers and metadata
@@ -24,6 +24,7 @@ import { webhookSecretAad } from './webhook-endpoints.js';
  * committed whole or not at all. A row that no key of the keyring opens is left unchanged and
  * reported by id, never by its content.
  */
+
 export const REWRAP_BATCH_DEFAULT = 500;
 export const REWRAP_BATCH_MAX = 10_000;
 /** Batches of one kind in one run at most: at REWRAP_BATCH_MAX, 10^10 rows. */

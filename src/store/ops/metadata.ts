@@ -2,12 +2,13 @@ import { SpendgateError, type Metadata, type Scope } from '../../core/index.js';
 import { vaultDataKey, type StoreContext } from '../context.js';
 import type { SqlQueryable } from '../sql/client.js';
 
-/**
+/*
  * Transaction metadata at rest (contract section 14): a transaction's metadata is encrypted
  * under its vault's data key, bound to the transaction's id, so the database alone never
  * reveals it and a ciphertext moved to another row does not decrypt. Only the account that
  * owns the transaction or its counterparty's account may read it.
  */
+
 const aad = (transactionId: string) => `transaction-metadata:${transactionId}`;
 
 /** Encrypts and attaches metadata to a transaction just written; nothing for none or `{}`. */

@@ -18,6 +18,7 @@ import { appendEvent } from '../outbox.js';
 import { readSpend } from '../spend-window.js';
 import { getVault } from './vaults.js';
 import type { SqlQueryable } from '../sql/client.js';
+import { oneRow } from '../sql/one-row.js';
 
 interface PolicyRow {
   vault_id: string;
@@ -67,7 +68,7 @@ export async function setPolicy(
      RETURNING vault_id, version, document, created_at, updated_at`,
     [vault.id, JSON.stringify(compiled.document), at],
   );
-  const policy = policyFromRow(rows[0] as PolicyRow & { document: PolicyDocument });
+  const policy = policyFromRow(oneRow(rows, 'the policy upsert'));
   ctx.policyCache.getOrCompile(vault.id, policy.version, () => compiled);
   await appendEvent(tx, scope, 'policy.updated', presentPolicy(policy), nowMs);
   return policy;

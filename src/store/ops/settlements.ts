@@ -12,7 +12,7 @@ import type { SqlQueryable } from '../sql/client.js';
 import { capture } from './authorizations.js';
 import { getTransaction } from './reads.js';
 
-/**
+/*
  * Clearing batches: the card network's capture file as one request. The batch is
  * accepted whole (202), then the settlement worker posts its records one at a time, each in a
  * transaction of its own that captures and marks the record together, so a record is settled
@@ -20,6 +20,7 @@ import { getTransaction } from './reads.js';
  * (unknown authorization, amount above the hold, ...) is marked with its error and does not
  * stop the others.
  */
+
 export const SETTLEMENT_RECORDS_MAX = 10_000;
 
 export interface SettlementRecordInput {

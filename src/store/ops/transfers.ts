@@ -10,6 +10,7 @@ import {
 } from '../../core/index.js';
 import { newId } from '../../ids.js';
 import type { SqlQueryable } from '../sql/client.js';
+import { oneRow } from '../sql/one-row.js';
 import { assertVaultActive, lockVault, lockVaultPair, type StoreContext } from '../context.js';
 import { appendEvent } from '../outbox.js';
 import { TRANSFER_COLUMNS, transferFromRow, type TransferRow } from '../rows.js';
@@ -113,7 +114,7 @@ export async function createInternalTransfer(
       metadata: input.metadata ?? null,
     },
   );
-  const transfer = transferFromRow(rows[0] as TransferRow);
+  const transfer = transferFromRow(oneRow(rows, 'the transfer INSERT'));
   await appendEvent(tx, scope, 'transfer.completed', presentTransfer(transfer), nowMs);
   await appendEvent(
     tx,

@@ -2,8 +2,9 @@ import { generateSecret, generateURI, verifySync } from 'otplib';
 import { assert, SpendgateError } from '../../core/index.js';
 import type { StoreContext } from '../context.js';
 import type { SqlQueryable } from '../sql/client.js';
+import { oneRow } from '../sql/one-row.js';
 
-/**
+/*
  * Two-factor authentication per account (contract section 2): TOTP (RFC 6238, 30 s steps, 6
  * digits). The secret is stored encrypted under the master key, bound to its account.
  *
@@ -19,6 +20,7 @@ import type { SqlQueryable } from '../sql/client.js';
  * refusal (`TwoFactorRefusal`) instead of throwing it: the transaction commits the count, and
  * the caller throws afterwards.
  */
+
 const PERIOD_S = 30;
 /**
  * One step back, none ahead: a code typed as its step turns still passes (RFC 6238 section
@@ -99,8 +101,8 @@ async function countFailure(
      RETURNING cardinality(two_factor_failed_at_ms) AS failures`,
     [accountId, nowMs, nowMs - TWO_FACTOR_FAILURE_WINDOW_MS, TWO_FACTOR_FAILURES_MAX],
   );
-  const failures = rows[0]?.failures;
-  assert(failures !== undefined && failures >= 1, 'the locked account row was updated');
+  const { failures } = oneRow(rows, 'the UPDATE of the locked account');
+  assert(failures >= 1, 'the failure just counted is kept');
   return {
     code: 'invalid_two_factor_code',
     retryAfterS: null,

@@ -43,6 +43,7 @@ import {
   type VaultRow,
 } from '../rows.js';
 import type { SqlQueryable } from '../sql/client.js';
+import { oneRow } from '../sql/one-row.js';
 import { readScoped } from './reads.js';
 
 export interface CreateVaultInput {
@@ -92,7 +93,7 @@ export async function createVault(
     `INSERT INTO ledger_accounts (id, kind, mode, currency, vault_id) VALUES ($1, 'vault', $2, $3, $1)`,
     [id, scope.mode, info.code],
   );
-  let vault = vaultFromRow(rows[0] as VaultRow);
+  let vault = vaultFromRow(oneRow(rows, 'the vault INSERT'));
   let deposit: TransactionRecord | null = null;
   if (input.initialDeposit.gt(0)) {
     ({ vault, deposit } = await depositInto(tx, scope, vault, input.initialDeposit, nowMs));
@@ -145,7 +146,7 @@ async function depositInto(
     transactionId,
     nowMs,
   );
-  return { vault: updated, deposit: transactionFromRow(rows[0] as TransactionRow) };
+  return { vault: updated, deposit: transactionFromRow(oneRow(rows, 'the deposit INSERT')) };
 }
 
 /**
@@ -239,7 +240,7 @@ export async function updateVault(
     `UPDATE vaults SET name = $2, metadata = $3, updated_at = $4 WHERE id = $1 RETURNING ${VAULT_COLUMNS}`,
     [vault.id, changes.name ?? vault.name, JSON.stringify(metadata), new Date(nowMs)],
   );
-  const updated = vaultFromRow(rows[0] as VaultRow);
+  const updated = vaultFromRow(oneRow(rows, 'the vault UPDATE'));
   await appendEvent(tx, scope, 'vault.updated', presentVault(updated), nowMs);
   return updated;
 }
@@ -274,7 +275,7 @@ export async function setVaultFrozen(
       new Date(nowMs),
     ],
   );
-  const updated = vaultFromRow(rows[0] as VaultRow);
+  const updated = vaultFromRow(oneRow(rows, 'the vault status UPDATE'));
   await appendEvent(
     tx,
     scope,
@@ -371,7 +372,7 @@ export async function closeVault(
     `UPDATE vaults SET status = 'closed', closed_at = $2, updated_at = $2 WHERE id = $1 RETURNING ${VAULT_COLUMNS}`,
     [vault.id, new Date(nowMs)],
   );
-  const closed = vaultFromRow(rows[0] as VaultRow);
+  const closed = vaultFromRow(oneRow(rows, 'the vault close UPDATE'));
   assert(closed.ledger.isZero() && closed.pending.isZero(), 'a closed vault holds nothing');
   for (const row of cancelled.rows) {
     await appendEvent(tx, scope, 'card.cancelled', presentCard(cardFromRow(row)), nowMs);
@@ -438,8 +439,8 @@ export async function moveBetweenVaults(
   });
   await changeVaultTotals(tx, from.id, { ledger: amount.negated(), pending: ZERO }, debitId, nowMs);
   await changeVaultTotals(tx, to.id, { ledger: amount, pending: ZERO }, creditId, nowMs);
-  let debitRecord = transactionFromRow(debit.rows[0] as TransactionRow);
-  let creditRecord = transactionFromRow(credit.rows[0] as TransactionRow);
+  let debitRecord = transactionFromRow(oneRow(debit.rows, 'the debit INSERT'));
+  let creditRecord = transactionFromRow(oneRow(credit.rows, 'the credit INSERT'));
   if (sealing !== null && sealing.metadata !== null && Object.keys(sealing.metadata).length > 0) {
     // Each side under its own vault's key, so each account reads it with what it owns.
     await sealMetadata(sealing.ctx, tx, from.id, debitId, sealing.metadata);
@@ -517,7 +518,7 @@ async function withdrawToAddress(
     tx,
     scope,
     'transfer.created',
-    presentTransfer(transferFromRow(rows[0] as TransferRow)),
+    presentTransfer(transferFromRow(oneRow(rows, 'the withdrawal transfer INSERT'))),
     nowMs,
   );
 }

@@ -9,13 +9,15 @@ import { newId } from '../../ids.js';
 import type { StoreContext } from '../context.js';
 import { eventRow } from '../outbox.js';
 import type { SqlQueryable } from '../sql/client.js';
+import { oneRow } from '../sql/one-row.js';
 import type { OutboxEvent } from './events.js';
 import { webhookSecretAad } from './webhook-endpoints.js';
 
-/**
+/*
  * The store's side of webhook fan-out (contract section 13): who subscribes to which event,
  * what a delivery sends, and the record of every attempt.
  */
+
 export interface DeliveryRow {
   id: string;
   endpoint_id: string;
@@ -156,8 +158,7 @@ export async function deliveryTarget(
        ON w.id = job.endpoint_id AND w.account_id = e.account_id AND w.mode = e.mode`,
     [eventId, endpointId],
   );
-  const row = rows[0];
-  assert(row !== undefined, 'the lookup answers one row');
+  const row = oneRow(rows, 'the delivery target lookup');
   if (!row.event_found) return { kind: 'missing', missing: 'event' };
   if (!row.endpoint_found) return { kind: 'missing', missing: 'endpoint' };
   if (row.receiving !== true) return { kind: 'stopped' };
@@ -233,7 +234,7 @@ export async function recordDeliveryAttempt(
       new Date(nowMs),
     ],
   );
-  return deliveryFromRow(rows[0] as DeliveryRow);
+  return deliveryFromRow(oneRow(rows, 'the delivery INSERT'));
 }
 
 /**

@@ -3,11 +3,13 @@ import { SpendgateError, type Scope, type WebhookEndpointRecord } from '../../co
 import { newId } from '../../ids.js';
 import type { StoreContext } from '../context.js';
 import type { SqlQueryable } from '../sql/client.js';
+import { oneRow } from '../sql/one-row.js';
 
-/**
+/*
  * Webhook endpoints (contract sections 7 and 13). The `whsec_` signing secret is returned once
  * at creation and stored encrypted under the master key, bound to its endpoint's id.
  */
+
 export const WEBHOOK_ENDPOINTS_MAX = 100;
 
 interface EndpointRow {
@@ -77,7 +79,7 @@ export async function createWebhookEndpoint(
       new Date(nowMs),
     ],
   );
-  return { endpoint: fromRow(rows[0] as EndpointRow), secret };
+  return { endpoint: fromRow(oneRow(rows, 'the endpoint INSERT')), secret };
 }
 
 /** Endpoints of the scope that are not deleted, newest first (bounded by WEBHOOK_ENDPOINTS_MAX). */

@@ -1,7 +1,7 @@
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
 import { assert } from '../../core/assert.js';
 
-/**
+/*
  * Envelope encryption with AES-256-GCM: secrets are encrypted under a data key per vault, and
  * each data key is stored wrapped by the master key. A ciphertext is the text
  * `v1.<iv>.<tag>.<ciphertext>` (base64url parts), so it fits a text column and a later format
@@ -9,6 +9,7 @@ import { assert } from '../../core/assert.js';
  * ciphertext belongs to (`card:<cardId>:number`, `vault-key:<vaultId>`), so a ciphertext copied
  * to another row or field fails to decrypt instead of revealing a secret in the wrong place.
  */
+
 export const KEY_BYTES = 32;
 export const IV_BYTES = 12;
 export const TAG_BYTES = 16;

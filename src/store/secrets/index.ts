@@ -1,4 +1,5 @@
-/** Secrets at rest: envelope encryption under per-vault data keys, the master key, API key hashes. */
+/* Secrets at rest: envelope encryption under per-vault data keys, the master key, API key hashes. */
+
 export { API_KEY_HASH_HEX_LENGTH, hashApiKey } from './api-key-hash.js';
 export {
   DecryptionError,

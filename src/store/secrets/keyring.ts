@@ -9,23 +9,6 @@ import {
   wrapDataKey,
 } from './envelope.js';
 
-/**
- * The master keys and the vaults' data keys. Everything the master key protects goes through
- * here: the vaults' wrapped data keys, and the secrets that belong to no vault (webhook
- * signing secrets, two-factor secrets).
- *
- * There is one current master key, which wraps and encrypts, and up to
- * `DECRYPT_ONLY_KEYS_MAX` decrypt-only keys, which only unwrap and decrypt: while a master
- * key is rotated (`spendgate keys rotate-master`), rows wrapped under the old key and rows
- * wrapped under the new one exist side by side, and every process must read both. A
- * ciphertext does not name its key; the current key is tried first, then each decrypt-only
- * key, and a wrong key fails GCM's authentication, so a key is never mistaken for another.
- *
- * Data keys are unwrapped once and kept in memory for the hot path: unwrapping costs a GCM
- * decryption per use otherwise. Least recently used keys are evicted first, and an evicted
- * key is simply unwrapped again from the wrapped form the caller passes in from the vault row.
- * No key leaves this class: not through a method, an error, `util.inspect` or `JSON.stringify`.
- */
 const REDACTED = 'Keyring [redacted]';
 
 /** Old and next master keys a process reads beside its current one, at most. */
@@ -43,6 +26,23 @@ interface CachedKey {
   readonly dataKey: Buffer;
 }
 
+/**
+ * The master keys and the vaults' data keys. Everything the master key protects goes through
+ * here: the vaults' wrapped data keys, and the secrets that belong to no vault (webhook
+ * signing secrets, two-factor secrets).
+ *
+ * There is one current master key, which wraps and encrypts, and up to
+ * `DECRYPT_ONLY_KEYS_MAX` decrypt-only keys, which only unwrap and decrypt: while a master
+ * key is rotated (`spendgate keys rotate-master`), rows wrapped under the old key and rows
+ * wrapped under the new one exist side by side, and every process must read both. A
+ * ciphertext does not name its key; the current key is tried first, then each decrypt-only
+ * key, and a wrong key fails GCM's authentication, so a key is never mistaken for another.
+ *
+ * Data keys are unwrapped once and kept in memory for the hot path: unwrapping costs a GCM
+ * decryption per use otherwise. Least recently used keys are evicted first, and an evicted
+ * key is simply unwrapped again from the wrapped form the caller passes in from the vault row.
+ * No key leaves this class: not through a method, an error, `util.inspect` or `JSON.stringify`.
+ */
 export class Keyring {
   readonly #masterKey: Buffer;
   readonly #decryptOnly: readonly Buffer[];

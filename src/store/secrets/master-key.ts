@@ -16,12 +16,13 @@ import { ConfigError } from '../../config/env.js';
 import { KEY_BYTES, moveKeyBytes } from './envelope.js';
 import { DECRYPT_ONLY_KEYS_MAX, type MasterKeys } from './keyring.js';
 
-/**
+/*
  * The master key, which wraps every vault's data key. With PostgreSQL it must come from the
  * environment: a key kept beside a shared database would protect nothing. The embedded default
  * keeps it in `<dataDir>/master.key`, generated on first start, so a local run needs no setup.
  * No message ever contains the key or the text it was read from.
  */
+
 export const MASTER_KEY_ENV = 'SPENDGATE_MASTER_KEY';
 export const MASTER_KEY_FILE = 'master.key';
 /**

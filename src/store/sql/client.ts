@@ -1,9 +1,10 @@
-/**
+/*
  * The SQL port the store speaks: one interface over a PostgreSQL server (`pg`) and the
  * embedded PostgreSQL (PGlite). Both run the same SQL; the adapters make them return the same
  * JavaScript values: numeric, int8 and date as strings (exact; parsed at the edge), timestamptz
  * as Date, jsonb as parsed JSON, arrays as arrays.
  */
+
 export interface SqlResult<Row> {
   readonly rows: Row[];
   readonly rowCount: number;

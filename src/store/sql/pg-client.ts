@@ -135,10 +135,12 @@ function transactionQueryable(
       const [statement, commit] = await Promise.allSettled([sent, committed, begun]);
       if (statement.status === 'rejected') throw statement.reason;
       if (commit.status === 'rejected') throw commit.reason;
-      // A COMMIT of a transaction that failed is answered ROLLBACK, not an error.
-      if (commit.value.command !== 'COMMIT') {
-        throw new Error(`the transaction was not committed (${commit.value.command})`);
-      }
+      // A COMMIT of a transaction that failed is answered ROLLBACK, not an error. The statement
+      // before it succeeded, so the transaction had not failed: ROLLBACK here is a bug.
+      assert(
+        commit.value.command === 'COMMIT',
+        `a transaction whose last statement succeeded commits (answered ${commit.value.command})`,
+      );
       return statement.value;
     },
   };

@@ -4,10 +4,11 @@ import { assert } from '../../core/index.js';
 import type { SqlClient, SqlQueryable, SqlResult, SqlTransaction } from './client.js';
 import { TEXT_TYPE_OIDS } from './client.js';
 
-/**
+/*
  * The embedded PostgreSQL. PGlite is one connection: it runs one transaction at a time and
  * queues the rest, which makes every transaction serial (and so trivially serializable).
  */
+
 const textParsers = Object.fromEntries(
   Object.values(TEXT_TYPE_OIDS).map((oid) => [oid, (value: string) => value]),
 );

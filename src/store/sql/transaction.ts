@@ -1,10 +1,5 @@
 import type { SqlClient, SqlTransaction, TransactionOptions } from './client.js';
 
-/**
- * One store operation = one database transaction. PostgreSQL may abort a transaction that
- * lost a race (serialization failure 40001, deadlock 40P01); nothing of it was committed, so
- * running it again is safe. Bounded: after `attemptsMax` tries the error goes up.
- */
 const RETRYABLE_CODES: ReadonlySet<string> = new Set(['40001', '40P01']);
 const ATTEMPTS_MAX = 8;
 const BACKOFF_MS_MAX = 50;
@@ -19,6 +14,11 @@ export function isRetryable(error: unknown): boolean {
   );
 }
 
+/**
+ * One store operation = one database transaction. PostgreSQL may abort a transaction that
+ * lost a race (serialization failure 40001, deadlock 40P01); nothing of it was committed, so
+ * running it again is safe. Bounded: after `attemptsMax` tries the error goes up.
+ */
 export async function runTransaction<T>(
   client: SqlClient,
   work: (tx: SqlTransaction) => Promise<T>,

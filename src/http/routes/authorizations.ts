@@ -5,6 +5,7 @@ import {
   parseAmount,
   presentAuthorization,
   presentTransaction,
+  type AuthorizationOutcome,
   type Scope,
 } from '../../core/index.js';
 import type { AuthorizeSettings } from '../../config/env.js';
@@ -33,15 +34,7 @@ export function registerAuthorizationRoutes(
 
   routes.post(
     '/v1/authorizations',
-    {
-      config: { requiredScope: 'authorizations:write', rateLimitFailOpen: true },
-      schema: {
-        operationId: 'authorize',
-        tags: ['authorizations'],
-        body: authorizeBody,
-        response: { 200: decisionObject },
-      },
-    },
+    authorizeRoute,
     // The networkTransactionId is this route's idempotency key (contract section 5): a repeated
     // callback gets the first decision, with Idempotent-Replayed, whatever Idempotency-Key says.
     async (request, reply) => {
@@ -64,12 +57,7 @@ export function registerAuthorizationRoutes(
         request.log,
       );
       if (outcome.replayed) void reply.header('Idempotent-Replayed', 'true');
-      const { decision } = outcome;
-      decisions.inc({
-        outcome: decision.approved ? 'approved' : 'declined',
-        decline_code: decision.declineCode ?? '',
-        stand_in: String(outcome.standIn),
-      });
+      countDecision(decisions, outcome);
       return presentAuthorization(
         outcome,
         { cardId: body.cardId, amount, currency },
@@ -85,16 +73,7 @@ export function registerAuthorizationRoutes(
   for (const change of holdChanges) {
     routes.post(
       `/v1/authorizations/:id/${change.path}`,
-      {
-        config: { requiredScope: 'authorizations:write' },
-        schema: {
-          operationId: change.operationId,
-          tags: ['authorizations'],
-          params: idParams,
-          body: holdAmountBody,
-          response: { 200: transactionObject },
-        },
-      },
+      holdChangeRoute(change.operationId),
       async (request, reply) => {
         const { scope } = authOf(request);
         const { id } = request.params;
@@ -108,6 +87,27 @@ export function registerAuthorizationRoutes(
   }
 }
 
+function holdChangeRoute(operationId: 'captureAuthorization' | 'reverseAuthorization') {
+  return {
+    config: { requiredScope: 'authorizations:write' },
+    schema: {
+      operationId,
+      tags: ['authorizations'],
+      params: idParams,
+      body: holdAmountBody,
+      response: { 200: transactionObject },
+    },
+  } as const;
+}
+
+function countDecision(decisions: Metrics['decisions'], outcome: AuthorizationOutcome): void {
+  decisions.inc({
+    outcome: outcome.decision.approved ? 'approved' : 'declined',
+    decline_code: outcome.decision.declineCode ?? '',
+    stand_in: String(outcome.standIn),
+  });
+}
+
 function changeHold(
   operations: StoreOperations,
   change: 'capture' | 'reverse',
@@ -119,3 +119,13 @@ function changeHold(
     ? operations.capture(scope, id, amount)
     : operations.reverse(scope, id, amount);
 }
+
+const authorizeRoute = {
+  config: { requiredScope: 'authorizations:write', rateLimitFailOpen: true },
+  schema: {
+    operationId: 'authorize',
+    tags: ['authorizations'],
+    body: authorizeBody,
+    response: { 200: decisionObject },
+  },
+} as const;

@@ -67,15 +67,7 @@ export function registerCardRoutes(
   for (const transition of transitions) {
     routes.post(
       `/v1/cards/:id/${transition.path}`,
-      {
-        config: { requiredScope: 'cards:write' },
-        schema: {
-          operationId: transition.operationId,
-          tags: ['cards'],
-          params: idParams,
-          response: { 200: cardObject },
-        },
-      },
+      cardTransitionRoute(transition.operationId),
       async (request, reply) => {
         const { scope } = authOf(request);
         const { id } = request.params;
@@ -85,6 +77,13 @@ export function registerCardRoutes(
       },
     );
   }
+}
+
+function cardTransitionRoute(operationId: 'freezeCard' | 'unfreezeCard' | 'cancelCard') {
+  return {
+    config: { requiredScope: 'cards:write' },
+    schema: { operationId, tags: ['cards'], params: idParams, response: { 200: cardObject } },
+  } as const;
 }
 
 const createCardRoute = {

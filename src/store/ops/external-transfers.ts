@@ -6,10 +6,12 @@ import {
   SpendgateError,
   ZERO,
   type AmountInput,
+  type Decimal,
   type Metadata,
   type Scope,
   type TransactionRecord,
   type TransferRecord,
+  type VaultRecord,
 } from '../../core/index.js';
 import { newId } from '../../ids.js';
 import { assertVaultActive, changeVaultTotals, lockVault, type StoreContext } from '../context.js';
@@ -68,28 +70,7 @@ export async function createExternalTransfer(
       'amount',
     );
   }
-  const policy = await loadCompiledPolicy(ctx, tx, vault.id, vault.currency);
-  if (policy !== null) {
-    const spend = await readSpend(tx, vault.id, policy.aggregates, nowMs);
-    const decline = policy.firstLimitDecline({
-      // Limits read the amount and the spend aggregates only; there is no card or merchant.
-      request: {
-        cardId: '',
-        amount: amount,
-        currency: vault.currency,
-        merchant: { name: '', mcc: '', country: '' },
-      },
-      spend,
-      nowMs,
-    });
-    if (decline !== null) {
-      throw new SpendgateError(
-        'authorization_failed',
-        decline.declineReason?.message ?? 'A policy limit refuses this transfer.',
-        'amount',
-      );
-    }
-  }
+  await checkPolicyLimits(ctx, tx, vault, amount, nowMs);
   const at = new Date(nowMs);
   const transferId = newId('transfer', nowMs);
   const { rows } = await tx.query<TransferRow>(
@@ -315,4 +296,39 @@ async function markFailed(
   const failed = transferFromRow(oneRow(rows, 'the transfer failure UPDATE'));
   await appendEvent(tx, scope, 'transfer.failed', presentTransfer(failed), nowMs);
   return failed;
+}
+
+/**
+ * Refuses (authorization_failed) an external transfer a limit of the vault's policy declines:
+ * external transfers count as spend, like card authorizations.
+ */
+async function checkPolicyLimits(
+  ctx: StoreContext,
+  tx: SqlQueryable,
+  vault: VaultRecord,
+  amount: Decimal,
+  nowMs: number,
+): Promise<void> {
+  const policy = await loadCompiledPolicy(ctx, tx, vault.id, vault.currency);
+  if (policy !== null) {
+    const spend = await readSpend(tx, vault.id, policy.aggregates, nowMs);
+    const decline = policy.firstLimitDecline({
+      // Limits read the amount and the spend aggregates only; there is no card or merchant.
+      request: {
+        cardId: '',
+        amount: amount,
+        currency: vault.currency,
+        merchant: { name: '', mcc: '', country: '' },
+      },
+      spend,
+      nowMs,
+    });
+    if (decline !== null) {
+      throw new SpendgateError(
+        'authorization_failed',
+        decline.declineReason?.message ?? 'A policy limit refuses this transfer.',
+        'amount',
+      );
+    }
+  }
 }

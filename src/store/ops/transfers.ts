@@ -5,7 +5,9 @@ import {
   SpendgateError,
   type AmountInput,
   type Metadata,
+  type Decimal,
   type Scope,
+  type VaultRecord,
   type TransferRecord,
 } from '../../core/index.js';
 import { newId } from '../../ids.js';
@@ -46,40 +48,8 @@ export async function createInternalTransfer(
   scope: Scope,
   input: InternalTransferInput,
 ): Promise<TransferRecord> {
-  if (input.fromVaultId === input.toVaultId) {
-    // Refused in the order the API always has: the source vault, its amount, then the pair.
-    const from = await lockVault(tx, scope, input.fromVaultId, 'fromVaultId');
-    amountIn(input.amount, from.currency, AMOUNT_OPTIONS);
-    throw new SpendgateError(
-      'parameter_invalid',
-      'A transfer needs two different vaults.',
-      'toVaultId',
-    );
-  }
   const nowMs = ctx.clock();
-  const { own: from, other: to } = await lockVaultPair(
-    tx,
-    scope,
-    { vaultId: input.fromVaultId, param: 'fromVaultId' },
-    { vaultId: input.toVaultId, param: 'toVaultId' },
-  );
-  const amount = amountIn(input.amount, from.currency, AMOUNT_OPTIONS);
-  assertVaultActive(from, 'fromVaultId');
-  assertVaultActive(to, 'toVaultId');
-  if (from.currency !== to.currency) {
-    throw new SpendgateError(
-      'currency_mismatch',
-      `Vault ${from.id} holds ${from.currency}, vault ${to.id} holds ${to.currency}.`,
-      'toVaultId',
-    );
-  }
-  if (from.ledger.minus(from.pending).lt(amount)) {
-    throw new SpendgateError(
-      'insufficient_balance',
-      `Vault ${from.id} does not have that much available.`,
-      'amount',
-    );
-  }
+  const { from, to, amount } = await lockTransferVaults(tx, scope, input);
   const transferId = newId('transfer', nowMs);
   const at = new Date(nowMs);
   const { rows } = await tx.query<TransferRow>(
@@ -124,4 +94,50 @@ export async function createInternalTransfer(
     nowMs,
   );
   return transfer;
+}
+
+/**
+ * Locks a transfer's two vaults and reads its amount, refusing what cannot move: in the order
+ * the API always has, the source vault, its amount, then the pair (same vault, state,
+ * currency, balance).
+ */
+async function lockTransferVaults(
+  tx: SqlQueryable,
+  scope: Scope,
+  input: InternalTransferInput,
+): Promise<{ from: VaultRecord; to: VaultRecord; amount: Decimal }> {
+  if (input.fromVaultId === input.toVaultId) {
+    // Refused in the order the API always has: the source vault, its amount, then the pair.
+    const from = await lockVault(tx, scope, input.fromVaultId, 'fromVaultId');
+    amountIn(input.amount, from.currency, AMOUNT_OPTIONS);
+    throw new SpendgateError(
+      'parameter_invalid',
+      'A transfer needs two different vaults.',
+      'toVaultId',
+    );
+  }
+  const { own: from, other: to } = await lockVaultPair(
+    tx,
+    scope,
+    { vaultId: input.fromVaultId, param: 'fromVaultId' },
+    { vaultId: input.toVaultId, param: 'toVaultId' },
+  );
+  const amount = amountIn(input.amount, from.currency, AMOUNT_OPTIONS);
+  assertVaultActive(from, 'fromVaultId');
+  assertVaultActive(to, 'toVaultId');
+  if (from.currency !== to.currency) {
+    throw new SpendgateError(
+      'currency_mismatch',
+      `Vault ${from.id} holds ${from.currency}, vault ${to.id} holds ${to.currency}.`,
+      'toVaultId',
+    );
+  }
+  if (from.ledger.minus(from.pending).lt(amount)) {
+    throw new SpendgateError(
+      'insufficient_balance',
+      `Vault ${from.id} does not have that much available.`,
+      'amount',
+    );
+  }
+  return { from, to, amount };
 }

@@ -343,23 +343,7 @@ export async function closeVault(
     if ('address' in destination) {
       await withdrawToAddress(tx, scope, vault, destination.address, nowMs);
     } else {
-      if (destination.vaultId === vaultId) {
-        throw new SpendgateError(
-          'parameter_invalid',
-          'A vault cannot be its own destination.',
-          'destination.vaultId',
-        );
-      }
-      assert(target !== null, 'the destination is locked');
-      assertVaultActive(target, 'destination.vaultId');
-      if (target.currency !== vault.currency) {
-        throw new SpendgateError(
-          'currency_mismatch',
-          'The destination vault holds another currency.',
-          'destination.vaultId',
-        );
-      }
-      await moveBetweenVaults(tx, scope, vault, target, vault.ledger, 'withdrawal', nowMs);
+      await withdrawToVault(tx, scope, vault, target, nowMs);
     }
   }
   assert(!vault.ledger.isNegative(), 'a vault ledger is never negative');
@@ -379,6 +363,33 @@ export async function closeVault(
   }
   await appendEvent(tx, scope, 'vault.closed', presentVault(closed), nowMs);
   return closed;
+}
+
+/** Closing onto another vault: all of the ledger moves there, refused at `destination.vaultId`. */
+async function withdrawToVault(
+  tx: SqlQueryable,
+  scope: Scope,
+  vault: VaultRecord,
+  target: VaultRecord | null,
+  nowMs: number,
+): Promise<void> {
+  // closeVault locks a destination other than the vault itself; none means it named itself.
+  if (target === null) {
+    throw new SpendgateError(
+      'parameter_invalid',
+      'A vault cannot be its own destination.',
+      'destination.vaultId',
+    );
+  }
+  assertVaultActive(target, 'destination.vaultId');
+  if (target.currency !== vault.currency) {
+    throw new SpendgateError(
+      'currency_mismatch',
+      'The destination vault holds another currency.',
+      'destination.vaultId',
+    );
+  }
+  await moveBetweenVaults(tx, scope, vault, target, vault.ledger, 'withdrawal', nowMs);
 }
 
 /**

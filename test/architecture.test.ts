@@ -127,3 +127,28 @@ describe('the store port (ARCHITECTURE.md)', () => {
     expect(reaching.map((file) => relative(root, file))).toEqual([]);
   });
 });
+
+describe("ARCHITECTURE.md's table of imports", () => {
+  const folders = ['cli', 'http', 'workers', 'store', 'outbound', 'rule-library', 'solana'];
+  const stated = (folder: string): string[] => {
+    const doc = readFileSync(join(root, 'ARCHITECTURE.md'), 'utf8');
+    const row = new RegExp(`^\\| src/${folder} +\\|([^|]*)\\|`, 'm').exec(doc);
+    expect(row, `a row for src/${folder}`).not.toBeNull();
+    const list = (row?.[1] ?? '').trim();
+    return list === '' ? [] : list.split(', ').sort();
+  };
+
+  it.each(folders.concat(['local-chain', 'config', 'core']))(
+    'names every folder src/%s imports, and no other',
+    (folder) => {
+      const source = join(root, 'src', folder);
+      const actual = new Set<string>();
+      for (const [, target] of relativeImports(source)) {
+        const parts = relative(join(root, 'src'), target).split('/');
+        // A folder other than its own; the root modules (ids.ts, redis.ts) are no layer.
+        if (parts.length > 1 && parts[0] !== folder) actual.add(parts[0] as string);
+      }
+      expect([...actual].sort()).toEqual(stated(folder));
+    },
+  );
+});

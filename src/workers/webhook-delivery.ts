@@ -51,7 +51,7 @@ export interface DeliveryLog {
   error(object: object, message: string): void;
 }
 
-export function startWebhookWorker(dependencies: {
+export interface WebhookWorkerDependencies {
   readonly store: Store;
   readonly connection: Redis;
   readonly redisPrefix: string;
@@ -60,7 +60,12 @@ export function startWebhookWorker(dependencies: {
   readonly metrics: WorkerMetrics;
   /** Whether the worker takes jobs at once (BullMQ's autorun); false: once `run()` is called. */
   readonly autorun?: boolean;
-}): Worker<WebhookJob> {
+}
+
+/** The job processor: one delivery attempt, its turn at its endpoint's gate first. */
+function deliveryProcessor(
+  dependencies: WebhookWorkerDependencies,
+): (job: Job<WebhookJob>, token: string | undefined) => Promise<string> {
   const { store, settings, log, metrics } = dependencies;
   const gate = new EndpointGate(settings.endpointConcurrency, settings.concurrency);
 
@@ -121,8 +126,12 @@ export function startWebhookWorker(dependencies: {
       turn.release(performance.now() - startedMs);
     }
   };
+  return deliver;
+}
 
-  const worker = new Worker<WebhookJob>(WEBHOOK_QUEUE, deliver, {
+export function startWebhookWorker(dependencies: WebhookWorkerDependencies): Worker<WebhookJob> {
+  const { settings, log } = dependencies;
+  const worker = new Worker<WebhookJob>(WEBHOOK_QUEUE, deliveryProcessor(dependencies), {
     connection: dependencies.connection,
     prefix: queuePrefix(dependencies.redisPrefix),
     autorun: dependencies.autorun ?? true,

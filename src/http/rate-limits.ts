@@ -81,6 +81,15 @@ function setHeaders(reply: FastifyReply, state: RateLimitState): void {
   void reply.header('RateLimit-Reset', String(Math.ceil(state.resetMs / 1000)));
 }
 
+export interface RateLimitOptions {
+  readonly redis: Redis | null;
+  /** REDIS_PREFIX: the counts of two deployments sharing one Redis never meet. */
+  readonly redisPrefix: string;
+  readonly settings: RateLimitSettings;
+  /** Counts each 429 by key class; none: refusals are not counted (tests of the limiter). */
+  readonly refusals?: Metrics['rateLimitRefusals'];
+}
+
 /**
  * Rate limits (contract section 6): a fixed one-second window per API key, counted in Redis so
  * that every server process shares one count. Three classes, each with its own limit: live,
@@ -99,17 +108,7 @@ function setHeaders(reply: FastifyReply, state: RateLimitState): void {
  * still bounded), except on routes marked `rateLimitFailOpen`: the authorize callback, where
  * the card network must get a decision whatever Redis does.
  */
-export function registerRateLimits(
-  app: FastifyInstance,
-  options: {
-    readonly redis: Redis | null;
-    /** REDIS_PREFIX: the counts of two deployments sharing one Redis never meet. */
-    readonly redisPrefix: string;
-    readonly settings: RateLimitSettings;
-    /** Counts each 429 by key class; none: refusals are not counted (tests of the limiter). */
-    readonly refusals?: Metrics['rateLimitRefusals'];
-  },
-): void {
+export function registerRateLimits(app: FastifyInstance, options: RateLimitOptions): void {
   const classes = Object.keys(options.settings) as KeyClass[];
   for (const name of classes) {
     assert(
@@ -117,9 +116,68 @@ export function registerRateLimits(
       `rate limit ${name} is a positive integer`,
     );
   }
+  const count = sharedCounter(options, classes);
+  const countNetwork = networkCounter(app, options);
+  markNetworkCallbacks(app);
+
+  app.decorateRequest('rateLimit', null);
+  // Runs after the authentication hook (an onRequest hook registered before it), so the key
+  // is known, and before the body is read.
+  app.addHook('onRequest', async (request, reply) => {
+    const auth = request.auth;
+    if (auth === null) return;
+    const name = keyClass(auth, request);
+    try {
+      request.rateLimit =
+        name === 'authorizationsPerSecond'
+          ? countNetwork(auth.keyId)
+          : await count(request, name, auth.keyId);
+    } catch (error) {
+      if (!(error instanceof RateLimited)) throw error;
+      options.refusals?.inc({ key_class: RATE_LIMIT_KEY_CLASSES[name] });
+      setHeaders(reply, error.state);
+      void reply.header('Retry-After', String(Math.max(1, Math.ceil(error.state.resetMs / 1000))));
+      throw new SpendgateError(
+        'rate_limit_exceeded',
+        `Too many requests: this key may make ${error.state.limit} per second.`,
+      );
+    }
+    if (request.rateLimit !== null) setHeaders(reply, request.rateLimit);
+  });
+}
+
+/** The card network's class: its own, chunked count, which throws RateLimited past the limit. */
+function networkCounter(
+  app: FastifyInstance,
+  options: RateLimitOptions,
+): (keyId: string) => RateLimitState {
+  const network = new ChunkedRateCounter(
+    options.redis,
+    `${options.redisPrefix}:rate:chunked:authorizationsPerSecond`,
+    options.settings.authorizationsPerSecond,
+    (reachable) => {
+      if (reachable) app.log.info('rate limits of the card network counted in Redis again');
+      else app.log.warn('Redis unreachable: the card network rate limit counted per process');
+    },
+  );
+  return (keyId: string): RateLimitState => {
+    const counted = network.consume(keyId, Date.now());
+    const state = { limit: counted.limit, remaining: counted.remaining, resetMs: counted.resetMs };
+    return counted.allowed ? state : refuse(state);
+  };
+}
+
+/**
+ * Every other class: counted in Redis, or in this process while Redis does not answer (null on
+ * a fail-open route instead); throws RateLimited past the limit.
+ */
+function sharedCounter(
+  options: RateLimitOptions,
+  classes: readonly KeyClass[],
+): (request: FastifyRequest, name: KeyClass, keyId: string) => Promise<RateLimitState | null> {
   const shared = new Map<KeyClass, RateLimiterRedis>();
   const local = new Map<KeyClass, RateLimiterMemory>();
-  // The card network's class has its own, chunked count (below).
+  // The card network's class has its own, chunked count (networkCounter).
   for (const name of classes.filter((name) => name !== 'authorizationsPerSecond')) {
     const points = options.settings[name];
     if (options.redis !== null) {
@@ -139,22 +197,7 @@ export function registerRateLimits(
   }
 
   let degraded = false;
-  const network = new ChunkedRateCounter(
-    options.redis,
-    `${options.redisPrefix}:rate:chunked:authorizationsPerSecond`,
-    options.settings.authorizationsPerSecond,
-    (reachable) => {
-      if (reachable) app.log.info('rate limits of the card network counted in Redis again');
-      else app.log.warn('Redis unreachable: the card network rate limit counted per process');
-    },
-  );
-  const countNetwork = (keyId: string): RateLimitState => {
-    const counted = network.consume(keyId, Date.now());
-    const state = { limit: counted.limit, remaining: counted.remaining, resetMs: counted.resetMs };
-    return counted.allowed ? state : refuse(state);
-  };
-
-  const count = async (
+  return async (
     request: FastifyRequest,
     name: KeyClass,
     keyId: string,
@@ -185,7 +228,13 @@ export function registerRateLimits(
       throw error;
     }
   };
+}
 
+/**
+ * Marks the card network's callbacks as their routes are added, and checks when the server is
+ * ready that every one of them was.
+ */
+function markNetworkCallbacks(app: FastifyInstance): void {
   const callbacks = new Set<string>();
   app.addHook('onRoute', (route) => {
     const methods = Array.isArray(route.method) ? route.method : [route.method];
@@ -202,30 +251,5 @@ export function registerRateLimits(
       'every network callback route is registered under the rate limits',
     );
     done();
-  });
-
-  app.decorateRequest('rateLimit', null);
-  // Runs after the authentication hook (an onRequest hook registered before it), so the key
-  // is known, and before the body is read.
-  app.addHook('onRequest', async (request, reply) => {
-    const auth = request.auth;
-    if (auth === null) return;
-    const name = keyClass(auth, request);
-    try {
-      request.rateLimit =
-        name === 'authorizationsPerSecond'
-          ? countNetwork(auth.keyId)
-          : await count(request, name, auth.keyId);
-    } catch (error) {
-      if (!(error instanceof RateLimited)) throw error;
-      options.refusals?.inc({ key_class: RATE_LIMIT_KEY_CLASSES[name] });
-      setHeaders(reply, error.state);
-      void reply.header('Retry-After', String(Math.max(1, Math.ceil(error.state.resetMs / 1000))));
-      throw new SpendgateError(
-        'rate_limit_exceeded',
-        `Too many requests: this key may make ${error.state.limit} per second.`,
-      );
-    }
-    if (request.rateLimit !== null) setHeaders(reply, request.rateLimit);
   });
 }

@@ -157,38 +157,61 @@ export function createServer(
     // Errors the router raises before any hook runs (a URL with a malformed escape, such as
     // %ff): the contract's body too, never Fastify's own.
     frameworkErrors: (error, request, reply) => {
-      void (reply as FastifyReply)
-        .code(400)
-        .header('Request-Id', request.id)
-        .send(
-          errorBody(
-            'parameter_invalid',
-            request.id,
-            `The request is malformed: ${error.message.slice(0, 120)}`,
-          ),
-        );
+      answerFrameworkError(error, request.id, reply);
     },
-    logger: {
-      level: config.logLevel,
-      stream: dependencies.logStream ?? bufferedStdout(),
-      // Never log credentials, card data or secrets, whatever a later route puts in a log line.
-      redact: {
-        paths: [
-          'req.headers.authorization',
-          'req.headers["x-two-factor-code"]',
-          'headers.authorization',
-          'headers["x-two-factor-code"]',
-          '*.headers.authorization',
-          '*.headers["x-two-factor-code"]',
-          '*.number',
-          '*.cvv',
-          '*.secret',
-        ],
-        censor: '[redacted]',
-      },
-    },
+    logger: loggerOptions(config, dependencies),
   });
 
+  registerRequestLog(app);
+
+  const metrics = createMetrics();
+  registerHealth(app, { store: dependencies.store, redis: dependencies.redis ?? null, metrics });
+
+  if (dependencies.healthOnly !== true) registerApi(app, config, dependencies, metrics);
+
+  registerErrorAnswers(app);
+  return app;
+}
+
+/** An error the router raised: 400 in the contract's body, with the router's reason, cut short. */
+function answerFrameworkError(error: Error, requestId: string, reply: FastifyReply): void {
+  void reply
+    .code(400)
+    .header('Request-Id', requestId)
+    .send(
+      errorBody(
+        'parameter_invalid',
+        requestId,
+        `The request is malformed: ${error.message.slice(0, 120)}`,
+      ),
+    );
+}
+
+/** The log's level and destination, and the fields it must never hold. */
+function loggerOptions(config: ServerConfig, dependencies: ServerDependencies) {
+  return {
+    level: config.logLevel,
+    stream: dependencies.logStream ?? bufferedStdout(),
+    // Never log credentials, card data or secrets, whatever a later route puts in a log line.
+    redact: {
+      paths: [
+        'req.headers.authorization',
+        'req.headers["x-two-factor-code"]',
+        'headers.authorization',
+        'headers["x-two-factor-code"]',
+        '*.headers.authorization',
+        '*.headers["x-two-factor-code"]',
+        '*.number',
+        '*.cvv',
+        '*.secret',
+      ],
+      censor: '[redacted]',
+    },
+  };
+}
+
+/** The Request-Id header on every answer, and the one log line per request. */
+function registerRequestLog(app: FastifyInstance): void {
   app.addHook('onRequest', async (request, reply) => {
     reply.header('Request-Id', request.id);
   });
@@ -202,12 +225,10 @@ export function createServer(
       'request completed',
     );
   });
+}
 
-  const metrics = createMetrics();
-  registerHealth(app, { store: dependencies.store, redis: dependencies.redis ?? null, metrics });
-
-  if (dependencies.healthOnly !== true) registerApi(app, config, dependencies, metrics);
-
+/** The contract's error body for an unknown route and for every error a handler throws. */
+function registerErrorAnswers(app: FastifyInstance): void {
   app.setNotFoundHandler(async (request, reply) => {
     const message = `No route ${request.method} ${request.url.split('?')[0] ?? ''}.`;
     return reply.code(404).send(errorBody('route_not_found', request.id, message.slice(0, 200)));
@@ -233,8 +254,6 @@ export function createServer(
     request.log.error({ err: error }, 'unhandled error');
     return reply.code(500).send(errorBody('internal_error', request.id));
   });
-
-  return app;
 }
 
 /** The REST interface: the JSON body, the OpenAPI document, authentication and every route. */

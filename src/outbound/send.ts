@@ -1,7 +1,7 @@
 import http from 'node:http';
 import https from 'node:https';
 import type { LookupAddress as DnsLookupAddress, LookupOptions } from 'node:dns';
-import type { LookupFunction } from 'node:net';
+import type { LookupFunction, Socket } from 'node:net';
 import { performance } from 'node:perf_hooks';
 
 import { assert } from '../core/index.js';
@@ -128,34 +128,15 @@ export async function sendWebhook(
   );
 
   const startMs = performance.now();
-  const elapsedMs = (): number => Math.max(0, Math.round(performance.now() - startMs));
-  const failed = (error: DeliveryFailure): WebhookResult => ({
-    statusCode: null,
-    durationMs: elapsedMs(),
-    error,
-  });
-
-  // The URL was checked at registration; check the parts that matter again, it costs nothing.
-  let url: URL;
-  try {
-    if (request.url.length > URL_CHARS_MAX) return failed('invalid_url');
-    url = new URL(request.url);
-  } catch {
-    return failed('invalid_url');
-  }
-  if (url.protocol !== 'https:' && url.protocol !== 'http:') return failed('invalid_url');
-  if (mode === 'live' && url.protocol !== 'https:') return failed('invalid_url');
-  if (url.username !== '' || url.password !== '') return failed('invalid_url');
-  const host = hostOf(url);
-  if (host === '') return failed('invalid_url');
-  if (isIpLiteral(host) && !isAllowedAddress(host, mode)) return failed('address_forbidden');
+  const target = targetOf(request.url, mode);
+  if (typeof target === 'string') return failedResult(startMs, target);
+  const { url, host, secure } = target;
 
   const outgoing: http.OutgoingHttpHeaders = {};
   for (const [name, value] of Object.entries(headers)) outgoing[name.toLowerCase()] = value;
   outgoing['content-type'] = 'application/json';
   outgoing['content-length'] = bodyBytes;
 
-  const secure = url.protocol === 'https:';
   const requestOptions: https.RequestOptions = {
     method: 'POST',
     protocol: url.protocol,
@@ -165,10 +146,61 @@ export async function sendWebhook(
     headers: outgoing,
     agent: secure ? agents[mode].https : agents[mode].http,
     lookup: checkingLookup(mode, options.lookup ?? systemLookup),
-    // Idle bound on the socket; the timer below bounds the whole exchange.
+    // Idle bound on the socket; the timer in `exchange` bounds the whole exchange.
     timeout: timeoutMs,
   };
+  return exchange(secure, requestOptions, request, startMs);
+}
 
+/** Where an attempt goes: the parts of its URL a request is made of. */
+interface Target {
+  readonly url: URL;
+  /** Without the brackets of an IPv6 literal. */
+  readonly host: string;
+  readonly secure: boolean;
+}
+
+/** The target of `urlText`, or the class of why the mode may not send to it. */
+function targetOf(
+  urlText: string,
+  mode: OutboundMode,
+): Target | Extract<DeliveryFailure, 'invalid_url' | 'address_forbidden'> {
+  // The URL was checked at registration; check the parts that matter again, it costs nothing.
+  let url: URL;
+  try {
+    if (urlText.length > URL_CHARS_MAX) return 'invalid_url';
+    url = new URL(urlText);
+  } catch {
+    return 'invalid_url';
+  }
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') return 'invalid_url';
+  if (mode === 'live' && url.protocol !== 'https:') return 'invalid_url';
+  if (url.username !== '' || url.password !== '') return 'invalid_url';
+  const host = hostOf(url);
+  if (host === '') return 'invalid_url';
+  if (isIpLiteral(host) && !isAllowedAddress(host, mode)) return 'address_forbidden';
+  return { url, host, secure: url.protocol === 'https:' };
+}
+
+function elapsedMs(startMs: number): number {
+  return Math.max(0, Math.round(performance.now() - startMs));
+}
+
+function failedResult(startMs: number, error: DeliveryFailure): WebhookResult {
+  return { statusCode: null, durationMs: elapsedMs(startMs), error };
+}
+
+/**
+ * The request and its answer, settled once: by the answer, by the first failure, or by the
+ * timer, which bounds the whole exchange (the socket's own timeout bounds only idleness).
+ */
+function exchange(
+  secure: boolean,
+  requestOptions: https.RequestOptions,
+  request: WebhookRequest,
+  startMs: number,
+): Promise<WebhookResult> {
+  const { mode, body, timeoutMs } = request;
   return new Promise<WebhookResult>((resolve) => {
     let settled = false;
     let req: http.ClientRequest | undefined;
@@ -179,7 +211,7 @@ export async function sendWebhook(
       resolve(result);
     };
     const timer = setTimeout(() => {
-      settle(failed('timeout'));
+      settle(failedResult(startMs, 'timeout'));
       req?.destroy();
     }, timeoutMs);
 
@@ -187,54 +219,71 @@ export async function sendWebhook(
       req = (secure ? https : http).request(requestOptions);
     } catch (error) {
       // Invalid header names or values are refused synchronously; report the class only.
-      settle(failed(failureOf(error)));
+      settle(failedResult(startMs, failureOf(error)));
       return;
     }
     const started = req;
     started.on('error', (error) => {
-      settle(failed(failureOf(error)));
+      settle(failedResult(startMs, failureOf(error)));
     });
     started.on('timeout', () => {
-      settle(failed('timeout'));
+      settle(failedResult(startMs, 'timeout'));
       started.destroy();
     });
     started.on('socket', (socket) => {
-      // A backstop: whatever was connected to must have passed the policy.
-      const verify = (): void => {
-        const remote = socket.remoteAddress;
-        if (remote === undefined || !isAllowedAddress(remote, mode)) {
-          settle(failed('address_forbidden'));
-          started.destroy();
-        }
-      };
-      if (socket.connecting) socket.once('connect', verify);
-      else verify();
+      verifyRemote(socket, mode, () => {
+        settle(failedResult(startMs, 'address_forbidden'));
+        started.destroy();
+      });
     });
     started.on('response', (res) => {
-      const statusCode = res.statusCode ?? null;
-      let bodyBytesRead = 0;
-      const answered = (): void => {
-        settle({ statusCode, durationMs: elapsedMs(), error: null });
-      };
-      res.on('data', (chunk: Buffer) => {
-        bodyBytesRead += chunk.length;
-        if (bodyBytesRead > RESPONSE_BODY_BYTES_MAX) {
-          // Enough: the status is known and the rest is discarded unread.
-          answered();
-          res.destroy();
-          started.destroy();
-        }
-      });
-      res.on('end', answered);
-      res.on('error', () => {
-        settle(failed('connection_failed'));
-      });
-      res.on('close', () => {
-        if (res.complete) answered();
-        else settle(failed('connection_failed'));
-      });
+      readAnswer(res, started, settle, startMs);
     });
     started.end(body);
+  });
+}
+
+/**
+ * A backstop to the checking `lookup`: whatever the socket connected to must have passed the
+ * policy, or `refuse` is called.
+ */
+function verifyRemote(socket: Socket, mode: OutboundMode, refuse: () => void): void {
+  const verify = (): void => {
+    const remote = socket.remoteAddress;
+    if (remote === undefined || !isAllowedAddress(remote, mode)) refuse();
+  };
+  if (socket.connecting) socket.once('connect', verify);
+  else verify();
+}
+
+/** Settles with the answer's status once it is complete or RESPONSE_BODY_BYTES_MAX is read. */
+function readAnswer(
+  res: http.IncomingMessage,
+  started: http.ClientRequest,
+  settle: (result: WebhookResult) => void,
+  startMs: number,
+): void {
+  const statusCode = res.statusCode ?? null;
+  let bodyBytesRead = 0;
+  const answered = (): void => {
+    settle({ statusCode, durationMs: elapsedMs(startMs), error: null });
+  };
+  res.on('data', (chunk: Buffer) => {
+    bodyBytesRead += chunk.length;
+    if (bodyBytesRead > RESPONSE_BODY_BYTES_MAX) {
+      // Enough: the status is known and the rest is discarded unread.
+      answered();
+      res.destroy();
+      started.destroy();
+    }
+  });
+  res.on('end', answered);
+  res.on('error', () => {
+    settle(failedResult(startMs, 'connection_failed'));
+  });
+  res.on('close', () => {
+    if (res.complete) answered();
+    else settle(failedResult(startMs, 'connection_failed'));
   });
 }
 

@@ -14,7 +14,12 @@ import {
   type AuthorizeRequest,
 } from './ops/decide-and-record.js';
 import { readOutboxBacklog } from './ops/events.js';
-import { beginIdempotent, saveIdempotent, type StoredResponse } from './ops/idempotency.js';
+import {
+  beginIdempotent,
+  saveIdempotent,
+  type IdempotentRequest,
+  type StoredResponse,
+} from './ops/idempotency.js';
 import { rewrapMasterKeySecrets } from './ops/master-key-rotation.js';
 import { deliveryTarget, recordDeliveryAttempt } from './ops/webhook-deliveries.js';
 import type { Store, StoreOperations } from './port/index.js';
@@ -59,63 +64,13 @@ export interface StoreOptions {
 export async function openStore(options: StoreOptions): Promise<OpenedStore> {
   await migrate(options.client);
   await options.client.transaction(ensureSystemAccounts);
-  const ctx: StoreContext = {
-    client: options.client,
-    clock: options.clock ?? Date.now,
-    keyring: new Keyring({
-      current: options.masterKey,
-      decryptOnly: options.decryptOnlyMasterKeys ?? [],
-    }),
-    policyCache: new CompiledPolicyCache(options.policyCacheEntriesMax),
-    templates: options.templates ?? builtinRuleLibrary(),
-  };
+  const ctx = contextOf(options);
   const run = <T>(work: (operations: StoreOperations) => Promise<T>): Promise<T> =>
     runTransaction(ctx.client, (tx) => work(bindOperations(ctx, tx)));
-
-  // Each operation in a transaction of its own: the same names, wrapped one by one.
-  const perCall = {} as Record<keyof StoreOperations, unknown>;
-  for (const name of Object.keys(bindOperations(ctx, ctx.client)) as (keyof StoreOperations)[]) {
-    perCall[name] = (...args: unknown[]) =>
-      run((operations) => (operations[name] as (...inner: unknown[]) => Promise<unknown>)(...args));
-  }
-  const single = perCall as StoreOperations;
-
-  // The authorize path's statements are fixed texts over parameter arrays: generic plans. Its
-  // first statements are reads, so BEGIN goes out with them.
-  const authorizeTransaction = { genericPlans: true, pipelineBegin: true } as const;
-  // A request alone, once more after a unique-index race: the retry finds the first decision.
-  const authorizeAlone = async (request: AuthorizeRequest) => {
-    for (let attempt = 1; ; attempt++) {
-      try {
-        return await runTransaction(
-          ctx.client,
-          (tx) => bindOperations(ctx, tx).authorize(request.scope, request.input, request.budget),
-          authorizeTransaction,
-        );
-      } catch (error) {
-        if (!isUniqueViolation(error) || attempt >= 2) throw error;
-      }
-    }
-  };
+  const single = perCallOperations(ctx, run);
   // Several servers may share one store (tests, embedding services): each observes every batch.
   const batchObservers = new Set<(size: number) => void>();
-  const batcher = new AuthorizeBatcher(
-    (requests) =>
-      runTransaction(
-        ctx.client,
-        (tx) => authorizeBatch(ctx, tx, requests, { commit: true }),
-        authorizeTransaction,
-      ),
-    authorizeAlone,
-    {
-      batchesMax: options.authorizeBatchesMax ?? 2,
-      queueMax: options.authorizeQueueMax ?? 10_000,
-      vaultOfCard: cardVaultsOf(ctx),
-      onBatch: (size) => {
-        for (const observe of batchObservers) observe(size);
-      },
-    },
-  );
+  const batcher = createAuthorizeBatcher(ctx, options, batchObservers);
 
   return {
     ...single,
@@ -134,46 +89,130 @@ export async function openStore(options: StoreOptions): Promise<OpenedStore> {
       batchObservers.add(observer);
       return () => batchObservers.delete(observer);
     },
-    async idempotent(scope, request, work, keepRefusal) {
-      return runTransaction(ctx.client, async (tx) => {
-        const stored = await beginIdempotent(ctx, tx, scope, request);
-        if (stored !== null) return { replayed: true, response: stored };
-        await tx.exec('SAVEPOINT idempotent_effect');
-        let response: StoredResponse;
-        try {
-          response = await work(bindOperations(ctx, tx));
-        } catch (error) {
-          const kept = error instanceof SpendgateError ? keepRefusal(error) : null;
-          if (kept === null) throw error;
-          await tx.exec('ROLLBACK TO SAVEPOINT idempotent_effect');
-          response = kept;
-        }
-        await saveIdempotent(ctx, tx, scope, request, response);
-        return { replayed: false, response };
-      });
-    },
+    idempotent: (scope, request, work, keepRefusal) =>
+      runIdempotent(ctx, scope, request, work, keepRefusal),
     ping: async () => {
       await ctx.client.query('SELECT 1');
     },
     outboxBacklog: (pendingCountMax) => readOutboxBacklog(ctx.client, pendingCountMax, ctx.clock()),
-    async expireHolds(ageMsMax, batchMax = 500) {
-      const holds = await runTransaction(ctx.client, (tx) =>
-        listExpiredHolds(ctx, tx, ageMsMax, batchMax),
-      );
-      let expired = 0;
-      for (const hold of holds) {
-        try {
-          await run((operations) => operations.reverse(hold.scope, hold.id, null, 'expired'));
-          expired += 1;
-        } catch (error) {
-          // Captured or reversed since it was listed: nothing left to expire.
-          if (!(error instanceof SpendgateError && error.code === 'transaction_not_pending'))
-            throw error;
-        }
-      }
-      return expired;
-    },
+    expireHolds: (ageMsMax, batchMax) => expireOldHolds(ctx, run, ageMsMax, batchMax),
     rewrapMasterKeySecrets: (rewrapOptions) => rewrapMasterKeySecrets(ctx, rewrapOptions),
     close: () => options.client.close(),
   };
+}
+
+function contextOf(options: StoreOptions): StoreContext {
+  return {
+    client: options.client,
+    clock: options.clock ?? Date.now,
+    keyring: new Keyring({
+      current: options.masterKey,
+      decryptOnly: options.decryptOnlyMasterKeys ?? [],
+    }),
+    policyCache: new CompiledPolicyCache(options.policyCacheEntriesMax),
+    templates: options.templates ?? builtinRuleLibrary(),
+  };
+}
+
+/** Each operation in a transaction of its own: the same names, wrapped one by one. */
+function perCallOperations(ctx: StoreContext, run: Store['transaction']): StoreOperations {
+  const perCall = {} as Record<keyof StoreOperations, unknown>;
+  for (const name of Object.keys(bindOperations(ctx, ctx.client)) as (keyof StoreOperations)[]) {
+    perCall[name] = (...args: unknown[]) =>
+      run((operations) => (operations[name] as (...inner: unknown[]) => Promise<unknown>)(...args));
+  }
+  return perCall as StoreOperations;
+}
+
+// The authorize path's statements are fixed texts over parameter arrays: generic plans. Its
+// first statements are reads, so BEGIN goes out with them.
+const authorizeTransaction = { genericPlans: true, pipelineBegin: true } as const;
+
+/** Authorizations gathered into batches, a transaction each (authorize-lanes.ts). */
+function createAuthorizeBatcher(
+  ctx: StoreContext,
+  options: StoreOptions,
+  batchObservers: ReadonlySet<(size: number) => void>,
+): AuthorizeBatcher {
+  // A request alone, once more after a unique-index race: the retry finds the first decision.
+  const authorizeAlone = async (request: AuthorizeRequest) => {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await runTransaction(
+          ctx.client,
+          (tx) => bindOperations(ctx, tx).authorize(request.scope, request.input, request.budget),
+          authorizeTransaction,
+        );
+      } catch (error) {
+        if (!isUniqueViolation(error) || attempt >= 2) throw error;
+      }
+    }
+  };
+  return new AuthorizeBatcher(
+    (requests) =>
+      runTransaction(
+        ctx.client,
+        (tx) => authorizeBatch(ctx, tx, requests, { commit: true }),
+        authorizeTransaction,
+      ),
+    authorizeAlone,
+    {
+      batchesMax: options.authorizeBatchesMax ?? 2,
+      queueMax: options.authorizeQueueMax ?? 10_000,
+      vaultOfCard: cardVaultsOf(ctx),
+      onBatch: (size) => {
+        for (const observe of batchObservers) observe(size);
+      },
+    },
+  );
+}
+
+/** Store.idempotent: the effect in a savepoint, so that a kept refusal is stored without it. */
+async function runIdempotent(
+  ctx: StoreContext,
+  scope: Parameters<Store['idempotent']>[0],
+  request: IdempotentRequest,
+  work: (operations: StoreOperations) => Promise<StoredResponse>,
+  keepRefusal: (error: SpendgateError) => StoredResponse | null,
+): ReturnType<Store['idempotent']> {
+  return runTransaction(ctx.client, async (tx) => {
+    const stored = await beginIdempotent(ctx, tx, scope, request);
+    if (stored !== null) return { replayed: true, response: stored };
+    await tx.exec('SAVEPOINT idempotent_effect');
+    let response: StoredResponse;
+    try {
+      response = await work(bindOperations(ctx, tx));
+    } catch (error) {
+      const kept = error instanceof SpendgateError ? keepRefusal(error) : null;
+      if (kept === null) throw error;
+      await tx.exec('ROLLBACK TO SAVEPOINT idempotent_effect');
+      response = kept;
+    }
+    await saveIdempotent(ctx, tx, scope, request, response);
+    return { replayed: false, response };
+  });
+}
+
+/** Store.expireHolds: the expired holds listed in one transaction, each reversed in its own. */
+async function expireOldHolds(
+  ctx: StoreContext,
+  run: Store['transaction'],
+  ageMsMax: number,
+  batchMax = 500,
+): Promise<number> {
+  const holds = await runTransaction(ctx.client, (tx) =>
+    listExpiredHolds(ctx, tx, ageMsMax, batchMax),
+  );
+  let expired = 0;
+  for (const hold of holds) {
+    try {
+      await run((operations) => operations.reverse(hold.scope, hold.id, null, 'expired'));
+      expired += 1;
+    } catch (error) {
+      // Captured or reversed since it was listed: nothing left to expire.
+      if (!(error instanceof SpendgateError && error.code === 'transaction_not_pending'))
+        throw error;
+    }
+  }
+  return expired;
 }

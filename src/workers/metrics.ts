@@ -160,6 +160,12 @@ async function readQueues(queues: readonly Queue[], connection: Redis): Promise<
   return new Map(counts);
 }
 
+/** The readings the scrape-time gauges serve; null until watched, and again once unwatched. */
+interface Watched {
+  outbox: ScrapeSample<OutboxBacklog> | null;
+  queues: ScrapeSample<QueueCounts> | null;
+}
+
 export function createWorkerMetrics(
   options: {
     /** How long a scrape-time reading is kept; SAMPLE_FRESH_MS_DEFAULT unless given. */
@@ -169,66 +175,10 @@ export function createWorkerMetrics(
   const registry = new Registry();
   const freshMs = options.sampleFreshMs ?? SAMPLE_FRESH_MS_DEFAULT;
   const sampled = { freshMs, waitMs: SAMPLE_WAIT_MS };
-  let outbox: ScrapeSample<OutboxBacklog> | null = null;
-  let queues: ScrapeSample<QueueCounts> | null = null;
+  const watched: Watched = { outbox: null, queues: null };
 
-  const webhookDeliveries = new Counter({
-    name: 'spendgate_webhook_deliveries_total',
-    help: 'Webhook delivery attempts by outcome: delivered (2xx), failed_will_retry, failed_final (the last attempt), endpoint_disabled (410).',
-    labelNames: ['outcome'],
-    registers: [registry],
-  });
-  const solanaSends = new Counter({
-    name: 'spendgate_solana_sends_total',
-    help: 'Solana transfer steps by mode and outcome: sent, resent, resigned, confirmed, failed (on chain), refused (unsendable), error (retried next round).',
-    labelNames: ['mode', 'outcome'],
-    registers: [registry],
-  });
-  // Every series from the start, so that rates read 0 rather than no data.
-  for (const outcome of WEBHOOK_OUTCOMES) webhookDeliveries.inc({ outcome }, 0);
-  for (const mode of ['test', 'live']) {
-    for (const outcome of SOLANA_OUTCOMES) solanaSends.inc({ mode, outcome }, 0);
-  }
-
-  // Both outbox gauges read the same sample: one statement per reading, joined or cached.
-  const outboxGauge = (name: string, help: string, pick: (backlog: OutboxBacklog) => number) => {
-    const gauge: Gauge = new Gauge({
-      name,
-      help,
-      registers: [registry],
-      async collect() {
-        const backlog = await outbox?.value();
-        // A gauge without labels reads 0 after reset; removed, it has no sample at all.
-        gauge.reset();
-        if (backlog == null) gauge.remove();
-        else gauge.set(pick(backlog));
-      },
-    });
-  };
-  outboxGauge(
-    'spendgate_outbox_lag_seconds',
-    'Age of the oldest outbox event not yet relayed to the queue (0: none waiting); absent while the database does not answer.',
-    (backlog) => backlog.lagSeconds,
-  );
-  outboxGauge(
-    'spendgate_outbox_pending_events',
-    `Outbox events not yet relayed to the queue, counted up to ${String(OUTBOX_PENDING_COUNT_MAX)}; absent while the database does not answer.`,
-    (backlog) => backlog.pending,
-  );
-  const queueJobs = new Gauge({
-    name: 'spendgate_queue_jobs',
-    help: 'BullMQ jobs by queue and state (waiting, active, delayed, failed); absent while Redis does not answer.',
-    labelNames: ['queue', 'state'],
-    registers: [registry],
-    async collect() {
-      const counts = await queues?.value();
-      queueJobs.reset();
-      if (counts == null) return;
-      for (const [queue, states] of counts) {
-        for (const state of QUEUE_STATES) queueJobs.set({ queue, state }, states[state]);
-      }
-    },
-  });
+  const { webhookDeliveries, solanaSends } = registerOutcomeCounters(registry);
+  registerScrapeGauges(registry, watched);
 
   return {
     registry,
@@ -255,17 +205,95 @@ export function createWorkerMetrics(
     }),
     watchOutbox(store) {
       const sample = new ScrapeSample(() => store.outboxBacklog(OUTBOX_PENDING_COUNT_MAX), sampled);
-      outbox = sample;
+      watched.outbox = sample;
       return () => {
-        if (outbox === sample) outbox = null;
+        if (watched.outbox === sample) watched.outbox = null;
       };
     },
-    watchQueues(watched, connection) {
-      const sample = new ScrapeSample(() => readQueues(watched, connection), sampled);
-      queues = sample;
+    watchQueues(queues, connection) {
+      const sample = new ScrapeSample(() => readQueues(queues, connection), sampled);
+      watched.queues = sample;
       return () => {
-        if (queues === sample) queues = null;
+        if (watched.queues === sample) watched.queues = null;
       };
     },
   };
+}
+
+/** The counters by outcome, each series there from the start. */
+function registerOutcomeCounters(
+  registry: Registry,
+): Pick<WorkerMetrics, 'webhookDeliveries' | 'solanaSends'> {
+  const webhookDeliveries = new Counter({
+    name: 'spendgate_webhook_deliveries_total',
+    help: 'Webhook delivery attempts by outcome: delivered (2xx), failed_will_retry, failed_final (the last attempt), endpoint_disabled (410).',
+    labelNames: ['outcome'],
+    registers: [registry],
+  });
+  const solanaSends = new Counter({
+    name: 'spendgate_solana_sends_total',
+    help: 'Solana transfer steps by mode and outcome: sent, resent, resigned, confirmed, failed (on chain), refused (unsendable), error (retried next round).',
+    labelNames: ['mode', 'outcome'],
+    registers: [registry],
+  });
+  // Every series from the start, so that rates read 0 rather than no data.
+  for (const outcome of WEBHOOK_OUTCOMES) webhookDeliveries.inc({ outcome }, 0);
+  for (const mode of ['test', 'live']) {
+    for (const outcome of SOLANA_OUTCOMES) solanaSends.inc({ mode, outcome }, 0);
+  }
+  return { webhookDeliveries, solanaSends };
+}
+
+/** The gauges read at scrape time, from what is `watched` then. */
+function registerScrapeGauges(registry: Registry, watched: Watched): void {
+  registerOutboxGauge(
+    registry,
+    watched,
+    'spendgate_outbox_lag_seconds',
+    'Age of the oldest outbox event not yet relayed to the queue (0: none waiting); absent while the database does not answer.',
+    (backlog) => backlog.lagSeconds,
+  );
+  registerOutboxGauge(
+    registry,
+    watched,
+    'spendgate_outbox_pending_events',
+    `Outbox events not yet relayed to the queue, counted up to ${String(OUTBOX_PENDING_COUNT_MAX)}; absent while the database does not answer.`,
+    (backlog) => backlog.pending,
+  );
+  const queueJobs = new Gauge({
+    name: 'spendgate_queue_jobs',
+    help: 'BullMQ jobs by queue and state (waiting, active, delayed, failed); absent while Redis does not answer.',
+    labelNames: ['queue', 'state'],
+    registers: [registry],
+    async collect() {
+      const counts = await watched.queues?.value();
+      queueJobs.reset();
+      if (counts == null) return;
+      for (const [queue, states] of counts) {
+        for (const state of QUEUE_STATES) queueJobs.set({ queue, state }, states[state]);
+      }
+    },
+  });
+}
+
+/** An outbox gauge. Both read the same sample: one statement per reading, joined or cached. */
+function registerOutboxGauge(
+  registry: Registry,
+  watched: Watched,
+  name: string,
+  help: string,
+  pick: (backlog: OutboxBacklog) => number,
+): void {
+  const gauge: Gauge = new Gauge({
+    name,
+    help,
+    registers: [registry],
+    async collect() {
+      const backlog = await watched.outbox?.value();
+      // A gauge without labels reads 0 after reset; removed, it has no sample at all.
+      gauge.reset();
+      if (backlog == null) gauge.remove();
+      else gauge.set(pick(backlog));
+    },
+  });
 }

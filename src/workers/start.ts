@@ -1,4 +1,5 @@
-import { Queue } from 'bullmq';
+import { Queue, type Worker } from 'bullmq';
+import type { Redis } from 'ioredis';
 import type { Mode } from '../core/index.js';
 import type { Store } from '../store/store.js';
 import { DEFAULT_RELAY_OPTIONS, OutboxRelay, type RelayOptions } from './outbox-relay.js';
@@ -42,20 +43,7 @@ export interface Workers {
   stop(): Promise<void>;
 }
 
-/**
- * The worker role (`spendgate serve --role worker|all`): the outbox relay, the webhook
- * delivery worker, the settlement worker, the Solana transfer worker and the maintenance
- * schedules (hold expiry, balance snapshots), on Redis connections of their own. `stop` is the graceful shutdown: the relay
- * finishes its round, the worker finishes the deliveries in flight (BullMQ returns a job it
- * could not finish to the queue, where another worker or the next start takes it), and the
- * connections close.
- *
- * The work on Redis (relay, delivery, maintenance) starts once `prefixClaimed` resolves: no job
- * is added to or taken from a prefix before this database holds it (prefix-claim.ts). While
- * Redis is down that waits, and it never starts if another database holds the prefix. The
- * settlement and Solana workers need only the database and start at once.
- */
-export function startWorkers(dependencies: {
+export interface WorkerDependencies {
   readonly store: Store;
   readonly redisUrl: string;
   readonly redisPrefix: string;
@@ -70,7 +58,42 @@ export function startWorkers(dependencies: {
   /** Resolves when this database holds `redisPrefix` (prefix-claim.ts); default: at once. */
   readonly prefixClaimed?: Promise<void>;
   readonly metrics?: WorkerMetrics;
-}): Workers {
+}
+
+/** What startWorkers made, for the Redis work to start and for stop to close. */
+interface Running {
+  readonly metrics: WorkerMetrics;
+  readonly producer: Redis;
+  readonly consumer: Redis;
+  readonly queue: Queue<WebhookJob>;
+  readonly relay: OutboxRelay;
+  readonly worker: Worker<WebhookJob>;
+  readonly settlement: SettlementWorker;
+  readonly transfers: SolanaTransferWorker | null;
+  readonly unwatchOutbox: () => void;
+}
+
+/** The work on Redis: started once this database holds the prefix, never once stopped. */
+interface RedisWork {
+  stopped: boolean;
+  maintenance: Maintenance | null;
+  unwatchQueues: () => void;
+}
+
+/**
+ * The worker role (`spendgate serve --role worker|all`): the outbox relay, the webhook
+ * delivery worker, the settlement worker, the Solana transfer worker and the maintenance
+ * schedules (hold expiry, balance snapshots), on Redis connections of their own. `stop` is the graceful shutdown: the relay
+ * finishes its round, the worker finishes the deliveries in flight (BullMQ returns a job it
+ * could not finish to the queue, where another worker or the next start takes it), and the
+ * connections close.
+ *
+ * The work on Redis (relay, delivery, maintenance) starts once `prefixClaimed` resolves: no job
+ * is added to or taken from a prefix before this database holds it (prefix-claim.ts). While
+ * Redis is down that waits, and it never starts if another database holds the prefix. The
+ * settlement and Solana workers need only the database and start at once.
+ */
+export function startWorkers(dependencies: WorkerDependencies): Workers {
   const metrics = dependencies.metrics ?? createWorkerMetrics();
   const producer = producerConnection(dependencies.redisUrl);
   const consumer = workerConnection(dependencies.redisUrl);
@@ -100,56 +123,81 @@ export function startWorkers(dependencies: {
     dependencies.log,
     dependencies.settlement ?? DEFAULT_SETTLEMENT_OPTIONS,
   );
-  const transfers =
-    dependencies.chains === undefined
-      ? null
-      : new SolanaTransferWorker(
-          dependencies.store,
-          dependencies.chains,
-          dependencies.log,
-          dependencies.solana ?? DEFAULT_SOLANA_TRANSFER_OPTIONS,
-          metrics,
-        );
+  const transfers = transferWorkerOf(dependencies, metrics);
   settlement.start();
   transfers?.start();
   const unwatchOutbox = metrics.watchOutbox(dependencies.store);
-  let unwatchQueues = (): void => undefined;
-  let stopped = false;
-  let maintenance: Maintenance | null = null;
+  const running: Running = {
+    metrics,
+    producer,
+    consumer,
+    queue,
+    relay,
+    worker,
+    settlement,
+    transfers,
+    unwatchOutbox,
+  };
+  const redisWork: RedisWork = {
+    stopped: false,
+    maintenance: null,
+    unwatchQueues: () => undefined,
+  };
   const startRedisWork = (): void => {
-    if (stopped) return;
-    relay.start();
-    // Its own promise, which ends when the worker closes; errors are reported by 'error'.
-    void worker.run().catch(() => undefined);
-    maintenance = startMaintenance({
-      store: dependencies.store,
-      producer,
-      consumer,
-      redisPrefix: dependencies.redisPrefix,
-      settings: dependencies.maintenance ?? DEFAULT_MAINTENANCE_SETTINGS,
-    });
-    // Counted once this database holds the prefix: before, the queues may be another's.
-    unwatchQueues = metrics.watchQueues([queue, maintenance.queue], producer);
+    startOnRedis(redisWork, dependencies, running);
   };
   if (dependencies.prefixClaimed === undefined) startRedisWork();
   // Refused: the Redis work never starts (the caller reports the refusal and stops).
   else dependencies.prefixClaimed.then(startRedisWork, () => undefined);
-  return {
-    relay,
-    queue,
-    metrics,
-    async stop() {
-      stopped = true;
-      unwatchOutbox();
-      unwatchQueues();
-      await relay.stop();
-      await settlement.stop();
-      await transfers?.stop();
-      await maintenance?.stop();
-      await worker.close();
-      await queue.close();
-      producer.disconnect();
-      consumer.disconnect();
-    },
-  };
+  return { relay, queue, metrics, stop: () => stopWorkers(running, redisWork) };
+}
+
+function transferWorkerOf(
+  dependencies: WorkerDependencies,
+  metrics: WorkerMetrics,
+): SolanaTransferWorker | null {
+  return dependencies.chains === undefined
+    ? null
+    : new SolanaTransferWorker(
+        dependencies.store,
+        dependencies.chains,
+        dependencies.log,
+        dependencies.solana ?? DEFAULT_SOLANA_TRANSFER_OPTIONS,
+        metrics,
+      );
+}
+
+function startOnRedis(work: RedisWork, dependencies: WorkerDependencies, running: Running): void {
+  if (work.stopped) return;
+  running.relay.start();
+  // Its own promise, which ends when the worker closes; errors are reported by 'error'.
+  void running.worker.run().catch(() => undefined);
+  const maintenance = startMaintenance({
+    store: dependencies.store,
+    producer: running.producer,
+    consumer: running.consumer,
+    redisPrefix: dependencies.redisPrefix,
+    settings: dependencies.maintenance ?? DEFAULT_MAINTENANCE_SETTINGS,
+  });
+  work.maintenance = maintenance;
+  // Counted once this database holds the prefix: before, the queues may be another's.
+  work.unwatchQueues = running.metrics.watchQueues(
+    [running.queue, maintenance.queue],
+    running.producer,
+  );
+}
+
+/** Workers.stop: the graceful shutdown described on Workers. */
+async function stopWorkers(running: Running, work: RedisWork): Promise<void> {
+  work.stopped = true;
+  running.unwatchOutbox();
+  work.unwatchQueues();
+  await running.relay.stop();
+  await running.settlement.stop();
+  await running.transfers?.stop();
+  await work.maintenance?.stop();
+  await running.worker.close();
+  await running.queue.close();
+  running.producer.disconnect();
+  running.consumer.disconnect();
 }

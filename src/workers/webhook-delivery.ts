@@ -43,23 +43,7 @@ export interface DeliveryLog {
   error(object: object, message: string): void;
 }
 
-/**
- * The webhook delivery worker (contract section 13). A job is one event for one endpoint:
- * read what to send (nothing, if the endpoint was deleted or disabled meanwhile: its pending
- * deliveries stop), sign it, POST it, record the attempt. A job naming an event or endpoint
- * this database does not have was never made here (another installation's, on a shared Redis
- * prefix) or its rows are gone: it fails at once, loudly (an error line and
- * `spendgate_webhook_jobs_unknown_total`), and stays in the failed set for an operator, never
- * ended as if delivered. A 2xx ends the job; a 410 disables
- * the endpoint and ends it; anything else fails the attempt, and BullMQ retries it on the
- * contract's schedule (the custom backoff below) until the attempts run out.
- *
- * Fairness (endpoint-gate.ts): at most `endpointConcurrency` deliveries to one endpoint run at
- * once in a process, as many more wait their turn here, and a job beyond that goes back to the
- * queue for about as long as its endpoint needs, without spending an attempt: a slow endpoint
- * holds a few of the `concurrency` slots and never all of them.
- */
-export function startWebhookWorker(dependencies: {
+export interface WebhookWorkerDependencies {
   readonly store: Store;
   readonly connection: Redis;
   readonly redisPrefix: string;
@@ -68,7 +52,12 @@ export function startWebhookWorker(dependencies: {
   readonly metrics: WorkerMetrics;
   /** Whether the worker takes jobs at once (BullMQ's autorun); false: once `run()` is called. */
   readonly autorun?: boolean;
-}): Worker<WebhookJob> {
+}
+
+/** The job processor: one delivery attempt, its turn at its endpoint's gate first. */
+function deliveryProcessor(
+  dependencies: WebhookWorkerDependencies,
+): (job: Job<WebhookJob>, token: string | undefined) => Promise<string> {
   const { store, settings, log, metrics } = dependencies;
   const gate = new EndpointGate(settings.endpointConcurrency, settings.concurrency);
 
@@ -130,8 +119,28 @@ export function startWebhookWorker(dependencies: {
       turn.release(performance.now() - startedMs);
     }
   };
+  return deliver;
+}
 
-  const worker = new Worker<WebhookJob>(WEBHOOK_QUEUE, deliver, {
+/**
+ * The webhook delivery worker (contract section 13). A job is one event for one endpoint:
+ * read what to send (nothing, if the endpoint was deleted or disabled meanwhile: its pending
+ * deliveries stop), sign it, POST it, record the attempt. A job naming an event or endpoint
+ * this database does not have was never made here (another installation's, on a shared Redis
+ * prefix) or its rows are gone: it fails at once, loudly (an error line and
+ * `spendgate_webhook_jobs_unknown_total`), and stays in the failed set for an operator, never
+ * ended as if delivered. A 2xx ends the job; a 410 disables
+ * the endpoint and ends it; anything else fails the attempt, and BullMQ retries it on the
+ * contract's schedule (the custom backoff below) until the attempts run out.
+ *
+ * Fairness (endpoint-gate.ts): at most `endpointConcurrency` deliveries to one endpoint run at
+ * once in a process, as many more wait their turn here, and a job beyond that goes back to the
+ * queue for about as long as its endpoint needs, without spending an attempt: a slow endpoint
+ * holds a few of the `concurrency` slots and never all of them.
+ */
+export function startWebhookWorker(dependencies: WebhookWorkerDependencies): Worker<WebhookJob> {
+  const { settings, log } = dependencies;
+  const worker = new Worker<WebhookJob>(WEBHOOK_QUEUE, deliveryProcessor(dependencies), {
     connection: dependencies.connection,
     prefix: queuePrefix(dependencies.redisPrefix),
     autorun: dependencies.autorun ?? true,

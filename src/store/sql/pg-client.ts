@@ -166,61 +166,66 @@ export function createPgClient(options: PgClientOptions): SqlClient {
     kind: 'pg',
     query: direct.query,
     exec: direct.exec,
-    async transaction<T>(
-      work: (tx: SqlTransaction) => Promise<T>,
-      options: TransactionOptions = {},
-    ): Promise<T> {
-      const connection = await pool.connect();
-      let broken = false;
-      // A connection that dies while checked out (server restart, terminated session) emits
-      // 'error' on itself; unheard, that would end the process. The failed query rejects on
-      // its own, so the listener only marks the connection to be discarded.
-      const onError = (): void => {
-        broken = true;
-      };
-      connection.on('error', onError);
-      const state: TransactionState = { commitSent: false };
-      try {
-        // One simple-protocol message with both statements: one round trip, as BEGIN alone.
-        const beginText =
-          options.genericPlans === true
-            ? 'BEGIN; SET LOCAL plan_cache_mode = force_generic_plan'
-            : 'BEGIN';
-        let result: T;
-        if (options.pipelineBegin === true) {
-          // The pool pipelines: BEGIN and the statements the work sends before its first await
-          // leave in one write and are answered in one round trip.
-          const { begun, pending } = together(connection, () => {
-            const begin = connection.query(beginText);
-            return { begun: begin, pending: work(transactionQueryable(connection, begin, state)) };
-          });
-          // Settled before the work's own results can be (each waits for it), so never unheard.
-          begun.catch(() => undefined);
-          result = await pending;
-          await begun;
-        } else {
-          await connection.query(beginText);
-          result = await work(transactionQueryable(connection, null, state));
-        }
-        if (!state.commitSent) await connection.query('COMMIT');
-        return result;
-      } catch (error) {
-        try {
-          // After a failed queryAndCommit the server has already rolled back: this ROLLBACK
-          // only draws a warning, and waiting for it means every answer is in.
-          await connection.query('ROLLBACK');
-        } catch {
-          // The connection itself failed: do not return it to the pool.
-          broken = true;
-        }
-        throw error;
-      } finally {
-        connection.off('error', onError);
-        connection.release(broken);
-      }
-    },
+    // Not async itself: the transaction's promise is handed on, with no await of its own.
+    transaction: (work, options) => runPooledTransaction(pool, work, options),
     async close(): Promise<void> {
       await pool.end();
     },
   };
+}
+
+/** One transaction on a connection of its own, which goes back to the pool whole or not at all. */
+async function runPooledTransaction<T>(
+  pool: pg.Pool,
+  work: (tx: SqlTransaction) => Promise<T>,
+  options: TransactionOptions = {},
+): Promise<T> {
+  const connection = await pool.connect();
+  let broken = false;
+  // A connection that dies while checked out (server restart, terminated session) emits
+  // 'error' on itself; unheard, that would end the process. The failed query rejects on
+  // its own, so the listener only marks the connection to be discarded.
+  const onError = (): void => {
+    broken = true;
+  };
+  connection.on('error', onError);
+  const state: TransactionState = { commitSent: false };
+  try {
+    // One simple-protocol message with both statements: one round trip, as BEGIN alone.
+    const beginText =
+      options.genericPlans === true
+        ? 'BEGIN; SET LOCAL plan_cache_mode = force_generic_plan'
+        : 'BEGIN';
+    let result: T;
+    if (options.pipelineBegin === true) {
+      // The pool pipelines: BEGIN and the statements the work sends before its first await
+      // leave in one write and are answered in one round trip.
+      const { begun, pending } = together(connection, () => {
+        const begin = connection.query(beginText);
+        return { begun: begin, pending: work(transactionQueryable(connection, begin, state)) };
+      });
+      // Settled before the work's own results can be (each waits for it), so never unheard.
+      begun.catch(() => undefined);
+      result = await pending;
+      await begun;
+    } else {
+      await connection.query(beginText);
+      result = await work(transactionQueryable(connection, null, state));
+    }
+    if (!state.commitSent) await connection.query('COMMIT');
+    return result;
+  } catch (error) {
+    try {
+      // After a failed queryAndCommit the server has already rolled back: this ROLLBACK
+      // only draws a warning, and waiting for it means every answer is in.
+      await connection.query('ROLLBACK');
+    } catch {
+      // The connection itself failed: do not return it to the pool.
+      broken = true;
+    }
+    throw error;
+  } finally {
+    connection.off('error', onError);
+    connection.release(broken);
+  }
 }

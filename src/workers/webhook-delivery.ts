@@ -2,7 +2,7 @@ import { DelayedError, UnrecoverableError, Worker, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { assert } from '../core/index.js';
 import { DELIVERY_ATTEMPT_TIMEOUT_MS, deliverSigned } from '../outbound/index.js';
-import type { Store } from '../store/store.js';
+import { attemptDisablesEndpoint, type Store } from '../store/store.js';
 import { EndpointGate } from './endpoint-gate.js';
 import type { WebhookOutcome, WorkerMetrics } from './metrics.js';
 import { queuePrefix, WEBHOOK_QUEUE, type WebhookJob } from './queues.js';
@@ -111,7 +111,7 @@ function deliveryProcessor(
       });
       if (result.delivered) return 'delivered';
       const status = result.statusCode;
-      if (status === 410) return 'endpoint gone: disabled';
+      if (attemptDisablesEndpoint(status)) return 'endpoint gone: disabled';
       throw new Error(
         status === null ? `not delivered: ${result.error ?? 'no answer'}` : `answered ${status}`,
       );
@@ -178,7 +178,7 @@ function attemptOutcome(
   result: { readonly delivered: boolean; readonly statusCode: number | null },
 ): WebhookOutcome {
   if (result.delivered) return 'delivered';
-  if (result.statusCode === 410) return 'endpoint_disabled';
+  if (attemptDisablesEndpoint(result.statusCode)) return 'endpoint_disabled';
   return job.attemptsMade + 1 >= (job.opts.attempts ?? 1) ? 'failed_final' : 'failed_will_retry';
 }
 

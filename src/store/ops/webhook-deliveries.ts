@@ -196,9 +196,18 @@ export interface DeliveryAttempt {
 }
 
 /**
+ * Whether an attempt's answer disables its endpoint: 410 Gone (contract section 13). The one
+ * place the rule is written: the store disables the endpoint with the attempt's record, and
+ * the delivery worker ends the job and counts it by the same answer.
+ */
+export function attemptDisablesEndpoint(statusCode: number | null): boolean {
+  return statusCode === 410;
+}
+
+/**
  * recordDeliveryAttempt: one statement.
  * In: the attempt.  Out: its record; succeeded when the status is 2xx.
- * Writes: webhook_deliveries; on a 410, the endpoint disabled (contract section 13).
+ * Writes: webhook_deliveries; the endpoint disabled when `attemptDisablesEndpoint`.
  */
 export async function recordDeliveryAttempt(
   ctx: StoreContext,
@@ -214,7 +223,7 @@ export async function recordDeliveryAttempt(
   const { rows } = await tx.query<DeliveryRow>(
     `WITH gone AS (
        UPDATE webhook_endpoints SET status = 'disabled', disabled_reason = 'gone'
-       WHERE id = $4 AND $9::integer = 410 AND status = 'enabled'
+       WHERE id = $4 AND $13::boolean AND status = 'enabled'
      )
      INSERT INTO webhook_deliveries (id, account_id, mode, endpoint_id, event_id, event_type, attempt, succeeded,
                                      status_code, duration_ms, error, created_at)
@@ -232,6 +241,7 @@ export async function recordDeliveryAttempt(
       input.durationMs,
       failureClass(input.error),
       new Date(nowMs),
+      attemptDisablesEndpoint(input.statusCode),
     ],
   );
   return deliveryFromRow(oneRow(rows, 'the delivery INSERT'));

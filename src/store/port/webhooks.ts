@@ -4,7 +4,12 @@ import type { Page } from '../ops/lists.js';
 import type { DeliveryAttempt, DeliveryLookup } from '../ops/webhook-deliveries.js';
 
 export type { OutboxEvent } from '../ops/events.js';
-export type { DeliveryAttempt, DeliveryLookup, DeliveryTarget } from '../ops/webhook-deliveries.js';
+export {
+  attemptDisablesEndpoint,
+  type DeliveryAttempt,
+  type DeliveryLookup,
+  type DeliveryTarget,
+} from '../ops/webhook-deliveries.js';
 export { WEBHOOK_ENDPOINTS_MAX } from '../ops/webhook-endpoints.js';
 
 export interface CreateWebhookEndpointInput {

@@ -86,6 +86,7 @@ export { CompiledPolicyCache } from './policy/policy-cache.js';
 export {
   decide,
   requiredAggregates,
+  decisionVaultOf,
   type CardState,
   type CardStatus,
   type DecisionInput,

@@ -29,6 +29,25 @@ export interface VaultState {
   readonly available: Decimal;
 }
 
+/**
+ * A vault as the decision sees it, from its posted and held totals: what authorize decides on
+ * and what Simulate Policy predicts from, built the same way for both.
+ */
+export function decisionVaultOf(vault: {
+  readonly id: string;
+  readonly status: VaultStatus;
+  readonly currency: string;
+  readonly ledger: Decimal;
+  readonly pending: Decimal;
+}): VaultState {
+  return {
+    id: vault.id,
+    status: vault.status,
+    currency: vault.currency,
+    available: vault.ledger.minus(vault.pending),
+  };
+}
+
 export interface DecisionInput extends EvaluationInput {
   /** null when no card has the request's card id (in this account and mode). */
   readonly card: CardState | null;

@@ -1,4 +1,5 @@
 import {
+  decisionVaultOf,
   assert,
   decide,
   Decimal,
@@ -364,12 +365,7 @@ function decideOne(
     ? STAND_IN_DECLINED
     : decide({
         card: { id: input.cardId, vaultId: vault.id, status: card.card_status },
-        vault: {
-          id: vault.id,
-          status: vault.status,
-          currency: vault.currency,
-          available: vault.ledger.minus(vault.pending),
-        },
+        vault: decisionVaultOf(vault),
         policy,
         spend: policy === null ? {} : vault.counters.totals(policy.aggregates, nowMs),
         nowMs,

@@ -1,4 +1,5 @@
 import {
+  decisionVaultOf,
   compilePolicy,
   decide,
   type AuthorizationRequest,
@@ -189,12 +190,7 @@ export async function simulatePolicy(
   const spend = policy === null ? {} : await readSpend(tx, vault.id, policy.aggregates, nowMs);
   return decide({
     card: { id: input.request.cardId, vaultId: vault.id, status: cardStatus },
-    vault: {
-      id: vault.id,
-      status: vault.status,
-      currency: vault.currency,
-      available: vault.ledger.minus(vault.pending),
-    },
+    vault: decisionVaultOf(vault),
     policy,
     spend,
     nowMs,

@@ -134,16 +134,20 @@ export {
   presentBalanceSnapshot,
   presentCard,
   presentTransaction,
+  presentTransactionMetadata,
   presentTransfer,
   presentVault,
   type AuthorizationAsked,
 } from './objects/presenters.js';
 export {
   presentAccount,
+  presentCardDetails,
   presentDeletedPolicy,
   presentDeletedWebhookEndpoint,
   presentPolicy,
   presentSettlement,
+  presentTwoFactorEnrolment,
   presentWebhookDelivery,
   presentWebhookEndpoint,
+  presentWebhookTest,
 } from './objects/platform-presenters.js';

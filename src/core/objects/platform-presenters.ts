@@ -86,3 +86,42 @@ export function presentWebhookDelivery(delivery: WebhookDeliveryRecord) {
     createdAt: isoTimestamp(delivery.createdAtMs),
   };
 }
+
+/** Test Webhook's answer: the one attempt it made, as recorded. */
+export function presentWebhookTest(
+  eventId: string,
+  attempt: {
+    readonly delivered: boolean;
+    readonly statusCode: number | null;
+    readonly durationMs: number;
+    readonly error: string | null;
+  },
+) {
+  return {
+    object: 'webhook_test' as const,
+    eventId,
+    delivered: attempt.delivered,
+    statusCode: attempt.statusCode,
+    durationMs: attempt.durationMs,
+    error: attempt.error,
+  };
+}
+
+/** Reveal Card Details' answer: the one object that carries a card's number and CVV. */
+export function presentCardDetails(details: {
+  readonly cardId: string;
+  readonly number: string;
+  readonly cvv: string;
+  readonly expMonth: number;
+  readonly expYear: number;
+}) {
+  return { object: 'card_details' as const, ...details };
+}
+
+/** Begin Two-Factor's answer: the secret, its otpauth URI and that URI as a QR code. */
+export function presentTwoFactorEnrolment(
+  enrolment: { readonly secret: string; readonly otpauthUri: string },
+  qrCodeSvg: string,
+) {
+  return { object: 'two_factor_enrolment' as const, ...enrolment, qrCodeSvg };
+}

@@ -6,6 +6,7 @@ import type {
   AuthorizationOutcome,
   BalanceSnapshotRecord,
   CardRecord,
+  Metadata,
   TransactionRecord,
   TransferRecord,
   VaultRecord,
@@ -145,9 +146,11 @@ export function presentBalanceSnapshot(snapshot: BalanceSnapshotRecord) {
   };
 }
 
-/** What the callback asked: the answer's figures when nothing was recorded. */
+/** What was asked: the answer's figures when nothing was recorded. */
 export interface AuthorizationAsked {
-  readonly cardId: string;
+  readonly cardId: string | null;
+  /** The vault asked about (Simulate Policy names it; Authorize learns it from the card). */
+  readonly vaultId?: string;
   readonly amount: Decimal;
   readonly currency: CurrencyInfo;
 }
@@ -173,9 +176,14 @@ export function presentAuthorization(
         : formatAmount(transaction.amount, transaction.currency),
     currency: transaction?.currency ?? asked.currency.code,
     cardId: transaction?.cardId ?? asked.cardId,
-    vaultId: transaction?.vaultId ?? null,
+    vaultId: transaction?.vaultId ?? asked.vaultId ?? null,
     standIn: outcome.standIn,
     decidedInMicros,
     shadowMatches: [...decision.shadowMatches],
   };
+}
+
+/** Transaction metadata (contract section 14): only through its own read, never in events. */
+export function presentTransactionMetadata(transactionId: string, metadata: Metadata) {
+  return { object: 'transaction_metadata' as const, transactionId, metadata };
 }

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
-import { presentCard } from '../../core/index.js';
+import { presentCard, presentCardDetails } from '../../core/index.js';
 import type { Store } from '../../store/store.js';
 import { authOf } from '../auth.js';
 import { respond } from '../idempotency.js';
@@ -56,7 +56,7 @@ export function registerCardRoutes(
     });
     if ('refusal' in outcome) throw twoFactorRefused(request, reply, outcome.refusal);
     void reply.header('Cache-Control', 'no-store');
-    return { object: 'card_details' as const, ...outcome.details };
+    return presentCardDetails(outcome.details);
   });
 
   const transitions = [

@@ -2,9 +2,9 @@ import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import {
   currencyOf,
-  formatAmount,
   parseAmount,
   PolicyInvalidError,
+  presentAuthorization,
   presentDeletedPolicy,
   presentPolicy,
   type Decision,
@@ -71,21 +71,11 @@ export function registerPolicyRoutes(app: FastifyInstance, store: Store): void {
       if (draft !== null && error instanceof PolicyInvalidError) throw underPolicy(error);
       throw error;
     }
-    return {
-      id: null,
-      object: 'authorization' as const,
-      approved: decision.approved,
-      status: decision.approved ? ('pending' as const) : ('declined' as const),
-      declineCode: decision.declineCode,
-      declineReason: decision.declineReason,
-      amount: formatAmount(amount, currency),
-      currency: currency.code,
-      cardId: transaction.cardId ?? null,
-      vaultId: vault.id,
-      standIn: false,
-      decidedInMicros: Number((process.hrtime.bigint() - started) / 1000n),
-      shadowMatches: [...decision.shadowMatches],
-    };
+    return presentAuthorization(
+      { decision, standIn: false, transaction: null, replayed: false },
+      { cardId: transaction.cardId ?? null, vaultId: vault.id, amount, currency },
+      Number((process.hrtime.bigint() - started) / 1000n),
+    );
   });
 }
 

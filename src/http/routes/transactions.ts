@@ -1,7 +1,13 @@
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { z } from 'zod';
-import { parseAmount, presentTransaction, SpendgateError, type Decimal } from '../../core/index.js';
+import {
+  parseAmount,
+  presentTransaction,
+  presentTransactionMetadata,
+  SpendgateError,
+  type Decimal,
+} from '../../core/index.js';
 import type { ListTransactionsQuery, Store } from '../../store/store.js';
 import { authOf } from '../auth.js';
 import { ANY_CURRENCY, idParams, listOf, presentPage } from '../schemas/common.js';
@@ -27,7 +33,7 @@ export function registerTransactionRoutes(app: FastifyInstance, store: Store): v
     void reply.header('Cache-Control', 'no-store');
     const { id } = request.params;
     const metadata = await store.readTransactionMetadata(authOf(request).scope, id);
-    return { object: 'transaction_metadata' as const, transactionId: id, metadata };
+    return presentTransactionMetadata(id, metadata);
   });
 }
 

@@ -2,7 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import QRCode from 'qrcode';
 import { z } from 'zod';
-import { presentAccount, SpendgateError } from '../../core/index.js';
+import { presentAccount, presentTwoFactorEnrolment, SpendgateError } from '../../core/index.js';
 import {
   TWO_FACTOR_FAILURE_WINDOW_MS,
   TWO_FACTOR_FAILURES_MAX,
@@ -77,11 +77,7 @@ export function registerTwoFactorRoutes(app: FastifyInstance, store: Store): voi
   routes.post('/v1/account/two-factor', beginTwoFactorRoute, async (request, reply) => {
     void reply.header('Cache-Control', 'no-store');
     const enrolment = await store.beginTwoFactor(authOf(request).scope.accountId);
-    return {
-      object: 'two_factor_enrolment' as const,
-      ...enrolment,
-      qrCodeSvg: await qrCodeSvg(enrolment.otpauthUri),
-    };
+    return presentTwoFactorEnrolment(enrolment, await qrCodeSvg(enrolment.otpauthUri));
   });
 
   routes.post('/v1/account/two-factor/verify', verifyTwoFactorRoute, async (request, reply) => {

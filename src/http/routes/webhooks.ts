@@ -9,6 +9,7 @@ import {
   presentDeletedWebhookEndpoint,
   presentWebhookDelivery,
   presentWebhookEndpoint,
+  presentWebhookTest,
   type Scope,
 } from '../../core/index.js';
 import type { Store } from '../../store/store.js';
@@ -182,12 +183,5 @@ async function testWebhook(store: Store, scope: Scope, endpointId: string) {
     durationMs: result.durationMs,
     error: result.error,
   });
-  return {
-    object: 'webhook_test' as const,
-    eventId,
-    delivered: result.delivered,
-    statusCode: result.statusCode,
-    durationMs: result.durationMs,
-    error: result.error,
-  };
+  return presentWebhookTest(eventId, result);
 }

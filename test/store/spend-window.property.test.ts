@@ -175,14 +175,12 @@ describe('simulate predicts authorize [pg]', () => {
                   currency: 'USDC',
                   merchant: merchant({ mcc: next.mcc }),
                 };
-                const live = await t.store.simulatePolicy(scope, vault.id, {
-                  draft: null,
-                  request,
-                });
-                const drafted = await t.store.simulatePolicy(scope, vault.id, {
-                  draft: document,
-                  request,
-                });
+                const live = (
+                  await t.store.simulatePolicy(scope, vault.id, { draft: null, request })
+                ).decision;
+                const drafted = (
+                  await t.store.simulatePolicy(scope, vault.id, { draft: document, request })
+                ).decision;
                 const outcome = await t.store.authorize(scope, {
                   ...request,
                   networkTransactionId: networkTransactionId(),

@@ -1,15 +1,12 @@
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import {
-  currencyOf,
-  parseAmount,
   PolicyInvalidError,
   presentAuthorization,
   presentDeletedPolicy,
   presentPolicy,
-  type Decision,
 } from '../../core/index.js';
-import type { Store } from '../../store/store.js';
+import type { Simulation, Store } from '../../store/store.js';
 import { authOf } from '../auth.js';
 import { respond } from '../idempotency.js';
 import { idParams } from '../schemas/common.js';
@@ -49,19 +46,16 @@ export function registerPolicyRoutes(app: FastifyInstance, store: Store): void {
   routes.post('/v1/vaults/:id/policy/simulate', simulatePolicyRoute, async (request) => {
     const started = process.hrtime.bigint();
     const { scope } = authOf(request);
-    const vault = await store.getVault(scope, request.params.id);
     const { transaction } = request.body;
-    const currency = currencyOf(transaction.currency ?? vault.currency, 'transaction.currency');
-    const amount = parseAmount(transaction.amount, currency, { param: 'transaction.amount' });
     const draft = request.body.policy ?? null;
-    let decision: Decision;
+    let simulation: Simulation;
     try {
-      decision = await store.simulatePolicy(scope, vault.id, {
+      simulation = await store.simulatePolicy(scope, request.params.id, {
         draft,
         request: {
           cardId: transaction.cardId ?? '',
-          amount,
-          currency: currency.code,
+          amount: transaction.amount,
+          currency: transaction.currency ?? null,
           merchant: transaction.merchant,
         },
       });
@@ -71,9 +65,10 @@ export function registerPolicyRoutes(app: FastifyInstance, store: Store): void {
       if (draft !== null && error instanceof PolicyInvalidError) throw underPolicy(error);
       throw error;
     }
+    const { decision, vaultId, amount, currency } = simulation;
     return presentAuthorization(
       { decision, standIn: false, transaction: null, replayed: false },
-      { cardId: transaction.cardId ?? null, vaultId: vault.id, amount, currency },
+      { cardId: transaction.cardId ?? null, vaultId, amount, currency },
       Number((process.hrtime.bigint() - started) / 1000n),
     );
   });

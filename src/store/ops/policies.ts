@@ -1,4 +1,9 @@
 import {
+  amountIn,
+  currencyOf,
+  type AmountInput,
+  type CurrencyInfo,
+  type Decimal,
   decisionVaultOf,
   compilePolicy,
   decide,
@@ -147,7 +152,23 @@ export async function loadCompiledPolicy(
 export interface SimulationInput {
   /** A draft to try; null tries the vault's current policy (none: approve-all but balance). */
   readonly draft: unknown;
-  readonly request: AuthorizationRequest;
+  /**
+   * The purchase to try: its amount is read against `currency`, by default the vault's (so
+   * the caller needs no read of the vault first); refusals name `transaction.*`, the field
+   * Simulate Policy's body gives it under.
+   */
+  readonly request: Omit<AuthorizationRequest, 'amount' | 'currency'> & {
+    readonly amount: AmountInput;
+    readonly currency?: string | null | undefined;
+  };
+}
+
+/** What a simulation decided, and the purchase as it was read. */
+export interface Simulation {
+  readonly decision: Decision;
+  readonly vaultId: string;
+  readonly amount: Decimal;
+  readonly currency: CurrencyInfo;
 }
 
 /**
@@ -164,9 +185,11 @@ export async function simulatePolicy(
   scope: Scope,
   vaultId: string,
   input: SimulationInput,
-): Promise<Decision> {
+): Promise<Simulation> {
   const nowMs = ctx.clock();
   const vault = await getVault(tx, scope, vaultId);
+  const currency = currencyOf(input.request.currency ?? vault.currency, 'transaction.currency');
+  const amount = amountIn(input.request.amount, currency, { param: 'transaction.amount' });
   const policy =
     input.draft === null
       ? await loadCompiledPolicy(ctx, tx, vault.id, vault.currency)
@@ -188,12 +211,13 @@ export async function simulatePolicy(
     cardStatus = status;
   }
   const spend = policy === null ? {} : await readSpend(tx, vault.id, policy.aggregates, nowMs);
-  return decide({
+  const decision = decide({
     card: { id: input.request.cardId, vaultId: vault.id, status: cardStatus },
     vault: decisionVaultOf(vault),
     policy,
     spend,
     nowMs,
-    request: input.request,
+    request: { ...input.request, amount, currency: currency.code },
   });
+  return { decision, vaultId: vault.id, amount, currency };
 }

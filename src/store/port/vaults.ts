@@ -6,14 +6,13 @@ import type {
   Scope,
   TransactionRecord,
   VaultRecord,
-  Decision,
 } from '../../core/index.js';
 import type { ListBalanceSnapshotsQuery, ListVaultsQuery, Page } from '../ops/lists.js';
-import type { SimulationInput } from '../ops/policies.js';
+import type { Simulation, SimulationInput } from '../ops/policies.js';
 import type { CloseDestination, CreateVaultInput } from '../ops/vaults.js';
 
 export type { CloseDestination, CreateVaultInput } from '../ops/vaults.js';
-export type { SimulationInput } from '../ops/policies.js';
+export type { Simulation, SimulationInput } from '../ops/policies.js';
 
 export interface VaultChanges {
   readonly name?: string | undefined;
@@ -53,5 +52,5 @@ export interface PolicyOperations {
   setPolicy(scope: Scope, vaultId: string, document: unknown): Promise<PolicyRecord>;
   getPolicy(scope: Scope, vaultId: string): Promise<PolicyRecord>;
   deletePolicy(scope: Scope, vaultId: string): Promise<void>;
-  simulatePolicy(scope: Scope, vaultId: string, input: SimulationInput): Promise<Decision>;
+  simulatePolicy(scope: Scope, vaultId: string, input: SimulationInput): Promise<Simulation>;
 }

@@ -73,6 +73,13 @@ import { getCard, getTransaction, getTransfer } from './ops/reads.js';
 import { pendingChainTransfers, recordChainSend, type ChainSend } from './ops/chain-sends.js';
 import { completeSnapshotDay, snapshotDay, snapshotDaysDue } from './ops/snapshots.js';
 import {
+  compactVaultHoldChanges,
+  holdJournalCandidates,
+  purgeOutboxEvents,
+  purgeSpendCounters,
+  purgeWebhookDeliveries,
+} from './ops/retention.js';
+import {
   createSettlement,
   getSettlement,
   pendingSettlementRecords,
@@ -228,6 +235,16 @@ function bind(ctx: StoreContext, tx: SqlQueryable) {
     settleRecord: (settlementId: string, position: number) =>
       settleRecord(ctx, tx, settlementId, position),
     purgeIdempotencyKeys: (batchMax?: number) => purgeIdempotencyKeys(ctx, tx, batchMax),
+    purgeWebhookDeliveries: (retentionMs: number, rowsMax: number) =>
+      purgeWebhookDeliveries(ctx, tx, retentionMs, rowsMax),
+    purgeOutboxEvents: (retentionMs: number, rowsMax: number) =>
+      purgeOutboxEvents(ctx, tx, retentionMs, rowsMax),
+    purgeSpendCounters: (retentionDays: number, rowsMax: number) =>
+      purgeSpendCounters(ctx, tx, retentionDays, rowsMax),
+    holdJournalCandidates: (retentionMs: number, afterVaultId: string | null, vaultsMax?: number) =>
+      holdJournalCandidates(ctx, tx, retentionMs, afterVaultId, vaultsMax),
+    compactVaultHoldChanges: (vaultId: string, horizonMs: number, rowsMax: number) =>
+      compactVaultHoldChanges(ctx, tx, vaultId, horizonMs, rowsMax),
     listVaults: (scope: Scope, query: ListVaultsQuery) => listVaults(tx, scope, query),
     listCards: (scope: Scope, query: ListCardsQuery) => listCards(tx, scope, query),
     listTransactions: (scope: Scope, query: ListTransactionsQuery) =>

@@ -1,0 +1,483 @@
+import {
+  assert,
+  isDecimal,
+  type Decimal,
+  type Scope,
+  type TransactionRecord,
+  type TransactionStatus,
+  type TransactionType,
+} from '../../core/index.js';
+import { TRANSACTION_COLUMNS, transactionFromRow, type TransactionRow } from '../rows.js';
+import type { SqlQueryable } from '../sql/client.js';
+import {
+  byId,
+  checkEpochMs,
+  checkIdCursor,
+  checkLimit,
+  Conditions,
+  EPOCH_MS_MAX,
+  pageOf,
+  type Page,
+  type PageQuery,
+} from './list-pages.js';
+
+/**
+ * List Transactions over a history of millions of rows (issue 19): every page is exact (full
+ * pages while `hasMore`, the contract's pagination unchanged), and what a page costs is
+ * bounded by the rows it lists rather than by the rows a filter skips.
+ *
+ * The id order comes only from indexes on `id COLLATE "C"` (migration 0008), whose leading
+ * columns are equalities: the owner (the scope, a vault or a card) and, when a type or status
+ * is asked for, (type, status). So a filter on those reads only rows it lists. A filter on one
+ * of type and status reads one index range per value of the other, merged by id (PostgreSQL's
+ * Merge Append over the branches of a UNION ALL). The primary key, in the default collation,
+ * cannot give the order, so no plan walks the whole table by id, filtering row by row: what a
+ * filter matching little in a busy vault did before.
+ *
+ * A date range is an id range: an id starts with the millisecond it was made for, which is
+ * the millisecond of its created_at, except for "unaligned" rows (an id written ahead of its
+ * created_at after a clock step back, or rows written by hand), which one small partial index
+ * holds. The range is read as (ids in the range, created_at checked) UNION ALL (unaligned rows
+ * with created_at in the range and ids outside it): disjoint, and together exactly the rows
+ * whose created_at is in the range.
+ *
+ * An amount range has no order that fits the id order. It is answered in up to three
+ * statements, each a page on its own (never a mix of two statements' reads):
+ * 1. walk the newest `walkRows` rows of the other filters in id order, keeping those in the
+ *    range: the page, when they are enough (a range that matches much) or the walk read every
+ *    row there was;
+ * 2. when the walk found some but too few, and the density it saw says a walk of at most
+ *    `walkRowsMax` rows would fill the page, that longer walk;
+ * 3. otherwise every row in the range through the amount indexes, the newest kept: a range
+ *    that matched less than about one row in a hundred of the newest rows matches few.
+ * What the third costs grows with the rows in the range; it stays small unless the range
+ * matched rarely among the newest rows and often among older ones (docs/performance.md).
+ */
+
+export interface ListTransactionsQuery extends PageQuery {
+  readonly vaultId?: string | undefined;
+  readonly cardId?: string | undefined;
+  readonly status?: TransactionStatus | undefined;
+  readonly type?: TransactionType | undefined;
+  /** Inclusive. */
+  readonly minAmount?: Decimal | undefined;
+  /** Inclusive. */
+  readonly maxAmount?: Decimal | undefined;
+  /** Epoch milliseconds on created_at, inclusive. */
+  readonly startDate?: number | undefined;
+  /** Epoch milliseconds on created_at, exclusive. */
+  readonly endDate?: number | undefined;
+}
+
+/** How an amount range is read (tests shorten the walks to reach every step). */
+export interface AmountPlan {
+  /** Rows the first walk in id order reads. */
+  readonly walkRows: number;
+  /** Rows the second walk reads at most. */
+  readonly walkRowsMax: number;
+}
+
+/**
+ * 1,000 rows cost about 1 ms to walk here; 10,000 about 5-10 ms, as much as reading every row
+ * of a range through the amount index that matches about one row in a hundred of a 2,000,000
+ * row vault (docs/performance.md).
+ */
+export const AMOUNT_PLAN: AmountPlan = { walkRows: 1_000, walkRowsMax: 20_000 };
+
+/** Walks longer than this per statement are never planned: a bound on any one statement. */
+const WALK_ROWS_LIMIT = 100_000;
+
+/**
+ * Rows the longer walk reads beyond what the first walk's density predicts: a density seen
+ * over a thousand rows varies, and a walk that falls short costs the third statement too.
+ */
+const WALK_MARGIN = 1.5;
+
+// Every value of the CHECK constraints of migration 0001: a branch per value covers them all.
+const TYPES = Object.keys({
+  card_authorization: true,
+  transfer_in: true,
+  transfer_out: true,
+  external_transfer: true,
+  deposit: true,
+  withdrawal: true,
+} satisfies Record<TransactionType, true>) as readonly TransactionType[];
+const STATUSES = Object.keys({
+  pending: true,
+  completed: true,
+  failed: true,
+  declined: true,
+} satisfies Record<TransactionStatus, true>) as readonly TransactionStatus[];
+
+/**
+ * Whether a row's id was not made for the millisecond of its created_at: verbatim the
+ * predicate of the index transactions_unaligned (migration 0008), which the planner uses only
+ * for a query that states it.
+ */
+const UNALIGNED_SQL =
+  "(left(id, 16) <> 'txn_' || lpad(to_hex(floor(extract(epoch FROM created_at - timestamptz 'epoch') * 1000)::bigint), 12, '0')) IS TRUE";
+
+/** The order of every list statement here: only the C-collated indexes of 0008 give it. */
+const NEWEST_FIRST = 'ORDER BY id COLLATE "C" DESC';
+
+/** The first 16 characters of every transaction id made for the millisecond `epochMs`. */
+function idPrefixOf(epochMs: number): string {
+  assert(Number.isSafeInteger(epochMs) && epochMs >= 0 && epochMs < 2 ** 48, 'a 48-bit time');
+  return `txn_${epochMs.toString(16).padStart(12, '0')}`;
+}
+
+function amountText(value: Decimal | undefined): string | undefined {
+  if (value === undefined) return undefined;
+  assert(isDecimal(value), 'amount bounds are core Decimals, parsed at the edge');
+  return value.toFixed();
+}
+
+/** The query, checked, with its bounds in the forms the statements bind. */
+interface Search {
+  readonly scope: Scope;
+  readonly query: ListTransactionsQuery;
+  readonly minAmount: string | undefined;
+  readonly maxAmount: string | undefined;
+  readonly start: Date | undefined;
+  readonly end: Date | undefined;
+  /** The id range of the date range's aligned rows (C collation), present bounds only. */
+  readonly idFrom: string | undefined;
+  readonly idBefore: string | undefined;
+}
+
+function searchOf(scope: Scope, query: ListTransactionsQuery): Search {
+  checkLimit(query.limit);
+  checkIdCursor('transaction', query.startingAfter);
+  checkEpochMs(query.startDate, 'startDate');
+  // Exclusive: the instant after the last millisecond of 9999 ends a range through it.
+  checkEpochMs(query.endDate, 'endDate', EPOCH_MS_MAX + 1);
+  // A bound before 1970 is met by every aligned row (an id's time is never negative), or by
+  // none for an end: the prefix of time 0 says both.
+  return {
+    scope,
+    query,
+    minAmount: amountText(query.minAmount),
+    maxAmount: amountText(query.maxAmount),
+    start: query.startDate === undefined ? undefined : new Date(query.startDate),
+    end: query.endDate === undefined ? undefined : new Date(query.endDate),
+    idFrom: query.startDate === undefined ? undefined : idPrefixOf(Math.max(query.startDate, 0)),
+    idBefore: query.endDate === undefined ? undefined : idPrefixOf(Math.max(query.endDate, 0)),
+  };
+}
+
+/**
+ * The placeholders of a statement's parameters (undefined: the filter is absent). Each is
+ * bound on its first use, and only then, so that a statement binds exactly the parameters
+ * its text uses (PostgreSQL cannot type a parameter the text never mentions); every branch
+ * of a statement shares them.
+ */
+interface Bound {
+  readonly accountId: string;
+  readonly mode: string;
+  readonly vaultId: string | undefined;
+  readonly cardId: string | undefined;
+  readonly type: string | undefined;
+  readonly status: string | undefined;
+  readonly cursor: string | undefined;
+  readonly minAmount: string | undefined;
+  readonly maxAmount: string | undefined;
+  readonly start: string | undefined;
+  readonly end: string | undefined;
+  readonly idFrom: string | undefined;
+  readonly idBefore: string | undefined;
+}
+
+function bindAll(search: Search, params: Conditions): Bound {
+  const lazy = (value: unknown) => {
+    let placeholder: string | undefined;
+    return () => (value === undefined ? undefined : (placeholder ??= params.bind(value)));
+  };
+  const { query } = search;
+  const accountId = lazy(search.scope.accountId);
+  const mode = lazy(search.scope.mode);
+  const vaultId = lazy(query.vaultId);
+  const cardId = lazy(query.cardId);
+  const type = lazy(query.type);
+  const status = lazy(query.status);
+  const cursor = lazy(query.startingAfter);
+  const minAmount = lazy(search.minAmount);
+  const maxAmount = lazy(search.maxAmount);
+  const start = lazy(search.start);
+  const end = lazy(search.end);
+  const idFrom = lazy(search.idFrom);
+  const idBefore = lazy(search.idBefore);
+  return {
+    get accountId() {
+      const placeholder = accountId();
+      assert(placeholder !== undefined, 'a scope has an account');
+      return placeholder;
+    },
+    get mode() {
+      const placeholder = mode();
+      assert(placeholder !== undefined, 'a scope has a mode');
+      return placeholder;
+    },
+    get vaultId() {
+      return vaultId();
+    },
+    get cardId() {
+      return cardId();
+    },
+    get type() {
+      return type();
+    },
+    get status() {
+      return status();
+    },
+    get cursor() {
+      return cursor();
+    },
+    get minAmount() {
+      return minAmount();
+    },
+    get maxAmount() {
+      return maxAmount();
+    },
+    get start() {
+      return start();
+    },
+    get end() {
+      return end();
+    },
+    get idFrom() {
+      return idFrom();
+    },
+    get idBefore() {
+      return idBefore();
+    },
+  };
+}
+
+/**
+ * The conditions every statement starts with: a vault or card of another scope (or none)
+ * answers nothing at once, rather than after reading its rows; then the scope itself, the
+ * owner and the cursor. Clauses are fixed text around the placeholders of `bound`.
+ */
+function owned(bound: Bound): string[] {
+  const where: string[] = [];
+  if (bound.cardId !== undefined) {
+    const sameVault = bound.vaultId === undefined ? '' : ` AND vault_id = ${bound.vaultId}`;
+    where.push(
+      `EXISTS (SELECT 1 FROM cards WHERE id = ${bound.cardId} AND account_id = ${bound.accountId} AND mode = ${bound.mode}${sameVault})`,
+    );
+  } else if (bound.vaultId !== undefined) {
+    where.push(
+      `EXISTS (SELECT 1 FROM vaults WHERE id = ${bound.vaultId} AND account_id = ${bound.accountId} AND mode = ${bound.mode})`,
+    );
+  }
+  where.push(`account_id = ${bound.accountId}`, `mode = ${bound.mode}`);
+  if (bound.vaultId !== undefined) where.push(`vault_id = ${bound.vaultId}`);
+  if (bound.cardId !== undefined) where.push(`card_id = ${bound.cardId}`);
+  if (bound.cursor !== undefined) where.push(`id COLLATE "C" < ${bound.cursor}`);
+  return where;
+}
+
+function amountSql(bound: Bound): string[] {
+  return [
+    ...(bound.minAmount === undefined ? [] : [`amount >= ${bound.minAmount}::numeric`]),
+    ...(bound.maxAmount === undefined ? [] : [`amount <= ${bound.maxAmount}::numeric`]),
+  ];
+}
+
+function datesSql(bound: Bound): string[] {
+  return [
+    ...(bound.start === undefined ? [] : [`created_at >= ${bound.start}::timestamptz`]),
+    ...(bound.end === undefined ? [] : [`created_at < ${bound.end}::timestamptz`]),
+  ];
+}
+
+/** The type and status the query gives, as parameters. */
+function givenKindSql(bound: Bound): string[] {
+  return [
+    ...(bound.type === undefined ? [] : [`type = ${bound.type}`]),
+    ...(bound.status === undefined ? [] : [`status = ${bound.status}`]),
+  ];
+}
+
+/** The id range of the date range's aligned rows (null: no date bound). */
+function idRangeSql(bound: Bound): string | null {
+  const parts = [
+    ...(bound.idFrom === undefined ? [] : [`id COLLATE "C" >= ${bound.idFrom}`]),
+    ...(bound.idBefore === undefined ? [] : [`id COLLATE "C" < ${bound.idBefore}`]),
+  ];
+  return parts.length === 0 ? null : parts.join(' AND ');
+}
+
+/**
+ * The type and status conditions of each branch: the given values as parameters, and for the
+ * other of the two, when one is given, a branch per value (so that the (type, status, id)
+ * indexes read only matching rows); neither given, one branch on the owner's id index.
+ */
+function kindsOf(bound: Bound): string[][] {
+  if (bound.type === undefined && bound.status === undefined) return [[]];
+  if (bound.type !== undefined && bound.status !== undefined) return [givenKindSql(bound)];
+  if (bound.type !== undefined) {
+    const type = `type = ${bound.type}`;
+    return STATUSES.map((status) => [type, `status = '${status}'`]);
+  }
+  const status = `status = ${bound.status}`;
+  return TYPES.map((type) => [`type = '${type}'`, status]);
+}
+
+/** A WHERE clause of fixed clauses. */
+function and(clauses: readonly string[]): string {
+  assert(clauses.length > 0, 'every list is scoped');
+  return clauses.join(' AND ');
+}
+
+/**
+ * The rows the filters other than amount select, newest first, at most `rowsPlaceholder` of
+ * them, as `columns`: a UNION ALL of branches each in id order (merged by id), plus, with
+ * dates, the unaligned rows in the date range whose ids fall outside its id range.
+ */
+function walkSql(bound: Bound, columns: string, rowsPlaceholder: string): string {
+  const branch = (where: readonly string[]) =>
+    `(SELECT ${columns} FROM transactions WHERE ${and(where)} ${NEWEST_FIRST} LIMIT ${rowsPlaceholder})`;
+  const idRange = idRangeSql(bound);
+  const branches = kindsOf(bound).map((kinds) =>
+    branch([...owned(bound), ...kinds, ...(idRange === null ? [] : [idRange]), ...datesSql(bound)]),
+  );
+  if (idRange !== null) {
+    branches.push(
+      branch([
+        ...owned(bound),
+        ...givenKindSql(bound),
+        ...datesSql(bound),
+        UNALIGNED_SQL,
+        `NOT (${idRange})`,
+      ]),
+    );
+  }
+  return `SELECT * FROM (${branches.join(' UNION ALL ')}) AS branches ${NEWEST_FIRST} LIMIT ${rowsPlaceholder}`;
+}
+
+/** One page straight from the walk: no amount filter, so every row it reads is listed. */
+async function pageFromWalk(
+  db: SqlQueryable,
+  search: Search,
+  rowsMax: number,
+): Promise<TransactionRow[]> {
+  const params = new Conditions();
+  const bound = bindAll(search, params);
+  const { rows } = await db.query<TransactionRow>(
+    walkSql(bound, TRANSACTION_COLUMNS, params.bind(rowsMax)),
+    params.params,
+  );
+  assert(rows.length <= rowsMax, 'a page reads at most its rows');
+  return rows;
+}
+
+/** A row of the amount walk: the rows walked, and a match (all its columns null when none). */
+type AmountWalkRow = { walked: string } & (TransactionRow | { [K in keyof TransactionRow]: null });
+
+/** Statement 1 or 2 of an amount range: the matches among the newest `walkRows` rows. */
+async function amountWalk(
+  db: SqlQueryable,
+  search: Search,
+  walkRows: number,
+  rowsMax: number,
+): Promise<{ matches: TransactionRow[]; walked: number }> {
+  assert(walkRows > 0 && walkRows <= WALK_ROWS_LIMIT, 'a bounded walk');
+  const params = new Conditions();
+  const bound = bindAll(search, params);
+  const walkLimit = params.bind(walkRows);
+  const pageLimit = params.bind(rowsMax);
+  // The walk keeps ids and amounts only (a walk of 10,000 whole rows would outgrow work_mem);
+  // the matches are read whole by id. The count is a row of its own, so that a walk that
+  // matched nothing still says how far it went.
+  const { rows } = await db.query<AmountWalkRow>(
+    `WITH walk AS MATERIALIZED (${walkSql(bound, 'id, amount', walkLimit)})
+     SELECT walked.rows AS walked, page.*
+     FROM (SELECT count(*) AS rows FROM walk) AS walked
+     LEFT JOIN LATERAL (
+       SELECT ${TRANSACTION_COLUMNS} FROM transactions
+       WHERE id IN (SELECT id FROM walk WHERE ${and(amountSql(bound))} ${NEWEST_FIRST} LIMIT ${pageLimit})
+     ) AS page ON true
+     ${NEWEST_FIRST}`,
+    params.params,
+  );
+  const first = rows[0];
+  assert(first !== undefined, 'the count row is always there');
+  const walked = Number(first.walked);
+  assert(Number.isSafeInteger(walked) && walked >= 0 && walked <= walkRows, 'a walk count');
+  const matches = rows.filter((row): row is { walked: string } & TransactionRow => row.id !== null);
+  assert(matches.length <= rowsMax && matches.length <= walked, 'matches are walked rows');
+  return { matches, walked };
+}
+
+/** Statement 3 of an amount range: every row in the range (amount indexes), newest first. */
+async function amountMatches(
+  db: SqlQueryable,
+  search: Search,
+  rowsMax: number,
+): Promise<TransactionRow[]> {
+  const params = new Conditions();
+  const bound = bindAll(search, params);
+  const where = [...owned(bound), ...givenKindSql(bound), ...datesSql(bound), ...amountSql(bound)];
+  const pageLimit = params.bind(rowsMax);
+  // Materialized and unordered, so that the planner fetches the matches by the amount
+  // indexes rather than walking the id order for a few rows it believes common.
+  const { rows } = await db.query<TransactionRow>(
+    `WITH matched AS MATERIALIZED (SELECT id FROM transactions WHERE ${and(where)})
+     SELECT ${TRANSACTION_COLUMNS} FROM transactions
+     WHERE id IN (SELECT id FROM matched ${NEWEST_FIRST} LIMIT ${pageLimit})
+     ${NEWEST_FIRST}`,
+    params.params,
+  );
+  assert(rows.length <= rowsMax, 'a page reads at most its rows');
+  return rows;
+}
+
+/** The rows of a page with an amount range: statements 1, 2 and 3 of the header. */
+async function amountPage(
+  db: SqlQueryable,
+  search: Search,
+  rowsMax: number,
+  plan: AmountPlan,
+): Promise<TransactionRow[]> {
+  assert(plan.walkRows > 0 && plan.walkRowsMax >= plan.walkRows, 'a first walk, then longer');
+  let walkRows = plan.walkRows;
+  for (let walks = 1; walks <= 2; walks++) {
+    const { matches, walked } = await amountWalk(db, search, walkRows, rowsMax);
+    // A full page, or every row the other filters select was read: the page is exact.
+    if (matches.length === rowsMax || walked < walkRows) return matches;
+    if (walks === 2 || matches.length === 0) break;
+    const rowsNeeded = Math.ceil(((walked * rowsMax) / matches.length) * WALK_MARGIN);
+    if (rowsNeeded > plan.walkRowsMax) break;
+    walkRows = Math.max(rowsNeeded, walkRows + 1);
+  }
+  return amountMatches(db, search, rowsMax);
+}
+
+/**
+ * listTransactions (List Transactions; filters of the interface document).
+ * In: scope; limit 1-100; startingAfter (a transaction id); filters vaultId, cardId, status,
+ *   type, minAmount and maxAmount (core Decimals, inclusive, compared exactly as numeric),
+ *   startDate (inclusive) and endDate (exclusive), epoch milliseconds on created_at; `plan`,
+ *   the walks of an amount range (tests only).
+ * Out: a page of the scope's transactions, newest first (id order). A vaultId or cardId of
+ *   another scope (or none) gives an empty page. Empty bounds (min above max, start not before
+ *   end) give an empty page.
+ * Reads: transactions through the indexes of migration 0008 (see the header); one statement,
+ *   or up to three with an amount range. Read only: no lock, no transaction of its own.
+ * Fails: parameter_invalid (param limit, startingAfter, startDate or endDate).
+ */
+export async function listTransactions(
+  db: SqlQueryable,
+  scope: Scope,
+  query: ListTransactionsQuery,
+  plan: AmountPlan = AMOUNT_PLAN,
+): Promise<Page<TransactionRecord>> {
+  const search = searchOf(scope, query);
+  const rowsMax = query.limit + 1;
+  const rows =
+    search.minAmount === undefined && search.maxAmount === undefined
+      ? await pageFromWalk(db, search, rowsMax)
+      : await amountPage(db, search, rowsMax, plan);
+  return pageOf(rows, query.limit, transactionFromRow, byId);
+}

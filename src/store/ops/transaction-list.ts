@@ -254,25 +254,46 @@ function bindAll(search: Search, params: Conditions): Bound {
 }
 
 /**
- * The conditions every statement starts with: a vault or card of another scope (or none)
- * answers nothing at once, rather than after reading its rows; then the scope itself, the
- * owner and the cursor. Clauses are fixed text around the placeholders of `bound`.
+ * A vault or card of another scope (or none) answers nothing at once, rather than after its
+ * rows are read: one lookup by primary key, which PostgreSQL evaluates once per statement (a
+ * one-time filter above the scans). Null: no vault or card is named.
  */
-function owned(bound: Bound): string[] {
-  const where: string[] = [];
+function gateSql(bound: Bound): string | null {
   if (bound.cardId !== undefined) {
     const sameVault = bound.vaultId === undefined ? '' : ` AND vault_id = ${bound.vaultId}`;
-    where.push(
-      `EXISTS (SELECT 1 FROM cards WHERE id = ${bound.cardId} AND account_id = ${bound.accountId} AND mode = ${bound.mode}${sameVault})`,
-    );
-  } else if (bound.vaultId !== undefined) {
-    where.push(
-      `EXISTS (SELECT 1 FROM vaults WHERE id = ${bound.vaultId} AND account_id = ${bound.accountId} AND mode = ${bound.mode})`,
-    );
+    return `EXISTS (SELECT 1 FROM cards WHERE id = ${bound.cardId} AND account_id = ${bound.accountId} AND mode = ${bound.mode}${sameVault})`;
   }
-  where.push(`account_id = ${bound.accountId}`, `mode = ${bound.mode}`);
-  if (bound.vaultId !== undefined) where.push(`vault_id = ${bound.vaultId}`);
-  if (bound.cardId !== undefined) where.push(`card_id = ${bound.cardId}`);
+  if (bound.vaultId !== undefined) {
+    return `EXISTS (SELECT 1 FROM vaults WHERE id = ${bound.vaultId} AND account_id = ${bound.accountId} AND mode = ${bound.mode})`;
+  }
+  return null;
+}
+
+/**
+ * The conditions of every row: the scope, the vault and the card (a vault or card of the
+ * scope has only rows of the scope, but a row is never listed on that belief alone) and the
+ * cursor. Clauses are fixed text around the placeholders of `bound`.
+ *
+ * `spineOnly`: only the narrowest of scope, vault and card (the spine) is compared so that an
+ * index can use it; the others are compared in the C collation, which no index on those
+ * columns is built in. Otherwise a plan made for any parameters (PostgreSQL's generic plan of
+ * a prepared statement, which guesses how many rows each value has) could walk the scope's
+ * id order for a vault's rows, or the vault's for a card's: every row of a big account to
+ * list a small vault. The result is the same; only the way to it is fixed.
+ */
+function owned(bound: Bound, spineOnly: boolean): string[] {
+  const spine =
+    bound.cardId !== undefined ? 'card' : bound.vaultId !== undefined ? 'vault' : 'scope';
+  const equals = (column: string, placeholder: string, ownSpine: boolean) =>
+    !spineOnly || ownSpine
+      ? `${column} = ${placeholder}`
+      : `${column} = ${placeholder} COLLATE "C"`;
+  const where = [
+    equals('account_id', bound.accountId, spine === 'scope'),
+    equals('mode', bound.mode, spine === 'scope'),
+  ];
+  if (bound.vaultId !== undefined) where.push(equals('vault_id', bound.vaultId, spine === 'vault'));
+  if (bound.cardId !== undefined) where.push(equals('card_id', bound.cardId, spine === 'card'));
   if (bound.cursor !== undefined) where.push(`id COLLATE "C" < ${bound.cursor}`);
   return where;
 }
@@ -340,12 +361,17 @@ function walkSql(bound: Bound, columns: string, rowsPlaceholder: string): string
     `(SELECT ${columns} FROM transactions WHERE ${and(where)} ${NEWEST_FIRST} LIMIT ${rowsPlaceholder})`;
   const idRange = idRangeSql(bound);
   const branches = kindsOf(bound).map((kinds) =>
-    branch([...owned(bound), ...kinds, ...(idRange === null ? [] : [idRange]), ...datesSql(bound)]),
+    branch([
+      ...owned(bound, true),
+      ...kinds,
+      ...(idRange === null ? [] : [idRange]),
+      ...datesSql(bound),
+    ]),
   );
   if (idRange !== null) {
     branches.push(
       branch([
-        ...owned(bound),
+        ...owned(bound, true),
         ...givenKindSql(bound),
         ...datesSql(bound),
         UNALIGNED_SQL,
@@ -353,7 +379,9 @@ function walkSql(bound: Bound, columns: string, rowsPlaceholder: string): string
       ]),
     );
   }
-  return `SELECT * FROM (${branches.join(' UNION ALL ')}) AS branches ${NEWEST_FIRST} LIMIT ${rowsPlaceholder}`;
+  const gate = gateSql(bound);
+  return `SELECT * FROM (${branches.join(' UNION ALL ')}) AS branches
+          ${gate === null ? '' : `WHERE ${gate}`} ${NEWEST_FIRST} LIMIT ${rowsPlaceholder}`;
 }
 
 /** One page straight from the walk: no amount filter, so every row it reads is listed. */
@@ -418,7 +446,16 @@ async function amountMatches(
 ): Promise<TransactionRow[]> {
   const params = new Conditions();
   const bound = bindAll(search, params);
-  const where = [...owned(bound), ...givenKindSql(bound), ...datesSql(bound), ...amountSql(bound)];
+  const gate = gateSql(bound);
+  const where = [
+    ...(gate === null ? [] : [gate]),
+    // Every condition an index could use: the matches are fetched whole, by whichever of the
+    // amount, vault or card indexes holds fewest.
+    ...owned(bound, false),
+    ...givenKindSql(bound),
+    ...datesSql(bound),
+    ...amountSql(bound),
+  ];
   const pageLimit = params.bind(rowsMax);
   // Materialized and unordered, so that the planner fetches the matches by the amount
   // indexes rather than walking the id order for a few rows it believes common.

@@ -47,6 +47,14 @@ function idAt(epochMs: number): string {
 
 const idMsOf = (id: string): number => Number.parseInt(id.slice(4, 16), 16);
 
+/** A node of EXPLAIN (FORMAT JSON). */
+interface PlanNode {
+  readonly 'Node Type': string;
+  readonly 'Relation Name'?: string;
+  readonly 'Actual Rows': number;
+  readonly Plans?: readonly PlanNode[];
+}
+
 /** A small deterministic generator (mulberry32), so that a failure reproduces. */
 function random(seed: number): () => number {
   let state = seed;
@@ -61,9 +69,11 @@ function random(seed: number): () => number {
 /** Every statement a list sends, by kind: the steps an amount range took. */
 class Recorder {
   statements: string[] = [];
+  sent: { text: string; params: readonly unknown[] }[] = [];
   wrap(db: SqlQueryable): SqlQueryable {
     return {
-      query: (text, params) => {
+      query: (text, params = []) => {
+        this.sent.push({ text, params });
         this.statements.push(
           text.startsWith('WITH walk')
             ? 'walk'
@@ -374,6 +384,32 @@ forEachDatabase('list transactions at scale', (database) => {
     }
     const bPage = await list({ limit: 100, vaultId: otherVault }, AMOUNT_PLAN, b);
     expect(bPage.data).toHaveLength(20);
+  });
+
+  it('walks no further than a page once the page is full (PostgreSQL plans)', async () => {
+    if (database.kind !== 'pg') return;
+    // Dense among the newest rows: a walk of up to 100 rows finds a page of 2 in a few.
+    recorder.sent = [];
+    const query = { minAmount: amount('0'), maxAmount: amount('10'), limit: 2 };
+    const page = await list(query, { walkRows: 100, walkRowsMax: 100 });
+    expect(page.data.map((txn) => txn.id)).toEqual(expected(query).slice(0, 2));
+    const [walk] = recorder.sent;
+    if (walk === undefined) throw new Error('no statement');
+    const { rows } = await t.store.client.query<{ 'QUERY PLAN': { Plan: PlanNode }[] }>(
+      `EXPLAIN (ANALYZE, FORMAT JSON) ${walk.text}`,
+      walk.params,
+    );
+    // The rows the window ranked: the walk as far as it went, which is a page and the row
+    // after it, far short of its bound.
+    const ranked: number[] = [];
+    const visit = (node: PlanNode) => {
+      if (node['Node Type'] === 'WindowAgg') ranked.push(node.Plans?.[0]?.['Actual Rows'] ?? -1);
+      for (const child of node.Plans ?? []) visit(child);
+    };
+    visit(rows[0]?.['QUERY PLAN'][0]?.Plan ?? { 'Node Type': '', 'Actual Rows': 0 });
+    expect(ranked).toHaveLength(1);
+    expect(ranked[0]).toBeGreaterThanOrEqual(3);
+    expect(ranked[0]).toBeLessThan(20);
   });
 
   it('pages from a cursor with every kind of filter', async () => {

@@ -16,6 +16,7 @@ import {
   checkLimit,
   Conditions,
   EPOCH_MS_MAX,
+  LIMIT_MAX,
   pageOf,
   type Page,
   type PageQuery,
@@ -86,12 +87,6 @@ export const AMOUNT_PLAN: AmountPlan = { walkRows: 1_000, walkRowsMax: 20_000 };
 
 /** Walks longer than this per statement are never planned: a bound on any one statement. */
 const WALK_ROWS_LIMIT = 100_000;
-
-/**
- * Rows the longer walk reads beyond what the first walk's density predicts: a density seen
- * over a thousand rows varies, and a walk that falls short costs the third statement too.
- */
-const WALK_MARGIN = 1.5;
 
 // Every value of the CHECK constraints of migration 0001: a branch per value covers them all.
 const TYPES = Object.keys({
@@ -352,13 +347,16 @@ function and(clauses: readonly string[]): string {
 }
 
 /**
- * The rows the filters other than amount select, newest first, at most `rowsPlaceholder` of
- * them, as `columns`: a UNION ALL of branches each in id order (merged by id), plus, with
- * dates, the unaligned rows in the date range whose ids fall outside its id range.
+ * The rows the filters other than amount select, newest first, at most `rowsMax` of them
+ * (a number written into the text: a walk's bound is one of a few fixed sizes, and a plan
+ * made for any parameters then costs it as a custom plan would), as `columns`: a UNION ALL of
+ * branches each in id order (merged by id), plus, with dates, the unaligned rows in the date
+ * range whose ids fall outside its id range.
  */
-function walkSql(bound: Bound, columns: string, rowsPlaceholder: string): string {
+function walkSql(bound: Bound, columns: string, rowsMax: number): string {
+  assert(Number.isSafeInteger(rowsMax) && rowsMax > 0 && rowsMax <= WALK_ROWS_LIMIT, 'a walk');
   const branch = (where: readonly string[]) =>
-    `(SELECT ${columns} FROM transactions WHERE ${and(where)} ${NEWEST_FIRST} LIMIT ${rowsPlaceholder})`;
+    `(SELECT ${columns} FROM transactions WHERE ${and(where)} ${NEWEST_FIRST} LIMIT ${rowsMax})`;
   const idRange = idRangeSql(bound);
   const branches = kindsOf(bound).map((kinds) =>
     branch([
@@ -381,7 +379,7 @@ function walkSql(bound: Bound, columns: string, rowsPlaceholder: string): string
   }
   const gate = gateSql(bound);
   return `SELECT * FROM (${branches.join(' UNION ALL ')}) AS branches
-          ${gate === null ? '' : `WHERE ${gate}`} ${NEWEST_FIRST} LIMIT ${rowsPlaceholder}`;
+          ${gate === null ? '' : `WHERE ${gate}`} ${NEWEST_FIRST} LIMIT ${rowsMax}`;
 }
 
 /** One page straight from the walk: no amount filter, so every row it reads is listed. */
@@ -392,50 +390,72 @@ async function pageFromWalk(
 ): Promise<TransactionRow[]> {
   const params = new Conditions();
   const bound = bindAll(search, params);
+  // The branches read at most a largest page each; the page's own size is a parameter.
   const { rows } = await db.query<TransactionRow>(
-    walkSql(bound, TRANSACTION_COLUMNS, params.bind(rowsMax)),
+    `SELECT * FROM (${walkSql(bound, TRANSACTION_COLUMNS, LIMIT_MAX + 1)}) AS walk
+     ${NEWEST_FIRST} LIMIT ${params.bind(rowsMax)}`,
     params.params,
   );
   assert(rows.length <= rowsMax, 'a page reads at most its rows');
   return rows;
 }
 
-/** A row of the amount walk: the rows walked, and a match (all its columns null when none). */
-type AmountWalkRow = { walked: string } & (TransactionRow | { [K in keyof TransactionRow]: null });
+/**
+ * A row of an amount walk: a row in the range (`hit`, with its columns), or the last row the
+ * walk read (`last`, its columns null unless it is a hit too), with its rank in the walk.
+ */
+type AmountWalkRow = { walked: string; hit: boolean; last: boolean } & (
+  TransactionRow | { [K in keyof TransactionRow]: null }
+);
 
-/** Statement 1 or 2 of an amount range: the matches among the newest `walkRows` rows. */
+/**
+ * Statement 1 or 2 of an amount range: the rows in the range among the newest `walkRows` rows
+ * the other filters select, read lazily: the walk stops as soon as it has found a page (and
+ * one row more), so a range that matches much reads few rows. When it finds fewer, it has read
+ * to its end, and its last row says how many rows that was (fewer than `walkRows`: every row
+ * there was, and the page is exact).
+ * Out: the hits, at most `rowsMax`, newest first; the rows walked (null: the walk stopped on a
+ *   full page before its end).
+ */
 async function amountWalk(
   db: SqlQueryable,
   search: Search,
   walkRows: number,
   rowsMax: number,
-): Promise<{ matches: TransactionRow[]; walked: number }> {
-  assert(walkRows > 0 && walkRows <= WALK_ROWS_LIMIT, 'a bounded walk');
+): Promise<{ hits: TransactionRow[]; walked: number | null }> {
   const params = new Conditions();
   const bound = bindAll(search, params);
-  const walkLimit = params.bind(walkRows);
-  const pageLimit = params.bind(rowsMax);
-  // The walk keeps ids and amounts only (a walk of 10,000 whole rows would outgrow work_mem);
-  // the matches are read whole by id. The count is a row of its own, so that a walk that
-  // matched nothing still says how far it went.
+  const inRange = and(amountSql(bound));
+  // The walk keeps ids and amounts only; the hits are read whole by id. row_number and lead
+  // need no more than the next row, so the window does not read the walk ahead of the limit.
   const { rows } = await db.query<AmountWalkRow>(
-    `WITH walk AS MATERIALIZED (${walkSql(bound, 'id, amount', walkLimit)})
-     SELECT walked.rows AS walked, page.*
-     FROM (SELECT count(*) AS rows FROM walk) AS walked
-     LEFT JOIN LATERAL (
-       SELECT ${TRANSACTION_COLUMNS} FROM transactions
-       WHERE id IN (SELECT id FROM walk WHERE ${and(amountSql(bound))} ${NEWEST_FIRST} LIMIT ${pageLimit})
-     ) AS page ON true
-     ${NEWEST_FIRST}`,
+    `WITH walk AS NOT MATERIALIZED (
+       SELECT id, hit, walked, last FROM (
+         SELECT w.id, (${inRange}) AS hit, row_number() OVER newest AS walked,
+                lead(w.id) OVER newest IS NULL AS last
+         FROM (${walkSql(bound, 'id, amount', walkRows)}) AS w
+         WINDOW newest AS (ORDER BY w.id COLLATE "C" DESC)
+       ) AS ranked
+       WHERE hit OR last
+       LIMIT ${params.bind(rowsMax + 1)}
+     )
+     SELECT walk.walked, walk.hit, walk.last, t.*
+     FROM walk LEFT JOIN LATERAL (
+       SELECT ${TRANSACTION_COLUMNS} FROM transactions WHERE id = walk.id AND walk.hit
+     ) AS t ON true
+     ORDER BY walk.walked`,
     params.params,
   );
-  const first = rows[0];
-  assert(first !== undefined, 'the count row is always there');
-  const walked = Number(first.walked);
-  assert(Number.isSafeInteger(walked) && walked >= 0 && walked <= walkRows, 'a walk count');
-  const matches = rows.filter((row): row is { walked: string } & TransactionRow => row.id !== null);
-  assert(matches.length <= rowsMax && matches.length <= walked, 'matches are walked rows');
-  return { matches, walked };
+  assert(rows.length <= rowsMax + 1, 'a walk answers at most a page and one row');
+  const hits = rows
+    .filter((row): row is AmountWalkRow & TransactionRow => row.hit && row.id !== null)
+    .slice(0, rowsMax);
+  const last = rows.find((row) => row.last);
+  // Without its last row the walk stopped on a full page; with it, the walk read it all.
+  const walked = last === undefined ? null : Number(last.walked);
+  assert(walked !== null || hits.length === rowsMax || rows.length === 0, 'stopped on a page');
+  assert(walked === null || (Number.isSafeInteger(walked) && walked <= walkRows), 'walk count');
+  return { hits, walked: rows.length === 0 ? 0 : walked };
 }
 
 /** Statement 3 of an amount range: every row in the range (amount indexes), newest first. */
@@ -478,15 +498,25 @@ async function amountPage(
   plan: AmountPlan,
 ): Promise<TransactionRow[]> {
   assert(plan.walkRows > 0 && plan.walkRowsMax >= plan.walkRows, 'a first walk, then longer');
-  let walkRows = plan.walkRows;
-  for (let walks = 1; walks <= 2; walks++) {
-    const { matches, walked } = await amountWalk(db, search, walkRows, rowsMax);
-    // A full page, or every row the other filters select was read: the page is exact.
-    if (matches.length === rowsMax || walked < walkRows) return matches;
-    if (walks === 2 || matches.length === 0) break;
-    const rowsNeeded = Math.ceil(((walked * rowsMax) / matches.length) * WALK_MARGIN);
-    if (rowsNeeded > plan.walkRowsMax) break;
-    walkRows = Math.max(rowsNeeded, walkRows + 1);
+  assert(plan.walkRowsMax <= WALK_ROWS_LIMIT, 'a bounded walk');
+  const first = await amountWalk(db, search, plan.walkRows, rowsMax);
+  // A full page, or every row the other filters select was read: the page is exact.
+  if (first.hits.length === rowsMax || first.walked === null || first.walked < plan.walkRows) {
+    return first.hits;
+  }
+  // At the density the first walk saw, would the longer walk fill the page? (It stops as soon
+  // as it does, so trying costs only what it reads.)
+  const rowsNeeded =
+    first.hits.length === 0 ? Infinity : (first.walked * rowsMax) / first.hits.length;
+  if (rowsNeeded <= plan.walkRowsMax && plan.walkRowsMax > plan.walkRows) {
+    const second = await amountWalk(db, search, plan.walkRowsMax, rowsMax);
+    if (
+      second.hits.length === rowsMax ||
+      second.walked === null ||
+      second.walked < plan.walkRowsMax
+    ) {
+      return second.hits;
+    }
   }
   return amountMatches(db, search, rowsMax);
 }

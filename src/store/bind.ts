@@ -30,6 +30,13 @@ import {
   listWebhookDeliveries,
 } from './ops/lists.js';
 import { readTransactionMetadata } from './ops/metadata.js';
+import {
+  compactVaultHoldChanges,
+  holdJournalCandidates,
+  purgeOutboxEvents,
+  purgeSpendCounters,
+  purgeWebhookDeliveries,
+} from './ops/retention.js';
 import { deletePolicy, getPolicy, setPolicy, simulatePolicy } from './ops/policies.js';
 import { getCard, getTransaction, getTransfer } from './ops/reads.js';
 import {
@@ -218,5 +225,14 @@ function bindMaintenance(ctx: StoreContext, tx: SqlQueryable): MaintenanceOperat
     snapshotDaysDue: () => snapshotDaysDue(ctx, tx),
     completeSnapshotDay: (day) => completeSnapshotDay(ctx, tx, day),
     purgeIdempotencyKeys: (batchMax) => purgeIdempotencyKeys(ctx, tx, batchMax),
+    purgeWebhookDeliveries: (retentionMs, rowsMax) =>
+      purgeWebhookDeliveries(ctx, tx, retentionMs, rowsMax),
+    purgeOutboxEvents: (retentionMs, rowsMax) => purgeOutboxEvents(ctx, tx, retentionMs, rowsMax),
+    purgeSpendCounters: (retentionDays, rowsMax) =>
+      purgeSpendCounters(ctx, tx, retentionDays, rowsMax),
+    holdJournalCandidates: (retentionMs, afterVaultId, vaultsMax) =>
+      holdJournalCandidates(ctx, tx, retentionMs, afterVaultId, vaultsMax),
+    compactVaultHoldChanges: (vaultId, horizonMs, rowsMax) =>
+      compactVaultHoldChanges(tx, vaultId, horizonMs, rowsMax),
   };
 }

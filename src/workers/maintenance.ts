@@ -1,7 +1,12 @@
 import { Queue, Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
-import { InvariantError } from '../core/index.js';
-import type { Store } from '../store/store.js';
+import { assert, InvariantError } from '../core/index.js';
+import {
+  DEFAULT_RETENTION,
+  HOLD_JOURNAL_VAULTS_MAX,
+  type RetentionSettings,
+  type Store,
+} from '../store/store.js';
 import { queuePrefix } from './queues.js';
 
 /*
@@ -10,9 +15,12 @@ import { queuePrefix } from './queues.js';
  * - hold expiry: card holds older than the configured age (7 days by default) are released,
  *   failed with `expired`, with their events, in bounded batches;
  * - balance snapshots: each vault's end-of-day balances, for every UTC day that ended and has
- *   none yet (missed days are backfilled, oldest first).
- * Both are idempotent, so a round that runs twice or dies halfway does no harm. The work
- * itself is in the two functions below, which tests call with a controlled clock.
+ *   none yet (missed days are backfilled, oldest first);
+ * - retention: old webhook delivery attempts, relayed events, idempotency records and daily
+ *   spend counters deleted, and old hold changes folded, so that no table the authorize path
+ *   writes grows without bound (src/store/ops/retention.ts says what each keeps, and why).
+ * All are idempotent, so a round that runs twice or dies halfway does no harm. The work
+ * itself is in the functions below, which tests call with a controlled clock.
  */
 
 export const MAINTENANCE_QUEUE = 'maintenance';
@@ -22,6 +30,10 @@ export interface MaintenanceSettings {
   readonly holdAgeMsMax: number;
   readonly holdExpiryEveryMs: number;
   readonly snapshotEveryMs: number;
+  /** Default: every 5 minutes. */
+  readonly retentionEveryMs?: number;
+  /** Default: DEFAULT_RETENTION. */
+  readonly retention?: RetentionSettings;
 }
 
 export const DEFAULT_MAINTENANCE_SETTINGS: MaintenanceSettings = {
@@ -29,6 +41,8 @@ export const DEFAULT_MAINTENANCE_SETTINGS: MaintenanceSettings = {
   holdExpiryEveryMs: 60_000,
   snapshotEveryMs: 15 * 60_000,
 };
+
+const RETENTION_EVERY_MS = 5 * 60_000;
 
 const HOLD_BATCH_MAX = 500;
 /** Expiry rounds per run at most: a backlog beyond 10,000 holds waits for the next run. */
@@ -46,6 +60,79 @@ export async function expireHolds(store: Store, ageMsMax: number): Promise<numbe
     if (count < HOLD_BATCH_MAX) break;
   }
   return expired;
+}
+
+/** Rows one retention statement deletes or folds: a transaction of tens of milliseconds. */
+const RETENTION_BATCH_ROWS = 2_000;
+/**
+ * Statements per table per retention run at most: 2,000,000 rows, so that a run every five
+ * minutes keeps up with more than 6,000 new rows a second in each table; a larger backlog
+ * (a first run on an old database) takes several runs.
+ */
+const RETENTION_BATCHES_PER_RUN_MAX = 1_000;
+/** Candidate searches per run: 10 million vaults. */
+const HOLD_JOURNAL_SEARCHES_PER_RUN_MAX = 10_000;
+
+/** Rows deleted or folded by one retention run, by table. */
+export interface RetentionCounts {
+  readonly webhookDeliveries: number;
+  readonly outboxEvents: number;
+  readonly idempotencyKeys: number;
+  readonly spendCounters: number;
+  readonly holdChanges: number;
+}
+
+/** Repeats a batch, each in its own transaction, until one comes back short. */
+async function drain(batch: () => Promise<number>): Promise<number> {
+  let total = 0;
+  for (let round = 0; round < RETENTION_BATCHES_PER_RUN_MAX; round++) {
+    const count = await batch();
+    assert(count >= 0 && count <= RETENTION_BATCH_ROWS, 'a batch is bounded');
+    total += count;
+    if (count < RETENTION_BATCH_ROWS) break;
+  }
+  return total;
+}
+
+/** Folds the old hold changes of every vault that has two or more; returns the rows folded. */
+export async function compactHoldJournal(store: Store, retentionMs: number): Promise<number> {
+  let folded = 0;
+  let after: string | null = null;
+  for (let search = 0; search < HOLD_JOURNAL_SEARCHES_PER_RUN_MAX; search++) {
+    const found = await store.holdJournalCandidates(retentionMs, after, HOLD_JOURNAL_VAULTS_MAX);
+    const { horizonMs } = found;
+    if (horizonMs === null) return 0;
+    for (const vaultId of found.vaultIds) {
+      folded += await drain(() =>
+        store.compactVaultHoldChanges(vaultId, horizonMs, RETENTION_BATCH_ROWS),
+      );
+    }
+    after = found.cursor;
+    if (after === null) break;
+  }
+  return folded;
+}
+
+/**
+ * One retention run: each table in bounded batches, a transaction each. Delivery attempts go
+ * before the events they name (their foreign key).
+ */
+export async function applyRetention(
+  store: Store,
+  retention: RetentionSettings = DEFAULT_RETENTION,
+): Promise<RetentionCounts> {
+  const webhookDeliveries = await drain(() =>
+    store.purgeWebhookDeliveries(retention.deliveryRetentionMs, RETENTION_BATCH_ROWS),
+  );
+  const outboxEvents = await drain(() =>
+    store.purgeOutboxEvents(retention.eventRetentionMs, RETENTION_BATCH_ROWS),
+  );
+  const idempotencyKeys = await drain(() => store.purgeIdempotencyKeys(RETENTION_BATCH_ROWS));
+  const spendCounters = await drain(() =>
+    store.purgeSpendCounters(retention.spendCounterRetentionDays, RETENTION_BATCH_ROWS),
+  );
+  const holdChanges = await compactHoldJournal(store, retention.holdJournalRetentionMs);
+  return { webhookDeliveries, outboxEvents, idempotencyKeys, spendCounters, holdChanges };
 }
 
 /** Writes the snapshots of every ended day that has none yet; returns the days completed. */
@@ -84,6 +171,8 @@ export function startMaintenance(dependencies: {
     async (job) => {
       if (job.name === 'expire-holds') return expireHolds(store, settings.holdAgeMsMax);
       if (job.name === 'take-snapshots') return (await takeSnapshots(store)).length;
+      if (job.name === 'apply-retention')
+        return applyRetention(store, settings.retention ?? DEFAULT_RETENTION);
       throw new InvariantError(`unknown maintenance job ${job.name}`);
     },
     { connection: dependencies.consumer, prefix, concurrency: 1 },
@@ -98,6 +187,9 @@ export function startMaintenance(dependencies: {
       try {
         await queue.upsertJobScheduler('expire-holds', { every: settings.holdExpiryEveryMs });
         await queue.upsertJobScheduler('take-snapshots', { every: settings.snapshotEveryMs });
+        await queue.upsertJobScheduler('apply-retention', {
+          every: settings.retentionEveryMs ?? RETENTION_EVERY_MS,
+        });
         return;
       } catch {
         await new Promise((resolve) => setTimeout(resolve, Math.min(200 * 2 ** attempt, 5_000)));

@@ -1,72 +1,58 @@
 import {
-  assert,
   Decimal,
   dayNumberOf,
-  isDecimal,
   isoDate,
   SpendgateError,
   utcDayNumber,
   type CardRecord,
   type CurrencyCode,
   type Scope,
-  type TransactionRecord,
-  type TransactionStatus,
-  type TransactionType,
   type TransferRecord,
   type TransferStatus,
   type VaultRecord,
   type BalanceSnapshotRecord,
   type WebhookDeliveryRecord,
 } from '../../core/index.js';
-import { isIdOf, type IdKind } from '../../ids.js';
+import type { IdKind } from '../../ids.js';
 import { vaultNotFound } from '../context.js';
 import {
   CARD_COLUMNS,
   cardFromRow,
   currencyFromRow,
-  TRANSACTION_COLUMNS,
-  transactionFromRow,
   TRANSFER_COLUMNS,
   transferFromRow,
   VAULT_COLUMNS,
   vaultFromRow,
   type CardRow,
-  type TransactionRow,
   type TransferRow,
   type VaultRow,
 } from '../rows.js';
+import {
+  byId,
+  checkIdCursor,
+  checkLimit,
+  Conditions,
+  pageOf,
+  type Fragment,
+  type Page,
+  type PageQuery,
+} from './list-pages.js';
 import { DELIVERY_COLUMNS, deliveryFromRow, type DeliveryRow } from './webhook-deliveries.js';
 import type { SqlQueryable } from '../sql/client.js';
 
 /*
  * The list operations of contract sections 4 and 7: cursor pagination, newest first, over one
  * scope's rows. Read-only, one statement each (two for balance history: the vault, then its
- * snapshots); none takes a lock or opens a transaction.
+ * snapshots; List Transactions, which must stay fast over millions of rows, is planned in
+ * ops/transaction-list.ts); none takes a lock or opens a transaction.
  *
  * Every filter is a bound parameter. The SQL text of a query is assembled only from the fixed
  * fragments below and the placeholders `$n` that `Conditions` numbers; no caller value is ever
  * spliced into it.
  */
 
-/** One page of a list: contract section 4 without `object: "list"` (the presenter adds it). */
-export interface Page<T> {
-  readonly data: T[];
-  readonly hasMore: boolean;
-  /** The last id (or day) of `data` when there is a next page, else null. */
-  readonly nextCursor: string | null;
-}
-
-export const LIMIT_MIN = 1;
-export const LIMIT_MAX = 100;
-
-/**
- * Filters accept `undefined` as "absent" as well as a missing key: what a schema parser's
- * output holds for an optional query parameter under exactOptionalPropertyTypes.
- */
-interface PageQuery {
-  readonly limit: number;
-  readonly startingAfter?: string | undefined;
-}
+export { LIMIT_MAX, LIMIT_MIN, type Page } from './list-pages.js';
+export { listTransactions, type ListTransactionsQuery } from './transaction-list.js';
 
 export interface ListVaultsQuery extends PageQuery {
   readonly currency?: CurrencyCode | undefined;
@@ -76,21 +62,6 @@ export interface ListVaultsQuery extends PageQuery {
 export interface ListCardsQuery extends PageQuery {
   readonly vaultId?: string | undefined;
   readonly status?: CardRecord['status'] | undefined;
-}
-
-export interface ListTransactionsQuery extends PageQuery {
-  readonly vaultId?: string | undefined;
-  readonly cardId?: string | undefined;
-  readonly status?: TransactionStatus | undefined;
-  readonly type?: TransactionType | undefined;
-  /** Inclusive. */
-  readonly minAmount?: Decimal | undefined;
-  /** Inclusive. */
-  readonly maxAmount?: Decimal | undefined;
-  /** Epoch milliseconds on created_at, inclusive. */
-  readonly startDate?: number | undefined;
-  /** Epoch milliseconds on created_at, exclusive. */
-  readonly endDate?: number | undefined;
 }
 
 export interface ListTransfersQuery extends PageQuery {
@@ -133,25 +104,13 @@ function balanceSnapshotFromRow(row: BalanceSnapshotRow): BalanceSnapshotRecord 
   };
 }
 
-/**
- * A WHERE fragment: fixed SQL text around the placeholder of its one parameter (which it may
- * use more than once).
- */
-type Fragment = (placeholder: string) => string;
-
 const F = {
   accountId: (p) => `account_id = ${p}`,
   mode: (p) => `mode = ${p}`,
   idBefore: (p) => `id < ${p}`,
   vaultId: (p) => `vault_id = ${p}`,
-  cardId: (p) => `card_id = ${p}`,
   currency: (p) => `currency = ${p}`,
   status: (p) => `status = ${p}`,
-  type: (p) => `type = ${p}`,
-  amountAtLeast: (p) => `amount >= ${p}::numeric`,
-  amountAtMost: (p) => `amount <= ${p}::numeric`,
-  createdFrom: (p) => `created_at >= ${p}::timestamptz`,
-  createdBefore: (p) => `created_at < ${p}::timestamptz`,
   fromOrToVault: (p) => `(from_vault_id = ${p} OR to_vault_id = ${p})`,
   endpointId: (p) => `endpoint_id = ${p}`,
   dayBefore: (p) => `day < ${p}::date`,
@@ -159,72 +118,12 @@ const F = {
   dayTo: (p) => `day <= ${p}::date`,
 } as const satisfies Record<string, Fragment>;
 
-/** Conditions joined by AND, each with its parameter; an absent (undefined) value adds nothing. */
-class Conditions {
-  readonly #clauses: string[] = [];
-  readonly params: unknown[] = [];
-
-  /** Binds `value` and returns its placeholder. */
-  bind(value: unknown): string {
-    this.params.push(value);
-    return `$${this.params.length}`;
-  }
-
-  add(fragment: Fragment, value: unknown): this {
-    if (value !== undefined) this.#clauses.push(fragment(this.bind(value)));
-    return this;
-  }
-
-  get sql(): string {
-    assert(this.#clauses.length > 0, 'every list is scoped');
-    return this.#clauses.join(' AND ');
-  }
-}
-
 /** The conditions every id-paginated list starts with: the scope and the cursor. */
 function scoped(scope: Scope, startingAfter: string | undefined): Conditions {
   return new Conditions()
     .add(F.accountId, scope.accountId)
     .add(F.mode, scope.mode)
     .add(F.idBefore, startingAfter);
-}
-
-function checkLimit(limit: number): void {
-  if (!Number.isInteger(limit) || limit < LIMIT_MIN || limit > LIMIT_MAX) {
-    throw new SpendgateError(
-      'parameter_invalid',
-      `limit must be an integer from ${LIMIT_MIN} to ${LIMIT_MAX}.`,
-      'limit',
-    );
-  }
-}
-
-function checkIdCursor(kind: IdKind, startingAfter: string | undefined): void {
-  if (startingAfter !== undefined && !isIdOf(kind, startingAfter)) {
-    throw new SpendgateError(
-      'parameter_invalid',
-      `startingAfter must be the id of a ${kind} from a previous page.`,
-      'startingAfter',
-    );
-  }
-}
-
-// 0001-01-01T00:00:00.000Z to 9999-12-31T23:59:59.999Z: what a YYYY-MM-DD day can name and
-// well inside PostgreSQL's timestamptz range, so a bound never fails in the database.
-const EPOCH_MS_MIN = -62_135_596_800_000;
-const EPOCH_MS_MAX = 253_402_300_799_999;
-
-function checkEpochMs(value: number | undefined, param: string, max = EPOCH_MS_MAX): void {
-  if (
-    value !== undefined &&
-    (!Number.isSafeInteger(value) || value < EPOCH_MS_MIN || value > max)
-  ) {
-    throw new SpendgateError(
-      'parameter_invalid',
-      `${param} must be a time between the years 1 and 9999.`,
-      param,
-    );
-  }
 }
 
 /** A calendar day `YYYY-MM-DD` that exists (not 2026-02-30), years 0001 to 9999. */
@@ -242,36 +141,6 @@ function checkDay(value: string | undefined, param: string): void {
     throw new SpendgateError('parameter_invalid', `${param} must be a day, YYYY-MM-DD.`, param);
   }
 }
-
-function checkAmount(value: Decimal | undefined): string | undefined {
-  if (value === undefined) return undefined;
-  assert(isDecimal(value), 'amount bounds are core Decimals, parsed at the edge');
-  return value.toFixed();
-}
-
-/**
- * Turns `limit + 1` fetched rows into a page. Fetching one row more than the page holds tells
- * whether a next page exists from the same index range scan, with no count(*) (which would
- * read every matching row) and no second query (whose answer could disagree with the first
- * under concurrent inserts). The extra row is dropped; the cursor is the last row kept.
- */
-function pageOf<Row, T>(
-  rows: readonly Row[],
-  limit: number,
-  map: (row: Row) => T,
-  cursorOf: (record: T) => string,
-): Page<T> {
-  const hasMore = rows.length > limit;
-  const data = rows.slice(0, limit).map(map);
-  const last = data.at(-1);
-  return {
-    data,
-    hasMore,
-    nextCursor: hasMore && last !== undefined ? cursorOf(last) : null,
-  };
-}
-
-const byId = (record: { readonly id: string }): string => record.id;
 
 /** A table an id-paginated list reads: its columns, its id kind and how a row becomes a record. */
 interface IdListSource<Row, T> {
@@ -314,12 +183,6 @@ const CARDS: IdListSource<CardRow, CardRecord> = {
   columns: CARD_COLUMNS,
   kind: 'card',
   fromRow: cardFromRow,
-};
-const TRANSACTIONS: IdListSource<TransactionRow, TransactionRecord> = {
-  table: 'transactions',
-  columns: TRANSACTION_COLUMNS,
-  kind: 'transaction',
-  fromRow: transactionFromRow,
 };
 const TRANSFERS: IdListSource<TransferRow, TransferRecord> = {
   table: 'transfers',
@@ -385,38 +248,6 @@ export async function listCards(
   return pageById(db, scope, query, CARDS, (where) =>
     where.add(F.vaultId, query.vaultId).add(F.status, query.status),
   );
-}
-
-/**
- * listTransactions (List Transactions; filters of the interface document).
- * In: scope; limit 1-100; startingAfter (a transaction id); filters vaultId, cardId, status,
- *   type, minAmount and maxAmount (core Decimals, inclusive, compared exactly as numeric),
- *   startDate (inclusive) and endDate (exclusive), epoch milliseconds on created_at.
- * Out: a page of the scope's transactions, newest first. Empty bounds (min above max, start
- *   not before end) give an empty page.
- * Reads: transactions through transactions_owner, transactions_vault or transactions_card.
- *   The type, amount and date bounds have no index: they filter the rows the id order walks.
- * Fails: parameter_invalid (param limit, startingAfter, startDate or endDate).
- */
-export async function listTransactions(
-  db: SqlQueryable,
-  scope: Scope,
-  query: ListTransactionsQuery,
-): Promise<Page<TransactionRecord>> {
-  return pageById(db, scope, query, TRANSACTIONS, (where) => {
-    checkEpochMs(query.startDate, 'startDate');
-    // Exclusive: the instant after the last millisecond of 9999 ends a range through it.
-    checkEpochMs(query.endDate, 'endDate', EPOCH_MS_MAX + 1);
-    return where
-      .add(F.vaultId, query.vaultId)
-      .add(F.cardId, query.cardId)
-      .add(F.status, query.status)
-      .add(F.type, query.type)
-      .add(F.amountAtLeast, checkAmount(query.minAmount))
-      .add(F.amountAtMost, checkAmount(query.maxAmount))
-      .add(F.createdFrom, query.startDate === undefined ? undefined : new Date(query.startDate))
-      .add(F.createdBefore, query.endDate === undefined ? undefined : new Date(query.endDate));
-  });
 }
 
 /**

@@ -155,8 +155,11 @@ export function createPgClient(options: PgClientOptions): SqlClient {
     // this way. Code that awaits each statement behaves as without it.
     pipeline: true,
     types: typeParsers,
-    // Timestamps are written and read in UTC whatever the server's default zone.
-    options: '-c timezone=UTC',
+    // Timestamps are written and read in UTC whatever the server's default zone. JIT off: every
+    // statement here runs in milliseconds, and a plan made for any parameters (a prepared
+    // statement's generic plan) can be costed high enough to be compiled first, 100-300 ms
+    // for a list that then runs in one (measured, docs/performance.md).
+    options: '-c timezone=UTC -c jit=off',
   });
   // An idle connection that dies (server restart) must not crash the process; the next
   // query gets a fresh connection.

@@ -1,0 +1,550 @@
+import {
+  assert,
+  isDecimal,
+  type Decimal,
+  type Scope,
+  type TransactionRecord,
+  type TransactionStatus,
+  type TransactionType,
+} from '../../core/index.js';
+import { TRANSACTION_COLUMNS, transactionFromRow, type TransactionRow } from '../rows.js';
+import type { SqlQueryable } from '../sql/client.js';
+import {
+  byId,
+  checkEpochMs,
+  checkIdCursor,
+  checkLimit,
+  Conditions,
+  EPOCH_MS_MAX,
+  LIMIT_MAX,
+  pageOf,
+  type Page,
+  type PageQuery,
+} from './list-pages.js';
+
+/**
+ * List Transactions over a history of millions of rows (issue 19): every page is exact (full
+ * pages while `hasMore`, the contract's pagination unchanged), and what a page costs is
+ * bounded by the rows it lists rather than by the rows a filter skips.
+ *
+ * The id order comes only from indexes on `id COLLATE "C"` (migration 0008), whose leading
+ * columns are equalities: the owner (the scope, a vault or a card) and, when a type or status
+ * is asked for, (type, status). So a filter on those reads only rows it lists. A filter on one
+ * of type and status reads one index range per value of the other, merged by id (PostgreSQL's
+ * Merge Append over the branches of a UNION ALL). The primary key, in the default collation,
+ * cannot give the order, so no plan walks the whole table by id, filtering row by row: what a
+ * filter matching little in a busy vault did before.
+ *
+ * A date range is an id range: an id starts with the millisecond it was made for, which is
+ * the millisecond of its created_at, except for "unaligned" rows (an id written ahead of its
+ * created_at after a clock step back, or rows written by hand), which one small partial index
+ * holds. The range is read as (ids in the range, created_at checked) UNION ALL (unaligned rows
+ * with created_at in the range and ids outside it): disjoint, and together exactly the rows
+ * whose created_at is in the range.
+ *
+ * An amount range has no order that fits the id order. It is answered in up to three
+ * statements, each a page on its own (never a mix of two statements' reads):
+ * 1. walk the newest `walkRows` rows of the other filters in id order, keeping those in the
+ *    range: the page, when they are enough (a range that matches much) or the walk read every
+ *    row there was;
+ * 2. when the walk found some but too few, and the density it saw says a walk of at most
+ *    `walkRowsMax` rows would fill the page, that longer walk;
+ * 3. otherwise every row in the range through the amount indexes, the newest kept: a range
+ *    that matched less than about one row in a hundred of the newest rows matches few.
+ * What the third costs grows with the rows in the range; it stays small unless the range
+ * matched rarely among the newest rows and often among older ones (docs/performance.md).
+ */
+
+export interface ListTransactionsQuery extends PageQuery {
+  readonly vaultId?: string | undefined;
+  readonly cardId?: string | undefined;
+  readonly status?: TransactionStatus | undefined;
+  readonly type?: TransactionType | undefined;
+  /** Inclusive. */
+  readonly minAmount?: Decimal | undefined;
+  /** Inclusive. */
+  readonly maxAmount?: Decimal | undefined;
+  /** Epoch milliseconds on created_at, inclusive. */
+  readonly startDate?: number | undefined;
+  /** Epoch milliseconds on created_at, exclusive. */
+  readonly endDate?: number | undefined;
+}
+
+/** How an amount range is read (tests shorten the walks to reach every step). */
+export interface AmountPlan {
+  /** Rows the first walk in id order reads. */
+  readonly walkRows: number;
+  /** Rows the second walk reads at most. */
+  readonly walkRowsMax: number;
+}
+
+/**
+ * 1,000 rows cost about 1 ms to walk here; 10,000 about 5-10 ms, as much as reading every row
+ * of a range through the amount index that matches about one row in a hundred of a 2,000,000
+ * row vault (docs/performance.md).
+ */
+export const AMOUNT_PLAN: AmountPlan = { walkRows: 1_000, walkRowsMax: 20_000 };
+
+/** Walks longer than this per statement are never planned: a bound on any one statement. */
+const WALK_ROWS_LIMIT = 100_000;
+
+// Every value of the CHECK constraints of migration 0001: a branch per value covers them all.
+const TYPES = Object.keys({
+  card_authorization: true,
+  transfer_in: true,
+  transfer_out: true,
+  external_transfer: true,
+  deposit: true,
+  withdrawal: true,
+} satisfies Record<TransactionType, true>) as readonly TransactionType[];
+const STATUSES = Object.keys({
+  pending: true,
+  completed: true,
+  failed: true,
+  declined: true,
+} satisfies Record<TransactionStatus, true>) as readonly TransactionStatus[];
+
+/**
+ * Whether a row's id was not made for the millisecond of its created_at: verbatim the
+ * predicate of the index transactions_unaligned (migration 0008), which the planner uses only
+ * for a query that states it.
+ */
+const UNALIGNED_SQL =
+  "(left(id, 16) <> 'txn_' || lpad(to_hex(floor(extract(epoch FROM created_at - timestamptz 'epoch') * 1000)::bigint), 12, '0')) IS TRUE";
+
+/** The order of every list statement here: only the C-collated indexes of 0008 give it. */
+const NEWEST_FIRST = 'ORDER BY id COLLATE "C" DESC';
+
+/** The first 16 characters of every transaction id made for the millisecond `epochMs`. */
+function idPrefixOf(epochMs: number): string {
+  assert(Number.isSafeInteger(epochMs) && epochMs >= 0 && epochMs < 2 ** 48, 'a 48-bit time');
+  return `txn_${epochMs.toString(16).padStart(12, '0')}`;
+}
+
+function amountText(value: Decimal | undefined): string | undefined {
+  if (value === undefined) return undefined;
+  assert(isDecimal(value), 'amount bounds are core Decimals, parsed at the edge');
+  return value.toFixed();
+}
+
+/** The query, checked, with its bounds in the forms the statements bind. */
+interface Search {
+  readonly scope: Scope;
+  readonly query: ListTransactionsQuery;
+  readonly minAmount: string | undefined;
+  readonly maxAmount: string | undefined;
+  readonly start: Date | undefined;
+  readonly end: Date | undefined;
+  /** The id range of the date range's aligned rows (C collation), present bounds only. */
+  readonly idFrom: string | undefined;
+  readonly idBefore: string | undefined;
+}
+
+function searchOf(scope: Scope, query: ListTransactionsQuery): Search {
+  checkLimit(query.limit);
+  checkIdCursor('transaction', query.startingAfter);
+  checkEpochMs(query.startDate, 'startDate');
+  // Exclusive: the instant after the last millisecond of 9999 ends a range through it.
+  checkEpochMs(query.endDate, 'endDate', EPOCH_MS_MAX + 1);
+  // A bound before 1970 is met by every aligned row (an id's time is never negative), or by
+  // none for an end: the prefix of time 0 says both.
+  return {
+    scope,
+    query,
+    minAmount: amountText(query.minAmount),
+    maxAmount: amountText(query.maxAmount),
+    start: query.startDate === undefined ? undefined : new Date(query.startDate),
+    end: query.endDate === undefined ? undefined : new Date(query.endDate),
+    idFrom: query.startDate === undefined ? undefined : idPrefixOf(Math.max(query.startDate, 0)),
+    idBefore: query.endDate === undefined ? undefined : idPrefixOf(Math.max(query.endDate, 0)),
+  };
+}
+
+/**
+ * The placeholders of a statement's parameters (undefined: the filter is absent). Each is
+ * bound on its first use, and only then, so that a statement binds exactly the parameters
+ * its text uses (PostgreSQL cannot type a parameter the text never mentions); every branch
+ * of a statement shares them.
+ */
+interface Bound {
+  readonly accountId: string;
+  readonly mode: string;
+  readonly vaultId: string | undefined;
+  readonly cardId: string | undefined;
+  readonly type: string | undefined;
+  readonly status: string | undefined;
+  readonly cursor: string | undefined;
+  readonly minAmount: string | undefined;
+  readonly maxAmount: string | undefined;
+  readonly start: string | undefined;
+  readonly end: string | undefined;
+  readonly idFrom: string | undefined;
+  readonly idBefore: string | undefined;
+}
+
+function bindAll(search: Search, params: Conditions): Bound {
+  const lazy = (value: unknown) => {
+    let placeholder: string | undefined;
+    return () => (value === undefined ? undefined : (placeholder ??= params.bind(value)));
+  };
+  const { query } = search;
+  const accountId = lazy(search.scope.accountId);
+  const mode = lazy(search.scope.mode);
+  const vaultId = lazy(query.vaultId);
+  const cardId = lazy(query.cardId);
+  const type = lazy(query.type);
+  const status = lazy(query.status);
+  const cursor = lazy(query.startingAfter);
+  const minAmount = lazy(search.minAmount);
+  const maxAmount = lazy(search.maxAmount);
+  const start = lazy(search.start);
+  const end = lazy(search.end);
+  const idFrom = lazy(search.idFrom);
+  const idBefore = lazy(search.idBefore);
+  return {
+    get accountId() {
+      const placeholder = accountId();
+      assert(placeholder !== undefined, 'a scope has an account');
+      return placeholder;
+    },
+    get mode() {
+      const placeholder = mode();
+      assert(placeholder !== undefined, 'a scope has a mode');
+      return placeholder;
+    },
+    get vaultId() {
+      return vaultId();
+    },
+    get cardId() {
+      return cardId();
+    },
+    get type() {
+      return type();
+    },
+    get status() {
+      return status();
+    },
+    get cursor() {
+      return cursor();
+    },
+    get minAmount() {
+      return minAmount();
+    },
+    get maxAmount() {
+      return maxAmount();
+    },
+    get start() {
+      return start();
+    },
+    get end() {
+      return end();
+    },
+    get idFrom() {
+      return idFrom();
+    },
+    get idBefore() {
+      return idBefore();
+    },
+  };
+}
+
+/**
+ * A vault or card of another scope (or none) answers nothing at once, rather than after its
+ * rows are read: one lookup by primary key, which PostgreSQL evaluates once per statement (a
+ * one-time filter above the scans). Null: no vault or card is named.
+ */
+function gateSql(bound: Bound): string | null {
+  if (bound.cardId !== undefined) {
+    const sameVault = bound.vaultId === undefined ? '' : ` AND vault_id = ${bound.vaultId}`;
+    return `EXISTS (SELECT 1 FROM cards WHERE id = ${bound.cardId} AND account_id = ${bound.accountId} AND mode = ${bound.mode}${sameVault})`;
+  }
+  if (bound.vaultId !== undefined) {
+    return `EXISTS (SELECT 1 FROM vaults WHERE id = ${bound.vaultId} AND account_id = ${bound.accountId} AND mode = ${bound.mode})`;
+  }
+  return null;
+}
+
+/**
+ * The conditions of every row: the scope, the vault and the card (a vault or card of the
+ * scope has only rows of the scope, but a row is never listed on that belief alone) and the
+ * cursor. Clauses are fixed text around the placeholders of `bound`.
+ *
+ * `spineOnly`: only the narrowest of scope, vault and card (the spine) is compared so that an
+ * index can use it; the others are compared in the C collation, which no index on those
+ * columns is built in. Otherwise a plan made for any parameters (PostgreSQL's generic plan of
+ * a prepared statement, which guesses how many rows each value has) could walk the scope's
+ * id order for a vault's rows, or the vault's for a card's: every row of a big account to
+ * list a small vault. The result is the same; only the way to it is fixed.
+ */
+function owned(bound: Bound, spineOnly: boolean): string[] {
+  const spine =
+    bound.cardId !== undefined ? 'card' : bound.vaultId !== undefined ? 'vault' : 'scope';
+  const equals = (column: string, placeholder: string, ownSpine: boolean) =>
+    !spineOnly || ownSpine
+      ? `${column} = ${placeholder}`
+      : `${column} = ${placeholder} COLLATE "C"`;
+  const where = [
+    equals('account_id', bound.accountId, spine === 'scope'),
+    equals('mode', bound.mode, spine === 'scope'),
+  ];
+  if (bound.vaultId !== undefined) where.push(equals('vault_id', bound.vaultId, spine === 'vault'));
+  if (bound.cardId !== undefined) where.push(equals('card_id', bound.cardId, spine === 'card'));
+  if (bound.cursor !== undefined) where.push(`id COLLATE "C" < ${bound.cursor}`);
+  return where;
+}
+
+function amountSql(bound: Bound): string[] {
+  return [
+    ...(bound.minAmount === undefined ? [] : [`amount >= ${bound.minAmount}::numeric`]),
+    ...(bound.maxAmount === undefined ? [] : [`amount <= ${bound.maxAmount}::numeric`]),
+  ];
+}
+
+function datesSql(bound: Bound): string[] {
+  return [
+    ...(bound.start === undefined ? [] : [`created_at >= ${bound.start}::timestamptz`]),
+    ...(bound.end === undefined ? [] : [`created_at < ${bound.end}::timestamptz`]),
+  ];
+}
+
+/** The type and status the query gives, as parameters. */
+function givenKindSql(bound: Bound): string[] {
+  return [
+    ...(bound.type === undefined ? [] : [`type = ${bound.type}`]),
+    ...(bound.status === undefined ? [] : [`status = ${bound.status}`]),
+  ];
+}
+
+/** The id range of the date range's aligned rows (null: no date bound). */
+function idRangeSql(bound: Bound): string | null {
+  const parts = [
+    ...(bound.idFrom === undefined ? [] : [`id COLLATE "C" >= ${bound.idFrom}`]),
+    ...(bound.idBefore === undefined ? [] : [`id COLLATE "C" < ${bound.idBefore}`]),
+  ];
+  return parts.length === 0 ? null : parts.join(' AND ');
+}
+
+/**
+ * The type and status conditions of each branch: the given values as parameters, and for the
+ * other of the two, when one is given, a branch per value (so that the (type, status, id)
+ * indexes read only matching rows); neither given, one branch on the owner's id index.
+ */
+function kindsOf(bound: Bound): string[][] {
+  if (bound.type === undefined && bound.status === undefined) return [[]];
+  if (bound.type !== undefined && bound.status !== undefined) return [givenKindSql(bound)];
+  if (bound.type !== undefined) {
+    const type = `type = ${bound.type}`;
+    return STATUSES.map((status) => [type, `status = '${status}'`]);
+  }
+  const status = `status = ${bound.status}`;
+  return TYPES.map((type) => [`type = '${type}'`, status]);
+}
+
+/** A WHERE clause of fixed clauses. */
+function and(clauses: readonly string[]): string {
+  assert(clauses.length > 0, 'every list is scoped');
+  return clauses.join(' AND ');
+}
+
+/**
+ * The rows the filters other than amount select, newest first, at most `rowsMax` of them
+ * (a number written into the text: a walk's bound is one of a few fixed sizes, and a plan
+ * made for any parameters then costs it as a custom plan would), as `columns`: a UNION ALL of
+ * branches each in id order (merged by id), plus, with dates, the unaligned rows in the date
+ * range whose ids fall outside its id range.
+ */
+function walkSql(bound: Bound, columns: string, rowsMax: number): string {
+  assert(Number.isSafeInteger(rowsMax) && rowsMax > 0 && rowsMax <= WALK_ROWS_LIMIT, 'a walk');
+  const branch = (where: readonly string[]) =>
+    `(SELECT ${columns} FROM transactions WHERE ${and(where)} ${NEWEST_FIRST} LIMIT ${rowsMax})`;
+  const idRange = idRangeSql(bound);
+  const branches = kindsOf(bound).map((kinds) =>
+    branch([
+      ...owned(bound, true),
+      ...kinds,
+      ...(idRange === null ? [] : [idRange]),
+      ...datesSql(bound),
+    ]),
+  );
+  if (idRange !== null) {
+    branches.push(
+      branch([
+        ...owned(bound, true),
+        ...givenKindSql(bound),
+        ...datesSql(bound),
+        UNALIGNED_SQL,
+        `NOT (${idRange})`,
+      ]),
+    );
+  }
+  const gate = gateSql(bound);
+  return `SELECT * FROM (${branches.join(' UNION ALL ')}) AS branches
+          ${gate === null ? '' : `WHERE ${gate}`} ${NEWEST_FIRST} LIMIT ${rowsMax}`;
+}
+
+/** One page straight from the walk: no amount filter, so every row it reads is listed. */
+async function pageFromWalk(
+  db: SqlQueryable,
+  search: Search,
+  rowsMax: number,
+): Promise<TransactionRow[]> {
+  const params = new Conditions();
+  const bound = bindAll(search, params);
+  // The branches read at most a largest page each; the page's own size is a parameter.
+  const { rows } = await db.query<TransactionRow>(
+    `SELECT * FROM (${walkSql(bound, TRANSACTION_COLUMNS, LIMIT_MAX + 1)}) AS walk
+     ${NEWEST_FIRST} LIMIT ${params.bind(rowsMax)}`,
+    params.params,
+  );
+  assert(rows.length <= rowsMax, 'a page reads at most its rows');
+  return rows;
+}
+
+/**
+ * A row of an amount walk: a row in the range (`hit`, with its columns), or the last row the
+ * walk read (`last`, its columns null unless it is a hit too), with its rank in the walk.
+ */
+type AmountWalkRow = { walked: string; hit: boolean; last: boolean } & (
+  TransactionRow | { [K in keyof TransactionRow]: null }
+);
+
+/**
+ * Statement 1 or 2 of an amount range: the rows in the range among the newest `walkRows` rows
+ * the other filters select, read lazily: the walk stops as soon as it has found a page (and
+ * one row more), so a range that matches much reads few rows. When it finds fewer, it has read
+ * to its end, and its last row says how many rows that was (fewer than `walkRows`: every row
+ * there was, and the page is exact).
+ * Out: the hits, at most `rowsMax`, newest first; the rows walked (null: the walk stopped on a
+ *   full page before its end).
+ */
+async function amountWalk(
+  db: SqlQueryable,
+  search: Search,
+  walkRows: number,
+  rowsMax: number,
+): Promise<{ hits: TransactionRow[]; walked: number | null }> {
+  const params = new Conditions();
+  const bound = bindAll(search, params);
+  const inRange = and(amountSql(bound));
+  // The walk keeps ids and amounts only; the hits are read whole by id. row_number and lead
+  // need no more than the next row, so the window does not read the walk ahead of the limit.
+  const { rows } = await db.query<AmountWalkRow>(
+    `WITH walk AS NOT MATERIALIZED (
+       SELECT id, hit, walked, last FROM (
+         SELECT w.id, (${inRange}) AS hit, row_number() OVER newest AS walked,
+                lead(w.id) OVER newest IS NULL AS last
+         FROM (${walkSql(bound, 'id, amount', walkRows)}) AS w
+         WINDOW newest AS (ORDER BY w.id COLLATE "C" DESC)
+       ) AS ranked
+       WHERE hit OR last
+       LIMIT ${params.bind(rowsMax + 1)}
+     )
+     SELECT walk.walked, walk.hit, walk.last, t.*
+     FROM walk LEFT JOIN LATERAL (
+       SELECT ${TRANSACTION_COLUMNS} FROM transactions WHERE id = walk.id AND walk.hit
+     ) AS t ON true
+     ORDER BY walk.walked`,
+    params.params,
+  );
+  assert(rows.length <= rowsMax + 1, 'a walk answers at most a page and one row');
+  const hits = rows
+    .filter((row): row is AmountWalkRow & TransactionRow => row.hit && row.id !== null)
+    .slice(0, rowsMax);
+  const last = rows.find((row) => row.last);
+  // Without its last row the walk stopped on a full page; with it, the walk read it all.
+  const walked = last === undefined ? null : Number(last.walked);
+  assert(walked !== null || hits.length === rowsMax || rows.length === 0, 'stopped on a page');
+  assert(walked === null || (Number.isSafeInteger(walked) && walked <= walkRows), 'walk count');
+  return { hits, walked: rows.length === 0 ? 0 : walked };
+}
+
+/** Statement 3 of an amount range: every row in the range (amount indexes), newest first. */
+async function amountMatches(
+  db: SqlQueryable,
+  search: Search,
+  rowsMax: number,
+): Promise<TransactionRow[]> {
+  const params = new Conditions();
+  const bound = bindAll(search, params);
+  const gate = gateSql(bound);
+  const where = [
+    ...(gate === null ? [] : [gate]),
+    // Every condition an index could use: the matches are fetched whole, by whichever of the
+    // amount, vault or card indexes holds fewest.
+    ...owned(bound, false),
+    ...givenKindSql(bound),
+    ...datesSql(bound),
+    ...amountSql(bound),
+  ];
+  const pageLimit = params.bind(rowsMax);
+  // Materialized and unordered, so that the planner fetches the matches by the amount
+  // indexes rather than walking the id order for a few rows it believes common.
+  const { rows } = await db.query<TransactionRow>(
+    `WITH matched AS MATERIALIZED (SELECT id FROM transactions WHERE ${and(where)})
+     SELECT ${TRANSACTION_COLUMNS} FROM transactions
+     WHERE id IN (SELECT id FROM matched ${NEWEST_FIRST} LIMIT ${pageLimit})
+     ${NEWEST_FIRST}`,
+    params.params,
+  );
+  assert(rows.length <= rowsMax, 'a page reads at most its rows');
+  return rows;
+}
+
+/** The rows of a page with an amount range: statements 1, 2 and 3 of the header. */
+async function amountPage(
+  db: SqlQueryable,
+  search: Search,
+  rowsMax: number,
+  plan: AmountPlan,
+): Promise<TransactionRow[]> {
+  assert(plan.walkRows > 0 && plan.walkRowsMax >= plan.walkRows, 'a first walk, then longer');
+  assert(plan.walkRowsMax <= WALK_ROWS_LIMIT, 'a bounded walk');
+  const first = await amountWalk(db, search, plan.walkRows, rowsMax);
+  // A full page, or every row the other filters select was read: the page is exact.
+  if (first.hits.length === rowsMax || first.walked === null || first.walked < plan.walkRows) {
+    return first.hits;
+  }
+  // At the density the first walk saw, would the longer walk fill the page? (It stops as soon
+  // as it does, so trying costs only what it reads.)
+  const rowsNeeded =
+    first.hits.length === 0 ? Infinity : (first.walked * rowsMax) / first.hits.length;
+  if (rowsNeeded <= plan.walkRowsMax && plan.walkRowsMax > plan.walkRows) {
+    const second = await amountWalk(db, search, plan.walkRowsMax, rowsMax);
+    if (
+      second.hits.length === rowsMax ||
+      second.walked === null ||
+      second.walked < plan.walkRowsMax
+    ) {
+      return second.hits;
+    }
+  }
+  return amountMatches(db, search, rowsMax);
+}
+
+/**
+ * listTransactions (List Transactions; filters of the interface document).
+ * In: scope; limit 1-100; startingAfter (a transaction id); filters vaultId, cardId, status,
+ *   type, minAmount and maxAmount (core Decimals, inclusive, compared exactly as numeric),
+ *   startDate (inclusive) and endDate (exclusive), epoch milliseconds on created_at; `plan`,
+ *   the walks of an amount range (tests only).
+ * Out: a page of the scope's transactions, newest first (id order). A vaultId or cardId of
+ *   another scope (or none) gives an empty page. Empty bounds (min above max, start not before
+ *   end) give an empty page.
+ * Reads: transactions through the indexes of migration 0008 (see the header); one statement,
+ *   or up to three with an amount range. Read only: no lock, no transaction of its own.
+ * Fails: parameter_invalid (param limit, startingAfter, startDate or endDate).
+ */
+export async function listTransactions(
+  db: SqlQueryable,
+  scope: Scope,
+  query: ListTransactionsQuery,
+  plan: AmountPlan = AMOUNT_PLAN,
+): Promise<Page<TransactionRecord>> {
+  const search = searchOf(scope, query);
+  const rowsMax = query.limit + 1;
+  const rows =
+    search.minAmount === undefined && search.maxAmount === undefined
+      ? await pageFromWalk(db, search, rowsMax)
+      : await amountPage(db, search, rowsMax, plan);
+  return pageOf(rows, query.limit, transactionFromRow, byId);
+}

@@ -44,16 +44,20 @@ describe('rate limits', () => {
 
   it('refuses a burst past the limit with 429, Retry-After and the contract body, creating nothing', async () => {
     const { key } = await service.key();
+    const startedMs = Date.now();
     const answers = await burst(service, key, 'POST', '/v1/vaults', {
       name: 'Burst',
       currency: 'USDC',
       network: 'solana',
     });
+    const elapsedMs = Date.now() - startedMs;
     const created = answers.filter((answer) => answer.status === 201);
     const refused = answers.filter((answer) => answer.status === 429);
-    // One window admits 5; a burst straddling two admits at most 10.
+    // One window admits 5. A burst meets the windows (aligned on the wall clock) it lasted
+    // into: two when it took under a second, one more per second a loaded machine adds.
+    const windows = Math.floor(elapsedMs / 1000) + 2;
     expect(created.length).toBeGreaterThanOrEqual(LIMITS.testPerSecond);
-    expect(created.length).toBeLessThanOrEqual(2 * LIMITS.testPerSecond);
+    expect(created.length).toBeLessThanOrEqual(windows * LIMITS.testPerSecond);
     expect(created.length + refused.length).toBe(BURST);
     for (const answer of refused) {
       expect((answer.body as ErrorJson).error).toMatchObject({

@@ -32,12 +32,10 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import net from 'node:net';
 import { loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
-import { Redis } from 'ioredis';
 import pg from 'pg';
 import { Decimal, type Scope } from '../src/core/index.js';
 import { listTransactions, type ListTransactionsQuery } from '../src/store/ops/transaction-list.js';
@@ -46,10 +44,11 @@ import { TRANSACTION_COLUMNS } from '../src/store/rows.js';
 import type { SqlQueryable } from '../src/store/sql/client.js';
 import { createPgClient } from '../src/store/sql/pg-client.js';
 import { openStore } from '../src/store/store.js';
+import { processSeconds } from './cpu.js';
 import { withBenchDatabase } from './database.js';
+import { forgetRedisPrefix, REDIS_URL } from './redis.js';
 import { HTTP_BENCH_DEPOSIT, HTTP_BENCH_POLICY, HTTP_BENCH_PURCHASE } from './workloads.js';
 
-const REDIS_URL = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379';
 const REPOSITORY = fileURLToPath(new URL('..', import.meta.url));
 const DAY_MS = 86_400_000;
 
@@ -73,7 +72,6 @@ const OTHER_ACCOUNT_VAULTS = 50;
 const START_MS_MAX = 120_000;
 const STOP_MS_MAX = 20_000;
 const POLL_MS = 100;
-const REDIS_SCANS_MAX = 100_000;
 
 const TARGETS = { listP50Ms: 20, listP99Ms: 50, historyP50Ms: 20, authorizeRatio: 1.3 } as const;
 
@@ -733,16 +731,6 @@ const BASE_INDEXES = [
      WHERE network_transaction_id IS NOT NULL`,
 ];
 
-/** CPU seconds (user and system) of one process, from /proc: a PostgreSQL backend. */
-function cpuSecondsOf(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const fields = stat
-    .slice(stat.lastIndexOf(')') + 2)
-    .split(' ')
-    .map(Number);
-  return ((fields[11] ?? 0) + (fields[12] ?? 0)) / 100;
-}
-
 const median = (values: readonly number[]): number => {
   const sorted = [...values].sort((x, y) => x - y);
   return sorted[Math.floor(sorted.length / 2)] ?? Number.NaN;
@@ -813,9 +801,9 @@ async function measureWritePath(databaseUrl: string, ids: Ids): Promise<string[]
     const round = async (): Promise<number> => {
       await connection.query('BEGIN');
       for (let index = 0; index < 20; index++) await batch();
-      const before = cpuSecondsOf(pid);
+      const before = processSeconds(pid);
       for (let index = 0; index < WRITE_BATCHES; index++) await batch();
-      const us = ((cpuSecondsOf(pid) - before) * 1e6) / (WRITE_BATCHES * WRITE_BATCH_ROWS);
+      const us = ((processSeconds(pid) - before) * 1e6) / (WRITE_BATCHES * WRITE_BATCH_ROWS);
       await connection.query('ROLLBACK');
       await connection.query('VACUUM write_path');
       return us;
@@ -912,26 +900,6 @@ function report(
 }
 
 // ---------------------------------------------------------------------------------------------
-
-async function forgetRedisPrefix(redisPrefix: string): Promise<void> {
-  const redis = new Redis(REDIS_URL, { maxRetriesPerRequest: 1, lazyConnect: true });
-  try {
-    await redis.connect();
-    for (const pattern of [`{${redisPrefix}}:*`, `${redisPrefix}:*`]) {
-      let cursor = '0';
-      for (let scans = 0; scans < REDIS_SCANS_MAX; scans++) {
-        const [next, keys] = await redis.scan(cursor, 'MATCH', pattern, 'COUNT', 1000);
-        if (keys.length > 0) await redis.del(...keys);
-        cursor = next;
-        if (cursor === '0') break;
-      }
-    }
-  } catch (error) {
-    console.log(`could not delete the run's Redis keys (${redisPrefix}): ${String(error)}`);
-  } finally {
-    redis.disconnect();
-  }
-}
 
 async function benchmark(databaseUrl: string, masterKey: Buffer, redisPrefix: string) {
   console.log(`node ${process.version}, ${ROWS.toLocaleString('en-US')} rows at scale`);

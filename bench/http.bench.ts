@@ -37,7 +37,6 @@ import net from 'node:net';
 import { loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { Redis } from 'ioredis';
 import pg from 'pg';
 import { Decimal, type Scope } from '../src/core/index.js';
 import { checkInvariants } from '../src/store/invariants.js';
@@ -46,10 +45,10 @@ import { openStore } from '../src/store/store.js';
 import { runLoad } from './concurrency-harness.js';
 import { machineBusySeconds, postgresSeconds, postgresSince, processSeconds } from './cpu.js';
 import { withBenchDatabase } from './database.js';
+import { forgetRedisPrefix, REDIS_URL } from './redis.js';
 import { runClosedLoop, runOpenLoop, Tally, type Target } from './http-load.js';
 import { HTTP_BENCH_DEPOSIT, HTTP_BENCH_POLICY, HTTP_BENCH_PURCHASE } from './workloads.js';
 
-const REDIS_URL = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379';
 const REPOSITORY = fileURLToPath(new URL('..', import.meta.url));
 const CONNECTIONS = 64;
 const SPREAD_VAULTS = 200;
@@ -62,7 +61,6 @@ const SETTLE_MS_MAX = 30_000;
 const STOP_MS_MAX = 20_000;
 const POLL_MS = 100;
 const REST_MS = 3000;
-const REDIS_SCANS_MAX = 100_000;
 
 /** The targets. */
 const TARGETS = {
@@ -703,27 +701,6 @@ async function naiveSql(databaseUrl: string, database: string): Promise<Row> {
     };
   } finally {
     await pool.end();
-  }
-}
-
-/** Deletes the run's keys from the shared Redis: queues under `{prefix}:`, counters `prefix:`. */
-async function forgetRedisPrefix(redisPrefix: string): Promise<void> {
-  const redis = new Redis(REDIS_URL, { maxRetriesPerRequest: 1, lazyConnect: true });
-  try {
-    await redis.connect();
-    for (const pattern of [`{${redisPrefix}}:*`, `${redisPrefix}:*`]) {
-      let cursor = '0';
-      for (let scans = 0; scans < REDIS_SCANS_MAX; scans++) {
-        const [next, keys] = await redis.scan(cursor, 'MATCH', pattern, 'COUNT', 1000);
-        if (keys.length > 0) await redis.del(...keys);
-        cursor = next;
-        if (cursor === '0') break;
-      }
-    }
-  } catch (error) {
-    console.log(`could not delete the run's Redis keys (${redisPrefix}): ${String(error)}`);
-  } finally {
-    redis.disconnect();
   }
 }
 

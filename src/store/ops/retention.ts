@@ -68,6 +68,22 @@ function idBoundOf(prefix: string, epochMs: number): string {
 }
 
 /**
+ * One bounded batch of deletes: `deleteSql` takes `params` and then `rowsMax`, its last
+ * parameter, and deletes at most that many rows.
+ */
+async function purgeBatch(
+  tx: SqlQueryable,
+  deleteSql: string,
+  params: readonly unknown[],
+  rowsMax: number,
+): Promise<number> {
+  checkRowsMax(rowsMax);
+  const { rowCount } = await tx.query(deleteSql, [...params, rowsMax]);
+  assert(rowCount <= rowsMax, 'a batch deletes at most its rows');
+  return rowCount;
+}
+
+/**
  * purgeWebhookDeliveries: deletes up to `rowsMax` delivery attempts older than the retention,
  * oldest first (by id, through the primary key). Out: how many were deleted.
  */
@@ -78,14 +94,13 @@ export async function purgeWebhookDeliveries(
   rowsMax: number,
 ): Promise<number> {
   checkRetention(retentionMs);
-  checkRowsMax(rowsMax);
-  const { rowCount } = await tx.query(
+  return purgeBatch(
+    tx,
     `DELETE FROM webhook_deliveries WHERE id IN (
        SELECT id FROM webhook_deliveries WHERE id < $1 ORDER BY id LIMIT $2)`,
-    [idBoundOf('whd', ctx.clock() - retentionMs), rowsMax],
+    [idBoundOf('whd', ctx.clock() - retentionMs)],
+    rowsMax,
   );
-  assert(rowCount <= rowsMax, 'a batch deletes at most its rows');
-  return rowCount;
 }
 
 /**
@@ -101,17 +116,16 @@ export async function purgeOutboxEvents(
   rowsMax: number,
 ): Promise<number> {
   checkRetention(retentionMs);
-  checkRowsMax(rowsMax);
-  const { rowCount } = await tx.query(
+  return purgeBatch(
+    tx,
     `DELETE FROM outbox_events WHERE id IN (
        SELECT e.id FROM outbox_events e
        WHERE e.id < $1 AND e.relayed_at IS NOT NULL
          AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.event_id = e.id)
        ORDER BY e.id LIMIT $2)`,
-    [idBoundOf('evt', ctx.clock() - retentionMs), rowsMax],
+    [idBoundOf('evt', ctx.clock() - retentionMs)],
+    rowsMax,
   );
-  assert(rowCount <= rowsMax, 'a batch deletes at most its rows');
-  return rowCount;
 }
 
 /**
@@ -127,11 +141,11 @@ export async function purgeSpendCounters(
   rowsMax: number,
 ): Promise<number> {
   assert(Number.isInteger(retentionDays) && retentionDays >= 366, 'past every policy window');
-  checkRowsMax(rowsMax);
   const cutoff = isoDate(utcDayNumber(ctx.clock()) - retentionDays);
   // The transactions that count spend are card authorizations and external transfers; naming
   // both lets the pending check read the (vault, type, status) index of migration 0008.
-  const { rowCount } = await tx.query(
+  return purgeBatch(
+    tx,
     `DELETE FROM spend_counters WHERE (vault_id, mcc, day) IN (
        SELECT c.vault_id, c.mcc, c.day FROM spend_counters c
        WHERE c.day > $1::date AND c.day < $2::date
@@ -139,10 +153,9 @@ export async function purgeSpendCounters(
                          WHERE t.vault_id = c.vault_id AND t.type IN ('card_authorization', 'external_transfer')
                            AND t.status = 'pending' AND t.spend_day = c.day)
        ORDER BY c.day LIMIT $3)`,
-    [ALL_TIME_DAY, cutoff, rowsMax],
+    [ALL_TIME_DAY, cutoff],
+    rowsMax,
   );
-  assert(rowCount <= rowsMax, 'a batch deletes at most its rows');
-  return rowCount;
 }
 
 /**

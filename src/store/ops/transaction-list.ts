@@ -183,69 +183,42 @@ interface Bound {
 }
 
 function bindAll(search: Search, params: Conditions): Bound {
-  const lazy = (value: unknown) => {
-    let placeholder: string | undefined;
-    return () => (value === undefined ? undefined : (placeholder ??= params.bind(value)));
-  };
   const { query } = search;
-  const accountId = lazy(search.scope.accountId);
-  const mode = lazy(search.scope.mode);
-  const vaultId = lazy(query.vaultId);
-  const cardId = lazy(query.cardId);
-  const type = lazy(query.type);
-  const status = lazy(query.status);
-  const cursor = lazy(query.startingAfter);
-  const minAmount = lazy(search.minAmount);
-  const maxAmount = lazy(search.maxAmount);
-  const start = lazy(search.start);
-  const end = lazy(search.end);
-  const idFrom = lazy(search.idFrom);
-  const idBefore = lazy(search.idBefore);
-  return {
-    get accountId() {
-      const placeholder = accountId();
-      assert(placeholder !== undefined, 'a scope has an account');
-      return placeholder;
-    },
-    get mode() {
-      const placeholder = mode();
-      assert(placeholder !== undefined, 'a scope has a mode');
-      return placeholder;
-    },
-    get vaultId() {
-      return vaultId();
-    },
-    get cardId() {
-      return cardId();
-    },
-    get type() {
-      return type();
-    },
-    get status() {
-      return status();
-    },
-    get cursor() {
-      return cursor();
-    },
-    get minAmount() {
-      return minAmount();
-    },
-    get maxAmount() {
-      return maxAmount();
-    },
-    get start() {
-      return start();
-    },
-    get end() {
-      return end();
-    },
-    get idFrom() {
-      return idFrom();
-    },
-    get idBefore() {
-      return idBefore();
-    },
+  assert(search.scope.accountId.length > 0, 'a scoped search');
+  const values: { readonly [K in keyof Bound]: unknown } = {
+    accountId: search.scope.accountId,
+    mode: search.scope.mode,
+    vaultId: query.vaultId,
+    cardId: query.cardId,
+    type: query.type,
+    status: query.status,
+    cursor: query.startingAfter,
+    minAmount: search.minAmount,
+    maxAmount: search.maxAmount,
+    start: search.start,
+    end: search.end,
+    idFrom: search.idFrom,
+    idBefore: search.idBefore,
   };
+  const placeholders = new Map<keyof Bound, string>();
+  const bound = {};
+  for (const key of Object.keys(values) as (keyof Bound)[]) {
+    const value = values[key];
+    Object.defineProperty(bound, key, {
+      enumerable: true,
+      get: (): string | undefined => {
+        if (value === undefined) return undefined;
+        let placeholder = placeholders.get(key);
+        if (placeholder === undefined) {
+          placeholder = params.bind(value);
+          placeholders.set(key, placeholder);
+        }
+        return placeholder;
+      },
+    });
+  }
+  // Every key of Bound has a getter above; accountId and mode are never undefined.
+  return bound as Bound;
 }
 
 /**

@@ -222,7 +222,7 @@ forEachDatabase('card policies', (database) => {
     const restored = await t.store.restorePolicyVersion(
       t.owner,
       { kind: 'vault', id: vault.id },
-      1,
+      '1',
       'key_three',
     );
     expect(restored).toMatchObject({ version: 4, document: first });
@@ -266,8 +266,10 @@ forEachDatabase('card policies', (database) => {
       [1, card.id],
     ]);
     for (const [version, code, param] of [
-      [2, 'parameter_invalid', 'version'],
-      [3, 'policy_not_found', 'version'],
+      ['2', 'parameter_invalid', 'version'],
+      ['3', 'policy_not_found', 'version'],
+      ['01', 'policy_not_found', 'version'],
+      ['nope', 'policy_not_found', 'version'],
     ] as const) {
       expect(
         await refusal(
@@ -275,7 +277,7 @@ forEachDatabase('card policies', (database) => {
         ),
       ).toMatchObject({ code, param });
     }
-    const back = await t.store.restorePolicyVersion(t.owner, { kind: 'card', id: card.id }, 1);
+    const back = await t.store.restorePolicyVersion(t.owner, { kind: 'card', id: card.id }, '1');
     expect(back).toMatchObject({ cardId: card.id, version: 3, document: second });
     await t.expectInvariants();
   });

@@ -107,7 +107,8 @@ export function versionOf(text: string): number | null {
 
 /**
  * restorePolicyVersion (Restore Policy Version): one transaction.
- * In: scope, the owner, the version to put back, who asks.
+ * In: scope, the owner, the version to put back (as the path gives it: any text, of which
+ *   only a version number of the owner's history names anything), who asks.
  * Out: the policy, set again from that version's document as a new version (Set Policy's
  *   answer), its history row a `restore` naming the version restored.
  * Writes: what Set Policy (or Set Card Policy) writes, outbox policy.updated.
@@ -121,20 +122,25 @@ export async function restorePolicyVersion(
   tx: SqlQueryable,
   scope: Scope,
   owner: PolicyOwner,
-  version: number,
+  versionText: string,
   keyId: string | null,
 ): Promise<PolicyRecord> {
   await ownerOf(tx, scope, owner);
-  const { rows } = await tx.query<{ document: PolicyDocument | null }>(
-    'SELECT document FROM policy_versions WHERE owner_id = $1 AND version = $2',
-    [owner.id, Number.isSafeInteger(version) && version <= VERSION_MAX ? version : 0],
-  );
+  const version = versionOf(versionText);
+  // Not a version number: it names nothing, as an unknown one does (a 404, like a bad id).
+  const { rows } =
+    version === null
+      ? { rows: [] }
+      : await tx.query<{ document: PolicyDocument | null }>(
+          'SELECT document FROM policy_versions WHERE owner_id = $1 AND version = $2',
+          [owner.id, version],
+        );
   const name = owner.kind === 'vault' ? `Vault ${owner.id}` : `Card ${owner.id}`;
   const row = rows[0];
-  if (row === undefined) {
+  if (version === null || row === undefined) {
     throw new SpendgateError(
       'policy_not_found',
-      `${name} has no policy version ${version}.`,
+      `${name} has no policy version ${versionText.slice(0, 16)}.`,
       'version',
     );
   }

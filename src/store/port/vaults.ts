@@ -87,11 +87,14 @@ export interface PolicyOperations {
     owner: PolicyOwner,
     query: ListPolicyVersionsQuery,
   ): Promise<Page<PolicyVersionRecord>>;
-  /** Sets the document of `version` again, as a new version (its history row: a restore). */
+  /**
+   * Sets the document of `version` again, as a new version (its history row: a restore).
+   * `version` as a path gives it: text that is not a version number names nothing (a 404).
+   */
   restorePolicyVersion(
     scope: Scope,
     owner: PolicyOwner,
-    version: number,
+    version: string,
     keyId?: string | null,
   ): Promise<PolicyRecord>;
 }

@@ -282,6 +282,30 @@ forEachDatabase('card policies', (database) => {
     await t.expectInvariants();
   });
 
+  it("purges a card's old daily counters as a vault's, keeping those a pending hold will release", async () => {
+    const { card } = await setup();
+    await t.store.setCardPolicy(t.owner, card.id, { limits: [{ interval: 'yearly', count: 99 }] });
+    const pending = await buy(card.id, '3');
+    t.clock.advance(86_400_000);
+    const captured = await buy(card.id, '4', '5411');
+    if (pending.transaction === null || captured.transaction === null) throw new Error('no hold');
+    await t.store.capture(t.owner, captured.transaction.id, null);
+    t.clock.advance(401 * 86_400_000);
+    const days = async () =>
+      (
+        await t.store.client.query<{ day: string }>(
+          `SELECT DISTINCT day::text AS day FROM card_spend_counters WHERE card_id = $1 ORDER BY 1`,
+          [card.id],
+        )
+      ).rows.map((row) => row.day);
+    expect(await days()).toHaveLength(3);
+    for (let round = 0; round < 100 && (await t.store.purgeSpendCounters(400, 1000)) > 0; round++);
+    // The all-time rows and the pending hold's day stay; the captured one's day goes.
+    expect(await days()).toEqual(['0001-01-01', '2026-11-18']);
+    await t.store.reverse(t.owner, pending.transaction.id, null);
+    await t.expectInvariants();
+  });
+
   it('refuses what names nothing, a cancelled card, and a policy that is not there', async () => {
     const { card } = await setup();
     const stranger = await t.scope();

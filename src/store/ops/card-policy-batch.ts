@@ -24,11 +24,12 @@ import { loadCompiledCardPolicy } from './card-policies.js';
  * Card-level policies on the authorize path (decide-and-record.ts), kept apart from it. What
  * they cost a batch whose cards have no policy of their own: no round trip and no write. The
  * read after the lock, which the batch sends anyway, also reads the requests' cards' policy
- * versions (one probe of card_policies' primary key per card) and, for the cards whose policy
- * this process has seen, their counters (nothing for the others); the one write statement
- * gains an upsert of the card counters that the batch's approvals on cards with a policy add
- * to (none: an INSERT of no rows). A card with a policy this process has not seen, or whose
- * policy changed, costs one more read, as a vault's does.
+ * versions (one probe of card_policies' primary key per card: about 1 us of PostgreSQL's time
+ * for a batch of 16, measured with EXPLAIN ANALYZE beside the statement's 300 us) and, only
+ * for the cards whose policy this process has seen, their counters. The one write statement
+ * gains an upsert of card counters only when the batch approved on a card with a policy. A
+ * card with a policy this process has not seen, or whose policy changed, costs one more read,
+ * as a vault's does.
  */
 
 /** A card's own policy as a batch decides with it, and its counters as the batch leaves them. */
@@ -81,8 +82,8 @@ function cardHintsOf(ctx: StoreContext): RecentMap<CardHint> {
 /**
  * The part of the read after the lock that reads `cardIds`' policy versions and the counters
  * of those with a hint, as SQL to append (`UNION ALL ...`) to that statement, binding its
- * parameters in `params`; and the reads its rows fill (takeCardRow). The text is the same
- * whatever the cards, so the statement stays one prepared statement.
+ * parameters in `params`; and the reads its rows fill (takeCardRow). Two texts only (with
+ * the counter part, or without when no card has a hint), so two prepared statements at most.
  */
 export function cardPolicyReads(
   ctx: StoreContext,
@@ -97,13 +98,16 @@ export function cardPolicyReads(
     if (hint !== undefined && hint.aggregates.length > 0)
       hinted.set(cardId, { hint, counters: new SpendCounters() });
   }
+  const versionsSql = `UNION ALL
+     SELECT 'card_policy', card_id, version::text, NULL, NULL, NULL, NULL
+     FROM card_policies WHERE card_id = ANY(${params.texts(cardIds)}) AND document IS NOT NULL`;
+  // No card with a hint (the common case: cards without a policy): no counter part at all.
+  if (hinted.size === 0) return { sql: versionsSql, reads: { versions: new Map(), hinted } };
   const window = spendWindowOf(
     [...hinted.values()].map(({ hint }) => hint.aggregates),
     nowMs,
   );
-  const sql = `UNION ALL
-     SELECT 'card_policy', card_id, version::text, NULL, NULL, NULL, NULL
-     FROM card_policies WHERE card_id = ANY(${params.texts(cardIds)}) AND document IS NOT NULL
+  const sql = `${versionsSql}
      UNION ALL
      SELECT 'card_counter', card_id, NULL, mcc, day::text, amount::text, count
      FROM card_spend_counters
@@ -183,16 +187,19 @@ export async function loadCardPolicies(
 }
 
 /**
- * The upsert of what the batch's approvals on cards with a policy add to their counters, for
- * the batch's one write statement (binding in `params`): one delta per row however many
- * approvals touch it. No such approval: an INSERT of no rows (the same text, one statement).
+ * The part of the batch's one write statement that adds the batch's approvals on cards with a
+ * policy to their counters (binding in `params`): a CTE `card_counters AS (upsert), ` to put
+ * among the statement's others, one delta per row however many approvals touch it. No such
+ * approval: nothing, and the statement is the one it was before card policies (its own
+ * prepared statement; an upsert of no rows cost 20 us of PostgreSQL's time per batch).
  */
-export function cardSpendUpsertSql(
+export function cardSpendUpsertCte(
   params: SqlParams,
   approved: readonly TransactionRecord[],
   cardPolicies: ReadonlyMap<string, CardPolicyState>,
   spendDay: string,
 ): string {
+  if (cardPolicies.size === 0) return '';
   const deltas = new Map<string, CounterRowDelta & { amount: Decimal; count: number }>();
   for (const transaction of approved) {
     const cardId = transaction.cardId;
@@ -207,5 +214,6 @@ export function cardSpendUpsertSql(
       deltas.set(key, delta);
     });
   }
-  return counterUpsertSql(params, CARD_SPEND, [...deltas.values()]);
+  if (deltas.size === 0) return '';
+  return `card_counters AS (${counterUpsertSql(params, CARD_SPEND, [...deltas.values()])}),`;
 }

@@ -37,7 +37,7 @@ import { isRetryable } from '../sql/transaction.js';
 import {
   CARD_READ_KINDS,
   cardPolicyReads,
-  cardSpendUpsertSql,
+  cardSpendUpsertCte,
   loadCardPolicies,
   takeCardRow,
   type CardPolicyState,
@@ -621,7 +621,7 @@ async function recordAuthorizations(
        SELECT vault_id, id, delta::numeric, ${at} FROM ${holdChanges}
      ),
      counters AS (${spendUpsertManySql(params, spendRowDeltas(approved, spendDay))}),
-     card_counters AS (${cardSpendUpsertSql(params, approved, cardPolicies, spendDay)}),
+     ${cardSpendUpsertCte(params, approved, cardPolicies, spendDay)}
      events AS (
        INSERT INTO outbox_events (id, account_id, mode, type, payload, created_at)
        SELECT id, account_id, mode, type, payload::jsonb, ${at} FROM ${events}

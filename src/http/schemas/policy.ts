@@ -1,6 +1,13 @@
 import { z } from 'zod';
 import { isCountryCode, MCC_PATTERN } from '../../core/index.js';
-import { amountInput, moneyOutput, paginationQuery, timestampOutput, text } from './common.js';
+import {
+  amountInput,
+  idParams,
+  moneyOutput,
+  paginationQuery,
+  timestampOutput,
+  text,
+} from './common.js';
 
 /**
  * A policy body is any JSON object here: the core's compiler validates it (contract section
@@ -92,11 +99,7 @@ export const decisionObject = z
   .meta({ id: 'AuthorizationDecision' });
 
 /** The path of Restore Policy Version: the owner's id and the version number. */
-export const versionParams = z.object({
-  id: z
-    .string()
-    .transform((id) => id.toWellFormed().replaceAll('\u0000', '\uFFFD'))
-    .meta({ description: 'The object id; one that names nothing the caller can see is a 404.' }),
+export const versionParams = idParams.extend({
   version: z.string().max(64).meta({
     description: 'A version number of the policy (List Policy Versions); any other is a 404.',
   }),
@@ -161,11 +164,9 @@ export const policyLimitsObject = z
           description:
             'What the next authorization may still take: a larger amount, or any once the count is 0, is declined by this limit.',
         }),
-        resetsAt: timestampOutput
-          .nullable()
-          .meta({
-            description: 'When the window starts again; null per transaction and all time.',
-          }),
+        resetsAt: timestampOutput.nullable().meta({
+          description: 'When the window starts again; null per transaction and all time.',
+        }),
       }),
     ),
   })

@@ -173,6 +173,7 @@ export async function deleteCardPolicy(
   const deleted = rows[0];
   if (deleted === undefined) throw noCardPolicy(card.card_id);
   await dropCardSpend(tx, card.card_id);
+  // The cache is keyed by owner id, a card's as a vault's: this drops the card's versions.
   ctx.policyCache.evictVault(card.card_id);
   await recordPolicyVersion(tx, card.card_id, deleted.version, null, change, nowMs);
   await appendEvent(

@@ -84,6 +84,12 @@ export {
 } from './policy/compile.js';
 export { CompiledPolicyCache } from './policy/policy-cache.js';
 export {
+  limitStatuses,
+  windowEndMs,
+  type LimitStatus,
+  type PolicyLimit,
+} from './policy/limit-status.js';
+export {
   decide,
   requiredAggregates,
   decisionVaultOf,
@@ -106,6 +112,7 @@ export {
   type Decision,
   type DeclineCode,
   type DeclineReason,
+  type PolicySource,
   type ShadowMatch,
 } from './decision/result.js';
 export type {
@@ -114,6 +121,7 @@ export type {
   BalanceSnapshotRecord,
   CardRecord,
   PolicyRecord,
+  PolicyVersionRecord,
   SettlementError,
   SettlementRecord,
   WebhookDeliveryRecord,
@@ -151,3 +159,8 @@ export {
   presentWebhookEndpoint,
   presentWebhookTest,
 } from './objects/platform-presenters.js';
+export {
+  presentPolicyLimits,
+  presentPolicyVersion,
+  type LimitsOf,
+} from './objects/policy-presenters.js';

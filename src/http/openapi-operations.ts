@@ -95,6 +95,104 @@ const POLICY = {
   updatedAt: LATER,
 };
 
+/** A card's own policy: the same document, answered with its card. */
+const CARD_POLICY_DOCUMENT = {
+  limits: [
+    { interval: 'daily', amount: '200' },
+    { interval: 'monthly', count: 40 },
+  ],
+  merchantCategories: { block: ['5813'] },
+};
+const CARD_POLICY = {
+  object: 'policy',
+  vaultId: VAULT_ID,
+  cardId: CARD_ID,
+  version: 2,
+  ...CARD_POLICY_DOCUMENT,
+  createdAt: CREATED_AT,
+  updatedAt: LATER,
+};
+
+const POLICY_LIMITS = {
+  object: 'policy_limits',
+  vaultId: VAULT_ID,
+  cardId: null,
+  version: 3,
+  currency: 'USDC',
+  asOf: LATER,
+  limits: [
+    {
+      rule: 'limits[0]',
+      mode: 'enforce',
+      interval: 'daily',
+      merchantCategories: null,
+      amount: '1000.00',
+      count: null,
+      used: '642.50',
+      remaining: '357.50',
+      resetsAt: '2026-03-03T00:00:00.000Z',
+    },
+    {
+      rule: 'limits[1]',
+      mode: 'enforce',
+      interval: 'perTransaction',
+      merchantCategories: null,
+      amount: '250.00',
+      count: null,
+      used: null,
+      remaining: '250.00',
+      resetsAt: null,
+    },
+  ],
+};
+
+const CARD_POLICY_LIMITS = {
+  ...POLICY_LIMITS,
+  cardId: CARD_ID,
+  version: 2,
+  limits: [
+    { ...POLICY_LIMITS.limits[0], amount: '200.00', used: '42.50', remaining: '157.50' },
+    {
+      rule: 'limits[1]',
+      mode: 'enforce',
+      interval: 'monthly',
+      merchantCategories: null,
+      amount: null,
+      count: 40,
+      used: 12,
+      remaining: 28,
+      resetsAt: '2026-04-01T00:00:00.000Z',
+    },
+  ],
+};
+
+const KEY_ID = 'key_0193a4f1c0a17b22a3b4c5d6e7f8a9b0';
+
+const POLICY_VERSIONS = [
+  {
+    object: 'policy_version',
+    vaultId: VAULT_ID,
+    cardId: null,
+    version: 3,
+    change: 'restore',
+    restoredFrom: 1,
+    keyId: KEY_ID,
+    document: { limits: POLICY_DOCUMENT.limits },
+    createdAt: LATER,
+  },
+  {
+    object: 'policy_version',
+    vaultId: VAULT_ID,
+    cardId: null,
+    version: 2,
+    change: 'delete',
+    restoredFrom: null,
+    keyId: KEY_ID,
+    document: null,
+    createdAt: CREATED_AT,
+  },
+];
+
 const MERCHANT = { name: 'Blue Bottle Coffee', mcc: '5814', country: 'US', city: 'Oakland' };
 
 const APPROVED = {
@@ -583,7 +681,8 @@ export const OPERATION_DOCS: Readonly<Record<string, OperationDoc>> = {
       'merchant categories and countries, templates of the rule library (GET ' +
       '/v1/rule-templates) and custom rules. The policy is compiled before it is stored, so a ' +
       'bad one is refused with `policy_invalid` and `param` at the fault, and authorizations ' +
-      'decide with the new version at once. Try a draft first with Simulate Policy.',
+      'decide with the new version at once. Try a draft first with Simulate Policy. Every ' +
+      'change is kept as a version (List Policy Versions), with the key that made it.',
     returns: 'The policy stored, with its new version.',
     errors: [...IDEMPOTENT, 'policy_invalid', 'vault_not_found', 'vault_closed'],
     example: POLICY,
@@ -601,8 +700,8 @@ export const OPERATION_DOCS: Readonly<Record<string, OperationDoc>> = {
   deletePolicy: {
     summary: "Delete a vault's authorization policy",
     description:
-      'Removes the policy: the vault then approves whatever its balance covers. The version ' +
-      'count is kept, so a later Set Policy goes on from it.',
+      'Removes the policy: the vault then approves whatever its balance covers. The delete is ' +
+      'a version of the history (List Policy Versions): the version count goes on from it.',
     returns: 'The deletion.',
     errors: [...IDEMPOTENT, 'vault_not_found', 'policy_not_found'],
     example: { object: 'policy', vaultId: VAULT_ID, deleted: true },
@@ -613,7 +712,9 @@ export const OPERATION_DOCS: Readonly<Record<string, OperationDoc>> = {
       'The decision the vault would give a transaction now, against its live balance and spend ' +
       'so far, with its current policy, or with a draft in `policy` (refused as Set Policy ' +
       'would refuse it, `param` under `policy`). Records and holds nothing. A `cardId` must be ' +
-      "one of the vault's cards; shadow rules that match are reported in `shadowMatches`.",
+      "one of the vault's cards; when that card has a policy of its own, it decides too, " +
+      "after the vault's (or the draft), against the card's spend, as authorize would. Shadow " +
+      'rules that match are reported in `shadowMatches`.',
     returns: 'The decision, as the authorize callback would answer it, without an id.',
     errors: [
       'vault_not_found',
@@ -651,6 +752,177 @@ export const OPERATION_DOCS: Readonly<Record<string, OperationDoc>> = {
         merchant: { name: 'Acme Airlines', mcc: '4511', country: 'US' },
       },
     },
+  },
+  getPolicyLimits: {
+    summary: "Retrieve a vault's remaining limits",
+    description:
+      "For every limit of the vault's policy (its own `limits[i]` and its templates', in the " +
+      'order they decide): the amount or count it allows, what its current window has used, ' +
+      'what remains for the next authorization, and when the window starts again (`resetsAt`, ' +
+      'UTC calendar windows; null per transaction and all time). The figures come from the ' +
+      'same counters and comparisons as the decision: a purchase above `remaining` is declined ' +
+      'by that limit, one of exactly `remaining` is not; a count limit declines once ' +
+      '`remaining` is 0. A limit narrowed to `merchantCategories` counts and limits spend at ' +
+      "those categories only. The vault's spend counts its card authorizations and external " +
+      'transfers.',
+    returns: 'The limits of the current policy, as of now.',
+    errors: ['vault_not_found', 'policy_not_found'],
+    example: POLICY_LIMITS,
+  },
+  listPolicyVersions: {
+    summary: "List a vault's policy versions",
+    description:
+      "Every change of the vault's policy (Set Policy, Delete Policy, Restore Policy Version) " +
+      "is a version: its number (the policy's `version` after the change: a delete takes a " +
+      'number too), what it did (`change`), the API key that made it (`keyId`, its id; null ' +
+      'for a change made without a key, such as the version a policy had when the history ' +
+      'began), when, and the document from then on (null for a delete). Newest first, ' +
+      '`limit` (1-100, default 10) at a time: while `hasMore` is true, pass `nextCursor` (a ' +
+      'version number) as `startingAfter`.',
+    returns: 'A page of versions.',
+    errors: [
+      'vault_not_found',
+      {
+        code: 'parameter_invalid',
+        message: 'startingAfter must be a version number from a previous page.',
+        param: 'startingAfter',
+      },
+    ],
+    example: list(POLICY_VERSIONS, '2'),
+  },
+  restorePolicyVersion: {
+    summary: "Restore a version of a vault's policy",
+    description:
+      'Sets the document of an earlier version again, as a new version (recorded as a ' +
+      '`restore` of that version, with `policy.updated`), exactly as Set Policy would set it. ' +
+      'A version that is a delete has no document to restore.',
+    returns: 'The policy stored, with its new version.',
+    errors: [
+      ...IDEMPOTENT,
+      'vault_not_found',
+      {
+        code: 'policy_not_found',
+        message: `Vault ${VAULT_ID} has no policy version 7.`,
+        param: 'version',
+      },
+      {
+        code: 'parameter_invalid',
+        message: `Version 2 of the policy of vault ${VAULT_ID} is its deletion, with no document to restore.`,
+        param: 'version',
+      },
+      'vault_closed',
+    ],
+    example: { ...POLICY, version: 4 },
+  },
+  setCardPolicy: {
+    summary: "Set a card's own policy",
+    description:
+      "Gives one card a policy of its own, in the vault policy's format (the `PolicyDocument` " +
+      "schema, amounts in the vault's currency): an authorization on the card must pass the " +
+      "vault's policy and then the card's. A decline by the card's policy says so: " +
+      "`declineReason.policy` is `card` (absent when the vault's policy or a fixed check " +
+      "declined, as it always was). Its limits and spend facts count the card's own approved " +
+      'authorizations, from before the policy was set too. Refused like Set Policy; answered ' +
+      "with `cardId` and the card's vault; `policy.updated` is sent with the same object.",
+    returns: "The card's policy stored, with its new version.",
+    errors: [...IDEMPOTENT, 'policy_invalid', 'card_not_found', 'card_cancelled', 'vault_closed'],
+    example: CARD_POLICY,
+    requestExample: CARD_POLICY_DOCUMENT,
+  },
+  getCardPolicy: {
+    summary: "Retrieve a card's own policy",
+    description:
+      "The card's policy as stored, with its version and defaults filled in. A card without " +
+      "one is decided by its vault's policy alone.",
+    returns: "The card's policy.",
+    errors: [
+      'card_not_found',
+      {
+        code: 'policy_not_found',
+        message: `Card ${CARD_ID} has no authorization policy.`,
+        param: 'id',
+      },
+    ],
+    example: CARD_POLICY,
+  },
+  deleteCardPolicy: {
+    summary: "Delete a card's own policy",
+    description:
+      "Removes the card's policy (a version of its history): the card is then decided by its " +
+      "vault's policy alone. `policy.deleted` is sent with the answer's object.",
+    returns: 'The deletion.',
+    errors: [
+      ...IDEMPOTENT,
+      'card_not_found',
+      {
+        code: 'policy_not_found',
+        message: `Card ${CARD_ID} has no authorization policy.`,
+        param: 'id',
+      },
+    ],
+    example: { object: 'policy', vaultId: VAULT_ID, cardId: CARD_ID, deleted: true },
+  },
+  getPolicyLimitsOfCard: {
+    summary: "Retrieve a card's remaining limits",
+    description:
+      "Retrieve a vault's remaining limits, for the card's own policy: each limit's figures " +
+      "from the card's own spend (its approved authorizations), as the card's policy decides " +
+      "with them. The vault's limits apply to the card too: see the vault's.",
+    returns: "The limits of the card's current policy, as of now.",
+    errors: [
+      'card_not_found',
+      {
+        code: 'policy_not_found',
+        message: `Card ${CARD_ID} has no authorization policy.`,
+        param: 'id',
+      },
+    ],
+    example: CARD_POLICY_LIMITS,
+  },
+  listPolicyVersionsOfCard: {
+    summary: "List a card's policy versions",
+    description:
+      "List a vault's policy versions, for the card's own policy: every Set Card Policy, " +
+      'Delete Card Policy and restore, newest first.',
+    returns: 'A page of versions.',
+    errors: [
+      'card_not_found',
+      {
+        code: 'parameter_invalid',
+        message: 'startingAfter must be a version number from a previous page.',
+        param: 'startingAfter',
+      },
+    ],
+    example: list(
+      POLICY_VERSIONS.map((version) => ({
+        ...version,
+        cardId: CARD_ID,
+        document: version.document === null ? null : CARD_POLICY_DOCUMENT,
+      })),
+    ),
+  },
+  restorePolicyVersionOfCard: {
+    summary: "Restore a version of a card's own policy",
+    description:
+      "Restore a version of a vault's policy, for the card's own: the version's document set " +
+      'again as a new version, as Set Card Policy would set it, with `policy.updated`.',
+    returns: "The card's policy stored, with its new version.",
+    errors: [
+      ...IDEMPOTENT,
+      'card_not_found',
+      {
+        code: 'policy_not_found',
+        message: `Card ${CARD_ID} has no policy version 7.`,
+        param: 'version',
+      },
+      {
+        code: 'parameter_invalid',
+        message: `Version 2 of the policy of card ${CARD_ID} is its deletion, with no document to restore.`,
+        param: 'version',
+      },
+      'card_cancelled',
+    ],
+    example: { ...CARD_POLICY, version: 4 },
   },
   listRuleTemplates: {
     summary: 'List rule templates',

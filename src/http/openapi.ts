@@ -257,6 +257,10 @@ function withPolicySchema<T>(generated: T): T {
       media.schema = replace(media.schema, 0);
     }
   }
+  // A document inside an object (a policy version's) is the policy document too.
+  for (const [name, schema] of Object.entries(schemas)) {
+    if (name !== POLICY_DOCUMENT_COMPONENT) schemas[name] = replace(schema, 0);
+  }
   return generated;
 }
 

@@ -37,7 +37,10 @@ import {
   purgeSpendCounters,
   purgeWebhookDeliveries,
 } from './ops/retention.js';
+import { deleteCardPolicy, getCardPolicy, setCardPolicy } from './ops/card-policies.js';
 import { deletePolicy, getPolicy, setPolicy, simulatePolicy } from './ops/policies.js';
+import { policyLimits } from './ops/policy-limits.js';
+import { listPolicyVersions, restorePolicyVersion } from './ops/policy-versions.js';
 import { getCard, getTransaction, getTransfer } from './ops/reads.js';
 import {
   createSettlement,
@@ -141,10 +144,21 @@ function bindVaults(ctx: StoreContext, tx: SqlQueryable): VaultOperations {
 
 function bindPolicies(ctx: StoreContext, tx: SqlQueryable): PolicyOperations {
   return {
-    setPolicy: (scope, vaultId, document) => setPolicy(ctx, tx, scope, vaultId, document),
+    setPolicy: (scope, vaultId, document, keyId = null) =>
+      setPolicy(ctx, tx, scope, vaultId, document, { keyId }),
     getPolicy: (scope, vaultId) => getPolicy(tx, scope, vaultId),
-    deletePolicy: (scope, vaultId) => deletePolicy(ctx, tx, scope, vaultId),
+    deletePolicy: (scope, vaultId, keyId = null) =>
+      deletePolicy(ctx, tx, scope, vaultId, { keyId }),
     simulatePolicy: (scope, vaultId, input) => simulatePolicy(ctx, tx, scope, vaultId, input),
+    setCardPolicy: (scope, cardId, document, keyId = null) =>
+      setCardPolicy(ctx, tx, scope, cardId, document, { keyId }),
+    getCardPolicy: (scope, cardId) => getCardPolicy(tx, scope, cardId),
+    deleteCardPolicy: (scope, cardId, keyId = null) =>
+      deleteCardPolicy(ctx, tx, scope, cardId, { keyId }),
+    policyLimits: (scope, owner) => policyLimits(ctx, tx, scope, owner),
+    listPolicyVersions: (scope, owner, query) => listPolicyVersions(tx, scope, owner, query),
+    restorePolicyVersion: (scope, owner, version, keyId = null) =>
+      restorePolicyVersion(ctx, tx, scope, owner, version, keyId),
   };
 }
 

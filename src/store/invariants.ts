@@ -64,6 +64,25 @@ const CHECKS: readonly { readonly invariant: string; readonly sql: string }[] = 
           WHERE coalesce(c.amount, 0) <> coalesce(t.amount, 0) OR coalesce(c.count, 0) <> coalesce(t.count, 0)`,
   },
   {
+    // Card counters are kept exactly while the card has a policy (ops/card-policies.ts).
+    invariant: "a card's all-time spend counters equal its approved spend while it has a policy",
+    sql: `SELECT p.card_id || ': counted ' || coalesce(c.amount, 0) || '/' || coalesce(c.count, 0)
+                 || ', spent ' || coalesce(t.amount, 0) || '/' || coalesce(t.count, 0) AS detail
+          FROM card_policies p
+          LEFT JOIN card_spend_counters c ON c.card_id = p.card_id AND c.mcc = '' AND c.day = '${ALL_TIME_DAY}'
+          LEFT JOIN (SELECT card_id, sum(hold_remaining + captured_amount) AS amount, count(*) AS count
+                     FROM transactions WHERE type = 'card_authorization' AND status IN ('pending', 'completed')
+                     GROUP BY 1) t ON t.card_id = p.card_id
+          WHERE p.document IS NOT NULL
+            AND (coalesce(c.amount, 0) <> coalesce(t.amount, 0) OR coalesce(c.count, 0) <> coalesce(t.count, 0))`,
+  },
+  {
+    invariant: 'card spend counters exist only for cards with a policy',
+    sql: `SELECT 'card spend counter ' || s.card_id || ' ' || s.mcc || ' ' || s.day AS detail
+          FROM card_spend_counters s
+          WHERE NOT EXISTS (SELECT 1 FROM card_policies p WHERE p.card_id = s.card_id AND p.document IS NOT NULL)`,
+  },
+  {
     // The authorize path's tables carry no foreign keys (migration 0007): this is their check.
     invariant: 'every transaction, hold change, spend counter and event names rows that exist',
     sql: `SELECT 'transaction ' || t.id AS detail FROM transactions t

@@ -10,7 +10,7 @@ import {
 } from '../core/index.js';
 import type { SqlQueryable } from './sql/client.js';
 import { SqlParams } from './sql/params.js';
-import { ALL_MERCHANTS, ALL_TIME_DAY, spendKeys } from './spend.js';
+import { ALL_MERCHANTS, ALL_TIME_DAY, spendKeys, VAULT_SPEND, type SpendTable } from './spend.js';
 
 /**
  * The counter rows some policies' aggregates sum over, together: every MCC they name (and the
@@ -41,21 +41,25 @@ export function spendWindowOf(
   return { mccs: [...mccs], firstDay: isoDate(firstDay), lastDay: isoDate(today) };
 }
 
-/** The condition on spend_counters of the rows of `vaultIds` in `window`. */
+/**
+ * The condition on spend_counters (or another `SpendTable`) of the rows of `ownerIds` (vaults,
+ * or cards) in `window`.
+ */
 export function spendWindowWhere(
   params: SqlParams,
-  vaultIds: readonly string[],
+  ownerIds: readonly string[],
   window: SpendWindow,
+  target: SpendTable = VAULT_SPEND,
 ): string {
   const first = params.value(window.firstDay, 'date');
   const last = params.value(window.lastDay, 'date');
-  return `vault_id = ANY(${params.texts(vaultIds)}) AND mcc = ANY(${params.texts(window.mccs)})
+  return `${target.owner} = ANY(${params.texts(ownerIds)}) AND mcc = ANY(${params.texts(window.mccs)})
        AND ((day >= ${first} AND day <= ${last}) OR day = '${ALL_TIME_DAY}')`;
 }
 
-/** A spend counter row as read, amounts as the database's text. */
+/** A spend counter row as read, amounts as the database's text; `owner_id`: vault or card. */
 export interface SpendCounterRow {
-  readonly vault_id: string;
+  readonly owner_id: string;
   readonly mcc: string;
   readonly day: string;
   readonly amount: string;
@@ -124,46 +128,55 @@ export class SpendCounters {
   }
 }
 
-/** Puts counter rows into the counters of their vaults. */
+/** Puts counter rows into the counters of their owners. */
 function addCounterRows(
   counters: ReadonlyMap<string, SpendCounters>,
   rows: Iterable<SpendCounterRow>,
 ): void {
   for (const row of rows) {
-    const vaultCounters = counters.get(row.vault_id);
-    assert(vaultCounters !== undefined, 'a row read is of a vault asked for');
-    vaultCounters.add(row.mcc, row.day, new Decimal(row.amount), row.count);
+    const ownerCounters = counters.get(row.owner_id);
+    assert(ownerCounters !== undefined, 'a row read is of an owner asked for');
+    ownerCounters.add(row.mcc, row.day, new Decimal(row.amount), row.count);
   }
 }
 
-/** The counter rows of `window` for each of `vaultIds` (none read: empty), in one query. */
+/**
+ * The counter rows of `window` for each of `ownerIds` (vaults, or cards with `CARD_SPEND`;
+ * none read: empty), in one query.
+ */
 export async function readSpendCounters(
   tx: SqlQueryable,
-  vaultIds: readonly string[],
+  ownerIds: readonly string[],
   window: SpendWindow,
+  target: SpendTable = VAULT_SPEND,
 ): Promise<Map<string, SpendCounters>> {
-  const counters = new Map(vaultIds.map((vaultId) => [vaultId, new SpendCounters()]));
-  if (vaultIds.length === 0) return counters;
+  const counters = new Map(ownerIds.map((ownerId) => [ownerId, new SpendCounters()]));
+  if (ownerIds.length === 0) return counters;
   const params = new SqlParams();
   const { rows } = await tx.query<SpendCounterRow>(
-    `SELECT vault_id, mcc, day::text AS day, amount::text AS amount, count FROM spend_counters
-     WHERE ${spendWindowWhere(params, vaultIds, window)}`,
+    `SELECT ${target.owner} AS owner_id, mcc, day::text AS day, amount::text AS amount, count
+     FROM ${target.table}
+     WHERE ${spendWindowWhere(params, ownerIds, window, target)}`,
     params.values,
   );
   addCounterRows(counters, rows);
   return counters;
 }
 
-/** The values of `specs` for a vault at `nowMs`: its rows of their window, read and summed. */
+/**
+ * The values of `specs` for a vault (or a card, with `CARD_SPEND`) at `nowMs`: its rows of
+ * their window, read and summed.
+ */
 export async function readSpend(
   tx: SqlQueryable,
-  vaultId: string,
+  ownerId: string,
   specs: readonly AggregateSpec[],
   nowMs: number,
+  target: SpendTable = VAULT_SPEND,
 ): Promise<SpendTotals> {
   if (specs.length === 0) return {};
-  const counters = await readSpendCounters(tx, [vaultId], spendWindowOf([specs], nowMs));
-  const vaultCounters = counters.get(vaultId);
-  assert(vaultCounters !== undefined, 'every vault asked for has counters');
-  return vaultCounters.totals(specs, nowMs);
+  const counters = await readSpendCounters(tx, [ownerId], spendWindowOf([specs], nowMs), target);
+  const ownerCounters = counters.get(ownerId);
+  assert(ownerCounters !== undefined, 'every owner asked for has counters');
+  return ownerCounters.totals(specs, nowMs);
 }

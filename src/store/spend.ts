@@ -10,6 +10,18 @@ import { SqlParams } from './sql/params.js';
  */
 
 export const ALL_TIME_DAY = '0001-01-01';
+
+/**
+ * A table of spend counters and the column naming whose they are: a vault's (every approval
+ * and release), or a card's own (card_spend_counters, kept only while the card has a policy:
+ * ops/card-policies.ts). Both have the same rows and are summed by the same function.
+ */
+export interface SpendTable {
+  readonly table: 'spend_counters' | 'card_spend_counters';
+  readonly owner: 'vault_id' | 'card_id';
+}
+export const VAULT_SPEND: SpendTable = { table: 'spend_counters', owner: 'vault_id' };
+export const CARD_SPEND: SpendTable = { table: 'card_spend_counters', owner: 'card_id' };
 /** The MCC of the rows that count spend at every merchant. */
 export const ALL_MERCHANTS = '';
 
@@ -48,25 +60,54 @@ export interface SpendRowDelta {
   readonly count: number;
 }
 
+/** What one upsert adds to one counter row of a `SpendTable`, whose owner `ownerId` names. */
+export interface CounterRowDelta {
+  readonly ownerId: string;
+  readonly mcc: string;
+  readonly day: string;
+  readonly amount: Decimal;
+  readonly count: number;
+}
+
 /**
  * The upsert of approvals, written once, binding its rows in `params`: one row per counter
  * (each once: an upsert may not touch a row twice). Rows go in key order, so concurrent
  * writers lock them in the same order.
  */
 export function spendUpsertManySql(params: SqlParams, deltas: readonly SpendRowDelta[]): string {
+  return counterUpsertSql(
+    params,
+    VAULT_SPEND,
+    deltas.map(({ vaultId, mcc, day, amount, count }) => ({
+      ownerId: vaultId,
+      mcc,
+      day,
+      amount,
+      count,
+    })),
+  );
+}
+
+/** spendUpsertManySql on any `SpendTable` (the table and column names are constants). */
+export function counterUpsertSql(
+  params: SqlParams,
+  target: SpendTable,
+  deltas: readonly CounterRowDelta[],
+): string {
+  const { table, owner } = target;
   const rows = params.unnest('k', {
-    vault_id: params.texts(deltas.map((delta) => delta.vaultId)),
+    owner_id: params.texts(deltas.map((delta) => delta.ownerId)),
     mcc: params.texts(deltas.map((delta) => delta.mcc)),
     day: params.texts(deltas.map((delta) => delta.day)),
     amount: params.texts(deltas.map((delta) => delta.amount.toFixed())),
     count: params.integers(deltas.map((delta) => delta.count)),
   });
-  return `INSERT INTO spend_counters (vault_id, mcc, day, amount, count)
-     SELECT vault_id, mcc, day::date, amount::numeric, count FROM ${rows}
-     ORDER BY vault_id, mcc, day
-     ON CONFLICT (vault_id, mcc, day) DO UPDATE
-       SET amount = spend_counters.amount + EXCLUDED.amount,
-           count = spend_counters.count + EXCLUDED.count`;
+  return `INSERT INTO ${table} (${owner}, mcc, day, amount, count)
+     SELECT owner_id, mcc, day::date, amount::numeric, count FROM ${rows}
+     ORDER BY owner_id, mcc, day
+     ON CONFLICT (${owner}, mcc, day) DO UPDATE
+       SET amount = ${table}.amount + EXCLUDED.amount,
+           count = ${table}.count + EXCLUDED.count`;
 }
 
 export async function changeSpend(tx: SqlQueryable, change: SpendChange): Promise<void> {

@@ -206,13 +206,13 @@ export interface paths {
         get: operations["getPolicy"];
         /**
          * Set a vault's authorization policy
-         * @description Replaces the vault's policy (the `PolicyDocument` schema): limits, merchant categories and countries, templates of the rule library (GET /v1/rule-templates) and custom rules. The policy is compiled before it is stored, so a bad one is refused with `policy_invalid` and `param` at the fault, and authorizations decide with the new version at once. Try a draft first with Simulate Policy.
+         * @description Replaces the vault's policy (the `PolicyDocument` schema): limits, merchant categories and countries, templates of the rule library (GET /v1/rule-templates) and custom rules. The policy is compiled before it is stored, so a bad one is refused with `policy_invalid` and `param` at the fault, and authorizations decide with the new version at once. Try a draft first with Simulate Policy. Every change is kept as a version (List Policy Versions), with the key that made it.
          */
         put: operations["setPolicy"];
         post?: never;
         /**
          * Delete a vault's authorization policy
-         * @description Removes the policy: the vault then approves whatever its balance covers. The version count is kept, so a later Set Policy goes on from it.
+         * @description Removes the policy: the vault then approves whatever its balance covers. The delete is a version of the history (List Policy Versions): the version count goes on from it.
          */
         delete: operations["deletePolicy"];
         options?: never;
@@ -231,9 +231,69 @@ export interface paths {
         put?: never;
         /**
          * Simulate a decision
-         * @description The decision the vault would give a transaction now, against its live balance and spend so far, with its current policy, or with a draft in `policy` (refused as Set Policy would refuse it, `param` under `policy`). Records and holds nothing. A `cardId` must be one of the vault's cards; shadow rules that match are reported in `shadowMatches`.
+         * @description The decision the vault would give a transaction now, against its live balance and spend so far, with its current policy, or with a draft in `policy` (refused as Set Policy would refuse it, `param` under `policy`). Records and holds nothing. A `cardId` must be one of the vault's cards; when that card has a policy of its own, it decides too, after the vault's (or the draft), against the card's spend, as authorize would. Shadow rules that match are reported in `shadowMatches`.
          */
         post: operations["simulatePolicy"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/vaults/{id}/policy/limits": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Retrieve a vault's remaining limits
+         * @description For every limit of the vault's policy (its own `limits[i]` and its templates', in the order they decide): the amount or count it allows, what its current window has used, what remains for the next authorization, and when the window starts again (`resetsAt`, UTC calendar windows; null per transaction and all time). The figures come from the same counters and comparisons as the decision: a purchase above `remaining` is declined by that limit, one of exactly `remaining` is not; a count limit declines once `remaining` is 0. A limit narrowed to `merchantCategories` counts and limits spend at those categories only. The vault's spend counts its card authorizations and external transfers.
+         */
+        get: operations["getPolicyLimits"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/vaults/{id}/policy/versions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List a vault's policy versions
+         * @description Every change of the vault's policy (Set Policy, Delete Policy, Restore Policy Version) is a version: its number (the policy's `version` after the change: a delete takes a number too), what it did (`change`), the API key that made it (`keyId`, its id; null for a change made without a key, such as the version a policy had when the history began), when, and the document from then on (null for a delete). Newest first, `limit` (1-100, default 10) at a time: while `hasMore` is true, pass `nextCursor` (a version number) as `startingAfter`.
+         */
+        get: operations["listPolicyVersions"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/vaults/{id}/policy/versions/{version}/restore": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Restore a version of a vault's policy
+         * @description Sets the document of an earlier version again, as a new version (recorded as a `restore` of that version, with `policy.updated`), exactly as Set Policy would set it. A version that is a delete has no document to restore.
+         */
+        post: operations["restorePolicyVersion"];
         delete?: never;
         options?: never;
         head?: never;
@@ -528,6 +588,94 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/cards/{id}/policy": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Retrieve a card's own policy
+         * @description The card's policy as stored, with its version and defaults filled in. A card without one is decided by its vault's policy alone.
+         */
+        get: operations["getCardPolicy"];
+        /**
+         * Set a card's own policy
+         * @description Gives one card a policy of its own, in the vault policy's format (the `PolicyDocument` schema, amounts in the vault's currency): an authorization on the card must pass the vault's policy and then the card's. A decline by the card's policy says so: `declineReason.policy` is `card` (absent when the vault's policy or a fixed check declined, as it always was). Its limits and spend facts count the card's own approved authorizations, from before the policy was set too. Refused like Set Policy; answered with `cardId` and the card's vault; `policy.updated` is sent with the same object.
+         */
+        put: operations["setCardPolicy"];
+        post?: never;
+        /**
+         * Delete a card's own policy
+         * @description Removes the card's policy (a version of its history): the card is then decided by its vault's policy alone. `policy.deleted` is sent with the answer's object.
+         */
+        delete: operations["deleteCardPolicy"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/cards/{id}/policy/limits": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Retrieve a card's remaining limits
+         * @description Retrieve a vault's remaining limits, for the card's own policy: each limit's figures from the card's own spend (its approved authorizations), as the card's policy decides with them. The vault's limits apply to the card too: see the vault's.
+         */
+        get: operations["getPolicyLimitsOfCard"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/cards/{id}/policy/versions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List a card's policy versions
+         * @description List a vault's policy versions, for the card's own policy: every Set Card Policy, Delete Card Policy and restore, newest first.
+         */
+        get: operations["listPolicyVersionsOfCard"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/cards/{id}/policy/versions/{version}/restore": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Restore a version of a card's own policy
+         * @description Restore a version of a vault's policy, for the card's own: the version's document set again as a new version, as Set Card Policy would set it, with `policy.updated`.
+         */
+        post: operations["restorePolicyVersionOfCard"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/authorizations": {
         parameters: {
             query?: never;
@@ -764,6 +912,8 @@ export interface components {
             /** @constant */
             object: "policy";
             vaultId: string;
+            /** @description Only on a card's own policy (Set Card Policy): the card. Its vault is `vaultId`. */
+            cardId?: string;
             version: number;
             /** @description ISO 8601 UTC. */
             createdAt: string;
@@ -829,6 +979,11 @@ export interface components {
             declineReason: {
                 rule: string;
                 message: string;
+                /**
+                 * @description `card` when the card's own policy (Set Card Policy) gave this reason; absent when the vault's policy or a fixed check did.
+                 * @constant
+                 */
+                policy?: "card";
             } | null;
             /** @description A decimal amount, e.g. "125.50". */
             amount: string;
@@ -840,6 +995,60 @@ export interface components {
             shadowMatches: {
                 rule: string;
                 message: string;
+                /**
+                 * @description `card` when the card's own policy (Set Card Policy) gave this reason; absent when the vault's policy or a fixed check did.
+                 * @constant
+                 */
+                policy?: "card";
+            }[];
+        };
+        PolicyVersionInput: {
+            /** @constant */
+            object: "policy_version";
+            vaultId: string;
+            /** @description The card, for a card's own policy. */
+            cardId: string | null;
+            /** @description The policy's version after this change. */
+            version: number;
+            /** @enum {string} */
+            change: "set" | "delete" | "restore";
+            /** @description The version a restore put back; null otherwise. */
+            restoredFrom: number | null;
+            /** @description The id of the API key that made the change (never the key itself). */
+            keyId: string | null;
+            document: components["schemas"]["PolicyDocument"] | null;
+            /** @description ISO 8601 UTC. */
+            createdAt: string;
+        };
+        PolicyLimitsInput: {
+            /** @constant */
+            object: "policy_limits";
+            vaultId: string;
+            /** @description The card, for a card's own policy. */
+            cardId: string | null;
+            /** @description The version of the policy reported. */
+            version: number;
+            currency: string;
+            /** @description ISO 8601 UTC. */
+            asOf: string;
+            limits: {
+                /** @description The rule its decline names: `limits[i]`, or a template. */
+                rule: string;
+                /** @enum {string} */
+                mode: "enforce" | "shadow";
+                /** @enum {string} */
+                interval: "perTransaction" | "daily" | "weekly" | "monthly" | "yearly" | "allTime";
+                merchantCategories: string[] | null;
+                /** @description The amount allowed (amount limits). */
+                amount: string | null;
+                /** @description The count allowed (count limits). */
+                count: number | null;
+                /** @description Spent in the current window: an amount (string) or a count; null per transaction. */
+                used: (string | number) | null;
+                /** @description What the next authorization may still take: a larger amount, or any once the count is 0, is declined by this limit. */
+                remaining: string | number;
+                /** @description When the window starts again; null per transaction and all time. */
+                resetsAt: string | null;
             }[];
         };
         AccountInput: {
@@ -881,6 +1090,11 @@ export interface components {
             declineReason: {
                 rule: string;
                 message: string;
+                /**
+                 * @description `card` when the card's own policy (Set Card Policy) gave this reason; absent when the vault's policy or a fixed check did.
+                 * @constant
+                 */
+                policy?: "card";
             } | null;
             failureReason: string | null;
             /** @description ISO 8601 UTC. */
@@ -1128,6 +1342,8 @@ export interface components {
             /** @constant */
             object: "policy";
             vaultId: string;
+            /** @description Only on a card's own policy (Set Card Policy): the card. Its vault is `vaultId`. */
+            cardId?: string;
             version: number;
             /** @description ISO 8601 UTC. */
             createdAt: string;
@@ -1193,6 +1409,11 @@ export interface components {
             declineReason: {
                 rule: string;
                 message: string;
+                /**
+                 * @description `card` when the card's own policy (Set Card Policy) gave this reason; absent when the vault's policy or a fixed check did.
+                 * @constant
+                 */
+                policy?: "card";
             } | null;
             /** @description A decimal amount, e.g. "125.50". */
             amount: string;
@@ -1204,6 +1425,60 @@ export interface components {
             shadowMatches: {
                 rule: string;
                 message: string;
+                /**
+                 * @description `card` when the card's own policy (Set Card Policy) gave this reason; absent when the vault's policy or a fixed check did.
+                 * @constant
+                 */
+                policy?: "card";
+            }[];
+        };
+        PolicyVersion: {
+            /** @constant */
+            object: "policy_version";
+            vaultId: string;
+            /** @description The card, for a card's own policy. */
+            cardId: string | null;
+            /** @description The policy's version after this change. */
+            version: number;
+            /** @enum {string} */
+            change: "set" | "delete" | "restore";
+            /** @description The version a restore put back; null otherwise. */
+            restoredFrom: number | null;
+            /** @description The id of the API key that made the change (never the key itself). */
+            keyId: string | null;
+            document: components["schemas"]["PolicyDocument"] | null;
+            /** @description ISO 8601 UTC. */
+            createdAt: string;
+        };
+        PolicyLimits: {
+            /** @constant */
+            object: "policy_limits";
+            vaultId: string;
+            /** @description The card, for a card's own policy. */
+            cardId: string | null;
+            /** @description The version of the policy reported. */
+            version: number;
+            currency: string;
+            /** @description ISO 8601 UTC. */
+            asOf: string;
+            limits: {
+                /** @description The rule its decline names: `limits[i]`, or a template. */
+                rule: string;
+                /** @enum {string} */
+                mode: "enforce" | "shadow";
+                /** @enum {string} */
+                interval: "perTransaction" | "daily" | "weekly" | "monthly" | "yearly" | "allTime";
+                merchantCategories: string[] | null;
+                /** @description The amount allowed (amount limits). */
+                amount: string | null;
+                /** @description The count allowed (count limits). */
+                count: number | null;
+                /** @description Spent in the current window: an amount (string) or a count; null per transaction. */
+                used: (string | number) | null;
+                /** @description What the next authorization may still take: a larger amount, or any once the count is 0, is declined by this limit. */
+                remaining: string | number;
+                /** @description When the window starts again; null per transaction and all time. */
+                resetsAt: string | null;
             }[];
         };
         Account: {
@@ -1245,6 +1520,11 @@ export interface components {
             declineReason: {
                 rule: string;
                 message: string;
+                /**
+                 * @description `card` when the card's own policy (Set Card Policy) gave this reason; absent when the vault's policy or a fixed check did.
+                 * @constant
+                 */
+                policy?: "card";
             } | null;
             failureReason: string | null;
             /** @description ISO 8601 UTC. */
@@ -3359,6 +3639,8 @@ export interface operations {
                         /** @enum {string} */
                         object: "policy";
                         vaultId: string;
+                        /** @description Only on a card's own policy (Set Card Policy): the card. Its vault is `vaultId`. */
+                        cardId?: string;
                         /** @enum {boolean} */
                         deleted: true;
                     };
@@ -3600,6 +3882,426 @@ export interface operations {
             };
             /** @description `unsupported_media_type`: The request body must be application/json. */
             415: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `rate_limit_exceeded`: Too many requests. */
+            429: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    /** @description Seconds to wait. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            default: components["responses"]["Error"];
+        };
+    };
+    getPolicyLimits: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The object id; one that names nothing the caller can see is a 404. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The limits of the current policy, as of now. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "object": "policy_limits",
+                     *       "vaultId": "vlt_0193a4f1c2e47d01a5b6c7d8e9f0a1b2",
+                     *       "cardId": null,
+                     *       "version": 3,
+                     *       "currency": "USDC",
+                     *       "asOf": "2026-03-02T15:30:00.000Z",
+                     *       "limits": [
+                     *         {
+                     *           "rule": "limits[0]",
+                     *           "mode": "enforce",
+                     *           "interval": "daily",
+                     *           "merchantCategories": null,
+                     *           "amount": "1000.00",
+                     *           "count": null,
+                     *           "used": "642.50",
+                     *           "remaining": "357.50",
+                     *           "resetsAt": "2026-03-03T00:00:00.000Z"
+                     *         },
+                     *         {
+                     *           "rule": "limits[1]",
+                     *           "mode": "enforce",
+                     *           "interval": "perTransaction",
+                     *           "merchantCategories": null,
+                     *           "amount": "250.00",
+                     *           "count": null,
+                     *           "used": null,
+                     *           "remaining": "250.00",
+                     *           "resetsAt": null
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["PolicyLimits"];
+                };
+            };
+            /**
+             * @description `missing_api_key`: No API key was provided.
+             *
+             *     `invalid_api_key`: The API key is invalid.
+             *
+             *     `expired_api_key`: The API key has expired.
+             */
+            401: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `insufficient_scope`: The API key lacks the scope for this operation. */
+            403: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description `vault_not_found`: No such vault.
+             *
+             *     `policy_not_found`: The vault has no authorization policy.
+             */
+            404: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `rate_limit_exceeded`: Too many requests. */
+            429: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    /** @description Seconds to wait. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            default: components["responses"]["Error"];
+        };
+    };
+    listPolicyVersions: {
+        parameters: {
+            query?: {
+                limit?: number;
+                /** @description The `version` of the last object of the previous page. */
+                startingAfter?: string;
+            };
+            header?: never;
+            path: {
+                /** @description The object id; one that names nothing the caller can see is a 404. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of versions. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "object": "list",
+                     *       "data": [
+                     *         {
+                     *           "object": "policy_version",
+                     *           "vaultId": "vlt_0193a4f1c2e47d01a5b6c7d8e9f0a1b2",
+                     *           "cardId": null,
+                     *           "version": 3,
+                     *           "change": "restore",
+                     *           "restoredFrom": 1,
+                     *           "keyId": "key_0193a4f1c0a17b22a3b4c5d6e7f8a9b0",
+                     *           "document": {
+                     *             "limits": [
+                     *               {
+                     *                 "interval": "daily",
+                     *                 "amount": "1000"
+                     *               },
+                     *               {
+                     *                 "interval": "perTransaction",
+                     *                 "amount": "250"
+                     *               }
+                     *             ]
+                     *           },
+                     *           "createdAt": "2026-03-02T15:30:00.000Z"
+                     *         },
+                     *         {
+                     *           "object": "policy_version",
+                     *           "vaultId": "vlt_0193a4f1c2e47d01a5b6c7d8e9f0a1b2",
+                     *           "cardId": null,
+                     *           "version": 2,
+                     *           "change": "delete",
+                     *           "restoredFrom": null,
+                     *           "keyId": "key_0193a4f1c0a17b22a3b4c5d6e7f8a9b0",
+                     *           "document": null,
+                     *           "createdAt": "2026-03-02T14:05:09.412Z"
+                     *         }
+                     *       ],
+                     *       "hasMore": true,
+                     *       "nextCursor": "2"
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {string} */
+                        object: "list";
+                        data: components["schemas"]["PolicyVersion"][];
+                        hasMore: boolean;
+                        nextCursor: string | null;
+                    };
+                };
+            };
+            /** @description `parameter_invalid`: A parameter is invalid. */
+            400: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description `missing_api_key`: No API key was provided.
+             *
+             *     `invalid_api_key`: The API key is invalid.
+             *
+             *     `expired_api_key`: The API key has expired.
+             */
+            401: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `insufficient_scope`: The API key lacks the scope for this operation. */
+            403: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `vault_not_found`: No such vault. */
+            404: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `rate_limit_exceeded`: Too many requests. */
+            429: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    /** @description Seconds to wait. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            default: components["responses"]["Error"];
+        };
+    };
+    restorePolicyVersion: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the request safe to retry: 24 hours long, the same key with the same request answers the stored response. */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                /** @description The object id; one that names nothing the caller can see is a 404. */
+                id: string;
+                /** @description A version number of the policy (List Policy Versions); any other is a 404. */
+                version: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The policy stored, with its new version. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "object": "policy",
+                     *       "vaultId": "vlt_0193a4f1c2e47d01a5b6c7d8e9f0a1b2",
+                     *       "version": 4,
+                     *       "limits": [
+                     *         {
+                     *           "interval": "daily",
+                     *           "amount": "1000"
+                     *         },
+                     *         {
+                     *           "interval": "perTransaction",
+                     *           "amount": "250"
+                     *         }
+                     *       ],
+                     *       "merchantCategories": {
+                     *         "block": [
+                     *           "7995"
+                     *         ]
+                     *       },
+                     *       "templates": [
+                     *         {
+                     *           "name": "block-high-risk-countries",
+                     *           "mode": "enforce"
+                     *         }
+                     *       ],
+                     *       "rules": [
+                     *         {
+                     *           "name": "no-weekend-airfare",
+                     *           "message": "Declined: airfare on weekends",
+                     *           "conditions": {
+                     *             "all": [
+                     *               {
+                     *                 "fact": "mcc",
+                     *                 "operator": "in",
+                     *                 "value": [
+                     *                   "4511"
+                     *                 ]
+                     *               },
+                     *               {
+                     *                 "fact": "dayOfWeekUtc",
+                     *                 "operator": "greaterThanInclusive",
+                     *                 "value": 6
+                     *               }
+                     *             ]
+                     *           },
+                     *           "action": "decline",
+                     *           "mode": "enforce"
+                     *         }
+                     *       ],
+                     *       "createdAt": "2026-03-02T14:05:09.412Z",
+                     *       "updatedAt": "2026-03-02T15:30:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Policy"];
+                };
+            };
+            /** @description `parameter_invalid`: A parameter is invalid. */
+            400: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description `missing_api_key`: No API key was provided.
+             *
+             *     `invalid_api_key`: The API key is invalid.
+             *
+             *     `expired_api_key`: The API key has expired.
+             */
+            401: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `insufficient_scope`: The API key lacks the scope for this operation. */
+            403: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description `vault_not_found`: No such vault.
+             *
+             *     `policy_not_found`: The vault has no authorization policy.
+             */
+            404: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description `duplicate_idempotency_key`: The idempotency key was used with a different request.
+             *
+             *     `idempotency_key_in_use`: A request with this idempotency key is still running.
+             *
+             *     `vault_closed`: The vault is closed.
+             */
+            409: {
                 headers: {
                     /** @description Also in the body. */
                     "Request-Id"?: string;
@@ -5653,6 +6355,807 @@ export interface operations {
              * @description `duplicate_idempotency_key`: The idempotency key was used with a different request.
              *
              *     `idempotency_key_in_use`: A request with this idempotency key is still running.
+             */
+            409: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `rate_limit_exceeded`: Too many requests. */
+            429: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    /** @description Seconds to wait. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            default: components["responses"]["Error"];
+        };
+    };
+    getCardPolicy: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The object id; one that names nothing the caller can see is a 404. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The card's policy. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "object": "policy",
+                     *       "vaultId": "vlt_0193a4f1c2e47d01a5b6c7d8e9f0a1b2",
+                     *       "cardId": "card_0193a4f1c5b27e44a1b2c3d4e5f60718",
+                     *       "version": 2,
+                     *       "limits": [
+                     *         {
+                     *           "interval": "daily",
+                     *           "amount": "200"
+                     *         },
+                     *         {
+                     *           "interval": "monthly",
+                     *           "count": 40
+                     *         }
+                     *       ],
+                     *       "merchantCategories": {
+                     *         "block": [
+                     *           "5813"
+                     *         ]
+                     *       },
+                     *       "createdAt": "2026-03-02T14:05:09.412Z",
+                     *       "updatedAt": "2026-03-02T15:30:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Policy"];
+                };
+            };
+            /**
+             * @description `missing_api_key`: No API key was provided.
+             *
+             *     `invalid_api_key`: The API key is invalid.
+             *
+             *     `expired_api_key`: The API key has expired.
+             */
+            401: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `insufficient_scope`: The API key lacks the scope for this operation. */
+            403: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description `card_not_found`: No such card.
+             *
+             *     `policy_not_found`: The vault has no authorization policy.
+             */
+            404: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `rate_limit_exceeded`: Too many requests. */
+            429: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    /** @description Seconds to wait. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            default: components["responses"]["Error"];
+        };
+    };
+    setCardPolicy: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the request safe to retry: 24 hours long, the same key with the same request answers the stored response. */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                /** @description The object id; one that names nothing the caller can see is a 404. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        /** @description An authorization policy (contract section 11): limits, merchantCategories, merchantCountries, templates, rules. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "limits": [
+                 *         {
+                 *           "interval": "daily",
+                 *           "amount": "200"
+                 *         },
+                 *         {
+                 *           "interval": "monthly",
+                 *           "count": 40
+                 *         }
+                 *       ],
+                 *       "merchantCategories": {
+                 *         "block": [
+                 *           "5813"
+                 *         ]
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["PolicyDocument"];
+            };
+        };
+        responses: {
+            /** @description The card's policy stored, with its new version. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "object": "policy",
+                     *       "vaultId": "vlt_0193a4f1c2e47d01a5b6c7d8e9f0a1b2",
+                     *       "cardId": "card_0193a4f1c5b27e44a1b2c3d4e5f60718",
+                     *       "version": 2,
+                     *       "limits": [
+                     *         {
+                     *           "interval": "daily",
+                     *           "amount": "200"
+                     *         },
+                     *         {
+                     *           "interval": "monthly",
+                     *           "count": 40
+                     *         }
+                     *       ],
+                     *       "merchantCategories": {
+                     *         "block": [
+                     *           "5813"
+                     *         ]
+                     *       },
+                     *       "createdAt": "2026-03-02T14:05:09.412Z",
+                     *       "updatedAt": "2026-03-02T15:30:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Policy"];
+                };
+            };
+            /**
+             * @description `policy_invalid`: The authorization policy is invalid.
+             *
+             *     `parameter_invalid`: A parameter is invalid.
+             *
+             *     `invalid_json`: The request body is not valid JSON.
+             */
+            400: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description `missing_api_key`: No API key was provided.
+             *
+             *     `invalid_api_key`: The API key is invalid.
+             *
+             *     `expired_api_key`: The API key has expired.
+             */
+            401: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `insufficient_scope`: The API key lacks the scope for this operation. */
+            403: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `card_not_found`: No such card. */
+            404: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description `duplicate_idempotency_key`: The idempotency key was used with a different request.
+             *
+             *     `idempotency_key_in_use`: A request with this idempotency key is still running.
+             *
+             *     `card_cancelled`: The card is cancelled.
+             *
+             *     `vault_closed`: The vault is closed.
+             */
+            409: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `payload_too_large`: The request body is too large. */
+            413: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `unsupported_media_type`: The request body must be application/json. */
+            415: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `rate_limit_exceeded`: Too many requests. */
+            429: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    /** @description Seconds to wait. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            default: components["responses"]["Error"];
+        };
+    };
+    deleteCardPolicy: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the request safe to retry: 24 hours long, the same key with the same request answers the stored response. */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                /** @description The object id; one that names nothing the caller can see is a 404. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The deletion. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "object": "policy",
+                     *       "vaultId": "vlt_0193a4f1c2e47d01a5b6c7d8e9f0a1b2",
+                     *       "cardId": "card_0193a4f1c5b27e44a1b2c3d4e5f60718",
+                     *       "deleted": true
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {string} */
+                        object: "policy";
+                        vaultId: string;
+                        /** @description Only on a card's own policy (Set Card Policy): the card. Its vault is `vaultId`. */
+                        cardId?: string;
+                        /** @enum {boolean} */
+                        deleted: true;
+                    };
+                };
+            };
+            /**
+             * @description `missing_api_key`: No API key was provided.
+             *
+             *     `invalid_api_key`: The API key is invalid.
+             *
+             *     `expired_api_key`: The API key has expired.
+             */
+            401: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `insufficient_scope`: The API key lacks the scope for this operation. */
+            403: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description `card_not_found`: No such card.
+             *
+             *     `policy_not_found`: The vault has no authorization policy.
+             */
+            404: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description `duplicate_idempotency_key`: The idempotency key was used with a different request.
+             *
+             *     `idempotency_key_in_use`: A request with this idempotency key is still running.
+             */
+            409: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `rate_limit_exceeded`: Too many requests. */
+            429: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    /** @description Seconds to wait. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            default: components["responses"]["Error"];
+        };
+    };
+    getPolicyLimitsOfCard: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The object id; one that names nothing the caller can see is a 404. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The limits of the card's current policy, as of now. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "object": "policy_limits",
+                     *       "vaultId": "vlt_0193a4f1c2e47d01a5b6c7d8e9f0a1b2",
+                     *       "cardId": "card_0193a4f1c5b27e44a1b2c3d4e5f60718",
+                     *       "version": 2,
+                     *       "currency": "USDC",
+                     *       "asOf": "2026-03-02T15:30:00.000Z",
+                     *       "limits": [
+                     *         {
+                     *           "rule": "limits[0]",
+                     *           "mode": "enforce",
+                     *           "interval": "daily",
+                     *           "merchantCategories": null,
+                     *           "amount": "200.00",
+                     *           "count": null,
+                     *           "used": "42.50",
+                     *           "remaining": "157.50",
+                     *           "resetsAt": "2026-03-03T00:00:00.000Z"
+                     *         },
+                     *         {
+                     *           "rule": "limits[1]",
+                     *           "mode": "enforce",
+                     *           "interval": "monthly",
+                     *           "merchantCategories": null,
+                     *           "amount": null,
+                     *           "count": 40,
+                     *           "used": 12,
+                     *           "remaining": 28,
+                     *           "resetsAt": "2026-04-01T00:00:00.000Z"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["PolicyLimits"];
+                };
+            };
+            /**
+             * @description `missing_api_key`: No API key was provided.
+             *
+             *     `invalid_api_key`: The API key is invalid.
+             *
+             *     `expired_api_key`: The API key has expired.
+             */
+            401: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `insufficient_scope`: The API key lacks the scope for this operation. */
+            403: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description `card_not_found`: No such card.
+             *
+             *     `policy_not_found`: The vault has no authorization policy.
+             */
+            404: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `rate_limit_exceeded`: Too many requests. */
+            429: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    /** @description Seconds to wait. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            default: components["responses"]["Error"];
+        };
+    };
+    listPolicyVersionsOfCard: {
+        parameters: {
+            query?: {
+                limit?: number;
+                /** @description The `version` of the last object of the previous page. */
+                startingAfter?: string;
+            };
+            header?: never;
+            path: {
+                /** @description The object id; one that names nothing the caller can see is a 404. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of versions. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "object": "list",
+                     *       "data": [
+                     *         {
+                     *           "object": "policy_version",
+                     *           "vaultId": "vlt_0193a4f1c2e47d01a5b6c7d8e9f0a1b2",
+                     *           "cardId": "card_0193a4f1c5b27e44a1b2c3d4e5f60718",
+                     *           "version": 3,
+                     *           "change": "restore",
+                     *           "restoredFrom": 1,
+                     *           "keyId": "key_0193a4f1c0a17b22a3b4c5d6e7f8a9b0",
+                     *           "document": {
+                     *             "limits": [
+                     *               {
+                     *                 "interval": "daily",
+                     *                 "amount": "200"
+                     *               },
+                     *               {
+                     *                 "interval": "monthly",
+                     *                 "count": 40
+                     *               }
+                     *             ],
+                     *             "merchantCategories": {
+                     *               "block": [
+                     *                 "5813"
+                     *               ]
+                     *             }
+                     *           },
+                     *           "createdAt": "2026-03-02T15:30:00.000Z"
+                     *         },
+                     *         {
+                     *           "object": "policy_version",
+                     *           "vaultId": "vlt_0193a4f1c2e47d01a5b6c7d8e9f0a1b2",
+                     *           "cardId": "card_0193a4f1c5b27e44a1b2c3d4e5f60718",
+                     *           "version": 2,
+                     *           "change": "delete",
+                     *           "restoredFrom": null,
+                     *           "keyId": "key_0193a4f1c0a17b22a3b4c5d6e7f8a9b0",
+                     *           "document": null,
+                     *           "createdAt": "2026-03-02T14:05:09.412Z"
+                     *         }
+                     *       ],
+                     *       "hasMore": false,
+                     *       "nextCursor": null
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {string} */
+                        object: "list";
+                        data: components["schemas"]["PolicyVersion"][];
+                        hasMore: boolean;
+                        nextCursor: string | null;
+                    };
+                };
+            };
+            /** @description `parameter_invalid`: A parameter is invalid. */
+            400: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description `missing_api_key`: No API key was provided.
+             *
+             *     `invalid_api_key`: The API key is invalid.
+             *
+             *     `expired_api_key`: The API key has expired.
+             */
+            401: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `insufficient_scope`: The API key lacks the scope for this operation. */
+            403: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `card_not_found`: No such card. */
+            404: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `rate_limit_exceeded`: Too many requests. */
+            429: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    /** @description Seconds to wait. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            default: components["responses"]["Error"];
+        };
+    };
+    restorePolicyVersionOfCard: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the request safe to retry: 24 hours long, the same key with the same request answers the stored response. */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                /** @description The object id; one that names nothing the caller can see is a 404. */
+                id: string;
+                /** @description A version number of the policy (List Policy Versions); any other is a 404. */
+                version: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The card's policy stored, with its new version. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "object": "policy",
+                     *       "vaultId": "vlt_0193a4f1c2e47d01a5b6c7d8e9f0a1b2",
+                     *       "cardId": "card_0193a4f1c5b27e44a1b2c3d4e5f60718",
+                     *       "version": 4,
+                     *       "limits": [
+                     *         {
+                     *           "interval": "daily",
+                     *           "amount": "200"
+                     *         },
+                     *         {
+                     *           "interval": "monthly",
+                     *           "count": 40
+                     *         }
+                     *       ],
+                     *       "merchantCategories": {
+                     *         "block": [
+                     *           "5813"
+                     *         ]
+                     *       },
+                     *       "createdAt": "2026-03-02T14:05:09.412Z",
+                     *       "updatedAt": "2026-03-02T15:30:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Policy"];
+                };
+            };
+            /** @description `parameter_invalid`: A parameter is invalid. */
+            400: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description `missing_api_key`: No API key was provided.
+             *
+             *     `invalid_api_key`: The API key is invalid.
+             *
+             *     `expired_api_key`: The API key has expired.
+             */
+            401: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `insufficient_scope`: The API key lacks the scope for this operation. */
+            403: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description `card_not_found`: No such card.
+             *
+             *     `policy_not_found`: The vault has no authorization policy.
+             */
+            404: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description `duplicate_idempotency_key`: The idempotency key was used with a different request.
+             *
+             *     `idempotency_key_in_use`: A request with this idempotency key is still running.
+             *
+             *     `card_cancelled`: The card is cancelled.
              */
             409: {
                 headers: {

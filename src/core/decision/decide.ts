@@ -1,15 +1,17 @@
 import { assert } from '../assert.js';
 import { compareDecimals } from '../money/compare.js';
 import { isDecimal, type Decimal } from '../money/decimal.js';
-import type { AggregateSpec } from '../policy/aggregates.js';
+import { NO_SPEND, type AggregateSpec, type SpendTotals } from '../policy/aggregates.js';
 import type { CompiledPolicy } from '../policy/compile.js';
 import type { EvaluationInput } from '../policy/evaluation-input.js';
+import { declineOfCard, matchesOfCard } from './policy-source.js';
 import {
   APPROVED,
   declined,
   NO_SHADOW_MATCHES,
   withShadowMatches,
   type Decision,
+  type ShadowMatch,
 } from './result.js';
 
 export type CardStatus = 'active' | 'frozen' | 'cancelled';
@@ -55,6 +57,13 @@ export interface DecisionInput extends EvaluationInput {
   readonly vault: VaultState | null;
   /** The vault's compiled policy, or null when it has none. */
   readonly policy: CompiledPolicy | null;
+  /**
+   * The card's own policy (a card-level policy), decided after the vault's: an authorization
+   * passes both. Absent or null when the card has none.
+   */
+  readonly cardPolicy?: CompiledPolicy | null;
+  /** The card's own spend, for `cardPolicy.aggregates` (the vault's is `spend`). */
+  readonly cardSpend?: SpendTotals;
 }
 
 // The fixed checks of contract section 10, each decision built once.
@@ -76,7 +85,9 @@ const INSUFFICIENT_BALANCE = declined(
 
 /**
  * Decides one card authorization, in the order of contract section 10, first failure wins:
- * card active, vault active, currency the vault's, the policy, the available balance.
+ * card active, vault active, currency the vault's, the policy (the vault's, then the card's
+ * own), the available balance. The card policy's decline and shadow matches say so
+ * (`policy: 'card'`); the vault's are answered as they always were.
  * Pure and synchronous: the caller supplies every state it reads, including the time.
  * Shadow rules are evaluated whenever the policy is reached and reported on any outcome.
  */
@@ -108,11 +119,50 @@ export function decide(input: DecisionInput): Decision {
     shadowMatches = policy.shadowMatches(input);
     decision = policy.firstDecline(input) ?? APPROVED;
   }
+  const cardPolicy = input.cardPolicy ?? null;
+  if (cardPolicy !== null) {
+    ({ decision, shadowMatches } = decideCardPolicy(input, cardPolicy, decision, shadowMatches));
+  }
   if (decision === APPROVED) {
     assert(isDecimal(vault.available), 'available is a core Decimal');
     if (compareDecimals(vault.available, request.amount) < 0) decision = INSUFFICIENT_BALANCE;
   }
   return withShadowMatches(decision, shadowMatches);
+}
+
+/**
+ * The card's own policy, after the vault's: its shadow rules are evaluated whenever the vault's
+ * are (whatever the vault's policy decided), its enforcing ones only when the vault's policy
+ * approved. Its facts are the request's, with the card's own spend.
+ */
+function decideCardPolicy(
+  input: DecisionInput,
+  cardPolicy: CompiledPolicy,
+  decision: Decision,
+  shadowMatches: readonly ShadowMatch[],
+): { decision: Decision; shadowMatches: readonly ShadowMatch[] } {
+  assert(
+    cardPolicy.currency.code === input.vault?.currency,
+    "the card's policy was compiled for its vault's currency",
+  );
+  const cardInput = {
+    request: input.request,
+    spend: input.cardSpend ?? NO_SPEND,
+    nowMs: input.nowMs,
+  };
+  const cardMatches = matchesOfCard(cardPolicy.shadowMatches(cardInput));
+  return {
+    decision:
+      decision === APPROVED
+        ? (declineOfCard(cardPolicy.firstDecline(cardInput)) ?? APPROVED)
+        : decision,
+    shadowMatches:
+      cardMatches.length === 0
+        ? shadowMatches
+        : shadowMatches.length === 0
+          ? cardMatches
+          : [...shadowMatches, ...cardMatches],
+  };
 }
 
 /** The aggregates `decide` will read for this policy: what the store must compute, no more. */

@@ -5,16 +5,28 @@
 
 export type DeclineCode = 'authorization_failed' | 'insufficient_balance' | 'card_declined';
 
+/**
+ * A reason given by a card's own policy (a card-level policy, which an authorization must pass
+ * after the vault's) says so in `policy`. Absent everywhere else: the vault's policy and the
+ * fixed checks (card and vault state, currency, balance) answer as they did before card
+ * policies existed, so no existing client sees a change.
+ */
+export type PolicySource = 'card';
+
 export interface DeclineReason {
   /** What declined: a rule's name, a template's name, `limits[2]`, `card_frozen`, ... */
   readonly rule: string;
   readonly message: string;
+  /** `'card'` when the card's own policy declined; absent otherwise. */
+  readonly policy?: PolicySource;
 }
 
 /** A shadow rule whose conditions held: reported, never declining. */
 export interface ShadowMatch {
   readonly rule: string;
   readonly message: string;
+  /** `'card'` when the rule is in the card's own policy; absent otherwise. */
+  readonly policy?: PolicySource;
 }
 
 export interface Decision {

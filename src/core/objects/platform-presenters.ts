@@ -29,6 +29,8 @@ export function presentPolicy(policy: PolicyRecord) {
   return {
     object: 'policy' as const,
     vaultId: policy.vaultId,
+    // Only a card's own policy names its card: a vault's policy answers as it always has.
+    ...(policy.cardId === undefined ? {} : { cardId: policy.cardId }),
     version: policy.version,
     ...policy.document,
     createdAt: isoTimestamp(policy.createdAtMs),
@@ -36,8 +38,13 @@ export function presentPolicy(policy: PolicyRecord) {
   };
 }
 
-export function presentDeletedPolicy(vaultId: string) {
-  return { object: 'policy' as const, vaultId, deleted: true as const };
+export function presentDeletedPolicy(vaultId: string, cardId?: string) {
+  return {
+    object: 'policy' as const,
+    vaultId,
+    ...(cardId === undefined ? {} : { cardId }),
+    deleted: true as const,
+  };
 }
 
 export function presentSettlement(settlement: SettlementRecord) {

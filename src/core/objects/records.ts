@@ -151,11 +151,31 @@ export interface BalanceSnapshotRecord {
 }
 
 export interface PolicyRecord {
+  /** The vault whose policy this is, or the card's vault for a card's own policy. */
   readonly vaultId: string;
+  /** Set on a card's own policy (a card-level policy) only. */
+  readonly cardId?: string | undefined;
   readonly version: number;
   readonly document: PolicyDocument;
   readonly createdAtMs: number;
   readonly updatedAtMs: number;
+}
+
+/** A policy change as its history keeps it: what Set, Delete and Restore left behind. */
+export interface PolicyVersionRecord {
+  readonly vaultId: string;
+  /** The card, for a card's own policy; null for the vault's. */
+  readonly cardId: string | null;
+  /** The policy's version after the change. */
+  readonly version: number;
+  readonly change: 'set' | 'delete' | 'restore';
+  /** The version a restore put back; null otherwise. */
+  readonly restoredFrom: number | null;
+  /** The id of the API key that made the change; null when made without one. */
+  readonly keyId: string | null;
+  /** The document from this version on; null for a delete. */
+  readonly document: PolicyDocument | null;
+  readonly createdAtMs: number;
 }
 
 export interface SettlementError {

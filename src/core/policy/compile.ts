@@ -2,6 +2,7 @@ import { assert } from '../assert.js';
 import { SpendgateError } from '../errors/spendgate-error.js';
 import { formatAmount } from '../money/amount.js';
 import { currencyOf, type CurrencyCode, type CurrencyInfo } from '../money/currencies.js';
+import type { Decimal } from '../money/decimal.js';
 import { declined, type Decision, type ShadowMatch } from '../decision/result.js';
 import { aggregateSpec, type AggregateSpec } from './aggregates.js';
 import { POLICY_BOUNDS } from './bounds.js';
@@ -17,6 +18,7 @@ import { generateEvaluators, generatePredicate, type CheckIr, type Predicate } f
 import type { ConditionIr } from './condition-ir.js';
 import type { EvaluationInput } from './evaluation-input.js';
 import { expandTemplate } from './expand-templates.js';
+import type { PolicyLimit } from './limit-status.js';
 import type { Source } from './facts.js';
 import { readLimit, readPolicyDocument } from './fast-document.js';
 import {
@@ -83,6 +85,11 @@ export interface CompiledPolicy {
    * transfer must pass (contract section 12: "subject to the source vault's policy limits").
    */
   readonly firstLimitDecline: (input: EvaluationInput) => Decision | null;
+  /**
+   * Every limit of the policy, its own and its templates', in decision order: what Remaining
+   * Limits reports (limit-status.ts), each under the rule name its decline carries.
+   */
+  readonly limits: readonly PolicyLimit[];
 }
 
 interface PendingCheck extends CheckIr {
@@ -155,6 +162,7 @@ interface Compilation {
   /** For a template's internals: the same aggregates, no budget. */
   readonly templateCtx: CheckContext;
   readonly pending: PendingCheck[];
+  readonly limits: PolicyLimit[];
 }
 
 function startCompilation(currency: CurrencyInfo, fast: boolean): Compilation {
@@ -171,7 +179,7 @@ function startCompilation(currency: CurrencyInfo, fast: boolean): Compilation {
     aggregates: ctx.aggregates,
     fast,
   };
-  return { fast, ctx, templateCtx, pending: [] };
+  return { fast, ctx, templateCtx, pending: [], limits: [] };
 }
 
 function addCheck(
@@ -224,9 +232,12 @@ function addLimitChecks(compilation: Compilation, document: PolicyDocument): voi
   const limits = document.limits ?? [];
   for (let index = 0; index < limits.length; index++) {
     const limit = limits[index] as LimitDocument;
-    const { message, condition } = limitIr(limit, fast ? UNTRACKED_PATH : ['limits', index], ctx);
+    const path = fast ? UNTRACKED_PATH : ['limits', index];
+    const { message, condition, measured } = limitIr(limit, path, ctx);
     const spendLimit = limit.merchantCategories === undefined;
-    addCheck(compilation, 'enforce', `limits[${index}]`, message, condition, spendLimit);
+    const rule = `limits[${index}]`;
+    addCheck(compilation, 'enforce', rule, message, condition, spendLimit);
+    compilation.limits.push(Object.freeze({ rule, mode: 'enforce', ...measured }));
   }
 }
 
@@ -246,9 +257,10 @@ function addTemplateChecks(
       const limit = fast
         ? templateLimit(raw)
         : parseWith(limitSchema, raw, [...path, 'limits', limitIndex]);
-      const { message, condition } = limitIr(limit, path, templateCtx);
+      const { message, condition, measured } = limitIr(limit, path, templateCtx);
       const spendLimit = limit.merchantCategories === undefined;
       addCheck(compilation, ref.mode, expanded.name, message, condition, spendLimit);
+      compilation.limits.push(Object.freeze({ rule: expanded.name, mode: ref.mode, ...measured }));
     });
     expanded.rules.forEach((rule, ruleIndex) => {
       const rulePath = fast ? UNTRACKED_PATH : [...path, 'rules', ruleIndex, 'conditions'];
@@ -300,6 +312,7 @@ function finishCompilation(compilation: Compilation, document: PolicyDocument): 
     firstDecline: evaluators.firstDecline,
     shadowMatches: evaluators.shadowMatches,
     firstLimitDecline: evaluators.firstLimitDecline,
+    limits: Object.freeze([...compilation.limits]),
   });
 }
 
@@ -371,7 +384,7 @@ function limitIr(
   limit: LimitDocument,
   path: readonly PathKey[],
   ctx: CheckContext,
-): { message: string; condition: ConditionIr } {
+): { message: string; condition: ConditionIr; measured: Omit<PolicyLimit, 'rule' | 'mode'> } {
   const mccList = limit.merchantCategories ?? null;
   if (mccList !== null) {
     spendListValues(mccList.length, pathTo(ctx, path, 'merchantCategories'), ctx);
@@ -382,12 +395,15 @@ function limitIr(
       ? condition
       : { kind: 'all', children: [inList(MCC, mccList, false), condition] };
   const words = INTERVAL_WORDS[limit.interval];
+  const measure = (aggregate: AggregateSpec | null, amount: Decimal | null, count: number | null) =>
+    ({ interval: limit.interval, merchantCategories: mccList, amount, count, aggregate }) as const;
 
   if (limit.amount !== undefined) {
     const max = moneyConstant(limit.amount, pathTo(ctx, path, 'amount'), ctx);
     const shown = `${formatAmount(max, ctx.currency)} ${ctx.currency.code}`;
     if (limit.interval === 'perTransaction') {
       return {
+        measured: measure(null, max, null),
         message: `Amount exceeds the per-transaction limit of ${shown}${where}`,
         condition: narrow({
           kind: 'compare',
@@ -401,6 +417,7 @@ function limitIr(
     const aggregate = aggregateSpec('amount', limit.interval, mccList);
     ctx.aggregates.set(aggregate.key, aggregate);
     return {
+      measured: measure(aggregate, max, null),
       message: `${words} spend limit of ${shown}${where} would be exceeded`,
       condition: narrow({ kind: 'spendOver', spent: { kind: 'aggregate', aggregate }, max }),
     };
@@ -414,6 +431,7 @@ function limitIr(
   const aggregate = aggregateSpec('count', limit.interval, mccList);
   ctx.aggregates.set(aggregate.key, aggregate);
   return {
+    measured: measure(aggregate, null, countMax),
     message: `${words} limit of ${countMax} transactions${where} reached`,
     // This transaction would be number count + 1: over the limit once count >= countMax.
     condition: narrow({

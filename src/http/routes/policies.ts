@@ -23,10 +23,10 @@ export function registerPolicyRoutes(app: FastifyInstance, store: Store): void {
   const routes = app.withTypeProvider<ZodTypeProvider>();
 
   routes.put('/v1/vaults/:id/policy', setPolicyRoute, async (request, reply) => {
-    const { scope } = authOf(request);
+    const { scope, keyId } = authOf(request);
     const { id } = request.params;
     return respond(store, request, reply, 200, async (operations) =>
-      presentPolicy(await operations.setPolicy(scope, id, request.body)),
+      presentPolicy(await operations.setPolicy(scope, id, request.body, keyId)),
     );
   });
 
@@ -35,10 +35,10 @@ export function registerPolicyRoutes(app: FastifyInstance, store: Store): void {
   );
 
   routes.delete('/v1/vaults/:id/policy', deletePolicyRoute, async (request, reply) => {
-    const { scope } = authOf(request);
+    const { scope, keyId } = authOf(request);
     const { id } = request.params;
     return respond(store, request, reply, 200, async (operations) => {
-      await operations.deletePolicy(scope, id);
+      await operations.deletePolicy(scope, id, keyId);
       return presentDeletedPolicy(id);
     });
   });

@@ -1,6 +1,13 @@
 import { z } from 'zod';
 import { isCountryCode, MCC_PATTERN } from '../../core/index.js';
-import { amountInput, moneyOutput, timestampOutput, text } from './common.js';
+import {
+  amountInput,
+  idParams,
+  moneyOutput,
+  paginationQuery,
+  timestampOutput,
+  text,
+} from './common.js';
 
 /**
  * A policy body is any JSON object here: the core's compiler validates it (contract section
@@ -11,10 +18,15 @@ export const policyBody = z.looseObject({}).meta({
     'An authorization policy (contract section 11): limits, merchantCategories, merchantCountries, templates, rules.',
 });
 
+const cardIdOfPolicy = z.string().optional().meta({
+  description: "Only on a card's own policy (Set Card Policy): the card. Its vault is `vaultId`.",
+});
+
 export const policyObject = z
   .looseObject({
     object: z.literal('policy'),
     vaultId: z.string(),
+    cardId: cardIdOfPolicy,
     version: z.number().int(),
     createdAt: timestampOutput,
     updatedAt: timestampOutput,
@@ -24,6 +36,7 @@ export const policyObject = z
 export const deletedPolicyObject = z.object({
   object: z.literal('policy'),
   vaultId: z.string(),
+  cardId: cardIdOfPolicy,
   deleted: z.literal(true),
 });
 
@@ -47,7 +60,22 @@ export const simulateBody = z.strictObject({
   }),
 });
 
-const declineReason = z.object({ rule: z.string(), message: z.string() });
+/**
+ * What declined (or, in `shadowMatches`, what would have). `policy` is there only when the
+ * card's own policy gave it: the vault's policy and the fixed checks answer as they always have.
+ */
+export const declineReason = z.object({
+  rule: z.string(),
+  message: z.string(),
+  policy: z
+    .literal('card')
+    .optional()
+    .meta({
+      description:
+        "`card` when the card's own policy (Set Card Policy) gave this reason; absent when the " +
+        "vault's policy or a fixed check did.",
+    }),
+});
 
 export const decisionObject = z
   .object({
@@ -69,3 +97,77 @@ export const decisionObject = z
     shadowMatches: z.array(declineReason),
   })
   .meta({ id: 'AuthorizationDecision' });
+
+/** The path of Restore Policy Version: the owner's id and the version number. */
+export const versionParams = idParams.extend({
+  version: z.string().max(64).meta({
+    description: 'A version number of the policy (List Policy Versions); any other is a 404.',
+  }),
+});
+
+export const policyVersionsQuery = z.strictObject({
+  ...paginationQuery,
+  startingAfter: text(1, 64)
+    .optional()
+    .meta({ description: 'The `version` of the last object of the previous page.' }),
+});
+
+export const policyVersionObject = z
+  .object({
+    object: z.literal('policy_version'),
+    vaultId: z.string(),
+    cardId: z.string().nullable().meta({ description: "The card, for a card's own policy." }),
+    version: z.number().int().meta({ description: "The policy's version after this change." }),
+    change: z.enum(['set', 'delete', 'restore']),
+    restoredFrom: z
+      .number()
+      .int()
+      .nullable()
+      .meta({ description: 'The version a restore put back; null otherwise.' }),
+    keyId: z.string().nullable().meta({
+      description: 'The id of the API key that made the change (never the key itself).',
+    }),
+    document: policyBody.nullable(),
+    createdAt: timestampOutput,
+  })
+  .meta({ id: 'PolicyVersion' });
+
+const figure = z.union([z.string(), z.number().int()]);
+
+export const policyLimitsObject = z
+  .object({
+    object: z.literal('policy_limits'),
+    vaultId: z.string(),
+    cardId: z.string().nullable().meta({ description: "The card, for a card's own policy." }),
+    version: z.number().int().meta({ description: 'The version of the policy reported.' }),
+    currency: z.string(),
+    asOf: timestampOutput,
+    limits: z.array(
+      z.object({
+        rule: z
+          .string()
+          .meta({ description: 'The rule its decline names: `limits[i]`, or a template.' }),
+        mode: z.enum(['enforce', 'shadow']),
+        interval: z.enum(['perTransaction', 'daily', 'weekly', 'monthly', 'yearly', 'allTime']),
+        merchantCategories: z.array(z.string()).nullable(),
+        amount: moneyOutput.nullable().meta({ description: 'The amount allowed (amount limits).' }),
+        count: z
+          .number()
+          .int()
+          .nullable()
+          .meta({ description: 'The count allowed (count limits).' }),
+        used: figure.nullable().meta({
+          description:
+            'Spent in the current window: an amount (string) or a count; null per transaction.',
+        }),
+        remaining: figure.meta({
+          description:
+            'What the next authorization may still take: a larger amount, or any once the count is 0, is declined by this limit.',
+        }),
+        resetsAt: timestampOutput.nullable().meta({
+          description: 'When the window starts again; null per transaction and all time.',
+        }),
+      }),
+    ),
+  })
+  .meta({ id: 'PolicyLimits' });

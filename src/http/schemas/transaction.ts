@@ -8,6 +8,7 @@ import {
   text,
   timestampOutput,
 } from './common.js';
+import { declineReason } from './policy.js';
 
 const currencyCode = z.enum(CURRENCY_CODES as [string, ...string[]]);
 const transactionType = z.enum([
@@ -46,7 +47,7 @@ export const transactionObject = z
       })
       .nullable(),
     declineCode: z.string().nullable(),
-    declineReason: z.object({ rule: z.string(), message: z.string() }).nullable(),
+    declineReason: declineReason.nullable(),
     failureReason: z.string().nullable(),
     createdAt: timestampOutput,
     completedAt: timestampOutput.nullable(),

@@ -14,6 +14,7 @@ import { changeVaultTotals, lockVault, type StoreContext } from '../context.js';
 import { post, systemAccountId, transferEntries } from '../ledger.js';
 import { appendEvent } from '../outbox.js';
 import { TRANSACTION_COLUMNS, transactionFromRow, type TransactionRow } from '../rows.js';
+import { releaseKeysAndCardSpend } from '../card-spend.js';
 import { changeSpend } from '../spend.js';
 import type { SqlQueryable } from '../sql/client.js';
 import { oneRow } from '../sql/one-row.js';
@@ -83,7 +84,8 @@ function amountWithinHold(transaction: TransactionRecord, requested: AmountInput
  * Out: the completed transaction.
  * Writes: a posting vault -> card_settlement of the amount; vaults.ledger -= amount and
  *   vaults.pending -= the whole remaining hold (a partial capture releases the rest);
- *   spend_counters -= the released part; transactions; outbox (transaction.completed).
+ *   spend_counters -= the released part (and the card's own counters, when it has a policy);
+ *   transactions; outbox (transaction.completed).
  * Fails: transaction_not_found, transaction_not_pending, invalid_amount (above the
  *   remaining hold, or zero).
  */
@@ -132,7 +134,8 @@ export async function capture(
  * In: scope, authorization id, amount (null: the whole remaining hold), the failure reason.
  * Out: the transaction: failed when nothing remains held, else still pending, smaller.
  * Writes: vaults.pending -= amount; spend_counters -= amount (and the count, when the whole
- *   authorization fails); transactions; outbox (transaction.failed when it fails).
+ *   authorization fails), the card's own counters alike when it has a policy; transactions;
+ *   outbox (transaction.failed when it fails).
  * Fails: transaction_not_found, transaction_not_pending, invalid_amount.
  */
 export async function reverse(
@@ -178,16 +181,13 @@ async function releaseSpend(
   amount: Decimal,
   count: number,
 ): Promise<void> {
-  const { rows } = await tx.query<{ spend_day: string | null; mcc: string | null }>(
-    'SELECT spend_day, mcc FROM transactions WHERE id = $1',
-    [held.id],
-  );
-  const day = rows[0]?.spend_day ?? null;
-  assert(day !== null, 'an approved authorization has a spend day');
+  // The card's own counters (kept while it has a policy) go down in the statement that reads
+  // the keys: no round trip more than before card policies.
+  const { day, mcc } = await releaseKeysAndCardSpend(tx, held.id, amount.negated(), -count);
   await changeSpend(tx, {
     vaultId: held.vaultId,
     day,
-    mcc: rows[0]?.mcc ?? null,
+    mcc,
     amountDelta: amount.negated(),
     countDelta: -count,
   });

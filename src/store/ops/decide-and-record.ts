@@ -7,6 +7,7 @@ import {
   presentTransaction,
   replayedOutcome,
   STAND_IN_DECLINED,
+  NO_SPEND,
   ZERO,
   type AggregateSpec,
   type AuthorizationOutcome,
@@ -33,6 +34,15 @@ import {
 import type { SqlQueryable, SqlTransaction } from '../sql/client.js';
 import { SqlParams } from '../sql/params.js';
 import { isRetryable } from '../sql/transaction.js';
+import {
+  CARD_READ_KINDS,
+  cardPolicyReads,
+  cardSpendUpsertCte,
+  loadCardPolicies,
+  takeCardRow,
+  type CardPolicyState,
+  type CardReads,
+} from './card-policy-batch.js';
 import { loadCompiledPolicy } from './policies.js';
 import { getTransaction } from './reads.js';
 
@@ -71,13 +81,14 @@ export const AUTHORIZE_BATCH_MAX = 64;
  *    networkTransactionId, the vaults' policy versions and the spend counters their policies
  *    need (for the vaults this process foresees: see readAfterLock and cardVaultsOf).
  * 2. loadPolicies: the compiled policies, from the cache; a vault not foreseen, or whose
- *    policy changed, costs one more read.
+ *    policy changed, costs one more read. Then the cards' own policies, read with the lock
+ *    too (card-policy-batch.ts; a card without one costs no read and no write).
  * 3. decideInOrder: decide each request in order, in memory: a later request sees the holds
  *    and spend of the earlier ones on the same vault, exactly as if they had run one after
  *    another.
  * 4. recordAuthorizations: write everything in one statement: transactions, vault pending
- *    totals, the hold journal, the spend counters and the events; with `commit`, sent with the
- *    COMMIT.
+ *    totals, the hold journal, the spend counters (the vaults', and the cards' own for cards
+ *    with a policy) and the events; with `commit`, sent with the COMMIT.
  * In: `commit` when the batch owns its transaction (the batcher's), so nothing may follow it.
  * Out: one outcome per request, in request order. A decline is a decision; an unknown card is
  *   decided without a record (no vault to record on). A request repeating an earlier
@@ -103,12 +114,14 @@ export async function authorizeBatch(
 
   const batch = await lockAndRead(ctx, tx, requests, nowMs);
   await loadPolicies(ctx, tx, batch, nowMs);
+  await loadCardPoliciesOf(ctx, tx, batch, nowMs);
   const { outcomes, recorded } = await decideInOrder(ctx, tx, requests, batch, spendDay, nowMs);
   if (recorded.length > 0) {
     await recordAuthorizations(
       commitWith ?? tx.query,
       recorded,
       [...batch.vaults.values()],
+      batch.cardPolicies,
       spendDay,
       nowMs,
     );
@@ -123,6 +136,8 @@ interface LockedBatch extends AfterLock {
   readonly cards: Map<string, LockedRow>;
   /** The locked vaults by id, with what this batch adds to them as it decides. */
   readonly vaults: Map<string, VaultState>;
+  /** The cards with a policy of their own, by card id (loadCardPoliciesOf fills it). */
+  readonly cardPolicies: Map<string, CardPolicyState>;
 }
 
 /**
@@ -162,7 +177,7 @@ async function lockAndRead(
         requests.map((r) => r.scope.mode),
       ],
     ),
-    readAfterLock(tx, hints, [...foreseen], requests, nowMs),
+    readAfterLock(ctx, tx, hints, [...foreseen], requests, nowMs),
   ]);
   const cards = new Map<string, LockedRow>();
   const vaults = new Map<string, VaultState>();
@@ -174,11 +189,11 @@ async function lockAndRead(
   }
   const unforeseen = [...vaults.keys()].filter((vaultId) => !foreseen.has(vaultId));
   if (unforeseen.length > 0) {
-    const more = await readAfterLock(tx, hints, unforeseen, [], nowMs);
+    const more = await readAfterLock(ctx, tx, hints, unforeseen, [], nowMs);
     for (const [vaultId, version] of more.versions) afterLock.versions.set(vaultId, version);
     for (const [vaultId, hinted] of more.hinted) afterLock.hinted.set(vaultId, hinted);
   }
-  return { ...afterLock, cards, vaults };
+  return { ...afterLock, cards, vaults, cardPolicies: new Map() };
 }
 
 /** What the reads after the lock found. */
@@ -189,15 +204,19 @@ interface AfterLock {
   readonly versions: Map<string, number>;
   /** The counters read for the vaults with a hint, and the hint they were read for. */
   readonly hinted: Map<string, { readonly hint: PolicyHint; readonly counters: SpendCounters }>;
+  /** The requests' cards' own policy versions, and counters (card-policy-batch.ts). */
+  readonly cardReads: CardReads;
 }
 
 /**
  * The reads after the lock, in one statement: the first outcome of each request's
  * networkTransactionId, the policy versions of `vaultIds`, and, for each of them whose policy
  * this process has seen, the counters that policy sums over (its hint: a version is never
- * reused, so the counters are the right ones exactly when the version read equals the hint's).
+ * reused, so the counters are the right ones exactly when the version read equals the hint's),
+ * and the same of the requests' cards' own policies (cardPolicyReads).
  */
 async function readAfterLock(
+  ctx: StoreContext,
   tx: SqlQueryable,
   hints: PolicyHints,
   vaultIds: readonly string[],
@@ -220,6 +239,12 @@ async function readAfterLock(
     mode: params.texts(requests.map((r) => r.scope.mode)),
     network_transaction_id: params.texts(requests.map((r) => r.input.networkTransactionId)),
   });
+  const cards = cardPolicyReads(
+    ctx,
+    params,
+    requests.map((r) => r.input.cardId),
+    nowMs,
+  );
   const { rows } = await tx.query<ReadRow>(
     `SELECT 'previous' AS kind, account_id || ' ' || mode || ' ' || network_transaction_id AS key, id AS value,
             NULL::text AS mcc, NULL::text AS day, NULL::text AS amount, NULL::integer AS count
@@ -231,7 +256,8 @@ async function readAfterLock(
      UNION ALL
      SELECT 'counter', vault_id, NULL, mcc, day::text, amount::text, count
      FROM spend_counters
-     WHERE ${spendWindowWhere(params, [...hinted.keys()], window)}`,
+     WHERE ${spendWindowWhere(params, [...hinted.keys()], window)}
+     ${cards.sql}`,
     params.values,
   );
   const previous = new Map<string, string>();
@@ -239,6 +265,7 @@ async function readAfterLock(
   for (const row of rows) {
     if (row.kind === 'previous') previous.set(row.key, row.value as string);
     else if (row.kind === 'policy') versions.set(row.key, Number(row.value));
+    else if (CARD_READ_KINDS.has(row.kind)) takeCardRow(cards.reads, row);
     else {
       // Rows of the vaults with a hint, in the window of their hinted policies.
       const counters = hinted.get(row.key)?.counters;
@@ -246,7 +273,7 @@ async function readAfterLock(
       counters?.add(row.mcc as string, row.day as string, amount, Number(row.count));
     }
   }
-  return { previous, versions, hinted };
+  return { previous, versions, hinted, cardReads: cards.reads };
 }
 
 /**
@@ -295,6 +322,24 @@ async function loadPolicies(
   }
 }
 
+/** The batch's cards' own policies and counters (card-policy-batch.ts), after the vaults'. */
+async function loadCardPoliciesOf(
+  ctx: StoreContext,
+  tx: SqlQueryable,
+  batch: LockedBatch,
+  nowMs: number,
+): Promise<void> {
+  const loaded = await loadCardPolicies(
+    ctx,
+    tx,
+    batch.cardReads,
+    batch.cards.values(),
+    batch.vaults,
+    nowMs,
+  );
+  for (const [cardId, state] of loaded) batch.cardPolicies.set(cardId, state);
+}
+
 /**
  * Decides each request in order, in memory: a later request sees the holds and spend of the
  * earlier ones on the same vault, exactly as if they had run one after another. Returns the
@@ -339,7 +384,8 @@ async function decideInOrder(
     }
     const vault = batch.vaults.get(card.vault_id);
     assert(vault !== undefined, "a locked card's vault is locked");
-    const outcome = decideOne(request, card, vault, spendDay, nowMs);
+    const cardPolicy = batch.cardPolicies.get(card.card_id);
+    const outcome = decideOne(request, card, vault, cardPolicy, spendDay, nowMs);
     decidedInBatch.set(repeatKey, outcome);
     recorded.push(outcome.transaction);
     outcomes.push(outcome);
@@ -355,6 +401,7 @@ function decideOne(
   request: AuthorizeRequest,
   card: LockedRow,
   vault: VaultState,
+  cardPolicy: CardPolicyState | undefined,
   spendDay: string,
   nowMs: number,
 ): AuthorizationOutcome & { readonly transaction: TransactionRecord } {
@@ -368,6 +415,11 @@ function decideOne(
         vault: decisionVaultOf(vault),
         policy,
         spend: policy === null ? {} : vault.counters.totals(policy.aggregates, nowMs),
+        cardPolicy: cardPolicy?.policy ?? null,
+        cardSpend:
+          cardPolicy === undefined
+            ? NO_SPEND
+            : cardPolicy.counters.totals(cardPolicy.policy.aggregates, nowMs),
         nowMs,
         request: input,
       });
@@ -376,6 +428,7 @@ function decideOne(
     vault.pending = vault.pending.plus(input.amount);
     vault.pendingDelta = vault.pendingDelta.plus(input.amount);
     vault.counters.addApproval(spendDay, input.merchant.mcc, input.amount);
+    cardPolicy?.counters.addApproval(spendDay, input.merchant.mcc, input.amount);
   }
   return { decision, standIn: lateForBudget, transaction, replayed: false };
 }
@@ -423,8 +476,8 @@ interface LockedRow {
 }
 
 interface ReadRow {
-  kind: 'previous' | 'policy' | 'counter';
-  /** The repeat key, or the vault id of a policy or counter row. */
+  kind: 'previous' | 'policy' | 'counter' | 'card_policy' | 'card_counter';
+  /** The repeat key, or the vault (card) id of a (card) policy or counter row. */
   key: string;
   /** The first decision's transaction id, or the policy version. */
   value: string | null;
@@ -519,7 +572,8 @@ function authorizationRecord(
 
 /**
  * Writes the batch in one statement: the transactions; for the approvals, each vault's pending
- * total (one update per vault), the hold journal and the spend counters (one upsert per row);
+ * total (one update per vault), the hold journal and the spend counters (one upsert per row;
+ * and the card counters of cards with a policy, card-policy-batch.ts);
  * and one event per transaction. The same rows changeVaultTotals, changeSpend and
  * appendEvent write, sharing their SQL pieces. Parameters are bound by name (SqlParams), in an
  * order fixed by the code, so the text is the same every batch (one prepared statement).
@@ -528,6 +582,7 @@ async function recordAuthorizations(
   query: SqlQueryable['query'],
   transactions: readonly TransactionRecord[],
   vaults: readonly VaultState[],
+  cardPolicies: ReadonlyMap<string, CardPolicyState>,
   spendDay: string,
   nowMs: number,
 ): Promise<void> {
@@ -566,6 +621,7 @@ async function recordAuthorizations(
        SELECT vault_id, id, delta::numeric, ${at} FROM ${holdChanges}
      ),
      counters AS (${spendUpsertManySql(params, spendRowDeltas(approved, spendDay))}),
+     ${cardSpendUpsertCte(params, approved, cardPolicies, spendDay)}
      events AS (
        INSERT INTO outbox_events (id, account_id, mode, type, payload, created_at)
        SELECT id, account_id, mode, type, payload::jsonb, ${at} FROM ${events}

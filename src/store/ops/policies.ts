@@ -15,13 +15,18 @@ import {
   type CurrencyCode,
   type PolicyDocument,
   type PolicyRecord,
+  type SpendTotals,
+  type VaultRecord,
   presentDeletedPolicy,
   presentPolicy,
   type Scope,
 } from '../../core/index.js';
 import { lockVault, type StoreContext } from '../context.js';
 import { appendEvent } from '../outbox.js';
+import { CARD_SPEND } from '../spend.js';
 import { readSpend } from '../spend-window.js';
+import { loadCompiledCardPolicy } from './card-policies.js';
+import { CHANGE_WITHOUT_KEY, recordPolicyVersion, type PolicyChange } from './policy-history.js';
 import { getVault } from './vaults.js';
 import type { SqlQueryable } from '../sql/client.js';
 import { oneRow } from '../sql/one-row.js';
@@ -45,10 +50,11 @@ function policyFromRow(row: PolicyRow & { document: PolicyDocument }): PolicyRec
 }
 
 /**
- * setPolicy: one transaction.
- * In: scope, vaultId, the policy document (compiled first: invalid ones never reach the table).
- * Out: the policy with its new version (one more than any before, deleted ones included).
- * Writes: policies, outbox (policy.updated).
+ * setPolicy (Set Policy; Restore Policy Version for a vault): one transaction.
+ * In: scope, vaultId, the policy document (compiled first: invalid ones never reach the table),
+ *   who made the change (and, for a restore, the version put back).
+ * Out: the policy with its new version (one more than any before, deletes included).
+ * Writes: policies, policy_versions, outbox (policy.updated).
  * Fails: policy_invalid (with param), vault_not_found, vault_closed.
  */
 export async function setPolicy(
@@ -57,6 +63,7 @@ export async function setPolicy(
   scope: Scope,
   vaultId: string,
   input: unknown,
+  change: PolicyChange = CHANGE_WITHOUT_KEY,
 ): Promise<PolicyRecord> {
   const nowMs = ctx.clock();
   const vault = await lockVault(tx, scope, vaultId, 'id');
@@ -76,6 +83,7 @@ export async function setPolicy(
   );
   const policy = policyFromRow(oneRow(rows, 'the policy upsert'));
   ctx.policyCache.getOrCompile(vault.id, policy.version, () => compiled);
+  await recordPolicyVersion(tx, vault.id, policy.version, policy.document, change, nowMs);
   await appendEvent(tx, scope, 'policy.updated', presentPolicy(policy), nowMs);
   return policy;
 }
@@ -106,28 +114,34 @@ export async function getPolicy(
 
 /**
  * deletePolicy: one transaction.
- * In: scope, vaultId.  Out: nothing.  Writes: policies.document = NULL (the version stays),
- * outbox (policy.deleted).  Fails: vault_not_found, policy_not_found.
+ * In: scope, vaultId, who made the change.  Out: nothing.
+ * Writes: policies (document NULL, version + 1: a delete is a version of the history, and the
+ * count goes on from it), policy_versions, outbox (policy.deleted).
+ * Fails: vault_not_found, policy_not_found.
  */
 export async function deletePolicy(
   ctx: StoreContext,
   tx: SqlQueryable,
   scope: Scope,
   vaultId: string,
+  change: PolicyChange = CHANGE_WITHOUT_KEY,
 ): Promise<void> {
   const nowMs = ctx.clock();
   const vault = await lockVault(tx, scope, vaultId, 'id');
-  const { rowCount } = await tx.query(
-    'UPDATE policies SET document = NULL, deleted_at = $2, updated_at = $2 WHERE vault_id = $1 AND document IS NOT NULL',
+  const { rows } = await tx.query<{ version: number }>(
+    `UPDATE policies SET version = version + 1, document = NULL, deleted_at = $2, updated_at = $2
+     WHERE vault_id = $1 AND document IS NOT NULL RETURNING version`,
     [vault.id, new Date(nowMs)],
   );
-  if (rowCount === 0)
+  const deleted = rows[0];
+  if (deleted === undefined)
     throw new SpendgateError(
       'policy_not_found',
       `Vault ${vault.id} has no authorization policy.`,
       'id',
     );
   ctx.policyCache.evictVault(vault.id);
+  await recordPolicyVersion(tx, vault.id, deleted.version, null, change, nowMs);
   await appendEvent(tx, scope, 'policy.deleted', presentDeletedPolicy(vault.id), nowMs);
 }
 
@@ -175,7 +189,9 @@ export interface Simulation {
  * simulatePolicy: one read-only transaction (Simulate Policy, contract section 7).
  * In: scope, vaultId, an optional draft policy, a transaction (amount, merchant, optional card).
  * Out: the decision the vault would give now, against its live balance and spend aggregates,
- *   shadow matches included. Writes nothing.
+ *   shadow matches included; with a card that has a policy of its own, that policy decides
+ *   too, against the card's spend, as authorize would (the draft stands for the vault's
+ *   policy only). Writes nothing.
  * Fails: vault_not_found, card_not_found (a card id of another vault or account),
  *   policy_invalid (the draft).
  */
@@ -194,30 +210,50 @@ export async function simulatePolicy(
     input.draft === null
       ? await loadCompiledPolicy(ctx, tx, vault.id, vault.currency)
       : compilePolicy(input.draft, { currency: vault.currency, templates: ctx.templates });
-  let cardStatus: CardStatus = 'active';
-  if (input.request.cardId !== '') {
-    const { rows } = await tx.query<{ status: CardStatus }>(
-      'SELECT status FROM cards WHERE id = $1 AND vault_id = $2 AND account_id = $3 AND mode = $4',
-      [input.request.cardId, vault.id, scope.accountId, scope.mode],
-    );
-    const status = rows[0]?.status;
-    if (status === undefined) {
-      throw new SpendgateError(
-        'card_not_found',
-        `No card ${input.request.cardId.slice(0, 64)} exists on this vault.`,
-        'transaction.cardId',
-      );
-    }
-    cardStatus = status;
-  }
+  const card = await simulatedCard(ctx, tx, scope, vault, input.request.cardId, nowMs);
   const spend = policy === null ? {} : await readSpend(tx, vault.id, policy.aggregates, nowMs);
   const decision = decide({
-    card: { id: input.request.cardId, vaultId: vault.id, status: cardStatus },
+    card: { id: input.request.cardId, vaultId: vault.id, status: card.status },
     vault: decisionVaultOf(vault),
     policy,
     spend,
+    ...card.policy,
     nowMs,
     request: { ...input.request, amount, currency: currency.code },
   });
   return { decision, vaultId: vault.id, amount, currency };
+}
+
+/**
+ * The card a simulation names (none: an active card with no policy of its own): its status,
+ * and its own policy with the card's spend for it, as authorize would decide with them.
+ */
+async function simulatedCard(
+  ctx: StoreContext,
+  tx: SqlQueryable,
+  scope: Scope,
+  vault: VaultRecord,
+  cardId: string,
+  nowMs: number,
+): Promise<{
+  status: CardStatus;
+  policy: { cardPolicy: CompiledPolicy; cardSpend: SpendTotals } | Record<string, never>;
+}> {
+  if (cardId === '') return { status: 'active', policy: {} };
+  const { rows } = await tx.query<{ status: CardStatus }>(
+    'SELECT status FROM cards WHERE id = $1 AND vault_id = $2 AND account_id = $3 AND mode = $4',
+    [cardId, vault.id, scope.accountId, scope.mode],
+  );
+  const status = rows[0]?.status;
+  if (status === undefined) {
+    throw new SpendgateError(
+      'card_not_found',
+      `No card ${cardId.slice(0, 64)} exists on this vault.`,
+      'transaction.cardId',
+    );
+  }
+  const own = await loadCompiledCardPolicy(ctx, tx, cardId, vault.currency);
+  if (own === null) return { status, policy: {} };
+  const cardSpend = await readSpend(tx, cardId, own.policy.aggregates, nowMs, CARD_SPEND);
+  return { status, policy: { cardPolicy: own.policy, cardSpend } };
 }

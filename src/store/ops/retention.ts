@@ -16,9 +16,9 @@ import type { SqlQueryable } from '../sql/client.js';
  *   event waiting to be relayed is never deleted; deliveries end within about 3 days);
  * - idempotency_keys: 24 hours, the replay window (ops/idempotency.ts, already purged by
  *   batch; now on the maintenance schedule);
- * - spend_counters: daily rows older than 400 days (no policy window reaches back more than
- *   366 days), unless a transaction still pending was counted on that day (its release takes
- *   the same rows back down); the all-time rows stay;
+ * - spend_counters and card_spend_counters: daily rows older than 400 days (no policy window
+ *   reaches back more than 366 days), unless a transaction still pending was counted on that
+ *   day (its release takes the same rows back down); the all-time rows stay;
  * - hold_changes: kept whole for 31 days and for every day whose snapshots are not taken yet;
  *   older changes of a vault are folded into one row carrying their sum, so the pending total
  *   at any moment after the fold is unchanged (snapshots and the invariants read sums).
@@ -132,7 +132,8 @@ export async function purgeOutboxEvents(
  * purgeSpendCounters: deletes up to `rowsMax` daily spend counters older than `retentionDays`
  * (through spend_counters_day), oldest first, except those of a day on which a transaction of
  * the vault still pending was counted: its release will take that row back down. All-time rows
- * are never deleted. Out: how many were deleted.
+ * are never deleted. Then, with what is left of `rowsMax`, the same of the cards' own counters
+ * (card_spend_counters_day). Out: how many were deleted.
  */
 export async function purgeSpendCounters(
   ctx: StoreContext,
@@ -144,7 +145,7 @@ export async function purgeSpendCounters(
   const cutoff = isoDate(utcDayNumber(ctx.clock()) - retentionDays);
   // The transactions that count spend are card authorizations and external transfers; naming
   // both lets the pending check read the (vault, type, status) index of migration 0008.
-  return purgeBatch(
+  const vaultRows = await purgeBatch(
     tx,
     `DELETE FROM spend_counters WHERE (vault_id, mcc, day) IN (
        SELECT c.vault_id, c.mcc, c.day FROM spend_counters c
@@ -156,6 +157,22 @@ export async function purgeSpendCounters(
     [ALL_TIME_DAY, cutoff],
     rowsMax,
   );
+  if (vaultRows >= rowsMax) return vaultRows;
+  // A card's counters count its authorizations only: the pending check reads the
+  // (card, type, status) index of migration 0008.
+  const cardRows = await purgeBatch(
+    tx,
+    `DELETE FROM card_spend_counters WHERE (card_id, mcc, day) IN (
+       SELECT c.card_id, c.mcc, c.day FROM card_spend_counters c
+       WHERE c.day > $1::date AND c.day < $2::date
+         AND NOT EXISTS (SELECT 1 FROM transactions t
+                         WHERE t.card_id = c.card_id AND t.type = 'card_authorization'
+                           AND t.status = 'pending' AND t.spend_day = c.day)
+       ORDER BY c.day LIMIT $3)`,
+    [ALL_TIME_DAY, cutoff],
+    rowsMax - vaultRows,
+  );
+  return vaultRows + cardRows;
 }
 
 /**

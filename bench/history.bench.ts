@@ -339,7 +339,7 @@ function listCases(ids: Ids, nowMs: number): ListCase[] {
     {
       name: '7 to 8 (account)',
       query: { minAmount: amount('7'), maxAmount: amount('8') },
-      explain: false,
+      explain: true,
     },
     {
       name: 'vault + last 30 days',

@@ -79,7 +79,9 @@ class Recorder {
             ? 'walk'
             : text.startsWith('WITH matched')
               ? 'matched'
-              : 'page',
+              : text.startsWith('SELECT count')
+                ? 'count'
+                : 'page',
         );
         return db.query(text, params);
       },
@@ -280,8 +282,9 @@ forEachDatabase('list transactions at scale', (database) => {
 
   const plans: readonly AmountPlan[] = [
     AMOUNT_PLAN,
-    { walkRows: 4, walkRowsMax: 4 },
-    { walkRows: 4, walkRowsMax: 60 },
+    { walkRows: 4, walkRowsMax: 4, matchesMax: 1 },
+    { walkRows: 4, walkRowsMax: 60, matchesMax: 1_000 },
+    { walkRows: 4, walkRowsMax: 60, matchesMax: 3 },
   ];
 
   it('lists exactly what a filter of every row keeps: each filter alone and in pairs', async () => {
@@ -306,31 +309,45 @@ forEachDatabase('list transactions at scale', (database) => {
     }
   });
 
-  it('reaches every step of an amount range: a walk, a longer walk, the amount index', async () => {
+  it('reaches every step of an amount range: a walk, a count, a longer walk, the amount index', async () => {
     const steps = new Set<string>();
-    const plan = { walkRows: 4, walkRowsMax: 60 };
+    // The count stops at 1,000 (more than any range here has: read whole) or at 3 (walk on,
+    // 100 rows: past the 60 newest into the older ones).
+    const countPlans = [
+      { walkRows: 4, walkRowsMax: 60, matchesMax: 1_000 },
+      { walkRows: 4, walkRowsMax: 100, matchesMax: 3 },
+    ];
     const queries: Omit<ListTransactionsQuery, 'limit'>[] = [
       // Dense among the newest rows: the first walk fills a page of 1, a longer walk others.
       { minAmount: amount('0'), maxAmount: amount('10') },
       { minAmount: amount('0'), maxAmount: amount('3') },
-      // None among the newest, many among the oldest: the amount index.
+      // None among the newest, many among the oldest: a count, then the amount index or a
+      // longer walk.
       { minAmount: amount('60') },
       // None at all.
       { minAmount: amount('5000') },
       // One in ten among the newest: a longer walk that falls short, then the amount index.
       { minAmount: amount('50'), maxAmount: amount('60') },
     ];
-    for (const query of queries) {
-      for (const limit of [1, 3, 10]) {
-        recorder.statements = [];
-        const page = await list({ ...query, limit }, plan);
-        steps.add(recorder.statements.join(','));
-        expect(page.data.map((txn) => txn.id)).toEqual(expected(query).slice(0, limit));
-        expect(page.hasMore).toBe(expected(query).length > limit);
+    for (const plan of countPlans) {
+      for (const query of queries) {
+        for (const limit of [1, 3, 10]) {
+          recorder.statements = [];
+          const page = await list({ ...query, limit }, plan);
+          steps.add(recorder.statements.join(','));
+          expect(page.data.map((txn) => txn.id)).toEqual(expected(query).slice(0, limit));
+          expect(page.hasMore).toBe(expected(query).length > limit);
+        }
       }
     }
     expect([...steps].sort()).toEqual(
-      expect.arrayContaining(['walk', 'walk,matched', 'walk,walk', 'walk,walk,matched']),
+      expect.arrayContaining([
+        'walk',
+        'walk,count,matched',
+        'walk,count,walk',
+        'walk,walk',
+        'walk,walk,matched',
+      ]),
     );
   });
 
@@ -391,7 +408,7 @@ forEachDatabase('list transactions at scale', (database) => {
     // Dense among the newest rows: a walk of up to 100 rows finds a page of 2 in a few.
     recorder.sent = [];
     const query = { minAmount: amount('0'), maxAmount: amount('10'), limit: 2 };
-    const page = await list(query, { walkRows: 100, walkRowsMax: 100 });
+    const page = await list(query, { walkRows: 100, walkRowsMax: 100, matchesMax: 1 });
     expect(page.data.map((txn) => txn.id)).toEqual(expected(query).slice(0, 2));
     const [walk] = recorder.sent;
     if (walk === undefined) throw new Error('no statement');

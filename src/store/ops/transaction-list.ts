@@ -48,11 +48,15 @@ import {
  *    range: the page, when they are enough (a range that matches much) or the walk read every
  *    row there was;
  * 2. when the walk found some but too few, and the density it saw says a walk of at most
- *    `walkRowsMax` rows would fill the page, that longer walk;
- * 3. otherwise every row in the range through the amount indexes, the newest kept: a range
- *    that matched less than about one row in a hundred of the newest rows matches few.
- * What the third costs grows with the rows in the range; it stays small unless the range
- * matched rarely among the newest rows and often among older ones (docs/performance.md).
+ *    `walkRowsMax` rows would fill the page, that longer walk; when the density says it would
+ *    not (few or no hits among the newest rows), first a count of the rows in the range
+ *    through the amount indexes, stopped at `matchesMax`: a range with that many rows in the
+ *    history is common there, only not among the newest rows, and the longer walk is tried;
+ * 3. otherwise every row in the range through the amount indexes, the newest kept.
+ * What the third costs grows with the rows in the range, and it runs when the count found
+ * fewer than `matchesMax` of them or the longer walk fell short: a range that is rare among
+ * the newest `walkRowsMax` rows and common among older ones is the one case that reads more
+ * (docs/performance.md).
  */
 
 export interface ListTransactionsQuery extends PageQuery {
@@ -76,14 +80,17 @@ export interface AmountPlan {
   readonly walkRows: number;
   /** Rows the second walk reads at most. */
   readonly walkRowsMax: number;
+  /** Rows in the range the count stops at: more, and the range is walked rather than read whole. */
+  readonly matchesMax: number;
 }
 
 /**
  * 1,000 rows cost about 1 ms to walk here; 10,000 about 5-10 ms, as much as reading every row
  * of a range through the amount index that matches about one row in a hundred of a 2,000,000
- * row vault (docs/performance.md).
+ * row vault; counting 10,000 entries of an amount index costs a few milliseconds
+ * (docs/performance.md).
  */
-export const AMOUNT_PLAN: AmountPlan = { walkRows: 1_000, walkRowsMax: 20_000 };
+export const AMOUNT_PLAN: AmountPlan = { walkRows: 1_000, walkRowsMax: 20_000, matchesMax: 10_000 };
 
 /** Walks longer than this per statement are never planned: a bound on any one statement. */
 const WALK_ROWS_LIMIT = 100_000;
@@ -431,6 +438,43 @@ async function amountWalk(
   return { hits, walked: rows.length === 0 ? 0 : walked };
 }
 
+/**
+ * Every condition of the rows in the range that an index could use, so that the amount,
+ * vault or card index holding fewest of them is read: statement 3 and the count before it.
+ */
+function matchesSql(bound: Bound): string {
+  const gate = gateSql(bound);
+  return and([
+    ...(gate === null ? [] : [gate]),
+    ...owned(bound, false),
+    ...givenKindSql(bound),
+    ...datesSql(bound),
+    ...amountSql(bound),
+  ]);
+}
+
+/**
+ * The count of step 2: the rows in the range, counted through the amount indexes and stopped
+ * at `matchesMax`. Out: the count, at most `matchesMax`.
+ */
+async function amountMatchCount(
+  db: SqlQueryable,
+  search: Search,
+  matchesMax: number,
+): Promise<number> {
+  assert(Number.isSafeInteger(matchesMax) && matchesMax > 0, 'a bounded count');
+  const params = new Conditions();
+  const where = matchesSql(bindAll(search, params));
+  // The bound written into the text, as a walk's is, so a generic plan costs it.
+  const { rows } = await db.query<{ matches: string }>(
+    `SELECT count(*) AS matches FROM (SELECT 1 FROM transactions WHERE ${where} LIMIT ${matchesMax}) AS range`,
+    params.params,
+  );
+  const matches = Number(rows[0]?.matches ?? Number.NaN);
+  assert(Number.isSafeInteger(matches) && matches <= matchesMax, 'a count within its bound');
+  return matches;
+}
+
 /** Statement 3 of an amount range: every row in the range (amount indexes), newest first. */
 async function amountMatches(
   db: SqlQueryable,
@@ -438,22 +482,12 @@ async function amountMatches(
   rowsMax: number,
 ): Promise<TransactionRow[]> {
   const params = new Conditions();
-  const bound = bindAll(search, params);
-  const gate = gateSql(bound);
-  const where = [
-    ...(gate === null ? [] : [gate]),
-    // Every condition an index could use: the matches are fetched whole, by whichever of the
-    // amount, vault or card indexes holds fewest.
-    ...owned(bound, false),
-    ...givenKindSql(bound),
-    ...datesSql(bound),
-    ...amountSql(bound),
-  ];
+  const where = matchesSql(bindAll(search, params));
   const pageLimit = params.bind(rowsMax);
   // Materialized and unordered, so that the planner fetches the matches by the amount
   // indexes rather than walking the id order for a few rows it believes common.
   const { rows } = await db.query<TransactionRow>(
-    `WITH matched AS MATERIALIZED (SELECT id FROM transactions WHERE ${and(where)})
+    `WITH matched AS MATERIALIZED (SELECT id FROM transactions WHERE ${where})
      SELECT ${TRANSACTION_COLUMNS} FROM transactions
      WHERE id IN (SELECT id FROM matched ${NEWEST_FIRST} LIMIT ${pageLimit})
      ${NEWEST_FIRST}`,
@@ -463,7 +497,7 @@ async function amountMatches(
   return rows;
 }
 
-/** The rows of a page with an amount range: statements 1, 2 and 3 of the header. */
+/** The rows of a page with an amount range: steps 1, 2 and 3 of the header. */
 async function amountPage(
   db: SqlQueryable,
   search: Search,
@@ -472,23 +506,30 @@ async function amountPage(
 ): Promise<TransactionRow[]> {
   assert(plan.walkRows > 0 && plan.walkRowsMax >= plan.walkRows, 'a first walk, then longer');
   assert(plan.walkRowsMax <= WALK_ROWS_LIMIT, 'a bounded walk');
+  assert(Number.isSafeInteger(plan.matchesMax) && plan.matchesMax > 0, 'a bounded count');
   const first = await amountWalk(db, search, plan.walkRows, rowsMax);
   // A full page, or every row the other filters select was read: the page is exact.
   if (first.hits.length === rowsMax || first.walked === null || first.walked < plan.walkRows) {
     return first.hits;
   }
-  // At the density the first walk saw, would the longer walk fill the page? (It stops as soon
-  // as it does, so trying costs only what it reads.)
-  const rowsNeeded =
-    first.hits.length === 0 ? Infinity : (first.walked * rowsMax) / first.hits.length;
-  if (rowsNeeded <= plan.walkRowsMax && plan.walkRowsMax > plan.walkRows) {
-    const second = await amountWalk(db, search, plan.walkRowsMax, rowsMax);
-    if (
-      second.hits.length === rowsMax ||
-      second.walked === null ||
-      second.walked < plan.walkRowsMax
-    ) {
-      return second.hits;
+  if (plan.walkRowsMax > plan.walkRows) {
+    // At the density the first walk saw, would the longer walk fill the page? (It stops as
+    // soon as it does, so trying costs only what it reads.) If not, the count says whether
+    // the range is rare everywhere (read it whole) or only among the newest rows (walk).
+    const rowsNeeded =
+      first.hits.length === 0 ? Infinity : (first.walked * rowsMax) / first.hits.length;
+    const walkAgain =
+      rowsNeeded <= plan.walkRowsMax ||
+      (await amountMatchCount(db, search, plan.matchesMax)) >= plan.matchesMax;
+    if (walkAgain) {
+      const second = await amountWalk(db, search, plan.walkRowsMax, rowsMax);
+      if (
+        second.hits.length === rowsMax ||
+        second.walked === null ||
+        second.walked < plan.walkRowsMax
+      ) {
+        return second.hits;
+      }
     }
   }
   return amountMatches(db, search, rowsMax);
@@ -504,7 +545,7 @@ async function amountPage(
  *   another scope (or none) gives an empty page. Empty bounds (min above max, start not before
  *   end) give an empty page.
  * Reads: transactions through the indexes of migration 0008 (see the header); one statement,
- *   or up to three with an amount range. Read only: no lock, no transaction of its own.
+ *   or up to four with an amount range. Read only: no lock, no transaction of its own.
  * Fails: parameter_invalid (param limit, startingAfter, startDate or endDate).
  */
 export async function listTransactions(

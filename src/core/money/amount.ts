@@ -1,5 +1,5 @@
 import { assert } from '../assert.js';
-import { SpendgateError } from '../errors/spendgate-error.js';
+import { fieldSubject, parsePath, SpendgateError } from '../errors/spendgate-error.js';
 import { currencyOf, type CurrencyCode, type CurrencyInfo } from './currencies.js';
 import { Decimal, isDecimal } from './decimal.js';
 
@@ -235,8 +235,13 @@ function decimalOf(exponent: number, words: number[]): Decimal {
   return value;
 }
 
+/** Refuses an amount: the message names the field by its last key, `param` has the path. */
 function refuse(param: string, why: string): never {
-  throw new SpendgateError('invalid_amount', `${param} ${why}.`, param);
+  throw new SpendgateError(
+    'invalid_amount',
+    `${fieldSubject(parsePath(param), param)} ${why}.`,
+    param,
+  );
 }
 
 /** The general path: every input, every refusal, in the order the contract's tests hold. */

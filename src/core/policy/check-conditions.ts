@@ -18,6 +18,7 @@ import {
 import { isPlainText } from './fast-document.js';
 import {
   ExactPathNeeded,
+  givenWords,
   parseWith,
   policyError,
   UNTRACKED_PATH,
@@ -240,7 +241,7 @@ function factRefIr(
   if (rhs.kind !== lhs.kind) {
     throw policyError(
       [...valuePath, 'fact'],
-      `is a ${rhs.kind} fact and cannot be compared with a ${lhs.kind} fact`,
+      `is ${withArticle(rhs.kind)} fact, which cannot be compared with ${withArticle(lhs.kind)} fact`,
     );
   }
   return leafIr(lhs, rhs, operator);
@@ -420,7 +421,8 @@ function stringConstant(
   path: readonly PathKey[],
   ctx: CheckContext,
 ): string {
-  if (typeof value !== 'string') throw policyError(path, 'must be a string');
+  if (typeof value !== 'string')
+    throw policyError(path, `must be a string, not ${givenWords(value)}`);
   switch (fact.format) {
     case 'mcc':
       if (!isMccCode(value)) throw policyError(path, 'must be a four-digit merchant category code');
@@ -443,6 +445,11 @@ function stringConstant(
       break;
   }
   return value;
+}
+
+/** "an integer", "a money": the article English gives the word. */
+function withArticle(word: string): string {
+  return /^[aeiou]/.test(word) ? `an ${word}` : `a ${word}`;
 }
 
 export function isPlainObject(value: unknown): value is Record<string, unknown> {

@@ -8,7 +8,7 @@ import {
 } from './check-conditions.js';
 import { isCountryCode, isMccCode } from './countries.js';
 import { POLICY_BOUNDS } from './bounds.js';
-import { policyError, type PathKey } from './parse-with.js';
+import { givenWords, policyError, type PathKey } from './parse-with.js';
 import type { TemplateRefDocument } from './schema.js';
 import type { TemplateDocument, TemplateLibrary, TemplateParam } from './template-schema.js';
 
@@ -99,7 +99,8 @@ function checkParam(
         raw < spec.min ||
         raw > spec.max
       ) {
-        throw policyError(path, `must be an integer from ${spec.min} to ${spec.max}`);
+        const given = typeof raw === 'number' ? String(raw) : givenWords(raw);
+        throw policyError(path, `must be an integer from ${spec.min} to ${spec.max}, not ${given}`);
       }
       return raw;
     case 'amount':
@@ -142,8 +143,9 @@ function checkList(
   isItem: (item: unknown) => item is string,
   what: string,
 ): readonly string[] {
-  if (!Array.isArray(raw) || raw.length === 0)
-    throw policyError(path, `must be a non-empty list of ${what}`);
+  if (!Array.isArray(raw))
+    throw policyError(path, `must be a list of ${what}, not ${givenWords(raw)}`);
+  if (raw.length === 0) throw policyError(path, `must be a non-empty list of ${what}`);
   const list: readonly unknown[] = raw;
   spendListValues(list.length, path, ctx);
   const bad = list.findIndex((item) => !isItem(item));
@@ -159,7 +161,8 @@ function substituteParams(
   values: ReadonlyMap<string, ParamValue>,
   depth: number,
 ): unknown {
-  if (depth > SUBSTITUTION_DEPTH_MAX) throw policyError([], 'template nests too deeply');
+  if (depth > SUBSTITUTION_DEPTH_MAX)
+    throw policyError([], 'uses a template that nests too deeply');
   if (Array.isArray(node))
     return node.map((item: unknown) => substituteParams(item, values, depth + 1));
   if (!isPlainObject(node)) return node;

@@ -15,11 +15,19 @@ export { builtinRuleLibrary, loadRuleLibrary } from './rule-library/load.js';
 
 /**
  * Compiles a vault's policy. Templates resolve against the built-in library in rules/ unless
- * `options.templates` names another.
+ * `options.templates` names another; the currency defaults to USDC.
  */
-export function compilePolicy(input: unknown, options: CompileOptions): CompiledPolicy {
-  return compileWithLibrary(input, {
-    ...options,
-    templates: options.templates ?? builtinRuleLibrary(),
-  });
+export function compilePolicy(input: unknown, options?: CompileOptions): CompiledPolicy {
+  return compileWithLibrary(input, withBuiltinTemplates(options));
+}
+
+/** The options with the built-in library as the default; anything but an object as it is. */
+function withBuiltinTemplates(options: unknown): CompileOptions {
+  if (options === undefined) return { templates: builtinRuleLibrary() };
+  // The core refuses options of another type, naming them; they are passed on untouched.
+  if (typeof options !== 'object' || options === null || Array.isArray(options)) {
+    return options as CompileOptions;
+  }
+  const given = options as CompileOptions;
+  return { ...given, templates: given.templates ?? builtinRuleLibrary() };
 }

@@ -17,6 +17,7 @@ export { compareDecimals } from './money/compare.js';
 export {
   CURRENCIES,
   CURRENCY_CODES,
+  currencyInfoOf,
   currencyOf,
   isCurrencyCode,
   SCALE_MAX,
@@ -30,8 +31,12 @@ export {
   JSON_NUMBER_DIGITS_MAX,
   significantDigits,
   amountIn,
+  isDecimalJsValue,
   parseAmount,
+  TOTAL_LIMIT,
   type AmountInput,
+  type AmountLike,
+  type DecimalJsValue,
   type ParseAmountOptions,
 } from './money/amount.js';
 export {
@@ -78,11 +83,13 @@ export {
 } from './policy/template-schema.js';
 export {
   compilePolicy,
+  isCompiledPolicy,
   type CompiledCheck,
   type CompiledPolicy,
   type CompileOptions,
 } from './policy/compile.js';
 export { CompiledPolicyCache } from './policy/policy-cache.js';
+export type { DecideInput, RequestInput, SpendInput, VaultInput } from './decision/read-input.js';
 export {
   decide,
   requiredAggregates,

@@ -1,4 +1,5 @@
 import type { z } from 'zod';
+import { givenWords } from '../errors/given.js';
 import { formatPath, PolicyInvalidError, SpendgateError } from '../errors/spendgate-error.js';
 import { parseAmount } from '../money/amount.js';
 import { isCurrencyCode, type CurrencyInfo } from '../money/currencies.js';
@@ -18,7 +19,6 @@ import {
 import { isPlainText } from './fast-document.js';
 import {
   ExactPathNeeded,
-  givenWords,
   parseWith,
   policyError,
   UNTRACKED_PATH,

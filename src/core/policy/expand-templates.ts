@@ -8,7 +8,8 @@ import {
 } from './check-conditions.js';
 import { isCountryCode, isMccCode } from './countries.js';
 import { POLICY_BOUNDS } from './bounds.js';
-import { givenWords, policyError, type PathKey } from './parse-with.js';
+import { givenWords } from '../errors/given.js';
+import { policyError, type PathKey } from './parse-with.js';
 import type { TemplateRefDocument } from './schema.js';
 import type { TemplateDocument, TemplateLibrary, TemplateParam } from './template-schema.js';
 

@@ -1,6 +1,6 @@
 import type { z } from 'zod';
 import { fieldSubject, formatPath, PolicyInvalidError } from '../errors/spendgate-error.js';
-import { ImpreciseNumber } from '../money/amount.js';
+import { givenWords } from '../errors/given.js';
 
 export type PathKey = string | number;
 
@@ -94,36 +94,6 @@ function sizeWords(bound: 'at least' | 'at most', origin: string, size: number):
       return `must be ${bound} ${size} ${size === 1 ? 'character' : 'characters'} long`;
     default:
       return `must be ${bound} ${size}`;
-  }
-}
-
-/**
- * What was given, as a message names it: its JSON type with an article ("a string"), or for a
- * number that is not an integer, the number itself ("must be an integer, not 1.5").
- */
-export function givenWords(value: unknown): string {
-  return typeof value === 'number' && !Number.isInteger(value) ? String(value) : jsonTypeOf(value);
-}
-
-/** The JSON type of a value, with its article, as a message names what was given. */
-export function jsonTypeOf(value: unknown): string {
-  if (value === null) return 'null';
-  // The HTTP body parser's stand-in for a number literal too long to hold exactly.
-  if (value instanceof ImpreciseNumber) return 'a number';
-  if (Array.isArray(value)) return 'a list';
-  switch (typeof value) {
-    case 'string':
-      return 'a string';
-    case 'number':
-      return Number.isInteger(value) ? 'an integer' : 'a number';
-    case 'boolean':
-      return 'a boolean';
-    case 'undefined':
-      return 'nothing';
-    case 'object':
-      return 'an object';
-    default:
-      return `a ${typeof value}`;
   }
 }
 

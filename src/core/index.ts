@@ -90,6 +90,7 @@ export {
 } from './policy/compile.js';
 export { CompiledPolicyCache } from './policy/policy-cache.js';
 export type { DecideInput, RequestInput, SpendInput, VaultInput } from './decision/read-input.js';
+export { evaluate, type Facts } from './decision/evaluate.js';
 export {
   decide,
   requiredAggregates,

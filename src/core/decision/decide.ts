@@ -95,7 +95,7 @@ export function decide(input: DecideInput): Decision {
     // The evaluators read spend only in the core's form; any other is read here, once.
     if (!(error instanceof AggregateUnread)) throw error;
   }
-  return decideRead(withSpendRead(read, 'spend'));
+  return decideRead(withSpendRead(read, read.policy, 'spend'));
 }
 
 /** The decision on an input read by `readDecisionInput`: its amounts are core Decimals. */

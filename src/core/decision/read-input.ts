@@ -13,7 +13,11 @@ import { assert, InvariantError } from '../assert.js';
 import { currencyOf, type CurrencyInfo } from '../money/currencies.js';
 import type { SpendTotals } from '../policy/aggregates.js';
 import { isCompiledPolicy, type CompiledPolicy } from '../policy/compile.js';
-import type { AuthorizationRequest, Merchant } from '../policy/evaluation-input.js';
+import type {
+  AuthorizationRequest,
+  EvaluationInput,
+  Merchant,
+} from '../policy/evaluation-input.js';
 import type { CardState, CardStatus, DecisionInput, VaultState, VaultStatus } from './decide.js';
 
 /*
@@ -175,8 +179,11 @@ export function readEpochMs(value: unknown, param: string): number {
  * aggregate not in the core's form. The spend read is a copy, or the same object only if the
  * evaluators and the reader disagree, which is a bug.
  */
-export function withSpendRead(input: DecisionInput, param: string): DecisionInput {
-  const policy = input.policy;
+export function withSpendRead<T extends EvaluationInput>(
+  input: T,
+  policy: CompiledPolicy | null,
+  param: string,
+): T {
   assert(policy !== null, 'only a policy reads spend');
   const spend = readSpend(input.spend, policy, param);
   assert(spend !== input.spend, 'the evaluators refuse only spend the reader converts or refuses');

@@ -13,7 +13,7 @@ export {
 } from './errors/catalogue.js';
 export { formatPath, PolicyInvalidError, SpendgateError } from './errors/spendgate-error.js';
 export { Decimal, isDecimal, ZERO } from './money/decimal.js';
-export { compareDecimals } from './money/compare.js';
+export { compareDecimalInteger, compareDecimals } from './money/compare.js';
 export {
   CURRENCIES,
   CURRENCY_CODES,

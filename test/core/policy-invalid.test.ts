@@ -120,10 +120,10 @@ describe('bad policies fail compilation with the path of the fault', () => {
       'must be a string',
     ],
     [
-      'an hour out of range',
-      rule({ all: [leaf('hourUtc', 'equal', 24)] }),
+      'an hour as a string',
+      rule({ all: [leaf('hourUtc', 'equal', '8')] }),
       'rules[0].conditions.all[0].value',
-      'integer from 0 to 23',
+      'value must be a number, not a string.',
     ],
     [
       'an ordering operator on a string',
@@ -141,19 +141,19 @@ describe('bad policies fail compilation with the path of the fault', () => {
       'in without a list',
       rule({ all: [leaf('mcc', 'in', '5812')] }),
       'rules[0].conditions.all[0].value',
-      'non-empty list',
+      'value must be a list for in, not a string.',
     ],
     [
       'a fact reference of another kind',
-      rule({ all: [leaf('amount', 'equal', { fact: 'hourUtc' })] }),
+      rule({ all: [leaf('mcc', 'equal', { fact: 'hourUtc' })] }),
       'rules[0].conditions.all[0].value.fact',
-      'cannot be compared',
+      'fact is an integer fact, which cannot be compared with a string fact.',
     ],
     [
       'a fact reference in a list operator',
       rule({ all: [leaf('mcc', 'in', { fact: 'mcc' })] }),
       'rules[0].conditions.all[0].value',
-      'fact reference',
+      'value may name a fact only with equal, notEqual and the ordering operators, not in.',
     ],
     [
       'merchant without path',

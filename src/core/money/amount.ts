@@ -84,24 +84,62 @@ export function parseAmount(
   options: ParseAmountOptions = NO_OPTIONS,
 ): Decimal {
   const info = currencyInfoOf(currency);
-  const allowZero = options.allowZero !== false;
-  let fast: Decimal | null = null;
-  if (typeof input === 'string') {
-    fast = plainAmount(input, info.scale, allowZero);
-  } else if (typeof input === 'number') {
-    if (Number.isInteger(input) && input >= 0 && input < WHOLE_FAST_LIMIT) {
-      // -0 is an integer too: it is the amount 0, without a sign.
-      fast = input === 0 ? (allowZero ? new Decimal(0) : null) : wholeAmount(input);
-    } else if (input > 0 && input < WHOLE_FAST_LIMIT) {
-      // decimal.js reads a number through its shortest round-trip spelling; so does this. At
-      // most 15 digit characters means at most 15 significant digits.
-      const spelled = String(input);
-      if (spelled.length <= JSON_NUMBER_DIGITS_MAX + 1) {
-        fast = plainAmount(spelled, info.scale, allowZero);
-      }
-    }
+  return (
+    fastAmount(input, info.scale, options.allowZero !== false) ??
+    parseAmountGeneral(input, info, options)
+  );
+}
+
+/** The fast path of parseAmount: the Decimal of a common spelling, or null for the general path. */
+function fastAmount(input: unknown, scale: number, allowZero: boolean): Decimal | null {
+  if (typeof input === 'string') return plainAmount(input, scale, allowZero);
+  if (typeof input !== 'number') return null;
+  if (Number.isInteger(input) && input >= 0 && input < WHOLE_FAST_LIMIT) {
+    // -0 is an integer too: it is the amount 0, without a sign.
+    return input === 0 ? (allowZero ? new Decimal(0) : null) : wholeAmount(input);
   }
-  return fast ?? parseAmountGeneral(input, info, options);
+  if (input > 0 && input < WHOLE_FAST_LIMIT) {
+    // decimal.js reads a number through its shortest round-trip spelling; so does this. At
+    // most 15 digit characters means at most 15 significant digits.
+    const spelled = String(input);
+    if (spelled.length <= JSON_NUMBER_DIGITS_MAX + 1) return plainAmount(spelled, scale, allowZero);
+  }
+  return null;
+}
+
+/** Longest comparison constant worth parsing: far past any amount, short of a runaway. */
+const COMPARISON_STRING_LENGTH_MAX = 64;
+// A signed decimal in plain notation: one spelling per value's digits, as amounts have.
+const SIGNED_DECIMAL_PATTERN = /^-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?$/;
+const IMPRECISE = `has more than ${JSON_NUMBER_DIGITS_MAX} significant digits; write it as a decimal string`;
+
+/**
+ * A constant a money fact is compared with in a rule condition: any exact decimal, signed and
+ * of any scale, as a decimal string or a number of at most 15 significant digits. Unlike an
+ * amount it may lie outside what an amount can be (`amount greaterThan -1` always holds,
+ * `amount equal 0.0000001` never does in USDC), as a comparison in json-rules-engine may.
+ * Returns the Decimal, or why the input is not one, in words that read on from the field.
+ */
+export function comparisonDecimal(input: unknown): Decimal | string {
+  // Plain amounts (the usual constants) through the amount parser's fast path.
+  const fast = fastAmount(input, FRACTION_DIGITS_FAST_MAX, true);
+  if (fast !== null) return fast;
+  if (typeof input === 'string') {
+    if (input.length > COMPARISON_STRING_LENGTH_MAX) {
+      return `is too long: at most ${COMPARISON_STRING_LENGTH_MAX} characters`;
+    }
+    if (!SIGNED_DECIMAL_PATTERN.test(input)) return 'must be a decimal string such as "125.50"';
+    const value = new Decimal(input);
+    // "-0" is 0: a sign on zero would only ride along.
+    return value.isZero() ? ZERO : value;
+  }
+  if (typeof input === 'number') {
+    if (!Number.isFinite(input)) return 'must be a finite number';
+    const value = new Decimal(input === 0 ? 0 : input);
+    return value.precision(false) > JSON_NUMBER_DIGITS_MAX ? IMPRECISE : value;
+  }
+  if (input instanceof ImpreciseNumber) return IMPRECISE;
+  return `must be a number or a decimal string, not ${givenWords(input)}`;
 }
 
 /**

@@ -1,5 +1,10 @@
 import { assert, InvariantError } from '../assert.js';
-import { compareDecimals, hasDecimal, sortedUniqueDecimals } from '../money/compare.js';
+import {
+  compareDecimalInteger,
+  compareDecimals,
+  hasDecimal,
+  sortedUniqueDecimals,
+} from '../money/compare.js';
 import { isCheckedTotal, isCount } from '../money/amount.js';
 import type { CurrencyInfo } from '../money/currencies.js';
 import { dayOfWeekUtc, hourUtc } from '../time.js';
@@ -20,9 +25,10 @@ import type { Operator } from './operators.js';
  * the indexes it counts itself.
  *
  * Semantics are json-rules-engine's, operator by operator, with these intended differences
- * (README, "Differences from json-rules-engine"; the differential test's reference engine
+ * (all of them, with reasons, in rules/README.md; the differential test's reference engine
  * mirrors each one):
- * - money facts compare as decimals through `compareDecimals`, never as floats;
+ * - money facts compare as decimals through `compareDecimals` (and with integer facts through
+ *   `compareDecimalInteger`), never as floats;
  * - `contains` / `doesNotContain` test substrings of string facts (json-rules-engine: arrays);
  * - an absent optional fact is `undefined`: it equals nothing and is in no list, and both
  *   substring tests are false for it (as json-rules-engine's fact validator makes them).
@@ -50,6 +56,7 @@ export type Predicate = (input: EvaluationInput) => boolean;
 /** Helpers the generated code calls, passed in rather than reached through any global. */
 const RUNTIME = Object.freeze({
   compareDecimals,
+  compareDecimalInteger,
   hasDecimal,
   isCheckedTotal,
   isCount,
@@ -61,7 +68,8 @@ const RUNTIME = Object.freeze({
 
 const PRELUDE =
   "'use strict';\n" +
-  'const cmp = rt.compareDecimals, hasDecimal = rt.hasDecimal, isTotal = rt.isCheckedTotal,\n' +
+  'const cmp = rt.compareDecimals, cmpInt = rt.compareDecimalInteger, hasDecimal = rt.hasDecimal,\n' +
+  '  isTotal = rt.isCheckedTotal,\n' +
   '  isCount = rt.isCount, unread = rt.aggregateUnread, hourUtc = rt.hourUtc,\n' +
   '  dayOfWeekUtc = rt.dayOfWeekUtc,\n' +
   '  NONE = rt.noShadowMatches;\n';
@@ -280,6 +288,14 @@ class Body {
       }
       case 'compare':
         return this.comparison(ir);
+      case 'compareMoneyInteger': {
+        const token = COMPARE[ir.operator];
+        assert(token !== undefined, 'money and integer facts compare by equality or order');
+        const compared = `cmpInt(${this.read(ir.money)},${this.read(ir.integer)})`;
+        this.#level = RELATIONAL;
+        // integer OP money is 0 OP (money - integer)'s sign.
+        return ir.moneyLeft ? `${compared}${token}0` : `0${token}${compared}`;
+      }
     }
   }
 
@@ -303,7 +319,7 @@ class Body {
       operand.kind === 'fact' ? this.read(operand.source) : this.constants.name(operand.value);
     if (ir.operator === 'contains' || ir.operator === 'doesNotContain') {
       assert(ir.valueKind === 'string' && operand.kind === 'constant', 'substrings of strings');
-      // An absent optional fact contains nothing, so both tests are false for it (README).
+      // An absent optional fact contains nothing, so both tests are false for it (rules/README.md).
       const negate = ir.operator === 'doesNotContain' ? '!' : '';
       this.#level = AND;
       return `${left}!==undefined&&${negate}${left}.includes(${right})`;

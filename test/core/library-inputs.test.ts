@@ -333,7 +333,7 @@ describe('compilePolicy options', () => {
       'Currency "EUR" is not supported; use one of USDC, SOL.',
     ],
     [
-      { currency: { code: 'USDC' } },
+      { currency: { code: 'USDC', scale: 64 } },
       'invalid_currency',
       'options.currency',
       'Currency an object is not supported; use one of USDC, SOL.',

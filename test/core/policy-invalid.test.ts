@@ -220,7 +220,7 @@ describe('bad policies fail compilation with the path of the fault', () => {
       'an unknown template',
       { templates: [{ name: 'block-everything' }] },
       'templates[0].name',
-      'names no template',
+      'name must name a template, but no template library was given (options.templates).',
     ],
   ])('%s', (_title, policy, param, message) => {
     const error = refusal(policy);

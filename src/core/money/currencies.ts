@@ -53,10 +53,25 @@ export function currencyOf(code: unknown, param = 'currency'): CurrencyInfo {
 const REGISTERED: ReadonlySet<unknown> = new Set(Object.values(CURRENCIES));
 
 /**
- * A currency as the library takes it: a code, or an entry of the registry itself (what
- * `currencyOf` returns). Anything else is refused as `currencyOf` refuses an unknown code.
+ * A currency as the library takes it: a code, or a CurrencyInfo (a registry entry, as
+ * `currencyOf` returns, or one of the caller's own, such as the HTTP layer's "any currency" at
+ * the finest scale, for checking an amount's form before its currency is known). Anything
+ * else is refused as `currencyOf` refuses an unknown code.
  */
 export function currencyInfoOf(currency: unknown, param = 'currency'): CurrencyInfo {
   if (REGISTERED.has(currency)) return currency as CurrencyInfo;
+  if (isCurrencyInfo(currency)) return currency;
   return currencyOf(currency, param);
+}
+
+function isCurrencyInfo(value: unknown): value is CurrencyInfo {
+  if (typeof value !== 'object' || value === null) return false;
+  const { code, scale } = value as { readonly code?: unknown; readonly scale?: unknown };
+  return (
+    typeof code === 'string' &&
+    typeof scale === 'number' &&
+    Number.isInteger(scale) &&
+    scale >= 0 &&
+    scale <= SCALE_MAX
+  );
 }

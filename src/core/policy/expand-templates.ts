@@ -41,10 +41,11 @@ export function expandTemplate(
 ): ExpandedTemplate {
   const template = library.get(ref.name);
   if (template === undefined) {
-    const known = [...library.keys()].join(', ');
     throw policyError(
       [...path, 'name'],
-      `names no template of the rule library; templates are ${known}`,
+      library.size === 0
+        ? 'must name a template, but no template library was given (options.templates)'
+        : `must name a template of the rule library: ${[...library.keys()].join(', ')}`,
     );
   }
   const values = resolveParams(template, ref.params ?? NO_PARAMS, pathTo(ctx, path, 'params'), ctx);

@@ -1,5 +1,6 @@
 import {
   compilePolicy as compileWithLibrary,
+  withDefaultTemplates,
   type CompiledPolicy,
   type CompileOptions,
 } from './core/index.js';
@@ -18,16 +19,9 @@ export { builtinRuleLibrary, loadRuleLibrary } from './rule-library/load.js';
  * `options.templates` names another; the currency defaults to USDC.
  */
 export function compilePolicy(input: unknown, options?: CompileOptions): CompiledPolicy {
-  return compileWithLibrary(input, withBuiltinTemplates(options));
-}
-
-/** The options with the built-in library as the default; anything but an object as it is. */
-function withBuiltinTemplates(options: unknown): CompileOptions {
-  if (options === undefined) return { templates: builtinRuleLibrary() };
-  // The core refuses options of another type, naming them; they are passed on untouched.
-  if (typeof options !== 'object' || options === null || Array.isArray(options)) {
-    return options as CompileOptions;
-  }
-  const given = options as CompileOptions;
-  return { ...given, templates: given.templates ?? builtinRuleLibrary() };
+  // The core checks the options, whatever their type, and refuses them by name.
+  return compileWithLibrary(
+    input,
+    withDefaultTemplates(options, builtinRuleLibrary) as CompileOptions,
+  );
 }

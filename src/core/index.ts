@@ -81,6 +81,7 @@ export {
   type TemplateLibrary,
   type TemplateParam,
 } from './policy/template-schema.js';
+export { DEFAULT_CURRENCY, withDefaultTemplates } from './policy/compile-options.js';
 export {
   compilePolicy,
   isCompiledPolicy,

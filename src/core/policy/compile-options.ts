@@ -121,3 +121,16 @@ function checkedTemplateDocument(name: string, template: unknown): TemplateDocum
     );
   }
 }
+
+/**
+ * `options` with `templates` defaulting to `library()`: what each package entry (`spendgate`,
+ * `@spendgate/core`) compiles with, so that both default to the built-in rules/ library.
+ * Options of another type than an object are handed on untouched, for `compilePolicy` to
+ * refuse them by name.
+ */
+export function withDefaultTemplates(options: unknown, library: () => TemplateLibrary): unknown {
+  if (options === undefined) return { templates: library() };
+  if (typeof options !== 'object' || options === null || Array.isArray(options)) return options;
+  const given = options as CompileOptions;
+  return given.templates === undefined ? { ...given, templates: library() } : given;
+}

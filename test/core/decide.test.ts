@@ -4,7 +4,6 @@ import {
   CompiledPolicyCache,
   decide,
   Decimal,
-  InvariantError,
   requiredAggregates,
 } from '../../src/core/index.js';
 import { builtinRuleLibrary } from '../../src/rule-library/load.js';
@@ -271,7 +270,12 @@ describe('CompiledPolicyCache', () => {
   });
 
   it('refuses a bound or version that is not a positive integer', () => {
-    expect(() => new CompiledPolicyCache(0)).toThrow(InvariantError);
-    expect(() => new CompiledPolicyCache(1).get('vlt_a', 0)).toThrow(InvariantError);
+    const bound = refusalOf(() => new CompiledPolicyCache(0));
+    expect([bound.code, bound.param, bound.message]).toEqual([
+      'parameter_invalid',
+      'entriesMax',
+      'entriesMax must be a positive integer, not 0.',
+    ]);
+    expect(refusalOf(() => new CompiledPolicyCache(1).get('vlt_a', 0)).param).toBe('version');
   });
 });

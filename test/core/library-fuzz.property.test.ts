@@ -1,8 +1,12 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
+  amountIn,
+  CompiledPolicyCache,
   compilePolicy,
   decide,
+  formatAmount,
+  parseAmount,
   evaluate,
   isErrorCode,
   SpendgateError,
@@ -143,6 +147,21 @@ describe('the public API throws nothing but SpendgateErrors', () => {
         succeedsOrRefuses(() => evaluate(policy, mutate(VALID_FACTS, pick, replacement) as Facts));
       }),
       { numRuns: 3000 },
+    );
+  });
+
+  it('the amount functions and the policy cache, for any JSON values as their arguments', () => {
+    const someJson = fc.jsonValue({ maxDepth: 2 });
+    fc.assert(
+      fc.property(someJson, someJson, someJson, (input, currency, options) => {
+        succeedsOrRefuses(() => parseAmount(input, currency as never, options as never));
+        succeedsOrRefuses(() => amountIn(input as never, currency as never, options as never));
+        succeedsOrRefuses(() => formatAmount(input as never, currency as never));
+        succeedsOrRefuses(() =>
+          new CompiledPolicyCache(input as never).get(currency as never, options as never),
+        );
+      }),
+      { numRuns: 2000 },
     );
   });
 

@@ -15,6 +15,14 @@ export function givenWords(value: unknown): string {
     : jsonTypeOf(value);
 }
 
+/**
+ * What was given where a number was wanted in a range: the number itself ("must be a positive
+ * integer, not 0"), or what `givenWords` says of anything else.
+ */
+export function givenNumber(value: unknown): string {
+  return typeof value === 'number' ? String(value) : givenWords(value);
+}
+
 /** The JSON type of a value, with its article; NaN and the infinities by name. */
 export function jsonTypeOf(value: unknown): string {
   if (value === null) return 'null';

@@ -8,7 +8,7 @@ import {
 } from './check-conditions.js';
 import { isCountryCode, isMccCode } from './countries.js';
 import { POLICY_BOUNDS } from './bounds.js';
-import { givenWords } from '../errors/given.js';
+import { givenNumber, givenWords } from '../errors/given.js';
 import { policyError, type PathKey } from './parse-with.js';
 import type { TemplateRefDocument } from './schema.js';
 import type { TemplateDocument, TemplateLibrary, TemplateParam } from './template-schema.js';
@@ -101,8 +101,10 @@ function checkParam(
         raw < spec.min ||
         raw > spec.max
       ) {
-        const given = typeof raw === 'number' ? String(raw) : givenWords(raw);
-        throw policyError(path, `must be an integer from ${spec.min} to ${spec.max}, not ${given}`);
+        throw policyError(
+          path,
+          `must be an integer from ${spec.min} to ${spec.max}, not ${givenNumber(raw)}`,
+        );
       }
       return raw;
     case 'amount':

@@ -18,7 +18,15 @@
 // nothing but its own files, zod and decimal.js. `stageMain` stages `spendgate` the same way,
 // for test/package.test.ts to install both from tarballs. Plain Node: it runs before any build.
 import { execFileSync } from 'node:child_process';
-import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import {
+  cpSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -170,8 +178,8 @@ export function stageCore(stageDir) {
     files: ['dist', 'rules/README.md'],
     dependencies,
   };
+  // The staged tsconfig.stage.json stays out of the tarball: `files` does not name it.
   writeFileSync(join(stageDir, 'package.json'), `${JSON.stringify(coreManifest, null, 2)}\n`);
-  // The staged tsconfig belongs to the build, not the package.
   return stageDir;
 }
 
@@ -216,6 +224,10 @@ export function pack(stageDir, destination) {
 if (process.argv[1] !== undefined && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
   const destination = resolve(process.argv[2] ?? process.cwd());
   const stageDir = mkdtempSync(join(tmpdir(), 'spendgate-core-'));
-  const tarball = pack(stageCore(stageDir), destination);
-  process.stdout.write(`${tarball}\n`);
+  try {
+    const tarball = pack(stageCore(stageDir), destination);
+    process.stdout.write(`${tarball}\n`);
+  } finally {
+    rmSync(stageDir, { recursive: true, force: true });
+  }
 }

@@ -1,5 +1,6 @@
 import {
   compilePolicy as compileWithLibrary,
+  withDefaultTemplates,
   type CompiledPolicy,
   type CompileOptions,
 } from './core/index.js';
@@ -15,11 +16,12 @@ export { builtinRuleLibrary, loadRuleLibrary } from './rule-library/load.js';
 
 /**
  * Compiles a vault's policy. Templates resolve against the built-in library in rules/ unless
- * `options.templates` names another.
+ * `options.templates` names another; the currency defaults to USDC.
  */
-export function compilePolicy(input: unknown, options: CompileOptions): CompiledPolicy {
-  return compileWithLibrary(input, {
-    ...options,
-    templates: options.templates ?? builtinRuleLibrary(),
-  });
+export function compilePolicy(input: unknown, options?: CompileOptions): CompiledPolicy {
+  // The core checks the options, whatever their type, and refuses them by name.
+  return compileWithLibrary(
+    input,
+    withDefaultTemplates(options, builtinRuleLibrary) as CompileOptions,
+  );
 }

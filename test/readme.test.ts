@@ -7,15 +7,32 @@ import { builtinRuleLibrary } from '../src/rule-library/load.js';
 const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
 
 describe('README.md', () => {
-  it('shows docs/examples/library.ts verbatim, and that example runs', async () => {
-    const example = readFileSync(new URL('../docs/examples/library.ts', import.meta.url), 'utf8');
-    const block = /<!-- example: docs\/examples\/library\.ts -->\n+```ts\n([\s\S]*?)```/.exec(
-      readme,
-    );
-    expect(block?.[1]).toBe(example);
-    // The example asserts its own results with node:assert; a wrong claim throws here.
-    await expect(import('../docs/examples/library.js')).resolves.toBeDefined();
+  const examples = [
+    ...readme.matchAll(/<!-- example: (docs\/examples\/[a-z-]+)\.ts -->\n+```ts\n([\s\S]*?)```/g),
+  ];
+
+  // Imports the bundler can see: one per example.
+  const RUNS: Record<string, () => Promise<unknown>> = {
+    'docs/examples/embed': () => import('../docs/examples/embed.js'),
+    'docs/examples/library': () => import('../docs/examples/library.js'),
+  };
+
+  it('shows the library examples, the one-line embedding among them', () => {
+    expect(examples.map((match) => match[1])).toEqual([
+      'docs/examples/embed',
+      'docs/examples/library',
+    ]);
   });
+
+  it.each(examples.map((match) => [match[1] as string, match[2] as string]))(
+    'shows %s.ts verbatim, and that example runs',
+    async (path, block) => {
+      const example = readFileSync(new URL(`../${path}.ts`, import.meta.url), 'utf8');
+      expect(block).toBe(example);
+      // Each example asserts its own results with node:assert; a wrong claim throws here.
+      await expect(RUNS[path]?.()).resolves.toBeDefined();
+    },
+  );
 
   it('lists every template of the rule library', () => {
     for (const name of builtinRuleLibrary().keys()) {

@@ -187,7 +187,7 @@ describe('the rule library', () => {
       }),
     );
     expect(() => loadRuleLibrary(pathToFileURL(`${dir}/`))).toThrow(
-      /broken\.json: rules\[0\]\.message is required/,
+      /broken\.json: rules\[0\]\.message: message is required\./,
     );
     const misnamed = mkdtempSync(join(tmpdir(), 'spendgate-rules-'));
     writeFileSync(

@@ -1,5 +1,5 @@
 import { deepStrictEqual } from 'node:assert';
-import { compilePolicy, decide, parseAmount } from 'spendgate';
+import { compilePolicy, decide } from 'spendgate';
 
 // Compile once per (vault, policy version); the result is a plain synchronous evaluator.
 const policy = compilePolicy(
@@ -31,18 +31,14 @@ deepStrictEqual(
 
 const decision = decide({
   card: { id: 'card_1', vaultId: 'vlt_1', status: 'active' },
-  vault: {
-    id: 'vlt_1',
-    status: 'active',
-    currency: 'USDC',
-    available: parseAmount('5000', 'USDC'),
-  },
+  // Amounts as decimal strings, numbers or Decimals (spendgate's or your own decimal.js).
+  vault: { id: 'vlt_1', status: 'active', currency: 'USDC', available: '5000' },
   policy,
-  spend: { 'amount:daily': parseAmount('1900', 'USDC') },
+  spend: { 'amount:daily': 1900 },
   nowMs: Date.parse('2026-11-18T10:00:00Z'),
   request: {
     cardId: 'card_1',
-    amount: parseAmount('150.00', 'USDC'),
+    amount: '150.00',
     currency: 'USDC',
     merchant: { name: 'Le Bistro', mcc: '5812', country: 'FR' },
   },

@@ -5,7 +5,8 @@
  */
 
 export class InvariantError extends Error {
-  override readonly name = 'InvariantError';
+  // Typed `string`, not the literal, so that a subclass can give its own name.
+  override readonly name: string = 'InvariantError';
 }
 
 export function assert(condition: boolean, message: string): asserts condition {

@@ -13,10 +13,11 @@ export {
 } from './errors/catalogue.js';
 export { formatPath, PolicyInvalidError, SpendgateError } from './errors/spendgate-error.js';
 export { Decimal, isDecimal, ZERO } from './money/decimal.js';
-export { compareDecimals } from './money/compare.js';
+export { compareDecimalInteger, compareDecimals } from './money/compare.js';
 export {
   CURRENCIES,
   CURRENCY_CODES,
+  currencyInfoOf,
   currencyOf,
   isCurrencyCode,
   SCALE_MAX,
@@ -30,8 +31,12 @@ export {
   JSON_NUMBER_DIGITS_MAX,
   significantDigits,
   amountIn,
+  isDecimalJsValue,
   parseAmount,
+  TOTAL_LIMIT,
   type AmountInput,
+  type AmountLike,
+  type DecimalJsValue,
   type ParseAmountOptions,
 } from './money/amount.js';
 export {
@@ -76,13 +81,17 @@ export {
   type TemplateLibrary,
   type TemplateParam,
 } from './policy/template-schema.js';
+export { DEFAULT_CURRENCY, withDefaultTemplates } from './policy/compile-options.js';
 export {
   compilePolicy,
+  isCompiledPolicy,
   type CompiledCheck,
   type CompiledPolicy,
   type CompileOptions,
 } from './policy/compile.js';
 export { CompiledPolicyCache } from './policy/policy-cache.js';
+export type { DecideInput, RequestInput, SpendInput, VaultInput } from './decision/read-input.js';
+export { evaluate, type Facts } from './decision/evaluate.js';
 export {
   limitStatuses,
   windowEndMs,

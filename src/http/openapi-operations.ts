@@ -354,7 +354,8 @@ export const ERROR_EXAMPLES: Readonly<Record<ErrorCode, Omit<ErrorExample, 'code
     param: 'toVaultId',
   },
   policy_invalid: {
-    message: 'limits[0].interval: Invalid option: expected one of "perTransaction"|"daily"|...',
+    message:
+      'interval must be one of "perTransaction", "daily", "weekly", "monthly", "yearly", "allTime".',
     param: 'limits[0].interval',
   },
   missing_api_key: { message: 'Send your API key as Authorization: Bearer <key>.' },

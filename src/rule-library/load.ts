@@ -1,6 +1,11 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { parseWith } from '../core/policy/parse-with.js';
-import { templateSchema, type TemplateDocument, type TemplateLibrary } from '../core/index.js';
+import {
+  SpendgateError,
+  templateSchema,
+  type TemplateDocument,
+  type TemplateLibrary,
+} from '../core/index.js';
 
 /** rules/ at the package root, both from src/ (tsx, vitest) and from dist/ (built). */
 export const BUILTIN_RULES_DIR = new URL('../../rules/', import.meta.url);
@@ -27,7 +32,13 @@ export function loadRuleLibrary(dir: URL = BUILTIN_RULES_DIR): TemplateLibrary {
     try {
       template = parseWith(templateSchema, JSON.parse(text) as unknown, []);
     } catch (error) {
-      const why = error instanceof Error ? error.message : String(error);
+      // A refusal's message names the field by its last key; the path says where it is.
+      const why =
+        error instanceof SpendgateError && error.param !== undefined
+          ? `${error.param}: ${error.message}`
+          : error instanceof Error
+            ? error.message
+            : String(error);
       throw new Error(`rule library file ${file}: ${why}`, { cause: error });
     }
     if (`${template.name}.json` !== file) {

@@ -4,7 +4,6 @@ import {
   compilePolicy,
   decide,
   Decimal,
-  InvariantError,
   limitStatuses,
   windowEndMs,
   windowStartDay,
@@ -93,7 +92,10 @@ describe('decide with a card policy', () => {
 
   it("refuses a card policy compiled for another currency than the vault's", () => {
     const sol = compilePolicy({}, { currency: 'SOL' });
-    expect(() => decide({ ...decisionInput(), cardPolicy: sol })).toThrow(InvariantError);
+    // A caller's mistake, so a SpendgateError naming the field, as for the vault's policy.
+    expect(() => decide({ ...decisionInput(), cardPolicy: sol })).toThrow(
+      expect.objectContaining({ code: 'parameter_invalid', param: 'cardPolicy' }),
+    );
   });
 });
 

@@ -4,11 +4,11 @@ import {
   CompiledPolicyCache,
   decide,
   Decimal,
-  InvariantError,
   requiredAggregates,
 } from '../../src/core/index.js';
 import { builtinRuleLibrary } from '../../src/rule-library/load.js';
 import { decisionInput } from '../support/decision-input.js';
+import { refusalOf } from '../support/refusal.js';
 
 const compile = (policy: unknown, currency: 'USDC' | 'SOL' = 'USDC') =>
   compilePolicy(policy, { currency, templates: builtinRuleLibrary() });
@@ -202,23 +202,38 @@ describe('decide: policies', () => {
     expect(decision.shadowMatches.map((match) => match.rule)).toEqual(['block-gambling']);
   });
 
-  it('asserts that every aggregate the policy listed was supplied', () => {
+  it('refuses a missing aggregate as missing, naming it, and reads the ones it is given', () => {
     const policy = compile({ limits: [{ interval: 'weekly', amount: '10' }] });
-    expect(() => decide(decisionInput({ policy }))).toThrow(InvariantError);
-    expect(() => decide(decisionInput({ policy, spend: { 'amount:weekly': 3 } }))).toThrow(
-      /amount:weekly was not supplied/,
-    );
+    const missing = refusalOf(() => decide(decisionInput({ policy })));
+    expect([missing.code, missing.param, missing.message]).toEqual([
+      'parameter_missing',
+      'spend["amount:weekly"]',
+      '"amount:weekly" is required: the policy reads this aggregate (see policy.aggregates).',
+    ]);
+    // A number is an amount like any other: read exactly, not refused as "not supplied".
+    expect(
+      decide(decisionInput({ policy, amount: '7', spend: { 'amount:weekly': 3 } })).approved,
+    ).toBe(true);
     expect(
       decide(decisionInput({ policy, amount: '7', spend: { 'amount:weekly': new Decimal(3) } }))
         .approved,
     ).toBe(true);
+    expect(
+      decide(decisionInput({ policy, amount: '7.000001', spend: { 'amount:weekly': '3' } }))
+        .declineReason?.rule,
+    ).toBe('limits[0]');
   });
 
   it("refuses a policy compiled for another currency than the vault's", () => {
     const sol = compile({ limits: [{ interval: 'perTransaction', amount: '1.000000001' }] }, 'SOL');
-    expect(() => decide(decisionInput({ policy: sol, vault: { currency: 'USDC' } }))).toThrow(
-      InvariantError,
+    const error = refusalOf(() =>
+      decide(decisionInput({ policy: sol, vault: { currency: 'USDC' } })),
     );
+    expect([error.code, error.param, error.message]).toEqual([
+      'parameter_invalid',
+      'policy',
+      'policy was compiled for SOL, but the vault holds USDC.',
+    ]);
   });
 
   it('derives hour and weekday from the decision time in UTC', () => {
@@ -255,7 +270,12 @@ describe('CompiledPolicyCache', () => {
   });
 
   it('refuses a bound or version that is not a positive integer', () => {
-    expect(() => new CompiledPolicyCache(0)).toThrow(InvariantError);
-    expect(() => new CompiledPolicyCache(1).get('vlt_a', 0)).toThrow(InvariantError);
+    const bound = refusalOf(() => new CompiledPolicyCache(0));
+    expect([bound.code, bound.param, bound.message]).toEqual([
+      'parameter_invalid',
+      'entriesMax',
+      'entriesMax must be a positive integer, not 0.',
+    ]);
+    expect(refusalOf(() => new CompiledPolicyCache(1).get('vlt_a', 0)).param).toBe('version');
   });
 });

@@ -3,6 +3,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
   AMOUNT_MAX,
+  compareDecimalInteger,
   compareDecimals,
   CURRENCIES,
   CURRENCY_CODES,
@@ -121,6 +122,39 @@ describe('money properties', () => {
       fc.property(decimal, decimal, (x, y) => {
         expect(compareDecimals(x, y)).toBe(x.cmp(y));
         expect(compareDecimals(x, x)).toBe(0);
+      }),
+      { numRuns: 5000 },
+    );
+  });
+});
+
+describe('comparing a decimal with an integer fact', () => {
+  /** Decimals near integers and far from them, signed, of few and of many digits. */
+  const decimal = fc.oneof(
+    fc.integer({ min: -1_000_000, max: 1_000_000 }).map(String),
+    fc
+      .tuple(fc.integer({ min: -1000, max: 1000 }), fc.integer({ min: 0, max: 999_999_999 }))
+      .map(([whole, fraction]) => `${whole}.${String(fraction).padStart(9, '0')}`),
+    fc.constantFrom('0', '-0', '0.5', '-0.5', '1e14', '1e15', '-1e15', '123456789012345.5', '1e20'),
+    fc.bigInt({ min: -(10n ** 17n), max: 10n ** 17n }).map(String),
+  );
+  const integer = fc.oneof(
+    fc.integer({ min: -5, max: 30 }),
+    fc.integer({ min: -1_000_000, max: 1_000_000 }),
+    fc.maxSafeInteger(),
+    fc.constantFrom(0, -0, 1e15, -1e15, Number.MAX_SAFE_INTEGER, Number.MIN_SAFE_INTEGER),
+  );
+
+  it('compareDecimalInteger(x, n) is x.cmp(n)', () => {
+    fc.assert(
+      fc.property(decimal, integer, (text, n) => {
+        const x = new Decimal(text);
+        expect(compareDecimalInteger(x, n), `${text} vs ${n}`).toBe(x.cmp(n));
+        // On a value's own integer part too, where only the fraction decides.
+        const whole = x.trunc();
+        if (whole.abs().lt(Number.MAX_SAFE_INTEGER)) {
+          expect(compareDecimalInteger(x, whole.toNumber())).toBe(x.cmp(whole));
+        }
       }),
       { numRuns: 5000 },
     );

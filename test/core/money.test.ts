@@ -129,6 +129,17 @@ describe('formatAmount', () => {
   });
 
   it('refuses to format a value finer than the currency (a bug upstream, not a rounding job)', () => {
-    expect(() => formatAmount(new Decimal('0.0000001'), 'USDC')).toThrow(/finer than USDC/);
+    const finer = refusalOf(() => formatAmount(new Decimal('0.0000001'), 'USDC'));
+    expect([finer.code, finer.message]).toEqual([
+      'invalid_amount',
+      'value has more than 6 decimal places, the scale of USDC.',
+    ]);
+    // A library caller may hand in anything: a refusal, never an assertion or a TypeError.
+    expect(refusalOf(() => formatAmount('1.5' as never, 'USDC')).message).toBe(
+      'value must be a core Decimal, not a string.',
+    );
+    expect(refusalOf(() => formatAmount(new Decimal(1), 'EUR' as never)).code).toBe(
+      'invalid_currency',
+    );
   });
 });

@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { compilePolicy, PolicyInvalidError } from '../../src/core/index.js';
 import { loadRuleLibrary } from '../../src/rule-library/load.js';
 import { conditions, mutate, rules } from '../support/policy-arbitraries.js';
+import { expectOwnWording } from '../support/refusal.js';
 
 /**
  * Whatever JSON arrives, compilation either succeeds or throws a PolicyInvalidError whose
@@ -40,7 +41,7 @@ function compileOrRefuse(input: unknown): void {
     const refusal = error as PolicyInvalidError;
     expect(refusal.code).toBe('policy_invalid');
     expect(refusal.param).toBeTypeOf('string');
-    expect(refusal.message.startsWith(refusal.param ?? '')).toBe(true);
+    expectOwnWording(refusal);
     expect(parentExists(input, refusal.param ?? ''), refusal.param).toBe(true);
   }
 }

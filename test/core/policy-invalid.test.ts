@@ -1,5 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { compilePolicy, POLICY_BOUNDS, PolicyInvalidError } from '../../src/core/index.js';
+import {
+  compilePolicy,
+  InvariantError,
+  parseAmount,
+  POLICY_BOUNDS,
+  PolicyInvalidError,
+  SpendgateError,
+} from '../../src/core/index.js';
+import { expectOwnWording, refusalOf } from '../support/refusal.js';
 
 function refusal(policy: unknown): PolicyInvalidError {
   try {
@@ -19,7 +27,7 @@ const rule = (conditions: unknown, extra: Record<string, unknown> = {}) => ({
 
 describe('bad policies fail compilation with the path of the fault', () => {
   it.each([
-    ['not an object', [], 'policy', 'expected object'],
+    ['not an object', [], 'policy', 'The policy must be an object, not a list.'],
     ['an unknown top-level field', { limit: [] }, 'limit', 'is not a known field'],
     [
       'an unknown operator',
@@ -91,7 +99,7 @@ describe('bad policies fail compilation with the path of the fault', () => {
       'an unknown interval',
       { limits: [{ interval: 'hourly', amount: 5 }] },
       'limits[0].interval',
-      'Invalid option',
+      'interval must be one of "perTransaction", "daily"',
     ],
     [
       'a malformed money constant',
@@ -112,10 +120,10 @@ describe('bad policies fail compilation with the path of the fault', () => {
       'must be a string',
     ],
     [
-      'an hour out of range',
-      rule({ all: [leaf('hourUtc', 'equal', 24)] }),
+      'an hour as a string',
+      rule({ all: [leaf('hourUtc', 'equal', '8')] }),
       'rules[0].conditions.all[0].value',
-      'integer from 0 to 23',
+      'value must be a number, not a string.',
     ],
     [
       'an ordering operator on a string',
@@ -133,19 +141,19 @@ describe('bad policies fail compilation with the path of the fault', () => {
       'in without a list',
       rule({ all: [leaf('mcc', 'in', '5812')] }),
       'rules[0].conditions.all[0].value',
-      'non-empty list',
+      'value must be a list for in, not a string.',
     ],
     [
       'a fact reference of another kind',
-      rule({ all: [leaf('amount', 'equal', { fact: 'hourUtc' })] }),
+      rule({ all: [leaf('mcc', 'equal', { fact: 'hourUtc' })] }),
       'rules[0].conditions.all[0].value.fact',
-      'cannot be compared',
+      'fact is an integer fact, which cannot be compared with a string fact.',
     ],
     [
       'a fact reference in a list operator',
       rule({ all: [leaf('mcc', 'in', { fact: 'mcc' })] }),
       'rules[0].conditions.all[0].value',
-      'fact reference',
+      'value may name a fact only with equal, notEqual and the ordering operators, not in.',
     ],
     [
       'merchant without path',
@@ -172,7 +180,7 @@ describe('bad policies fail compilation with the path of the fault', () => {
       'all, any or not at its top',
     ],
     ['missing conditions', { rules: [{ name: 'r' }] }, 'rules[0].conditions', 'is required'],
-    ['an empty all', rule({ all: [] }), 'rules[0].conditions.all', 'Too small'],
+    ['an empty all', rule({ all: [] }), 'rules[0].conditions.all', 'all must not be empty.'],
     [
       'a node with two kinds',
       rule({ all: [{ any: [leaf('mcc', 'equal', '5812')], fact: 'mcc' }] }),
@@ -183,13 +191,13 @@ describe('bad policies fail compilation with the path of the fault', () => {
       'an unknown mode',
       rule({ all: [leaf('mcc', 'equal', '5812')] }, { mode: 'audit' }),
       'rules[0].mode',
-      'Invalid option',
+      'mode must be one of "enforce", "shadow".',
     ],
     [
       'an action other than decline',
       rule({ all: [leaf('mcc', 'equal', '5812')] }, { action: 'approve' }),
       'rules[0].action',
-      'Invalid input',
+      'action must be "decline".',
     ],
     [
       'a duplicate rule name',
@@ -212,14 +220,14 @@ describe('bad policies fail compilation with the path of the fault', () => {
       'an unknown template',
       { templates: [{ name: 'block-everything' }] },
       'templates[0].name',
-      'names no template',
+      'name must name a template, but no template library was given (options.templates).',
     ],
   ])('%s', (_title, policy, param, message) => {
     const error = refusal(policy);
     expect(error.code).toBe('policy_invalid');
     expect(error.param).toBe(param);
     expect(error.message).toContain(message);
-    expect(error.message.startsWith(param)).toBe(true);
+    expectOwnWording(error);
   });
 });
 
@@ -284,5 +292,40 @@ describe('bounds', () => {
     const error = refusal(split(1));
     expect(error.param).toBe('rules[0].conditions.all[0].value');
     expect(error.message).toContain('10000 list values');
+  });
+});
+
+describe('error classes and wording', () => {
+  it('gives each error class its own name', () => {
+    expect(refusal([]).name).toBe('PolicyInvalidError');
+    expect(String(refusal([]))).toMatch(/^PolicyInvalidError: /);
+    expect(new SpendgateError('invalid_amount').name).toBe('SpendgateError');
+    expect(new InvariantError('x').name).toBe('InvariantError');
+  });
+
+  it('names the field by its last key and leaves the path to param, for amounts too', () => {
+    const error = refusalOf(() => parseAmount('-1', 'USDC', { param: 'transaction.amount' }));
+    expect([error.param, error.message]).toEqual([
+      'transaction.amount',
+      'amount must not be negative.',
+    ]);
+    const item = refusal({ merchantCategories: { block: ['5812', 'x'] } });
+    expect([item.param, item.message]).toEqual([
+      'merchantCategories.block[1]',
+      'Item 1 of block must be a four-digit merchant category code such as "5812".',
+    ]);
+  });
+
+  it('says what type was given, in its own words rather than zod', () => {
+    expect(refusal({ rules: 5 }).message).toBe('rules must be a list, not an integer.');
+    expect(refusal({ limits: [{ interval: 'daily', count: 1.5 }] }).message).toBe(
+      'count must be an integer, not 1.5.',
+    );
+    expect(refusal(rule({ all: [leaf('mcc', 'equal', 5812)] })).message).toBe(
+      'value must be a string, not an integer.',
+    );
+    expect(refusal(rule({ all: [leaf('amount', 'equal', { fact: 'mcc' })] })).message).toBe(
+      'fact is a string fact, which cannot be compared with a money fact.',
+    );
   });
 });

@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
+import { compilePolicy, decide, Decimal, type DecideInput } from 'spendgate';
 import { useTestService } from '../support/http.js';
+import { refusalOf } from '../support/refusal.js';
 
 /** Policy routes over real HTTP on PostgreSQL (contract sections 7 and 11). */
 interface Json {
@@ -79,6 +81,50 @@ describe('policy routes', () => {
     expect(
       (await call('PUT', `/v1/vaults/${created.id}/policy`, policy, reader.key)).body.error?.code,
     ).toBe('insufficient_scope');
+  });
+
+  it('reads an amount of -0 as the library does: a JSON -0 is 0, the string "-0" is refused', async () => {
+    const created = await vault('30');
+    // JSON.stringify writes -0 as 0, so the body is written by hand.
+    const simulateRaw = async (amount: string) => {
+      const response = await fetch(
+        `${harness.service.base}/v1/vaults/${created.id}/policy/simulate`,
+        {
+          method: 'POST',
+          headers: { authorization: `Bearer ${harness.key}`, 'content-type': 'application/json' },
+          body: `{"policy":${JSON.stringify(policy)},"transaction":{"amount":${amount},"merchant":${JSON.stringify(merchant)}}}`,
+        },
+      );
+      return [
+        response.status,
+        (await response.json()) as Json & { error?: { message: string } },
+      ] as const;
+    };
+    const [zeroStatus, zero] = await simulateRaw('-0');
+    expect([zeroStatus, zero.approved]).toEqual([200, true]);
+    const [textStatus, text] = await simulateRaw('"-0"');
+    expect([textStatus, text.error]).toEqual([
+      400,
+      expect.objectContaining({
+        code: 'invalid_amount',
+        param: 'transaction.amount',
+        message: 'amount must not be negative.',
+      }) as unknown,
+    ]);
+    // The library's decide answers the same: test/core/library-inputs.test.ts.
+    const compiled = compilePolicy(policy);
+    const input = (amount: unknown) =>
+      ({
+        card: { id: 'card_1', vaultId: 'vlt_1', status: 'active' },
+        vault: { id: 'vlt_1', status: 'active', currency: 'USDC', available: '30' },
+        policy: compiled,
+        nowMs: Date.now(),
+        request: { cardId: 'card_1', amount, currency: 'USDC', merchant },
+      }) as DecideInput;
+    expect(decide(input(-0)).approved).toBe(true);
+    expect(decide(input(new Decimal('-0'))).approved).toBe(true);
+    const refusal = refusalOf(() => decide(input('-0')));
+    expect([refusal.code, refusal.message]).toEqual([text.error?.code, text.error?.message]);
   });
 
   it('simulates a draft or the current policy against the live balance, with shadow matches, changing nothing', async () => {

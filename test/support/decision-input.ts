@@ -1,9 +1,10 @@
 import {
   Decimal,
   type CompiledPolicy,
+  type DecideInput,
   type DecisionInput,
   type Merchant,
-  type SpendTotals,
+  type SpendInput,
 } from '../../src/core/index.js';
 
 /** A decision input with an active card and vault; override any part. */
@@ -13,13 +14,13 @@ export function decisionInput(
     currency?: string | undefined;
     merchant?: Partial<Merchant> | undefined;
     policy?: CompiledPolicy | null | undefined;
-    spend?: SpendTotals | undefined;
+    spend?: SpendInput | undefined;
     available?: string | undefined;
     at?: string | undefined;
     card?: DecisionInput['card'] | undefined;
     vault?: Partial<NonNullable<DecisionInput['vault']>> | undefined;
   } = {},
-): DecisionInput {
+): DecideInput {
   const vault = {
     id: 'vlt_1',
     status: 'active' as const,

@@ -51,12 +51,33 @@ export const decimalString: fc.Arbitrary<string> = fc.oneof(
 );
 
 /**
- * A money constant as a policy may write it: a decimal string, or the JSON number of the same
- * value (exact: the strings above have at most 13 significant digits).
+ * A comparison constant beyond what an amount can be: negative, or finer than any currency
+ * (up to 12 fraction digits), as a condition may write it since json-rules-engine would.
  */
-const moneyValue: fc.Arbitrary<string | number> = decimalString.chain((text) =>
-  fc.constantFrom<string | number>(text, Number(text)),
+const outOfRangeDecimal: fc.Arbitrary<string> = fc.oneof(
+  decimalString.map((text) => (text === '0' ? '-1' : `-${text}`)),
+  fc
+    .tuple(fc.integer({ min: 0, max: 1000 }), fc.integer({ min: 7, max: 12 }), fc.nat())
+    .map(([whole, places, seed]) => {
+      const fraction = String((seed % 10 ** places) + 1).padStart(places, '0');
+      return `${whole}.${fraction}`;
+    }),
 );
+
+/**
+ * A money constant as a policy may write it: a decimal string, or the JSON number of the same
+ * value (exact: the strings above have at most 13 significant digits); now and then one no
+ * amount can equal.
+ */
+const moneyValue: fc.Arbitrary<string | number> = fc
+  .oneof({ weight: 5, arbitrary: decimalString }, { weight: 1, arbitrary: outOfRangeDecimal })
+  .chain((text) =>
+    fc.constantFrom<string | number>(
+      text,
+      // A number only where the double holds the text exactly (at most 15 digits).
+      text.replace(/^-?0*\.?0*/, '').replace('.', '').length <= 15 ? Number(text) : text,
+    ),
+  );
 
 type Json = unknown;
 
@@ -70,17 +91,26 @@ const comparisonOperator = fc.constantFrom(
   'greaterThanInclusive',
 );
 
+/** A fact a number fact may be compared with: a money or an integer one, as json-rules-engine compares numbers. */
+const numberFactRef = fc.record({
+  fact: fc.constantFrom(
+    ...MONEY_FACTS,
+    ...(Object.keys(INTEGER_FACTS) as (keyof typeof INTEGER_FACTS)[]),
+  ),
+});
+
 function moneyLeaf(): fc.Arbitrary<Json> {
   return fc.oneof(
     fc.record({
       fact: fc.constantFrom(...MONEY_FACTS),
       operator: comparisonOperator,
-      value: fc.oneof(moneyValue, fc.record({ fact: fc.constantFrom(...MONEY_FACTS) })),
+      value: fc.oneof(moneyValue, numberFactRef),
     }),
     fc.record({
       fact: fc.constantFrom(...MONEY_FACTS),
       operator: fc.constantFrom('in', 'notIn'),
-      value: fc.array(moneyValue, { minLength: 1, maxLength: 4 }),
+      // Empty lists too: `in []` never holds, `notIn []` always does.
+      value: fc.array(moneyValue, { minLength: 0, maxLength: 4 }),
     }),
   );
 }
@@ -89,17 +119,23 @@ function integerLeaf(): fc.Arbitrary<Json> {
   const facts = Object.keys(INTEGER_FACTS) as (keyof typeof INTEGER_FACTS)[];
   return fc.constantFrom(...facts).chain((fact) => {
     const [min, max] = INTEGER_FACTS[fact];
-    const value = fc.integer({ min, max });
+    // Mostly within the fact's range; now and then outside it, or not an integer at all
+    // (`countDaily greaterThan -1`, `hourUtc lessThan 8.5`), which compare as numbers do.
+    const value = fc.oneof(
+      { weight: 6, arbitrary: fc.integer({ min, max }) },
+      { weight: 1, arbitrary: fc.integer({ min: min - 3, max: max + 3 }) },
+      { weight: 1, arbitrary: fc.integer({ min: min - 1, max }).map((whole) => whole + 0.5) },
+    );
     return fc.oneof(
       fc.record({
         fact: fc.constant(fact),
         operator: comparisonOperator,
-        value: fc.oneof(value, fc.record({ fact: fc.constantFrom(...facts) })),
+        value: fc.oneof(value, numberFactRef),
       }),
       fc.record({
         fact: fc.constant(fact),
         operator: fc.constantFrom('in', 'notIn'),
-        value: fc.array(value, { minLength: 1, maxLength: 4 }),
+        value: fc.array(value, { minLength: 0, maxLength: 4 }),
       }),
     );
   });
@@ -134,7 +170,7 @@ function stringLeaf(): fc.Arbitrary<Json> {
         }),
         fc.record({
           operator: fc.constantFrom('in', 'notIn'),
-          value: fc.array(value, { minLength: 1, maxLength: 4 }),
+          value: fc.array(value, { minLength: 0, maxLength: 4 }),
         }),
         fc.record({
           operator: fc.constantFrom('contains', 'doesNotContain'),

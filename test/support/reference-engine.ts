@@ -34,7 +34,11 @@ function decimalOperators(): Operator[] {
 
 const isText = (value: unknown): boolean => typeof value === 'string' || Array.isArray(value);
 
-/** Rewrites conditions on money facts to the decimal operators. */
+/**
+ * Rewrites conditions on money facts to the decimal operators: those whose fact is money, and
+ * those comparing an integer fact with a money one (`countDaily lessThan {fact: amount}`),
+ * which compare as numbers, exactly.
+ */
 export function rewriteMoney(node: unknown, money: ReadonlySet<string> = MONEY): unknown {
   if (Array.isArray(node)) return node.map((item) => rewriteMoney(item, money));
   if (typeof node !== 'object' || node === null) return node;
@@ -43,7 +47,11 @@ export function rewriteMoney(node: unknown, money: ReadonlySet<string> = MONEY):
   if ('any' in record) return { any: rewriteMoney(record.any, money) };
   if ('not' in record) return { not: rewriteMoney(record.not, money) };
   const fact = record.fact as string;
-  return money.has(fact) ? { ...record, operator: `decimal:${record.operator as string}` } : record;
+  const value = record.value as { fact?: unknown } | null;
+  const moneyValue = typeof value === 'object' && value !== null && money.has(value.fact as string);
+  return money.has(fact) || moneyValue
+    ? { ...record, operator: `decimal:${record.operator as string}` }
+    : record;
 }
 
 /** An engine with no rules yet and the reference operators registered. */

@@ -1,3 +1,4 @@
+import { expect } from 'vitest';
 import { SpendgateError } from '../../src/core/index.js';
 
 /**
@@ -23,4 +24,20 @@ export function refusalOf(run: () => unknown): SpendgateError {
     throw error;
   }
   throw new Error('expected a refusal');
+}
+
+/**
+ * A refusal's message is a sentence of spendgate's own: it names the field by its last key and
+ * leaves the path to `param` (never repeating it), never passes zod's wording on, and gives
+ * "a"/"an" as English does.
+ */
+export function expectOwnWording(error: SpendgateError): void {
+  expect(error.name).toBe(error.code === 'policy_invalid' ? 'PolicyInvalidError' : error.name);
+  const param = error.param ?? '';
+  if (/[.[]/.test(param)) expect(error.message).not.toContain(param);
+  expect(error.message).toMatch(/^\S.*\.$/s);
+  expect(error.message).not.toMatch(
+    /Too small|Too big|Invalid (input|option)|expected .* (received|to have)/,
+  );
+  expect(error.message).not.toMatch(/ a [aeiou]/);
 }

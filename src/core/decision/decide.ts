@@ -13,6 +13,8 @@ import {
   type Decision,
   type ShadowMatch,
 } from './result.js';
+import { AggregateUnread } from '../policy/facts.js';
+import { readDecisionInput, withSpendRead, type DecideInput } from './read-input.js';
 
 export type CardStatus = 'active' | 'frozen' | 'cancelled';
 export type VaultStatus = 'active' | 'frozen' | 'closed';
@@ -90,8 +92,25 @@ const INSUFFICIENT_BALANCE = declined(
  * (`policy: 'card'`); the vault's are answered as they always were.
  * Pure and synchronous: the caller supplies every state it reads, including the time.
  * Shadow rules are evaluated whenever the policy is reached and reported on any outcome.
+ *
+ * Amounts may be core Decimals, Decimals of another copy of decimal.js, decimal strings or
+ * numbers, each read once and exactly (`read-input.ts`); -0 is 0, as at the HTTP edge. An
+ * input that is not what this says is refused with a SpendgateError naming the field (a
+ * missing aggregate is `parameter_missing` at `spend["amount:daily"]`), never a TypeError.
  */
-export function decide(input: DecisionInput): Decision {
+export function decide(input: DecideInput): Decision {
+  const read = readDecisionInput(input);
+  try {
+    return decideRead(read);
+  } catch (error) {
+    // The evaluators read spend only in the core's form; any other is read here, once.
+    if (!(error instanceof AggregateUnread)) throw error;
+  }
+  return decideRead(withSpendRead(read, read.policy, 'spend'));
+}
+
+/** The decision on an input read by `readDecisionInput`: its amounts are core Decimals. */
+function decideRead(input: DecisionInput): Decision {
   const { card, vault, request } = input;
   assert(
     isDecimal(request.amount) && !request.amount.isNegative(),

@@ -54,3 +54,33 @@ export function hasDecimal(sorted: readonly Decimal[], value: Decimal): boolean 
   }
   return false;
 }
+
+/** decimal.js's words hold 7 digits each. */
+const WORD_DIGITS = 7;
+const WORD_BASE = 1e7;
+/** Below 10^15 a value's integer part is exact in a double (2^53 is about 9.007 * 10^15). */
+const EXACT_EXPONENT_MAX = 14;
+
+/**
+ * `x.cmp(n)` for a safe integer `n` (an integer fact: a count, an hour, a weekday), without
+ * making a Decimal of `n`: the sign of x - n, from x's integer part (exact in a double below
+ * 10^15) and whether it has a fraction. Larger values go to decimal.js, which allocates.
+ * `test/core/money.property.test.ts` checks it against `cmp`.
+ */
+export function compareDecimalInteger(x: Decimal, n: number): number {
+  const words = x.d;
+  if (!words || x.e > EXACT_EXPONENT_MAX) return x.cmp(n);
+  if (words[0] === 0) return n === 0 ? 0 : n > 0 ? -1 : 1;
+  // Integer words: the first holds (e mod 7) + 1 digits; none when |x| < 1.
+  const integerWords = x.e < 0 ? 0 : Math.floor(x.e / WORD_DIGITS) + 1;
+  let whole = 0;
+  for (let index = 0; index < integerWords; index++) {
+    whole = whole * WORD_BASE + (words[index] ?? 0);
+  }
+  const fraction = words.length > integerWords;
+  // x = sign * (whole + fraction), with 0 <= fraction < 1.
+  const signedWhole = x.s < 0 ? -whole : whole;
+  // Whole parts that differ differ by at least 1, more than any fraction: they decide.
+  if (signedWhole !== n) return signedWhole > n ? 1 : -1;
+  return fraction ? x.s : 0;
+}

@@ -1,3 +1,4 @@
+import { givenWords } from '../errors/given.js';
 import { SpendgateError } from '../errors/spendgate-error.js';
 
 export interface CurrencyInfo {
@@ -31,15 +32,46 @@ export function isCurrencyCode(value: unknown): value is CurrencyCode {
   return typeof value === 'string' && Object.hasOwn(CURRENCIES, value);
 }
 
+// A Map, not the registry object: a lookup by a caller's string never reaches a prototype.
+const BY_CODE: ReadonlyMap<string, CurrencyInfo> = new Map(Object.entries(CURRENCIES));
+
 /** Looks a currency up, refusing an unknown code with `invalid_currency` naming `param`. */
 export function currencyOf(code: unknown, param = 'currency'): CurrencyInfo {
+  const known = typeof code === 'string' ? BY_CODE.get(code) : undefined;
+  if (known !== undefined) return known;
   if (!isCurrencyCode(code)) {
-    const shown = typeof code === 'string' ? code.slice(0, 16) : typeof code;
+    const shown = typeof code === 'string' ? JSON.stringify(code.slice(0, 16)) : givenWords(code);
     throw new SpendgateError(
       'invalid_currency',
-      `Currency ${JSON.stringify(shown)} is not supported; use one of ${CURRENCY_CODES.join(', ')}.`,
+      `Currency ${shown} is not supported; use one of ${CURRENCY_CODES.join(', ')}.`,
       param,
     );
   }
   return CURRENCIES[code];
+}
+
+const REGISTERED: ReadonlySet<unknown> = new Set(Object.values(CURRENCIES));
+
+/**
+ * A currency as the library takes it: a code, or a CurrencyInfo (a registry entry, as
+ * `currencyOf` returns, or one of the caller's own, such as the HTTP layer's "any currency" at
+ * the finest scale, for checking an amount's form before its currency is known). Anything
+ * else is refused as `currencyOf` refuses an unknown code.
+ */
+export function currencyInfoOf(currency: unknown, param = 'currency'): CurrencyInfo {
+  if (REGISTERED.has(currency)) return currency as CurrencyInfo;
+  if (isCurrencyInfo(currency)) return currency;
+  return currencyOf(currency, param);
+}
+
+function isCurrencyInfo(value: unknown): value is CurrencyInfo {
+  if (typeof value !== 'object' || value === null) return false;
+  const { code, scale } = value as { readonly code?: unknown; readonly scale?: unknown };
+  return (
+    typeof code === 'string' &&
+    typeof scale === 'number' &&
+    Number.isInteger(scale) &&
+    scale >= 0 &&
+    scale <= SCALE_MAX
+  );
 }

@@ -18,8 +18,19 @@ export const Decimal = DecimalJs.clone({
 });
 export type Decimal = InstanceType<typeof Decimal>;
 
+/**
+ * Whether `value` is a core Decimal: made by this constructor (or by arithmetic on one), so
+ * that its sums keep 64 digits. Not `instanceof`: every decimal.js constructor of one copy of
+ * the package shares one prototype, so a Decimal of the default configuration (20 digits,
+ * which rounds a sum of SOL amounts) is `instanceof` this one too. decimal.js gives each value
+ * its constructor as an own property; that is the test.
+ */
 export function isDecimal(value: unknown): value is Decimal {
-  return value instanceof Decimal;
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    (value as { readonly constructor?: unknown }).constructor === Decimal
+  );
 }
 
 export const ZERO: Decimal = new Decimal(0);

@@ -1,11 +1,17 @@
 import type { z } from 'zod';
+import { givenWords } from '../errors/given.js';
 import { formatPath, PolicyInvalidError, SpendgateError } from '../errors/spendgate-error.js';
-import { parseAmount } from '../money/amount.js';
+import {
+  comparisonDecimal,
+  ImpreciseNumber,
+  JSON_NUMBER_DIGITS_MAX,
+  parseAmount,
+} from '../money/amount.js';
 import { isCurrencyCode, type CurrencyInfo } from '../money/currencies.js';
 import type { Decimal } from '../money/decimal.js';
 import type { AggregateSpec } from './aggregates.js';
 import { POLICY_BOUNDS } from './bounds.js';
-import type { ComparisonIr, ConditionIr, Operand } from './condition-ir.js';
+import type { ComparisonIr, ConditionIr, MoneyIntegerIr, Operand } from './condition-ir.js';
 import { isCountryCode, isMccCode } from './countries.js';
 import { FACT_NAMES, FACTS, isFactName, type ScalarFact, type StringFact } from './facts.js';
 import {
@@ -206,8 +212,9 @@ function checkLeaf(
   }
 
   if (LIST_OPERATORS.has(operator)) {
-    if (!Array.isArray(leaf.value) || leaf.value.length === 0) {
-      throw policyError(valuePath, `must be a non-empty list for ${operator}`);
+    // An empty list is json-rules-engine's too: `in []` never holds, `notIn []` always does.
+    if (!Array.isArray(leaf.value)) {
+      throw policyError(valuePath, `must be a list for ${operator}, not ${givenWords(leaf.value)}`);
     }
     const list: readonly unknown[] = leaf.value;
     spendListValues(list.length, valuePath, ctx);
@@ -230,20 +237,40 @@ function factRefIr(
   ctx: CheckContext,
 ): ConditionIr {
   if (LIST_OPERATORS.has(operator) || SUBSTRING_OPERATORS.has(operator)) {
+    // No fact is a list, and a substring of another fact is not a rule anyone has asked for:
+    // both are refused rather than given json-rules-engine's string-indexOf meaning.
     throw policyError(
       valuePath,
-      `a fact reference works with equal, notEqual and the ordering operators, not ${operator}`,
+      `may name a fact only with equal, notEqual and the ordering operators, not ${operator}`,
     );
   }
   const ref = ctx.fast ? readFactRef(value) : parseWith(factRefSchema, value, valuePath);
   const rhs = resolveFact(ref.fact, ref.path, valuePath, ctx);
-  if (rhs.kind !== lhs.kind) {
-    throw policyError(
-      [...valuePath, 'fact'],
-      `is a ${rhs.kind} fact and cannot be compared with a ${lhs.kind} fact`,
-    );
+  if (rhs.kind === lhs.kind) return leafIr(lhs, rhs, operator);
+  // Numbers compare with numbers: money with an integer fact, exactly (condition-ir.ts).
+  if (lhs.kind !== 'string' && rhs.kind !== 'string') {
+    // List and substring operators were refused above: what is left is equality or order.
+    const order = operator as MoneyIntegerIr['operator'];
+    return lhs.kind === 'money'
+      ? {
+          kind: 'compareMoneyInteger',
+          operator: order,
+          money: lhs.source,
+          integer: rhs.source,
+          moneyLeft: true,
+        }
+      : {
+          kind: 'compareMoneyInteger',
+          operator: order,
+          money: rhs.source,
+          integer: lhs.source,
+          moneyLeft: false,
+        };
   }
-  return leafIr(lhs, rhs, operator);
+  throw policyError(
+    pathTo(ctx, valuePath, 'fact'),
+    `is ${withArticle(rhs.kind)} fact, which cannot be compared with ${withArticle(lhs.kind)} fact`,
+  );
 }
 
 /** A substring operator's leaf: a string fact against a bounded, plain string. */
@@ -320,9 +347,16 @@ function resolveFact(
 }
 
 function leafIr(lhs: ScalarFact, rhs: ScalarFact, operator: Operator): ConditionIr {
-  // The caller checked that both sides are of one kind.
+  // The caller checked that both sides are of one kind, so the pair is one of the union's
+  // members; TypeScript cannot follow that through lhs.kind, hence the cast.
   const operand = { kind: 'fact', source: rhs.source } as const;
-  return { kind: 'compare', valueKind: lhs.kind, operator, source: lhs.source, operand };
+  return {
+    kind: 'compare',
+    valueKind: lhs.kind,
+    operator,
+    source: lhs.source,
+    operand,
+  } as ComparisonIr;
 }
 
 function listIr(
@@ -361,9 +395,9 @@ function parseConstant(
 ): Decimal | number | string {
   switch (lhs.kind) {
     case 'money':
-      return moneyConstant(value, path, ctx);
+      return comparisonMoney(value, path);
     case 'integer':
-      return integerConstant(lhs.min, lhs.max, value, path);
+      return comparisonNumber(value, path);
     case 'string':
       return stringConstant(lhs, value, path, ctx);
   }
@@ -402,16 +436,31 @@ export function moneyConstant(
   }
 }
 
-function integerConstant(
-  min: number,
-  max: number,
-  value: unknown,
-  path: readonly PathKey[],
-): number {
-  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < min || value > max) {
-    throw policyError(path, `must be an integer from ${min} to ${max}`);
+/**
+ * A constant a money fact is compared with: any exact decimal (`comparisonDecimal`), negative
+ * or finer than the currency included, since a comparison means what it says whatever the
+ * fact's range (`amount greaterThan -1` always holds).
+ */
+function comparisonMoney(value: unknown, path: readonly PathKey[]): Decimal {
+  const read = comparisonDecimal(value);
+  if (typeof read === 'string') throw policyError(path, read);
+  return read;
+}
+
+/**
+ * A constant an integer fact is compared with: any finite JSON number, within the fact's range
+ * or not (`countDaily greaterThan -1` always holds, `hourUtc lessThan 8.5` is `hourUtc <= 8`),
+ * as json-rules-engine compares. Not a string: `"5"` never equals 5 there, and is a mistake.
+ */
+function comparisonNumber(value: unknown, path: readonly PathKey[]): number {
+  if (value instanceof ImpreciseNumber) {
+    throw policyError(path, `has more than ${JSON_NUMBER_DIGITS_MAX} significant digits`);
   }
-  return value;
+  if (typeof value !== 'number' || !Number.isFinite(value)) {
+    throw policyError(path, `must be a number, not ${givenWords(value)}`);
+  }
+  // -0 equals 0 everywhere it is compared; written as 0, the program's constants stay plain.
+  return value === 0 ? 0 : value;
 }
 
 function stringConstant(
@@ -420,7 +469,8 @@ function stringConstant(
   path: readonly PathKey[],
   ctx: CheckContext,
 ): string {
-  if (typeof value !== 'string') throw policyError(path, 'must be a string');
+  if (typeof value !== 'string')
+    throw policyError(path, `must be a string, not ${givenWords(value)}`);
   switch (fact.format) {
     case 'mcc':
       if (!isMccCode(value)) throw policyError(path, 'must be a four-digit merchant category code');
@@ -443,6 +493,11 @@ function stringConstant(
       break;
   }
   return value;
+}
+
+/** "an integer", "a money": the article English gives the word. */
+function withArticle(word: string): string {
+  return /^[aeiou]/.test(word) ? `an ${word}` : `a ${word}`;
 }
 
 export function isPlainObject(value: unknown): value is Record<string, unknown> {

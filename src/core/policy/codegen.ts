@@ -1,11 +1,17 @@
 import { assert, InvariantError } from '../assert.js';
-import { compareDecimals, hasDecimal, sortedUniqueDecimals } from '../money/compare.js';
-import { isDecimal } from '../money/decimal.js';
+import {
+  compareDecimalInteger,
+  compareDecimals,
+  hasDecimal,
+  sortedUniqueDecimals,
+} from '../money/compare.js';
+import { isCheckedTotal, isCount } from '../money/amount.js';
+import type { CurrencyInfo } from '../money/currencies.js';
 import { dayOfWeekUtc, hourUtc } from '../time.js';
 import { NO_SHADOW_MATCHES, type Decision, type ShadowMatch } from '../decision/result.js';
 import type { ComparisonIr, ConditionIr } from './condition-ir.js';
 import type { EvaluationInput } from './evaluation-input.js';
-import { missingAggregate, type Source } from './facts.js';
+import { aggregateUnread, type Source } from './facts.js';
 import type { Operator } from './operators.js';
 
 /*
@@ -19,9 +25,10 @@ import type { Operator } from './operators.js';
  * the indexes it counts itself.
  *
  * Semantics are json-rules-engine's, operator by operator, with these intended differences
- * (README, "Differences from json-rules-engine"; the differential test's reference engine
+ * (all of them, with reasons, in rules/README.md; the differential test's reference engine
  * mirrors each one):
- * - money facts compare as decimals through `compareDecimals`, never as floats;
+ * - money facts compare as decimals through `compareDecimals` (and with integer facts through
+ *   `compareDecimalInteger`), never as floats;
  * - `contains` / `doesNotContain` test substrings of string facts (json-rules-engine: arrays);
  * - an absent optional fact is `undefined`: it equals nothing and is in no list, and both
  *   substring tests are false for it (as json-rules-engine's fact validator makes them).
@@ -49,9 +56,11 @@ export type Predicate = (input: EvaluationInput) => boolean;
 /** Helpers the generated code calls, passed in rather than reached through any global. */
 const RUNTIME = Object.freeze({
   compareDecimals,
+  compareDecimalInteger,
   hasDecimal,
-  isDecimal,
-  missingAggregate,
+  isCheckedTotal,
+  isCount,
+  aggregateUnread,
   hourUtc,
   dayOfWeekUtc,
   noShadowMatches: NO_SHADOW_MATCHES,
@@ -59,8 +68,10 @@ const RUNTIME = Object.freeze({
 
 const PRELUDE =
   "'use strict';\n" +
-  'const cmp = rt.compareDecimals, hasDecimal = rt.hasDecimal, isDecimal = rt.isDecimal,\n' +
-  '  missingAggregate = rt.missingAggregate, hourUtc = rt.hourUtc, dayOfWeekUtc = rt.dayOfWeekUtc,\n' +
+  'const cmp = rt.compareDecimals, cmpInt = rt.compareDecimalInteger, hasDecimal = rt.hasDecimal,\n' +
+  '  isTotal = rt.isCheckedTotal,\n' +
+  '  isCount = rt.isCount, unread = rt.aggregateUnread, hourUtc = rt.hourUtc,\n' +
+  '  dayOfWeekUtc = rt.dayOfWeekUtc,\n' +
   '  NONE = rt.noShadowMatches;\n';
 
 // Each table maps a closed set of spendgate's own names to code; nothing else becomes code.
@@ -174,8 +185,18 @@ const ATOM = 3;
 class Body {
   readonly #locals = new Map<string, string>();
   #reads = '';
+  #currencyName: string | null = null;
 
-  constructor(private readonly constants: Constants) {}
+  constructor(
+    private readonly constants: Constants,
+    private readonly currencyInfo: CurrencyInfo,
+  ) {}
+
+  /** The constant holding the policy's currency, which spend totals are checked against. */
+  private currency(): string {
+    this.#currencyName ??= this.constants.name(this.currencyInfo);
+    return this.#currencyName;
+  }
 
   read(source: Source): string {
     // Aggregate keys ("amount:daily") hold a colon, so they never equal a field's id.
@@ -209,12 +230,14 @@ class Body {
         this.#reads += `const ${local} = ${CLOCK_FIELDS[source.field]};\n`;
         break;
       case 'aggregate': {
+        // Only a value in the core's own form is read here; anything else (absent, a string,
+        // another Decimal) throws for decide() and evaluate() to read it (facts.ts).
         const key = this.constants.name(source.aggregate.key);
         const valid =
           source.aggregate.measure === 'amount'
-            ? `isDecimal(${local})`
-            : `typeof ${local} === 'number'`;
-        this.#reads += `const ${local} = spend[${key}];\nif (!(${valid})) throw missingAggregate(${key});\n`;
+            ? `isTotal(${local},${this.currency()})`
+            : `isCount(${local})`;
+        this.#reads += `const ${local} = spend[${key}];\nif (!${valid}) throw unread(${key});\n`;
         break;
       }
     }
@@ -265,6 +288,14 @@ class Body {
       }
       case 'compare':
         return this.comparison(ir);
+      case 'compareMoneyInteger': {
+        const token = COMPARE[ir.operator];
+        assert(token !== undefined, 'money and integer facts compare by equality or order');
+        const compared = `cmpInt(${this.read(ir.money)},${this.read(ir.integer)})`;
+        this.#level = RELATIONAL;
+        // integer OP money is 0 OP (money - integer)'s sign.
+        return ir.moneyLeft ? `${compared}${token}0` : `0${token}${compared}`;
+      }
     }
   }
 
@@ -288,7 +319,7 @@ class Body {
       operand.kind === 'fact' ? this.read(operand.source) : this.constants.name(operand.value);
     if (ir.operator === 'contains' || ir.operator === 'doesNotContain') {
       assert(ir.valueKind === 'string' && operand.kind === 'constant', 'substrings of strings');
-      // An absent optional fact contains nothing, so both tests are false for it (README).
+      // An absent optional fact contains nothing, so both tests are false for it (rules/README.md).
       const negate = ir.operator === 'doesNotContain' ? '!' : '';
       this.#level = AND;
       return `${left}!==undefined&&${negate}${left}.includes(${right})`;
@@ -321,13 +352,14 @@ export function generateEvaluators(
   enforce: readonly CheckIr[],
   shadow: readonly CheckIr[],
   limits: readonly CheckIr[],
+  currency: CurrencyInfo,
 ): Evaluators {
   const constants = new Constants();
   return build(
     constants,
-    `{\n firstDecline: ${firstDeclineSource('firstDecline', enforce, constants)},\n` +
-      ` shadowMatches: ${shadowMatchesSource(shadow, constants)},\n` +
-      ` firstLimitDecline: ${firstDeclineSource('firstLimitDecline', limits, constants)}\n}`,
+    `{\n firstDecline: ${firstDeclineSource('firstDecline', enforce, constants, currency)},\n` +
+      ` shadowMatches: ${shadowMatchesSource(shadow, constants, currency)},\n` +
+      ` firstLimitDecline: ${firstDeclineSource('firstLimitDecline', limits, constants, currency)}\n}`,
   ) as Evaluators;
 }
 
@@ -335,8 +367,9 @@ function firstDeclineSource(
   name: 'firstDecline' | 'firstLimitDecline',
   checks: readonly CheckIr[],
   constants: Constants,
+  currency: CurrencyInfo,
 ): string {
-  const body = new Body(constants);
+  const body = new Body(constants, currency);
   let declines = '';
   for (const check of checks) {
     declines += `if(${body.expression(check.condition)})return ${constants.name(check.decision)};\n`;
@@ -344,8 +377,12 @@ function firstDeclineSource(
   return `function ${name}(input) {\n${body.prologue()}\n${declines}return null;\n}`;
 }
 
-function shadowMatchesSource(checks: readonly CheckIr[], constants: Constants): string {
-  const body = new Body(constants);
+function shadowMatchesSource(
+  checks: readonly CheckIr[],
+  constants: Constants,
+  currency: CurrencyInfo,
+): string {
+  const body = new Body(constants, currency);
   let matches = '';
   for (const check of checks) {
     matches += `if(${body.expression(check.condition)})(matches??=[]).push(${constants.name(check.match)});\n`;
@@ -357,9 +394,9 @@ function shadowMatchesSource(checks: readonly CheckIr[], constants: Constants): 
 }
 
 /** One condition as a predicate of its own, for per-rule inspection and tests. */
-export function generatePredicate(condition: ConditionIr): Predicate {
+export function generatePredicate(condition: ConditionIr, currency: CurrencyInfo): Predicate {
   const constants = new Constants();
-  const body = new Body(constants);
+  const body = new Body(constants, currency);
   const expression = body.expression(condition);
   return build(
     constants,

@@ -1,7 +1,7 @@
 import { assert } from '../assert.js';
 import { SpendgateError } from '../errors/spendgate-error.js';
 import { formatAmount } from '../money/amount.js';
-import { currencyOf, type CurrencyCode, type CurrencyInfo } from '../money/currencies.js';
+import type { CurrencyInfo } from '../money/currencies.js';
 import type { Decimal } from '../money/decimal.js';
 import { declined, type Decision, type ShadowMatch } from '../decision/result.js';
 import { aggregateSpec, type AggregateSpec } from './aggregates.js';
@@ -37,20 +37,20 @@ import {
   type RuleMode,
   type TemplateRefDocument,
 } from './schema.js';
-import { EMPTY_TEMPLATE_LIBRARY, type TemplateLibrary } from './template-schema.js';
+import type { TemplateLibrary } from './template-schema.js';
+import {
+  readCompileOptions,
+  type CompileOptions,
+  type CompileSettings,
+} from './compile-options.js';
+
+export type { CompileOptions } from './compile-options.js';
 
 /*
  * The policy compiler: policy document in, plain synchronous evaluator out. Validation and
  * type checking (schema.ts, check-conditions.ts) turn the document into condition IR; the code
  * generator (codegen.ts) turns the IR into functions. Design note: ./DESIGN.md.
  */
-
-export interface CompileOptions {
-  /** The vault's currency: money constants are parsed with its scale. */
-  readonly currency: CurrencyCode | CurrencyInfo;
-  /** Templates the policy may name; the library entry passes the built-in rules/ library. */
-  readonly templates?: TemplateLibrary;
-}
 
 /** One check of a compiled policy: a rule, a limit, a list or a template's rule. */
 export interface CompiledCheck {
@@ -112,36 +112,35 @@ interface PendingCheck extends CheckIr {
  * error the client gets) is the answer. So a valid policy costs one fast compile, and an
  * invalid one a fast attempt and an exact compile.
  */
-export function compilePolicy(input: unknown, options: CompileOptions): CompiledPolicy {
+export function compilePolicy(input: unknown, options?: CompileOptions): CompiledPolicy {
+  const settings = readCompileOptions(options);
   try {
-    return compileIn(true, input, options);
+    return compileIn(true, input, settings);
   } catch (error) {
     // A fast compile's refusals are provisional; anything else thrown is a bug, and goes on.
     if (!(error instanceof ExactPathNeeded) && !(error instanceof SpendgateError)) throw error;
   }
-  return compileIn(false, input, options);
+  return compileIn(false, input, settings);
 }
 
 /**
  * The exact mode alone: zod for every structure, every path built. What `compilePolicy` falls
  * back to, and the reference the tests hold the fast mode to.
  */
-export function compilePolicyExact(input: unknown, options: CompileOptions): CompiledPolicy {
-  return compileIn(false, input, options);
+export function compilePolicyExact(input: unknown, options?: CompileOptions): CompiledPolicy {
+  return compileIn(false, input, readCompileOptions(options));
 }
 
 /**
  * The fast mode alone: throws `ExactPathNeeded` or a (provisional) `SpendgateError` where it
  * gives up. For the tests that hold it to the exact mode; `compilePolicy` is the entry.
  */
-export function compilePolicyFast(input: unknown, options: CompileOptions): CompiledPolicy {
-  return compileIn(true, input, options);
+export function compilePolicyFast(input: unknown, options?: CompileOptions): CompiledPolicy {
+  return compileIn(true, input, readCompileOptions(options));
 }
 
-function compileIn(fast: boolean, input: unknown, options: CompileOptions): CompiledPolicy {
-  const currency =
-    typeof options.currency === 'string' ? currencyOf(options.currency) : options.currency;
-  const library = options.templates ?? EMPTY_TEMPLATE_LIBRARY;
+function compileIn(fast: boolean, input: unknown, settings: CompileSettings): CompiledPolicy {
+  const { currency, templates: library } = settings;
   const document = fast ? readPolicyDocument(input) : parseWith(policySchema, input, []);
   if (document === null) throw new ExactPathNeeded('a document the fast reading is not sure of');
   // In contract order (categories, countries, limits, templates, rules): the order the checks
@@ -302,18 +301,39 @@ function finishCompilation(compilation: Compilation, document: PolicyDocument): 
     enforce,
     shadow,
     enforce.filter((check) => check.spendLimit),
+    ctx.currency,
   );
-  return Object.freeze({
+  const policy: CompiledPolicy = {
     document,
     currency: ctx.currency,
     aggregates: Object.freeze([...ctx.aggregates.values()]),
-    checks: Object.freeze(enforce.map(compiledCheck)),
-    shadowChecks: Object.freeze(shadow.map(compiledCheck)),
+    checks: Object.freeze(enforce.map((check) => compiledCheck(check, ctx.currency))),
+    shadowChecks: Object.freeze(shadow.map((check) => compiledCheck(check, ctx.currency))),
     firstDecline: evaluators.firstDecline,
     shadowMatches: evaluators.shadowMatches,
     firstLimitDecline: evaluators.firstLimitDecline,
     limits: Object.freeze([...compilation.limits]),
-  });
+  };
+  // Not enumerable: a copy made by spreading the policy is not a compiled policy.
+  Object.defineProperty(policy, COMPILED, { value: true, enumerable: false });
+  return Object.freeze(policy);
+}
+
+/**
+ * The mark of every policy this module compiled, a symbol no other code can name. `decide`
+ * and `evaluate` run a policy's generated code, so they take only these: an object that merely
+ * looks like a compiled policy (or one from another copy of spendgate, whose code checks
+ * amounts against its own Decimal) is refused. A property read, cheaper than a WeakSet's.
+ */
+const COMPILED: unique symbol = Symbol('spendgate.compiledPolicy');
+
+/** Whether `value` is a policy `compilePolicy` of this copy of spendgate compiled. */
+export function isCompiledPolicy(value: unknown): value is CompiledPolicy {
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    (value as { readonly [COMPILED]?: unknown })[COMPILED] === true
+  );
 }
 
 /** A template's limit, its parameters substituted, read by hand in a fast compile. */
@@ -323,8 +343,8 @@ function templateLimit(raw: unknown): LimitDocument {
   return limit;
 }
 
-function compiledCheck(check: PendingCheck): CompiledCheck {
-  return Object.freeze(new Check(check));
+function compiledCheck(check: PendingCheck, currency: CurrencyInfo): CompiledCheck {
+  return Object.freeze(new Check(check, currency));
 }
 
 /** A compiled check; its predicate is generated on first use, from the IR it keeps. */
@@ -335,19 +355,21 @@ class Check implements CompiledCheck {
   readonly decision: Decision;
   readonly match: ShadowMatch;
   readonly #condition: ConditionIr;
+  readonly #currency: CurrencyInfo;
   #test: Predicate | undefined;
 
-  constructor(check: PendingCheck) {
+  constructor(check: PendingCheck, currency: CurrencyInfo) {
     this.rule = check.rule;
     this.message = check.message;
     this.mode = check.mode;
     this.decision = check.decision;
     this.match = check.match;
     this.#condition = check.condition;
+    this.#currency = currency;
   }
 
   get test(): Predicate {
-    this.#test ??= generatePredicate(this.#condition);
+    this.#test ??= generatePredicate(this.#condition, this.#currency);
     return this.#test;
   }
 }

@@ -1,6 +1,6 @@
 import type { Decimal } from '../money/decimal.js';
 import type { Source } from './facts.js';
-import type { Operator } from './operators.js';
+import type { Operator, OrderingOperator } from './operators.js';
 
 /**
  * A checked condition: every fact resolved to its source, every constant parsed, every operator
@@ -10,6 +10,7 @@ export type ConditionIr =
   | { readonly kind: 'all' | 'any'; readonly children: readonly ConditionIr[] }
   | { readonly kind: 'not'; readonly child: ConditionIr }
   | ComparisonIr
+  | MoneyIntegerIr
   | SpendOverIr;
 
 export type ValueKind = 'money' | 'integer' | 'string';
@@ -40,4 +41,17 @@ export interface SpendOverIr {
   readonly kind: 'spendOver';
   readonly spent: Source;
   readonly max: Decimal;
+}
+
+/**
+ * A money fact and an integer fact compared by value (`amount greaterThan {fact: countDaily}`),
+ * exactly: the integer is compared with the decimal, never the decimal rounded to a double.
+ */
+export interface MoneyIntegerIr {
+  readonly kind: 'compareMoneyInteger';
+  readonly operator: 'equal' | 'notEqual' | OrderingOperator;
+  readonly money: Source;
+  readonly integer: Source;
+  /** Whether the money fact is the condition's own (`fact`) and the integer its `value`. */
+  readonly moneyLeft: boolean;
 }

@@ -8,6 +8,7 @@ import {
 } from './check-conditions.js';
 import { isCountryCode, isMccCode } from './countries.js';
 import { POLICY_BOUNDS } from './bounds.js';
+import { givenNumber, givenWords } from '../errors/given.js';
 import { policyError, type PathKey } from './parse-with.js';
 import type { TemplateRefDocument } from './schema.js';
 import type { TemplateDocument, TemplateLibrary, TemplateParam } from './template-schema.js';
@@ -40,10 +41,11 @@ export function expandTemplate(
 ): ExpandedTemplate {
   const template = library.get(ref.name);
   if (template === undefined) {
-    const known = [...library.keys()].join(', ');
     throw policyError(
       [...path, 'name'],
-      `names no template of the rule library; templates are ${known}`,
+      library.size === 0
+        ? 'must name a template, but no template library was given (options.templates)'
+        : `must name a template of the rule library: ${[...library.keys()].join(', ')}`,
     );
   }
   const values = resolveParams(template, ref.params ?? NO_PARAMS, pathTo(ctx, path, 'params'), ctx);
@@ -99,7 +101,10 @@ function checkParam(
         raw < spec.min ||
         raw > spec.max
       ) {
-        throw policyError(path, `must be an integer from ${spec.min} to ${spec.max}`);
+        throw policyError(
+          path,
+          `must be an integer from ${spec.min} to ${spec.max}, not ${givenNumber(raw)}`,
+        );
       }
       return raw;
     case 'amount':
@@ -142,8 +147,9 @@ function checkList(
   isItem: (item: unknown) => item is string,
   what: string,
 ): readonly string[] {
-  if (!Array.isArray(raw) || raw.length === 0)
-    throw policyError(path, `must be a non-empty list of ${what}`);
+  if (!Array.isArray(raw))
+    throw policyError(path, `must be a list of ${what}, not ${givenWords(raw)}`);
+  if (raw.length === 0) throw policyError(path, `must be a non-empty list of ${what}`);
   const list: readonly unknown[] = raw;
   spendListValues(list.length, path, ctx);
   const bad = list.findIndex((item) => !isItem(item));
@@ -159,7 +165,8 @@ function substituteParams(
   values: ReadonlyMap<string, ParamValue>,
   depth: number,
 ): unknown {
-  if (depth > SUBSTITUTION_DEPTH_MAX) throw policyError([], 'template nests too deeply');
+  if (depth > SUBSTITUTION_DEPTH_MAX)
+    throw policyError([], 'uses a template that nests too deeply');
   if (Array.isArray(node))
     return node.map((item: unknown) => substituteParams(item, values, depth + 1));
   if (!isPlainObject(node)) return node;

@@ -38,9 +38,24 @@ export interface ObjectFact {
 export type ScalarFact = MoneyFact | IntegerFact | StringFact;
 export type Fact = ScalarFact | ObjectFact;
 
-/** A caller that did not supply an aggregate the policy listed has a bug: fail loudly. */
-export function missingAggregate(key: string): InvariantError {
-  return new InvariantError(`spend aggregate ${key} was not supplied`);
+/**
+ * Thrown by an evaluator whose input lacks an aggregate the policy lists, or holds it in
+ * another form than a checked core Decimal (amounts) or integer (counts). `decide` and
+ * `evaluate` catch it and read the caller's spend (converting what can be converted, refusing
+ * the rest with a SpendgateError that names the key), so the authorize path, whose spend is
+ * already in the core's form, pays for no reading. From an evaluator called directly, it is
+ * the caller's bug, and fails loudly.
+ */
+export class AggregateUnread extends InvariantError {
+  override readonly name: string = 'AggregateUnread';
+
+  constructor(readonly key: string) {
+    super(`spend aggregate ${key} was not supplied as a checked core Decimal or count`);
+  }
+}
+
+export function aggregateUnread(key: string): AggregateUnread {
+  return new AggregateUnread(key);
 }
 
 const merchant = (

@@ -26,5 +26,5 @@ export const ORDERING_OPERATORS: ReadonlySet<Operator> = new Set([
 
 export const LIST_OPERATORS: ReadonlySet<Operator> = new Set(['in', 'notIn']);
 
-/** Substring tests; json-rules-engine applies them to arrays only, spendgate to strings (README). */
+/** Substring tests; json-rules-engine applies them to arrays only, spendgate to strings (rules/README.md). */
 export const SUBSTRING_OPERATORS: ReadonlySet<Operator> = new Set(['contains', 'doesNotContain']);

@@ -1,11 +1,16 @@
 import type { z } from 'zod';
-import { formatPath, PolicyInvalidError } from '../errors/spendgate-error.js';
+import { fieldSubject, formatPath, PolicyInvalidError } from '../errors/spendgate-error.js';
+import { givenWords } from '../errors/given.js';
 
 export type PathKey = string | number;
 
+type ZodIssue = z.ZodError['issues'][number];
+
 /**
  * Parses `input` with a zod schema, turning the first issue into a `PolicyInvalidError` whose
- * `param` is the full JSON path of the fault (the schema's path appended to `base`).
+ * `param` is the full JSON path of the fault (the schema's path appended to `base`) and whose
+ * message is spendgate's own wording, never zod's ("Too small: expected array to have >=1
+ * items" becomes "all must not be empty.").
  */
 export function parseWith<T extends z.ZodType>(
   schema: T,
@@ -28,21 +33,68 @@ export function parseWith<T extends z.ZodType>(
   }
   // Read the input here rather than ask zod to report it (`reportInput` makes every parse
   // several times slower, and this runs only on the error path).
-  if (issue.code === 'invalid_type' && valueAt(input, issue.path) === undefined) {
+  const value = valueAt(input, issue.path);
+  if (issue.code === 'invalid_type' && value === undefined) {
     throw policyError(path, 'is required');
   }
-  throw policyError(path, issue.message);
+  throw policyError(path, issueWords(issue, value));
 }
 
 /**
- * A `policy_invalid` error at `path`. Own messages read on from the path ("x must be ..."),
- * zod's start a sentence of their own ("x: Too big: ...").
+ * A `policy_invalid` error at `path`. `predicate` reads on from the field's name ("must be a
+ * string"): the message is "<field> <predicate>.", the field named by its last key.
  */
-export function policyError(path: readonly PathKey[], message: string): PolicyInvalidError {
+export function policyError(path: readonly PathKey[], predicate: string): PolicyInvalidError {
   const param = formatPath(path);
-  const subject = param === '' ? 'policy' : param;
-  const joiner = /^[A-Z]/.test(message) ? ': ' : ' ';
-  return new PolicyInvalidError(`${subject}${joiner}${message}`, subject);
+  const sentence = `${fieldSubject(path, 'The policy')} ${predicate}`;
+  const message = sentence.endsWith('.') ? sentence : `${sentence}.`;
+  return new PolicyInvalidError(message, param === '' ? 'policy' : param);
+}
+
+/** What a zod issue says is wrong, in words that read on from the field's name. */
+function issueWords(issue: ZodIssue, value: unknown): string {
+  // The schemas' own messages (regexes, refinements) are written to read on, in lower case;
+  // zod's defaults start with a capital ("Invalid input", "Too small") and are replaced.
+  if (/^[a-z]/.test(issue.message)) return issue.message;
+  switch (issue.code) {
+    case 'invalid_type':
+      return `must be ${TYPE_WORDS[issue.expected] ?? issue.expected}, not ${givenWords(value)}`;
+    case 'too_small':
+      return sizeWords('at least', issue.origin, Number(issue.minimum));
+    case 'too_big':
+      return sizeWords('at most', issue.origin, Number(issue.maximum));
+    case 'invalid_value': {
+      const values = issue.values.map((option) => JSON.stringify(option));
+      return values.length === 1
+        ? `must be ${values[0] ?? ''}`
+        : `must be one of ${values.join(', ')}`;
+    }
+    default:
+      return 'is invalid';
+  }
+}
+
+const TYPE_WORDS: Readonly<Record<string, string>> = {
+  object: 'an object',
+  array: 'a list',
+  string: 'a string',
+  number: 'a number',
+  int: 'an integer',
+  boolean: 'true or false',
+};
+
+function sizeWords(bound: 'at least' | 'at most', origin: string, size: number): string {
+  switch (origin) {
+    case 'array':
+    case 'set':
+      if (bound === 'at least' && size === 1) return 'must not be empty';
+      return `must have ${bound} ${size} ${size === 1 ? 'item' : 'items'}`;
+    case 'string':
+      if (bound === 'at least' && size === 1) return 'must not be empty';
+      return `must be ${bound} ${size} ${size === 1 ? 'character' : 'characters'} long`;
+    default:
+      return `must be ${bound} ${size}`;
+  }
 }
 
 function valueAt(input: unknown, path: readonly PropertyKey[]): unknown {

@@ -1,4 +1,6 @@
 import { assert } from '../assert.js';
+import { givenNumber, givenWords } from '../errors/given.js';
+import { SpendgateError } from '../errors/spendgate-error.js';
 import type { CompiledPolicy } from './compile.js';
 
 /**
@@ -12,7 +14,14 @@ export class CompiledPolicyCache {
   readonly entriesMax: number;
 
   constructor(entriesMax = 10_000) {
-    assert(Number.isSafeInteger(entriesMax) && entriesMax > 0, 'entriesMax is a positive integer');
+    // A library caller's argument: refused by name, not asserted.
+    if (!Number.isSafeInteger(entriesMax) || entriesMax <= 0) {
+      throw new SpendgateError(
+        'parameter_invalid',
+        `entriesMax must be a positive integer, not ${givenNumber(entriesMax)}.`,
+        'entriesMax',
+      );
+    }
     this.entriesMax = entriesMax;
   }
 
@@ -58,6 +67,19 @@ export class CompiledPolicyCache {
 }
 
 function cacheKey(vaultId: string, version: number): string {
-  assert(Number.isSafeInteger(version) && version > 0, 'policy versions are positive integers');
+  if (typeof vaultId !== 'string') {
+    throw new SpendgateError(
+      'parameter_invalid',
+      `vaultId must be a string, not ${givenWords(vaultId)}.`,
+      'vaultId',
+    );
+  }
+  if (!Number.isSafeInteger(version) || version <= 0) {
+    throw new SpendgateError(
+      'parameter_invalid',
+      `version must be a positive integer, not ${givenNumber(version)}.`,
+      'version',
+    );
+  }
   return `${vaultId}\u0000${version}`;
 }

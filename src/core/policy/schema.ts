@@ -54,7 +54,11 @@ function checkDocumentText(document: unknown, ctx: z.RefinementCtx): void {
   const stack: WalkEntry[] = [{ value: document, key: null, parent: null }];
   for (let visited = 0; stack.length > 0; visited++) {
     if (visited >= DOCUMENT_VALUES_MAX) {
-      ctx.addIssue({ code: 'custom', message: 'holds more values than a policy may', path: [] });
+      ctx.addIssue({
+        code: 'custom',
+        message: 'holds more values than any valid policy has',
+        path: [],
+      });
       return;
     }
     const entry = stack.pop() as WalkEntry;
@@ -122,7 +126,7 @@ export const limitSchema = z
     } else if (limit.count !== undefined && limit.interval === 'perTransaction') {
       ctx.addIssue({
         code: 'custom',
-        message: 'a count limit needs a calendar interval, not perTransaction',
+        message: 'needs a calendar interval: a count limit cannot be perTransaction',
         path: ['count'],
       });
     }

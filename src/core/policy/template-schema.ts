@@ -51,7 +51,7 @@ export const templateSchema = z.strictObject({
   params: z
     .record(z.string().regex(/^[a-z][A-Za-z0-9]*$/), templateParamSchema)
     .refine((params) => Object.keys(params).length <= TEMPLATE_BOUNDS.paramsMax, {
-      error: `at most ${TEMPLATE_BOUNDS.paramsMax} parameters`,
+      error: `must have at most ${TEMPLATE_BOUNDS.paramsMax} parameters`,
     })
     .default({}),
   limits: z.array(z.unknown()).max(TEMPLATE_BOUNDS.limitsMax).default([]),

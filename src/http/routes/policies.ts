@@ -74,15 +74,15 @@ export function registerPolicyRoutes(app: FastifyInstance, store: Store): void {
   });
 }
 
-/** A draft's refusal, its path (param, and the message's subject) moved under `policy`. */
+/**
+ * A draft's refusal, its path moved under `policy`. The message names the field by its last
+ * key, never by the path, so it stays as it is.
+ */
 function underPolicy(error: PolicyInvalidError): PolicyInvalidError {
   const param = error.param ?? 'policy';
   if (param === 'policy') return error;
   const moved = param.startsWith('[') ? `policy${param}` : `policy.${param}`;
-  const message = error.message.startsWith(param)
-    ? `${moved}${error.message.slice(param.length)}`
-    : error.message;
-  return new PolicyInvalidError(message, moved);
+  return new PolicyInvalidError(error.message, moved);
 }
 
 const setPolicyRoute = {

@@ -1,0 +1,363 @@
+import type { ErrorCode } from '../errors/catalogue.js';
+import { givenWords } from '../errors/given.js';
+import { fieldSubject, formatPath, parsePath, SpendgateError } from '../errors/spendgate-error.js';
+import {
+  amountIn,
+  isCheckedAmount,
+  type AmountInput,
+  type AmountLike,
+  type ParseAmountOptions,
+} from '../money/amount.js';
+import type { Decimal } from '../money/decimal.js';
+import { assert, InvariantError } from '../assert.js';
+import { currencyOf, type CurrencyInfo } from '../money/currencies.js';
+import type { SpendTotals } from '../policy/aggregates.js';
+import { isCompiledPolicy, type CompiledPolicy } from '../policy/compile.js';
+import type {
+  AuthorizationRequest,
+  EvaluationInput,
+  Merchant,
+} from '../policy/evaluation-input.js';
+import type { CardState, CardStatus, DecisionInput, VaultState, VaultStatus } from './decide.js';
+
+/*
+ * The library's inputs, read at its edge. `decide` and `evaluate` take what a caller has (plain
+ * objects, amounts as Decimals of any copy of decimal.js, strings or numbers) and read it once
+ * into what the generated evaluators read: core Decimals, checked strings, every aggregate the
+ * policy needs. A fault is a SpendgateError naming the field (`request.amount`,
+ * `spend["amount:daily"]`) and what was given there, never a TypeError from deep inside.
+ *
+ * Reading costs a few type checks per field and allocates nothing when the input is already
+ * in the core's own form (the service's authorize path): the same objects are handed on.
+ */
+
+/** Spend aggregates as a caller gives them: amounts in any form, counts as integers. */
+export type SpendInput = Readonly<Record<string, AmountLike>>;
+
+/** A vault as `decide` takes it: `available` in any amount form. */
+export interface VaultInput {
+  readonly id: string;
+  readonly status: VaultStatus;
+  readonly currency: string;
+  /** Ledger minus open holds, before this authorization: not negative. */
+  readonly available: AmountLike;
+}
+
+/** A card network's request as `decide` takes it: `amount` in any amount form. */
+export interface RequestInput {
+  readonly cardId: string;
+  readonly amount: AmountLike;
+  readonly currency: string;
+  readonly merchant: Merchant;
+}
+
+/**
+ * What `decide` takes: a `DecisionInput` whose amounts may be Decimals of any copy of
+ * decimal.js, decimal strings or numbers, and whose `spend` may be left out when the policy
+ * reads none.
+ */
+export interface DecideInput {
+  /** null when no card has the request's card id. */
+  readonly card: CardState | null;
+  /** The card's vault; null only when `card` is null. */
+  readonly vault: VaultInput | null;
+  /** The vault's policy from `compilePolicy`, or null when it has none. */
+  readonly policy: CompiledPolicy | null;
+  /** The aggregates `policy.aggregates` names, by key; others are not read. */
+  readonly spend?: SpendInput | undefined;
+  /**
+   * The card's own policy (a card-level policy), decided after the vault's: an authorization
+   * passes both. Absent or null when the card has none.
+   */
+  readonly cardPolicy?: CompiledPolicy | null | undefined;
+  /** The card's own spend, the aggregates `cardPolicy.aggregates` names. */
+  readonly cardSpend?: SpendInput | undefined;
+  /** Decision time, epoch milliseconds. */
+  readonly nowMs: number;
+  readonly request: RequestInput;
+}
+
+const CARD_STATUSES: ReadonlySet<unknown> = new Set<CardStatus>(['active', 'frozen', 'cancelled']);
+const VAULT_STATUSES: ReadonlySet<unknown> = new Set<VaultStatus>(['active', 'frozen', 'closed']);
+const NO_SPEND_INPUT: SpendInput = Object.freeze({});
+
+/** A refusal of a library input: "<field> <predicate>.", `param` the field's path. */
+export function refusal(code: ErrorCode, param: string, predicate: string): SpendgateError {
+  return new SpendgateError(code, `${fieldSubject(parsePath(param), param)} ${predicate}.`, param);
+}
+
+type Fields = Readonly<Record<string, unknown>>;
+
+/** `value` as an object whose fields can be read; missing or of another type, refused. */
+export function readObject(value: unknown, param: string): Fields {
+  if (value === undefined) throw refusal('parameter_missing', param, 'is required');
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    throw refusal('parameter_invalid', param, `must be an object, not ${givenWords(value)}`);
+  }
+  return value as Fields;
+}
+
+export function readString(value: unknown, param: string): string {
+  if (value === undefined) throw refusal('parameter_missing', param, 'is required');
+  if (typeof value !== 'string') {
+    throw refusal('parameter_invalid', param, `must be a string, not ${givenWords(value)}`);
+  }
+  return value;
+}
+
+function readOptionalString(value: unknown, param: string): void {
+  if (value !== undefined) readString(value, param);
+}
+
+/** A required amount: missing is `parameter_missing`, anything amiss `invalid_amount`. */
+export function readAmount(
+  value: unknown,
+  currency: CurrencyInfo,
+  options: ParseAmountOptions & { readonly param: string },
+): Decimal {
+  if (isCheckedAmount(value, currency, options.total === true)) return value;
+  if (value === undefined) throw refusal('parameter_missing', options.param, 'is required');
+  // amountIn checks the type of whatever it is handed and refuses any other, naming it.
+  return amountIn(value as AmountInput, currency, options);
+}
+
+const UNNAMED_TOTAL: ParseAmountOptions = Object.freeze({ total: true });
+
+/**
+ * A spend total at `param[key]`. Read first without a name, so that the common case builds no
+ * param text; a refusal is read again with its name, which throws the same refusal, named.
+ */
+function readTotalAt(value: unknown, currency: CurrencyInfo, param: string, key: string): Decimal {
+  if (isCheckedAmount(value, currency, true)) return value;
+  try {
+    return amountIn(value as AmountInput, currency, UNNAMED_TOTAL);
+  } catch (error) {
+    if (!(error instanceof SpendgateError)) throw error;
+  }
+  readAmount(value, currency, { param: keyPath(param, key), total: true });
+  throw new InvariantError('a refused total is refused again when named');
+}
+
+/** `spend["amount:daily"]`: an aggregate's key under its object's path. */
+function keyPath(param: string, key: string): string {
+  return formatPath([...parsePath(param), key]);
+}
+
+/** The merchant as the evaluators read it: name, MCC and country, city and id if present. */
+export function readMerchant(value: unknown, param: string): Merchant {
+  const merchant = readObject(value, param);
+  readString(merchant['name'], `${param}.name`);
+  readString(merchant['mcc'], `${param}.mcc`);
+  readString(merchant['country'], `${param}.country`);
+  readOptionalString(merchant['city'], `${param}.city`);
+  readOptionalString(merchant['id'], `${param}.id`);
+  return merchant as unknown as Merchant;
+}
+
+/** A policy `compilePolicy` compiled, or null for none. */
+export function readPolicy(value: unknown, param: string): CompiledPolicy | null {
+  if (value === null) return null;
+  if (value === undefined) throw refusal('parameter_missing', param, 'is required (null for none)');
+  if (!isCompiledPolicy(value)) {
+    throw refusal(
+      'parameter_invalid',
+      param,
+      `must be a policy from compilePolicy of this spendgate, not ${givenWords(value)}`,
+    );
+  }
+  return value;
+}
+
+/** The epoch time a decision is made at, in milliseconds. */
+export function readEpochMs(value: unknown, param: string): number {
+  if (value === undefined) throw refusal('parameter_missing', param, 'is required');
+  if (typeof value !== 'number' || !Number.isFinite(value)) {
+    throw refusal(
+      'parameter_invalid',
+      param,
+      `must be a finite epoch time in milliseconds, not ${givenWords(value)}`,
+    );
+  }
+  return value;
+}
+
+/**
+ * `input` with its spend read (`readSpend`): for a decision whose evaluators found an
+ * aggregate not in the core's form. The spend read is a copy, or the same object only if the
+ * evaluators and the reader disagree, which is a bug.
+ */
+export function withSpendRead<T extends EvaluationInput>(
+  input: T,
+  policy: CompiledPolicy | null,
+  param: string,
+): T {
+  assert(policy !== null, 'only a policy reads spend');
+  const spend = readSpend(input.spend, policy, param);
+  assert(spend !== input.spend, 'the evaluators refuse only spend the reader converts or refuses');
+  return { ...input, spend };
+}
+
+/**
+ * The aggregates `policy` reads, each checked: an amount (a total, so above AMOUNT_MAX is
+ * fine) for an `amount` aggregate, a non-negative integer for a `count` one. Returns `spend`
+ * itself when every value is already in the core's form, a copy of the needed keys otherwise.
+ */
+export function readSpend(value: unknown, policy: CompiledPolicy, param: string): SpendTotals {
+  const spend = value === undefined ? NO_SPEND_INPUT : readObject(value, param);
+  let read: Record<string, SpendTotals[string]> | null = null;
+  for (const aggregate of policy.aggregates) {
+    const key = aggregate.key;
+    // No aggregate key ("amount:daily") names a property every object inherits.
+    const given = spend[key];
+    if (given === undefined) {
+      throw refusal(
+        'parameter_missing',
+        keyPath(param, key),
+        'is required: the policy reads this aggregate (see policy.aggregates)',
+      );
+    }
+    let total: SpendTotals[string];
+    if (aggregate.measure === 'count') {
+      if (typeof given !== 'number' || !Number.isSafeInteger(given) || given < 0) {
+        throw refusal(
+          'parameter_invalid',
+          keyPath(param, key),
+          `must be a count of transactions, an integer of 0 or more, not ${givenWords(given)}`,
+        );
+      }
+      total = given;
+    } else {
+      total = readTotalAt(given, policy.currency, param, key);
+    }
+    if (total !== given) read ??= {};
+    if (read !== null) read[key] = total;
+  }
+  if (read === null) return spend as SpendTotals;
+  // Some value was converted: hand on a copy holding every needed key in the core's form.
+  for (const aggregate of policy.aggregates) {
+    read[aggregate.key] ??= spend[aggregate.key] as SpendTotals[string];
+  }
+  return read;
+}
+
+const REQUEST_AMOUNT: ParseAmountOptions & { readonly param: string } = Object.freeze({
+  param: 'request.amount',
+});
+const VAULT_AVAILABLE: ParseAmountOptions & { readonly param: string } = Object.freeze({
+  param: 'vault.available',
+  total: true,
+});
+
+/**
+ * `decide`'s input, read and checked: the same object when it is already in the core's form,
+ * a copy with its amounts converted otherwise. Refuses with a SpendgateError naming the field.
+ */
+export function readDecisionInput(input: unknown): DecisionInput {
+  const fields = readObject(input, 'input');
+  const request = readRequest(fields['request']);
+  const nowMs = readEpochMs(fields['nowMs'], 'nowMs');
+  const card = readCard(fields['card'], request.cardId);
+  const vault = readVault(fields['vault'], card);
+  const policy = readPolicy(fields['policy'], 'policy');
+  if (policy !== null && vault !== null && policy.currency.code !== vault.currency) {
+    throw refusal(
+      'parameter_invalid',
+      'policy',
+      `was compiled for ${policy.currency.code}, but the vault holds ${vault.currency}`,
+    );
+  }
+  // Spend is read only if the evaluators find it not in the core's form (see `decide`).
+  const spend =
+    fields['spend'] === undefined ? NO_SPEND_INPUT : readObject(fields['spend'], 'spend');
+  const { cardPolicy, cardSpend } = readCardPolicy(fields, vault);
+  if (
+    request === fields['request'] &&
+    vault === fields['vault'] &&
+    spend === fields['spend'] &&
+    card === fields['card'] &&
+    cardSpend === fields['cardSpend']
+  ) {
+    return input as DecisionInput;
+  }
+  return {
+    card,
+    vault,
+    policy,
+    spend: spend as SpendTotals,
+    nowMs,
+    request,
+    ...(cardPolicy === null || cardSpend === undefined ? {} : { cardPolicy, cardSpend }),
+  };
+}
+
+/**
+ * The card's own policy and its spend. The spend is read at once (unlike the vault's): card
+ * policies are few, and a read that returns the same object when it is in the core's form
+ * costs a few checks.
+ */
+function readCardPolicy(
+  fields: Fields,
+  vault: VaultState | null,
+): { cardPolicy: CompiledPolicy | null; cardSpend: SpendTotals | undefined } {
+  const given = fields['cardPolicy'];
+  const cardPolicy = given === undefined ? null : readPolicy(given, 'cardPolicy');
+  if (cardPolicy === null) {
+    return { cardPolicy, cardSpend: fields['cardSpend'] as SpendTotals | undefined };
+  }
+  if (vault !== null && cardPolicy.currency.code !== vault.currency) {
+    throw refusal(
+      'parameter_invalid',
+      'cardPolicy',
+      `was compiled for ${cardPolicy.currency.code}, but the vault holds ${vault.currency}`,
+    );
+  }
+  return { cardPolicy, cardSpend: readSpend(fields['cardSpend'], cardPolicy, 'cardSpend') };
+}
+
+function readRequest(value: unknown): AuthorizationRequest {
+  const request = readObject(value, 'request');
+  const cardId = readString(request['cardId'], 'request.cardId');
+  const code = readString(request['currency'], 'request.currency');
+  const currency = currencyOf(code, 'request.currency');
+  const merchant = readMerchant(request['merchant'], 'request.merchant');
+  const given = request['amount'];
+  const amount = readAmount(given, currency, REQUEST_AMOUNT);
+  if (amount === given) return request as unknown as AuthorizationRequest;
+  return { cardId, amount, currency: currency.code, merchant };
+}
+
+function readCard(value: unknown, cardId: string): CardState | null {
+  if (value === null) return null;
+  const card = readObject(value, 'card');
+  const id = readString(card['id'], 'card.id');
+  readString(card['vaultId'], 'card.vaultId');
+  if (!CARD_STATUSES.has(card['status'])) {
+    throw refusal('parameter_invalid', 'card.status', 'must be one of active, frozen, cancelled');
+  }
+  if (id !== cardId) {
+    throw refusal(
+      'parameter_invalid',
+      'card.id',
+      'must be the card the request names (its cardId)',
+    );
+  }
+  return card as unknown as CardState;
+}
+
+function readVault(value: unknown, card: CardState | null): VaultState | null {
+  if (card === null && (value === null || value === undefined)) return null;
+  if (value === null) throw refusal('parameter_missing', 'vault', "is required: the card's vault");
+  const vault = readObject(value, 'vault');
+  const id = readString(vault['id'], 'vault.id');
+  if (!VAULT_STATUSES.has(vault['status'])) {
+    throw refusal('parameter_invalid', 'vault.status', 'must be one of active, frozen, closed');
+  }
+  const currency = currencyOf(readString(vault['currency'], 'vault.currency'), 'vault.currency');
+  if (card !== null && id !== card.vaultId) {
+    throw refusal('parameter_invalid', 'vault.id', "must be the card's vault (its vaultId)");
+  }
+  const given = vault['available'];
+  const available = readAmount(given, currency, VAULT_AVAILABLE);
+  if (available === given) return vault as unknown as VaultState;
+  return { id, status: vault['status'] as VaultStatus, currency: currency.code, available };
+}

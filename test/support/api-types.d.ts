@@ -882,6 +882,11 @@ export interface components {
                 rule: string;
                 message: string;
             } | null;
+            /** @description A card authorization's shadow rules whose conditions held when it was decided (the rules of mode `shadow`, which report and never decline), as Simulate Policy reports them; empty when none did, and for every other type. */
+            shadowMatches: {
+                rule: string;
+                message: string;
+            }[];
             failureReason: string | null;
             /** @description ISO 8601 UTC. */
             createdAt: string;
@@ -1246,6 +1251,11 @@ export interface components {
                 rule: string;
                 message: string;
             } | null;
+            /** @description A card authorization's shadow rules whose conditions held when it was decided (the rules of mode `shadow`, which report and never decline), as Simulate Policy reports them; empty when none did, and for every other type. */
+            shadowMatches: {
+                rule: string;
+                message: string;
+            }[];
             failureReason: string | null;
             /** @description ISO 8601 UTC. */
             createdAt: string;
@@ -4395,6 +4405,7 @@ export interface operations {
                      *           },
                      *           "declineCode": null,
                      *           "declineReason": null,
+                     *           "shadowMatches": [],
                      *           "failureReason": null,
                      *           "createdAt": "2026-03-02T14:05:09.412Z",
                      *           "completedAt": null,
@@ -4415,6 +4426,7 @@ export interface operations {
                      *           "merchant": null,
                      *           "declineCode": null,
                      *           "declineReason": null,
+                     *           "shadowMatches": [],
                      *           "failureReason": null,
                      *           "createdAt": "2026-03-02T14:05:09.412Z",
                      *           "completedAt": "2026-03-02T14:05:09.412Z",
@@ -4533,6 +4545,7 @@ export interface operations {
                      *       },
                      *       "declineCode": null,
                      *       "declineReason": null,
+                     *       "shadowMatches": [],
                      *       "failureReason": null,
                      *       "createdAt": "2026-03-02T14:05:09.412Z",
                      *       "completedAt": null,
@@ -4740,6 +4753,7 @@ export interface operations {
                      *       "merchant": null,
                      *       "declineCode": null,
                      *       "declineReason": null,
+                     *       "shadowMatches": [],
                      *       "failureReason": null,
                      *       "createdAt": "2026-03-02T14:05:09.412Z",
                      *       "completedAt": "2026-03-02T14:05:09.412Z",
@@ -5891,6 +5905,7 @@ export interface operations {
                      *       },
                      *       "declineCode": null,
                      *       "declineReason": null,
+                     *       "shadowMatches": [],
                      *       "failureReason": null,
                      *       "createdAt": "2026-03-02T14:05:09.412Z",
                      *       "completedAt": "2026-03-02T15:30:00.000Z",
@@ -6066,6 +6081,7 @@ export interface operations {
                      *       },
                      *       "declineCode": null,
                      *       "declineReason": null,
+                     *       "shadowMatches": [],
                      *       "failureReason": "reversed",
                      *       "createdAt": "2026-03-02T14:05:09.412Z",
                      *       "completedAt": null,

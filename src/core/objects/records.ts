@@ -1,4 +1,4 @@
-import type { Decision, DeclineCode, DeclineReason } from '../decision/result.js';
+import type { Decision, DeclineCode, DeclineReason, ShadowMatch } from '../decision/result.js';
 import type { CardStatus, VaultStatus } from '../decision/decide.js';
 import type { CurrencyCode } from '../money/currencies.js';
 import type { Decimal } from '../money/decimal.js';
@@ -80,6 +80,11 @@ export interface TransactionRecord {
   readonly networkTransactionId: string | null;
   readonly declineCode: DeclineCode | null;
   readonly declineReason: DeclineReason | null;
+  /**
+   * The shadow rules of the vault's policy whose conditions held when a card authorization was
+   * decided (reported, never declining); empty for every other transaction.
+   */
+  readonly shadowMatches: readonly ShadowMatch[];
   readonly failureReason: string | null;
   readonly standIn: boolean;
   readonly hasMetadata: boolean;

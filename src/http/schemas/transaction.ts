@@ -47,6 +47,12 @@ export const transactionObject = z
       .nullable(),
     declineCode: z.string().nullable(),
     declineReason: z.object({ rule: z.string(), message: z.string() }).nullable(),
+    shadowMatches: z.array(z.object({ rule: z.string(), message: z.string() })).meta({
+      description:
+        "A card authorization's shadow rules whose conditions held when it was decided (the " +
+        'rules of mode `shadow`, which report and never decline), as Simulate Policy reports ' +
+        'them; empty when none did, and for every other type.',
+    }),
     failureReason: z.string().nullable(),
     createdAt: timestampOutput,
     completedAt: timestampOutput.nullable(),

@@ -40,6 +40,7 @@ export {
   hourUtc,
   isoDate,
   isoTimestamp,
+  MS_PER_DAY,
   utcDayNumber,
   windowStartDay,
 } from './time.js';
@@ -94,6 +95,22 @@ export {
   type VaultStatus,
 } from './decision/decide.js';
 export {
+  BACKTEST_BOUNDS,
+  BacktestReplay,
+  backtestWindow,
+  OTHER_RULES,
+  type BacktestChange,
+  type BacktestExample,
+  type BacktestResult,
+  type BacktestWindow,
+  type DraftDecision,
+  type RecordedDecision,
+  type ReplayRelease,
+  type ReplayRow,
+  type RuleCounts,
+  type ShadowCount,
+} from './decision/backtest.js';
+export {
   replayedOutcome,
   STAND_IN_APPROVED,
   STAND_IN_DECLINED,
@@ -111,6 +128,8 @@ export {
 export type {
   AccountRecord,
   AuthorizationOutcome,
+  BacktestRecord,
+  BacktestStatus,
   BalanceSnapshotRecord,
   CardRecord,
   PolicyRecord,
@@ -141,6 +160,8 @@ export {
 } from './objects/presenters.js';
 export {
   presentAccount,
+  presentBacktest,
+  presentBacktestResult,
   presentCardDetails,
   presentDeletedPolicy,
   presentDeletedWebhookEndpoint,
@@ -150,4 +171,5 @@ export {
   presentWebhookDelivery,
   presentWebhookEndpoint,
   presentWebhookTest,
+  type PresentedBacktestResult,
 } from './objects/platform-presenters.js';

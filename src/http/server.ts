@@ -23,6 +23,7 @@ import { registerOpenApi } from './openapi.js';
 import { registerAccountRoutes } from './routes/account.js';
 import { registerRateLimits } from './rate-limits.js';
 import { registerAuthorizationRoutes } from './routes/authorizations.js';
+import { registerBacktestRoutes } from './routes/backtests.js';
 import { registerCardRoutes } from './routes/cards.js';
 import { registerPolicyRoutes } from './routes/policies.js';
 import { registerRateLimitRoutes } from './routes/rate-limits.js';
@@ -297,7 +298,9 @@ function registerApi(
     registerVaultRoutes(api, dependencies.store, { solanaRpcUrl: config.solanaRpcUrl });
     registerVaultBalanceRoutes(api, dependencies.store);
     registerPolicyRoutes(api, dependencies.store);
-    registerRuleTemplateRoutes(api);
+    registerBacktestRoutes(api, dependencies.store);
+    // The store's library: the templates its policies may name, the built-in ones by default.
+    registerRuleTemplateRoutes(api, () => dependencies.store.ruleTemplates());
     registerTransferRoutes(api, dependencies.store, { solanaRpcUrl: config.solanaRpcUrl });
     registerTransactionRoutes(api, dependencies.store);
     registerSimulateDepositRoutes(api, dependencies.store);

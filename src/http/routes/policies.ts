@@ -75,7 +75,7 @@ export function registerPolicyRoutes(app: FastifyInstance, store: Store): void {
 }
 
 /** A draft's refusal, its path (param, and the message's subject) moved under `policy`. */
-function underPolicy(error: PolicyInvalidError): PolicyInvalidError {
+export function underPolicy(error: PolicyInvalidError): PolicyInvalidError {
   const param = error.param ?? 'policy';
   if (param === 'policy') return error;
   const moved = param.startsWith('[') ? `policy${param}` : `policy.${param}`;

@@ -309,8 +309,8 @@ interface ClaimedBacktest {
 
 /**
  * Claims a backtest for one run: one transaction. A backtest out of attempts is failed for good
- * first. Out: the backtest, now `running` under `token` until the lease ends; null when it is
- * finished or another run holds it.
+ * first ('failed'). Out: the backtest, now `running` under `token` until the lease ends; null
+ * when it is finished or another run holds it.
  */
 async function claimBacktest(
   ctx: StoreContext,
@@ -318,15 +318,16 @@ async function claimBacktest(
   backtestId: string,
   token: string,
   leaseMs: number,
-): Promise<ClaimedBacktest | null> {
+): Promise<ClaimedBacktest | 'failed' | null> {
   const now = new Date(ctx.clock());
   const free = `b.status IN ('queued', 'running') AND (b.lease_expires_at IS NULL OR b.lease_expires_at < $2)`;
-  await tx.query(
+  const { rowCount: exhausted } = await tx.query(
     `UPDATE backtests b SET status = 'failed', failure_message = $3, completed_at = $2, updated_at = $2,
                             lease_token = NULL, lease_expires_at = NULL
      WHERE b.id = $1 AND ${free} AND b.attempts >= $4`,
     [backtestId, now, FAILURE_MESSAGE, BACKTEST_ATTEMPTS_MAX],
   );
+  if (exhausted > 0) return 'failed';
   const { rows } = await tx.query<BacktestRow & { currency: string; attempts: number }>(
     `UPDATE backtests b SET status = 'running', attempts = b.attempts + 1, lease_token = $3,
                             lease_expires_at = $4, replayed = 0, total = NULL, updated_at = $2
@@ -342,6 +343,8 @@ async function claimBacktest(
 
 /** The lease a run held was taken over (it ran past it): the run stops, writing nothing more. */
 class LeaseLost extends Error {}
+/** The run was asked to stop (its worker is shutting down): the backtest goes back to the queue. */
+class RunStopped extends Error {}
 
 /** A run's writes, each conditional on its token: a run that lost its lease changes nothing. */
 function leaseHolder(ctx: StoreContext, backtestId: string, token: string, leaseMs: number) {
@@ -367,6 +370,15 @@ function leaseHolder(ctx: StoreContext, backtestId: string, token: string, lease
         [backtestId, token, JSON.stringify(result), result.authorizations, at],
       );
       return rowCount === 1;
+    },
+    /** A stopped run: the backtest queued again, the attempt not counted. One statement. */
+    async giveBack(): Promise<void> {
+      await client.query(
+        `UPDATE backtests SET status = 'queued', attempts = attempts - 1, updated_at = $3,
+                              lease_token = NULL, lease_expires_at = NULL
+         WHERE id = $1 AND lease_token = $2`,
+        [backtestId, token, new Date(ctx.clock())],
+      );
     },
     /**
      * A failed run: the lease given back (queued for another run), or, on the last attempt or
@@ -399,13 +411,16 @@ const PROGRESS_EVERY_MS = 1_000;
  * 3. complete (one statement, conditional on the lease): the result.
  * A run that dies leaves its lease to expire; the next run (the job retried, or added again by
  * the relay) replays from the start: a replay writes nothing but progress before its result.
- * Out: completed, failed (for good: out of attempts, or a window past the read bound), skipped.
+ * `signal`: aborted, the run stops after the batch it is in and gives the backtest back to the
+ * queue (its attempt not counted).
+ * Out: completed, failed (for good: out of attempts, or a window past the read bound), skipped
+ *   (finished, held by another run, or stopped).
  * Fails: with the error of a failed run that has attempts left (the backtest queued again).
  */
 export async function runBacktest(
   ctx: StoreContext,
   backtestId: string,
-  options: { readonly leaseMs: number },
+  options: { readonly leaseMs: number; readonly signal?: AbortSignal },
 ): Promise<BacktestRunOutcome> {
   assert(options.leaseMs >= 1_000, 'a lease outlives a progress interval');
   const token = randomBytes(16).toString('hex');
@@ -413,6 +428,7 @@ export async function runBacktest(
     claimBacktest(ctx, tx, backtestId, token, options.leaseMs),
   );
   if (claimed === null) return 'skipped';
+  if (claimed === 'failed') return 'failed';
   const lease = leaseHolder(ctx, backtestId, token, options.leaseMs);
   const { row } = claimed;
   try {
@@ -432,6 +448,7 @@ export async function runBacktest(
     await lease.progress(0, total);
     let writtenAtMs = performance.now();
     const result = await replayWindow(ctx.client, target, policy, window, async (replay) => {
+      if (options.signal?.aborted === true) throw new RunStopped('the worker is stopping');
       if (performance.now() - writtenAtMs < PROGRESS_EVERY_MS) return;
       await lease.progress(replay.authorizations, total);
       writtenAtMs = performance.now();
@@ -441,6 +458,10 @@ export async function runBacktest(
       : 'skipped';
   } catch (error) {
     if (error instanceof LeaseLost) return 'skipped';
+    if (error instanceof RunStopped) {
+      await lease.giveBack();
+      return 'skipped';
+    }
     const final = error instanceof WindowTooLarge || claimed.attempts >= BACKTEST_ATTEMPTS_MAX;
     await lease.fail(
       final,

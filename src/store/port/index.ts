@@ -96,11 +96,12 @@ export interface Store extends StoreOperations {
   rewrapMasterKeySecrets(options?: RewrapOptions): Promise<RewrapCount[]>;
   /**
    * One run of a queued backtest, in several transactions (ops/backtests.ts): claimed under a
-   * lease of `leaseMs`, replayed with its progress written, its result stored.
+   * lease of `leaseMs`, replayed with its progress written, its result stored; `signal` stops
+   * it after its current batch, the backtest queued again.
    */
   runBacktest(
     backtestId: string,
-    options: { readonly leaseMs: number },
+    options: { readonly leaseMs: number; readonly signal?: AbortSignal },
   ): Promise<BacktestRunOutcome>;
   /** The rule templates policies may name in this store (the built-in library by default). */
   ruleTemplates(): TemplateLibrary;

@@ -31,6 +31,7 @@ export {
   significantDigits,
   amountIn,
   parseAmount,
+  storedAmount,
   type AmountInput,
   type ParseAmountOptions,
 } from './money/amount.js';

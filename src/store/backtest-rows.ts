@@ -4,6 +4,7 @@ import {
   Decimal,
   isoDate,
   MS_PER_DAY,
+  storedAmount,
   utcDayNumber,
   windowStartDay,
   ZERO,
@@ -198,7 +199,7 @@ function replayRowOf(fields: RowFields): ReplayRow {
     kind: externalTransfer ? 'spend' : 'authorization',
     request: {
       cardId: cardId ?? '',
-      amount: new Decimal(amount),
+      amount: storedAmount(amount),
       currency,
       merchant: externalTransfer
         ? NO_MERCHANT
@@ -217,7 +218,7 @@ function replayRowOf(fields: RowFields): ReplayRow {
         : {
             // A clock moved back may stamp a release before its authorization: not before it.
             atMs: Math.max(fields[17], atMs),
-            amount: new Decimal(released),
+            amount: storedAmount(released),
             count: fields[18] ? 1 : 0,
           },
   };

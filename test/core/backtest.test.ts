@@ -11,6 +11,7 @@ import {
   MS_PER_DAY,
   OTHER_RULES,
   SpendgateError,
+  storedAmount,
   utcDayNumber,
   type CompiledPolicy,
   type RecordedDecision,
@@ -106,6 +107,30 @@ describe('backtestWindow', () => {
     expect(refusal('2026-1-5', '2026-03-01')).toEqual(['parameter_invalid', 'startDate']);
     expect(refusal('2026-01-05', 'tomorrow')).toEqual(['parameter_invalid', 'endDate']);
     expect(refusal('2026-01-16', '2026-01-20')).toEqual(['parameter_invalid', 'startDate']);
+  });
+});
+
+describe('storedAmount', () => {
+  it('reads a NUMERIC(38, 9) text as decimal.js does, word for word', () => {
+    fc.assert(
+      fc.property(
+        fc.oneof(fc.integer({ min: 0, max: 999 }), fc.integer({ min: 0, max: 999_999_999_999 })),
+        fc.integer({ min: 0, max: 999_999_999 }),
+        fc.boolean(),
+        (whole, fraction, longWhole) => {
+          const text = `${longWhole ? `${whole}${whole}`.slice(0, 29) : whole}.${String(fraction).padStart(9, '0')}`;
+          const read = storedAmount(text);
+          const reference = new Decimal(text);
+          expect([read.d, read.e, read.s, read.toFixed()]).toEqual([
+            reference.d,
+            reference.e,
+            reference.s,
+            reference.toFixed(),
+          ]);
+        },
+      ),
+      { numRuns: 2_000 },
+    );
   });
 });
 

@@ -193,8 +193,11 @@ async function run(
           if (next.kind === 'capture') await t.store.capture(lane.scope, id, part);
           else await t.store.reverse(lane.scope, id, part);
         }
-        hold.remaining = next.kind === 'capture' ? new Decimal(0) : hold.remaining.minus(part);
-        if (hold.remaining.isZero()) holds.splice(holds.indexOf(hold), 1);
+        // One release per hold: a row carries one release, at its last change, so a hold
+        // released in parts is taken back whole at its last part (the documented
+        // approximation of core/decision/backtest.ts), which agrees with the live counters
+        // only when nothing is decided between the parts.
+        holds.splice(holds.indexOf(hold), 1);
         break;
       }
       case 'transfer':

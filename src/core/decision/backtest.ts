@@ -5,7 +5,7 @@ import type { AggregateSpec, SpendTotals } from '../policy/aggregates.js';
 import type { CompiledPolicy } from '../policy/compile.js';
 import type { AuthorizationRequest, EvaluationInput } from '../policy/evaluation-input.js';
 import { dayNumberOf, isoDate, MS_PER_DAY, utcDayNumber, windowStartDay } from '../time.js';
-import type { DeclineCode, DeclineReason } from './result.js';
+import type { DeclineCode, DeclineReason, ShadowMatch } from './result.js';
 
 /*
  * Backtest: a draft policy replayed over recorded authorizations (issue 14), pure and
@@ -31,6 +31,11 @@ import type { DeclineCode, DeclineReason } from './result.js';
  * capture below the hold) takes its share back at the time it was recorded, as the store's
  * counters do; a row the draft declines adds nothing. A calendar window that moves on starts
  * again at zero: rows come in time order, so every earlier approval lies before the new start.
+ * One approximation: a transaction keeps one time for what was released of it (its capture,
+ * else its last change), so a hold released in parts (a partial reversal, then a capture or
+ * another reversal) is taken back whole at its last part; an authorization decided between
+ * the parts sees its earlier part still spent. (The hold journal that dates each part is folded
+ * after 31 days, so a 90-day window could not rely on it.)
  */
 
 /** Bounds of one backtest, so that its time and its answer are bounded whatever the history. */
@@ -208,7 +213,9 @@ export class BacktestReplay {
   readonly #totals: Record<string, Decimal | number> = {};
   readonly #releases = new ReleaseHeap();
   readonly #byRule = new Map<string, RuleCounts>();
-  readonly #shadow = new Map<string, ShadowCount>();
+  readonly #shadow = new Map<ShadowMatch, ShadowCount>();
+  /** The draft's declines are its compiled checks' frozen decisions: their rows by identity. */
+  readonly #draftRules = new Map<DraftDecision, RuleCounts>();
   readonly #examples: BacktestExample[] = [];
   readonly #countShadow: boolean;
   readonly #endMs: number;
@@ -322,10 +329,10 @@ export class BacktestReplay {
     const recorded = row.recorded;
     const input: EvaluationInput = { request: row.request, spend: this.#totals, nowMs: row.atMs };
     if (this.#countShadow) {
+      // A compiled check reports the same frozen match every time: counted by identity.
       for (const match of this.#policy.shadowMatches(input)) {
-        const key = `${match.rule}\u0000${match.message}`;
-        const counts = this.#shadow.get(key);
-        if (counts === undefined) this.#shadow.set(key, { ...match, count: 1 });
+        const counts = this.#shadow.get(match);
+        if (counts === undefined) this.#shadow.set(match, { ...match, count: 1 });
         else counts.count += 1;
       }
     }
@@ -341,7 +348,7 @@ export class BacktestReplay {
     if (draft.approved) this.#spend(row);
     if (recorded.approved === draft.approved) {
       this.#unchanged += 1;
-      if (!draft.approved) this.#ruleCounts(draft).unchanged += 1;
+      if (!draft.approved) this.#draftRuleCounts(draft, recorded).unchanged += 1;
       return;
     }
     const change: BacktestChange = recorded.approved
@@ -349,13 +356,27 @@ export class BacktestReplay {
       : 'declined_to_approved';
     if (recorded.approved) {
       this.#approvedToDeclined += 1;
-      this.#ruleCounts(draft).approvedToDeclined += 1;
+      this.#draftRuleCounts(draft, recorded).approvedToDeclined += 1;
     } else {
       this.#declinedToApproved += 1;
       this.#ruleCounts(recorded).declinedToApproved += 1;
     }
     if (this.#examples.length < BACKTEST_BOUNDS.examplesMax)
       this.#examples.push({ row, change, draft });
+  }
+
+  /**
+   * The breakdown's row of a decline of the draft: a compiled check's decision, found by its
+   * identity; or the recorded balance decline the draft kept, one object per row (by its key).
+   */
+  #draftRuleCounts(decision: DraftDecision, recorded: RecordedDecision): RuleCounts {
+    if (decision === recorded) return this.#ruleCounts(decision);
+    let counts = this.#draftRules.get(decision);
+    if (counts === undefined) {
+      counts = this.#ruleCounts(decision);
+      this.#draftRules.set(decision, counts);
+    }
+    return counts;
   }
 
   /** The breakdown's row of a decline's rule and code (past the bound, the `(other)` row). */

@@ -10,6 +10,8 @@ import {
   ZERO,
   type AggregateSpec,
   type DeclineCode,
+  type DeclineReason,
+  type Merchant,
   type RecordedDecision,
   type ReplayRow,
   type SpendTotals,
@@ -115,21 +117,22 @@ export async function readReplayBatch(
   const after = params.value(afterId);
   const before = params.value(beforeId);
   const limit = params.value(rowsMax, 'integer');
+  // Per row the database does little: the stored merchant and decline reason go out as the JSON
+  // they are, a row's time is its id's, and the released amount is worked out once.
   const { rows } = await db.query<{ rows: number; last_id: string | null; rows_json: string }>(
     `SELECT count(*)::int AS rows, max(id COLLATE "C") AS last_id,
             coalesce(json_agg(json_build_array(
-              id, floor(extract(epoch FROM created_at) * 1000)::bigint, type = 'external_transfer',
-              status <> 'declined', amount::text, card_id, currency,
-              merchant->>'name', mcc, merchant->>'country', merchant->>'city', merchant->>'id',
-              decline_code, decline_reason->>'rule', decline_reason->>'message',
-              stand_in OR failure_reason IS NOT DISTINCT FROM 'stand_in',
-              CASE WHEN status <> 'declined' AND amount - captured_amount - hold_remaining > 0
-                   THEN (amount - captured_amount - hold_remaining)::text END,
-              floor(extract(epoch FROM coalesce(completed_at, updated_at)) * 1000)::bigint,
+              id, type = 'external_transfer', status <> 'declined', amount::text, card_id, currency,
+              merchant, decline_code, decline_reason, stand_in OR failure_reason IS NOT DISTINCT FROM 'stand_in',
+              CASE WHEN released > 0 THEN released::text END,
+              CASE WHEN released > 0 THEN floor(extract(epoch FROM coalesce(completed_at, updated_at)) * 1000)::bigint END,
               status = 'failed'
             ) ORDER BY id COLLATE "C"), '[]')::text AS rows_json
      FROM (
-       SELECT * FROM transactions
+       SELECT id, type, status, amount, card_id, currency, merchant, decline_code, decline_reason, stand_in,
+              failure_reason, completed_at, updated_at,
+              CASE WHEN status <> 'declined' THEN amount - captured_amount - hold_remaining END AS released
+       FROM transactions
        WHERE ${where} AND id COLLATE "C" > ${after} AND id COLLATE "C" < ${before}
        ORDER BY id COLLATE "C" LIMIT ${limit}
      ) AS batch`,
@@ -148,25 +151,27 @@ export async function readReplayBatch(
 /** The fields of one row, in the order readReplayBatch's json_build_array writes them. */
 type RowFields = [
   id: string,
-  createdMs: number,
   externalTransfer: boolean,
   approved: boolean,
   amount: string,
   cardId: string | null,
   currency: string,
-  merchantName: string | null,
-  mcc: string | null,
-  country: string | null,
-  city: string | null,
-  merchantId: string | null,
+  /** As stored: the request's merchant (name, mcc, country, and city and id when given). */
+  merchant: Merchant | null,
   declineCode: DeclineCode | null,
-  declineRule: string | null,
-  declineMessage: string | null,
+  declineReason: DeclineReason | null,
   standIn: boolean,
   released: string | null,
-  releasedMs: number,
+  releasedMs: number | null,
   failed: boolean,
 ];
+
+/** The millisecond an id was made for: its first 12 hex digits after `txn_` (ids.ts). */
+function idTimeMs(id: string): number {
+  const ms = Number.parseInt(id.substring(4, 16), 16);
+  assert(Number.isSafeInteger(ms), 'a transaction id leads with its millisecond');
+  return ms;
+}
 
 // What most rows recorded, shared rather than made per row.
 const RECORDED_APPROVED: RecordedDecision = Object.freeze({
@@ -179,20 +184,15 @@ const RECORDED_APPROVED: RecordedDecision = Object.freeze({
 const NO_MERCHANT = Object.freeze({ name: '', mcc: '', country: '' });
 
 function replayRowOf(fields: RowFields): ReplayRow {
-  const [id, atMs, externalTransfer, approved, amount, cardId, currency] = fields;
-  const standIn = fields[15];
-  const declineCode = fields[12];
+  const [id, externalTransfer, approved, amount, cardId, currency, merchant] = fields;
+  const standIn = fields[9];
+  const atMs = idTimeMs(id);
   const recorded: RecordedDecision =
     approved && !standIn
       ? RECORDED_APPROVED
-      : {
-          approved,
-          declineCode,
-          declineReason:
-            fields[13] === null ? null : { rule: fields[13], message: fields[14] ?? '' },
-          standIn,
-        };
-  const released = fields[16];
+      : { approved, declineCode: fields[7], declineReason: fields[8], standIn };
+  const released = fields[10];
+  const releasedMs = fields[11];
   return {
     id,
     atMs,
@@ -201,25 +201,17 @@ function replayRowOf(fields: RowFields): ReplayRow {
       cardId: cardId ?? '',
       amount: storedAmount(amount),
       currency,
-      merchant: externalTransfer
-        ? NO_MERCHANT
-        : {
-            name: fields[7] ?? '',
-            mcc: fields[8] ?? '',
-            country: fields[9] ?? '',
-            city: fields[10] ?? undefined,
-            id: fields[11] ?? undefined,
-          },
+      merchant: merchant ?? NO_MERCHANT,
     },
     recorded,
     release:
-      released === null
+      released === null || releasedMs === null
         ? null
         : {
             // A clock moved back may stamp a release before its authorization: not before it.
-            atMs: Math.max(fields[17], atMs),
+            atMs: Math.max(releasedMs, atMs),
             amount: storedAmount(released),
-            count: fields[18] ? 1 : 0,
+            count: fields[12] ? 1 : 0,
           },
   };
 }

@@ -20,6 +20,7 @@ export const ID_PREFIXES = {
   event: 'evt',
   request: 'req',
   posting: 'pst',
+  backtest: 'bt',
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIXES;

@@ -34,6 +34,7 @@ export {
   isDecimalJsValue,
   parseAmount,
   TOTAL_LIMIT,
+  storedAmount,
   type AmountInput,
   type AmountLike,
   type DecimalJsValue,
@@ -45,6 +46,7 @@ export {
   hourUtc,
   isoDate,
   isoTimestamp,
+  MS_PER_DAY,
   utcDayNumber,
   windowStartDay,
 } from './time.js';
@@ -109,6 +111,22 @@ export {
   type VaultStatus,
 } from './decision/decide.js';
 export {
+  BACKTEST_BOUNDS,
+  BacktestReplay,
+  backtestWindow,
+  OTHER_RULES,
+  type BacktestChange,
+  type BacktestExample,
+  type BacktestResult,
+  type BacktestWindow,
+  type DraftDecision,
+  type RecordedDecision,
+  type ReplayRelease,
+  type ReplayRow,
+  type RuleCounts,
+  type ShadowCount,
+} from './decision/backtest.js';
+export {
   replayedOutcome,
   STAND_IN_APPROVED,
   STAND_IN_DECLINED,
@@ -127,6 +145,8 @@ export {
 export type {
   AccountRecord,
   AuthorizationOutcome,
+  BacktestRecord,
+  BacktestStatus,
   BalanceSnapshotRecord,
   CardRecord,
   PolicyRecord,
@@ -158,6 +178,8 @@ export {
 } from './objects/presenters.js';
 export {
   presentAccount,
+  presentBacktest,
+  presentBacktestResult,
   presentCardDetails,
   presentDeletedPolicy,
   presentDeletedWebhookEndpoint,
@@ -167,6 +189,7 @@ export {
   presentWebhookDelivery,
   presentWebhookEndpoint,
   presentWebhookTest,
+  type PresentedBacktestResult,
 } from './objects/platform-presenters.js';
 export {
   presentPolicyLimits,

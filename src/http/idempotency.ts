@@ -16,7 +16,8 @@ export async function respond<Body>(
   store: Store,
   request: FastifyRequest,
   reply: FastifyReply,
-  status: number,
+  /** The success status, or how the effect's answer gives it (202 for work it queued). */
+  status: number | ((body: Body) => number),
   effect: (operations: StoreOperations) => Promise<Body>,
   options: {
     /**
@@ -26,8 +27,12 @@ export async function respond<Body>(
     readonly forReplay?: (body: Body) => unknown;
   } = {},
 ): Promise<FastifyReply> {
+  const statusOf = typeof status === 'number' ? () => status : status;
   const header = request.headers['idempotency-key'];
-  if (header === undefined) return reply.code(status).send(await store.transaction(effect));
+  if (header === undefined) {
+    const body = await store.transaction(effect);
+    return reply.code(statusOf(body)).send(body);
+  }
   if (typeof header !== 'string' || !KEY_PATTERN.test(header)) {
     throw new SpendgateError(
       'parameter_invalid',
@@ -50,7 +55,10 @@ export async function respond<Body>(
       const body = await effect(operations);
       answered.ran = true;
       answered.body = body;
-      return { status, body: options.forReplay === undefined ? body : options.forReplay(body) };
+      return {
+        status: statusOf(body),
+        body: options.forReplay === undefined ? body : options.forReplay(body),
+      };
     },
     // A refusal is an answer to keep, except a 400 (the request itself was wrong: it may be
     // corrected and sent again with the same key) and a 5xx (nothing was decided).

@@ -34,6 +34,8 @@ const WEBHOOK_ID = 'we_0193a4f1cb1a7c55b6c7d8e9f0a1b2c3';
 const DELIVERY_ID = 'whd_0193a4f1cc2b7a01b2c3d4e5f6a7b8c9';
 const EVENT_ID = 'evt_0193a4f1cc2b7a01a1b2c3d4e5f6a7b8';
 const SETTLEMENT_ID = 'stl_0193a4f1cd3c7e91c1d2e3f4a5b6c7d8';
+const BACKTEST_ID = 'bt_0193a4f1cf5e7a13e1f2a3b4c5d6e7f8';
+const DECLINED_ID = 'txn_0193a4f1c8d874c2b8e9f0a1b2c3d4e6';
 export const EXAMPLE_REQUEST_ID = 'req_0193a4f1ce4d7f02d1e2f3a4b5c6d7e8';
 /** Decodes to 32 bytes, as a Solana address does, and says what it is. */
 const EXAMPLE_ADDRESS = 'ExampLeAddressDoNotSendFundsHerexxxxxxxxxxx';
@@ -240,10 +242,77 @@ const CARD_TRANSACTION = {
   merchant: { ...MERCHANT, id: null },
   declineCode: null,
   declineReason: null,
+  shadowMatches: [],
   failureReason: null,
   createdAt: CREATED_AT,
   completedAt: null,
   hasMetadata: false,
+};
+
+const BACKTEST_REQUEST = {
+  policy: { limits: [{ interval: 'daily', amount: '500' }] },
+  startDate: '2026-02-01',
+  endDate: '2026-03-01',
+};
+
+const BACKTEST = {
+  id: BACKTEST_ID,
+  object: 'policy_backtest',
+  vaultId: VAULT_ID,
+  cardId: null,
+  status: 'completed',
+  startDate: '2026-02-01',
+  endDate: '2026-03-01',
+  policy: BACKTEST_REQUEST.policy,
+  progress: { replayed: 1842, total: 1842 },
+  result: {
+    authorizations: 1842,
+    replayed: 1830,
+    notReplayed: { cardDeclined: 12, standIn: 0, otherPolicy: 0 },
+    unchanged: 1791,
+    approvedToDeclined: 37,
+    declinedToApproved: 2,
+    byRule: [
+      {
+        rule: 'limits[0]',
+        declineCode: 'authorization_failed',
+        approvedToDeclined: 37,
+        declinedToApproved: 0,
+        unchanged: 0,
+      },
+      {
+        rule: 'limits[1]',
+        declineCode: 'authorization_failed',
+        approvedToDeclined: 0,
+        declinedToApproved: 2,
+        unchanged: 0,
+      },
+    ],
+    shadowMatches: [],
+    examples: [
+      {
+        transactionId: DECLINED_ID,
+        createdAt: CREATED_AT,
+        cardId: CARD_ID,
+        amount: '320.00',
+        currency: 'USDC',
+        merchant: { ...MERCHANT, id: null },
+        change: 'approved_to_declined',
+        recorded: { approved: true, declineCode: null, declineReason: null },
+        backtest: {
+          approved: false,
+          declineCode: 'authorization_failed',
+          declineReason: {
+            rule: 'limits[0]',
+            message: 'Daily spend limit of 500.00 USDC would be exceeded',
+          },
+        },
+      },
+    ],
+  },
+  failureMessage: null,
+  createdAt: CREATED_AT,
+  completedAt: CREATED_AT,
 };
 
 const TRANSFER = {
@@ -293,6 +362,7 @@ const TRANSFER_TRANSACTION = {
   merchant: null,
   declineCode: null,
   declineReason: null,
+  shadowMatches: [],
   failureReason: null,
   createdAt: CREATED_AT,
   completedAt: CREATED_AT,
@@ -973,6 +1043,98 @@ export const OPERATION_DOCS: Readonly<Record<string, OperationDoc>> = {
         },
       },
     ]),
+  },
+
+  createVaultPolicyBacktest: {
+    summary: 'Backtest a draft policy on a vault',
+    description:
+      "Replays the vault's recorded card authorizations of a window (whole UTC days, at most " +
+      '90, ending now at the latest) under a draft policy, in order, with the spend counters ' +
+      'as the draft would have left them: its limits start from the spend recorded before ' +
+      'the window, add what the draft approves and take back what was later released. Counts ' +
+      'approved -> declined, declined -> approved and unchanged, by rule and decline code, ' +
+      'with the first 100 authorizations that change. Judged: every authorization that ' +
+      'reached the policy. Kept as recorded: declines before the policy (`card_declined`), ' +
+      'stand-in answers, and the balance (an `insufficient_balance` decline stays one unless ' +
+      'the draft declines first; a lifted decline is assumed covered). A window of at most ' +
+      '10,000 authorizations is answered completed (200); a larger one is queued (202) and ' +
+      'replayed by the worker role: read it with Retrieve Vault Backtest. Stored, so every ' +
+      'answer is there to read again. Needs `transactions:read`: the answer is made of ' +
+      'recorded transactions.',
+    returns: 'The backtest: completed with its result (200), or queued (202).',
+    errors: [
+      ...IDEMPOTENT,
+      'vault_not_found',
+      {
+        code: 'parameter_invalid',
+        message: 'The window holds 120 days; a backtest replays at most 90.',
+        param: 'endDate',
+      },
+      {
+        code: 'policy_invalid',
+        message: 'policy.limits[0].amount: must be a number or a decimal string',
+        param: 'policy.limits[0].amount',
+      },
+    ],
+    example: BACKTEST,
+    requestExample: BACKTEST_REQUEST,
+  },
+  getVaultPolicyBacktest: {
+    summary: 'Retrieve a vault backtest',
+    description:
+      "A backtest of the vault's policy by its id: `queued`, `running` (with `progress`: " +
+      'authorizations read of `total`), `completed` (with `result`) or `failed` (with ' +
+      '`failureMessage`; ask again). A backtest of another vault, or unknown, is ' +
+      '`policy_not_found` with `param` backtestId.',
+    returns: 'The backtest.',
+    errors: [
+      'vault_not_found',
+      {
+        code: 'policy_not_found',
+        message: `No backtest ${BACKTEST_ID} exists for vault ${VAULT_ID}.`,
+        param: 'backtestId',
+      },
+    ],
+    example: BACKTEST,
+  },
+  createCardPolicyBacktest: {
+    summary: 'Backtest a draft policy on a card',
+    description:
+      "As Backtest Vault Policy, over one card's recorded authorizations, under the draft " +
+      "alone (the vault's policy aside), with the card's own spend counted by its limits.",
+    returns: 'The backtest: completed with its result (200), or queued (202).',
+    errors: [
+      ...IDEMPOTENT,
+      'card_not_found',
+      {
+        code: 'parameter_invalid',
+        message: 'endDate is before startDate.',
+        param: 'endDate',
+      },
+      {
+        code: 'policy_invalid',
+        message: 'policy.limits[0].amount: must be a number or a decimal string',
+        param: 'policy.limits[0].amount',
+      },
+    ],
+    example: { ...BACKTEST, cardId: CARD_ID },
+    requestExample: BACKTEST_REQUEST,
+  },
+  getCardPolicyBacktest: {
+    summary: 'Retrieve a card backtest',
+    description:
+      "A backtest of the card's policy by its id, as Retrieve Vault Backtest. A backtest of " +
+      'another card, or unknown, is `policy_not_found` with `param` backtestId.',
+    returns: 'The backtest.',
+    errors: [
+      'card_not_found',
+      {
+        code: 'policy_not_found',
+        message: `No backtest ${BACKTEST_ID} exists for card ${CARD_ID}.`,
+        param: 'backtestId',
+      },
+    ],
+    example: { ...BACKTEST, cardId: CARD_ID },
   },
 
   // Cards

@@ -24,6 +24,7 @@ import { registerAccountRoutes } from './routes/account.js';
 import { registerRateLimits } from './rate-limits.js';
 import { registerAuthorizationRoutes } from './routes/authorizations.js';
 import { registerCardPolicyRoutes } from './routes/card-policies.js';
+import { registerBacktestRoutes } from './routes/backtests.js';
 import { registerCardRoutes } from './routes/cards.js';
 import { registerPolicyRoutes } from './routes/policies.js';
 import { registerPolicyHistoryRoutes } from './routes/policy-history.js';
@@ -300,7 +301,9 @@ function registerApi(
     registerVaultBalanceRoutes(api, dependencies.store);
     registerPolicyRoutes(api, dependencies.store);
     registerPolicyHistoryRoutes(api, dependencies.store, 'vault');
-    registerRuleTemplateRoutes(api);
+    registerBacktestRoutes(api, dependencies.store);
+    // The store's library: the templates its policies may name, the built-in ones by default.
+    registerRuleTemplateRoutes(api, () => dependencies.store.ruleTemplates());
     registerTransferRoutes(api, dependencies.store, { solanaRpcUrl: config.solanaRpcUrl });
     registerTransactionRoutes(api, dependencies.store);
     registerSimulateDepositRoutes(api, dependencies.store);

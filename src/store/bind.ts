@@ -11,6 +11,12 @@ import {
   revokeApiKey,
 } from './ops/accounts.js';
 import { capture, reverse } from './ops/authorizations.js';
+import {
+  backtestsAwaitingJobs,
+  createBacktest,
+  getBacktest,
+  markBacktestJobs,
+} from './ops/backtests.js';
 import { authorizeBatch } from './ops/decide-and-record.js';
 import { createCard, revealCard, setCardStatus } from './ops/cards.js';
 import { pendingChainTransfers, recordChainSend } from './ops/chain-sends.js';
@@ -80,6 +86,7 @@ import {
 import type {
   AccountOperations,
   AuthorizationOperations,
+  BacktestOperations,
   CardOperations,
   MaintenanceOperations,
   PolicyOperations,
@@ -106,6 +113,7 @@ export function bindOperations(ctx: StoreContext, tx: SqlQueryable): StoreOperat
     ...bindWebhooks(ctx, tx),
     ...bindSettlements(ctx, tx),
     ...bindMaintenance(ctx, tx),
+    ...bindBacktests(ctx, tx),
   };
 }
 
@@ -248,5 +256,15 @@ function bindMaintenance(ctx: StoreContext, tx: SqlQueryable): MaintenanceOperat
       holdJournalCandidates(ctx, tx, retentionMs, afterVaultId, vaultsMax),
     compactVaultHoldChanges: (vaultId, horizonMs, rowsMax) =>
       compactVaultHoldChanges(tx, vaultId, horizonMs, rowsMax),
+  };
+}
+
+function bindBacktests(ctx: StoreContext, tx: SqlQueryable): BacktestOperations {
+  return {
+    createBacktest: (scope, subject, input) => createBacktest(ctx, tx, scope, subject, input),
+    getBacktest: (scope, subject, backtestId) => getBacktest(tx, scope, subject, backtestId),
+    backtestsAwaitingJobs: (batchMax, recheckAfterMs) =>
+      backtestsAwaitingJobs(ctx, tx, batchMax, recheckAfterMs),
+    markBacktestJobs: (jobs) => markBacktestJobs(ctx, tx, jobs),
   };
 }

@@ -1,11 +1,13 @@
 import {
   Decimal,
   isCurrencyCode,
+  NO_SHADOW_MATCHES,
   type CardRecord,
   type CurrencyCode,
   type Merchant,
   type Metadata,
   type Mode,
+  type ShadowMatch,
   type TransactionRecord,
   type TransactionStatus,
   type TransactionType,
@@ -105,7 +107,7 @@ export function cardFromRow(row: CardRow): CardRecord {
 }
 
 export const TRANSACTION_COLUMNS =
-  'id, account_id, mode, vault_id, type, status, currency, amount, captured_amount, hold_remaining, card_id, transfer_id, merchant, mcc, network_transaction_id, decline_code, decline_reason, failure_reason, stand_in, spend_day, metadata_enc IS NOT NULL AS has_metadata, created_at, completed_at';
+  'id, account_id, mode, vault_id, type, status, currency, amount, captured_amount, hold_remaining, card_id, transfer_id, merchant, mcc, network_transaction_id, decline_code, decline_reason, shadow_matches, failure_reason, stand_in, spend_day, metadata_enc IS NOT NULL AS has_metadata, created_at, completed_at';
 
 export interface TransactionRow {
   id: string;
@@ -125,6 +127,8 @@ export interface TransactionRow {
   network_transaction_id: string | null;
   decline_code: TransactionRecord['declineCode'];
   decline_reason: TransactionRecord['declineReason'];
+  /** NULL when no shadow rule matched (migration 0010). */
+  shadow_matches: ShadowMatch[] | null;
   failure_reason: string | null;
   stand_in: boolean;
   spend_day: string | null;
@@ -151,6 +155,7 @@ export function transactionFromRow(row: TransactionRow): TransactionRecord {
     networkTransactionId: row.network_transaction_id,
     declineCode: row.decline_code,
     declineReason: row.decline_reason,
+    shadowMatches: row.shadow_matches ?? NO_SHADOW_MATCHES,
     failureReason: row.failure_reason,
     standIn: row.stand_in,
     hasMetadata: row.has_metadata,

@@ -6,6 +6,7 @@ import type { StoreContext } from './context.js';
 import { ensureSystemAccounts } from './ledger.js';
 import { migrate } from './migrations/runner.js';
 import { authenticateApiKey } from './ops/accounts.js';
+import { runBacktest } from './ops/backtests.js';
 import { listExpiredHolds } from './ops/authorizations.js';
 import {
   authorizeBatch,
@@ -97,6 +98,8 @@ export async function openStore(options: StoreOptions): Promise<OpenedStore> {
     outboxBacklog: (pendingCountMax) => readOutboxBacklog(ctx.client, pendingCountMax, ctx.clock()),
     expireHolds: (ageMsMax, batchMax) => expireOldHolds(ctx, run, ageMsMax, batchMax),
     rewrapMasterKeySecrets: (rewrapOptions) => rewrapMasterKeySecrets(ctx, rewrapOptions),
+    runBacktest: (backtestId, runOptions) => runBacktest(ctx, backtestId, runOptions),
+    ruleTemplates: () => ctx.templates,
     close: () => options.client.close(),
   };
 }

@@ -8,6 +8,8 @@ import { redisClient } from '../redis.js';
  */
 
 export const WEBHOOK_QUEUE = 'webhooks';
+/** Policy backtests too large to replay in their request (workers/backtests.ts). */
+export const BACKTEST_QUEUE = 'backtests';
 
 export function queuePrefix(redisPrefix: string): string {
   return `{${redisPrefix}}`;
@@ -25,6 +27,20 @@ export interface WebhookJob {
  */
 export function webhookJobId(job: WebhookJob): string {
   return `${job.eventId}.${job.endpointId}`;
+}
+
+/** The data of one backtest job: the backtest (its definition and state are in the database). */
+export interface BacktestJob {
+  readonly backtestId: string;
+}
+
+/**
+ * A backtest's job of one generation: the relay adds generation n + 1 only when the job of
+ * generation n is gone or finished while the backtest is not (Redis lost it, or it ran out of
+ * attempts), so a job id is never reused and a live job is never doubled.
+ */
+export function backtestJobId(backtestId: string, generation: number): string {
+  return `${backtestId}.${generation}`;
 }
 
 /**

@@ -2,12 +2,21 @@ import { Queue, type Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { Mode } from '../core/index.js';
 import type { Store } from '../store/store.js';
+import {
+  BacktestRelay,
+  DEFAULT_BACKTEST_SETTINGS,
+  startBacktestWorker,
+  type BacktestSettings,
+  type BacktestWorker,
+} from './backtests.js';
 import { DEFAULT_RELAY_OPTIONS, OutboxRelay, type RelayOptions } from './outbox-relay.js';
 import {
+  BACKTEST_QUEUE,
   producerConnection,
   queuePrefix,
   WEBHOOK_QUEUE,
   workerConnection,
+  type BacktestJob,
   type WebhookJob,
 } from './queues.js';
 import {
@@ -51,6 +60,8 @@ export interface WorkerDependencies {
   readonly relay?: RelayOptions;
   readonly settlement?: SettlementOptions;
   readonly maintenance?: MaintenanceSettings;
+  /** Policy backtests run as jobs (workers/backtests.ts); DEFAULT_BACKTEST_SETTINGS unless given. */
+  readonly backtests?: BacktestSettings;
   /** The chains external transfers go to; none: no transfer is sent from this process. */
   readonly chains?: Readonly<Record<Mode, ChainTarget | null>>;
   readonly solana?: SolanaTransferOptions;
@@ -68,6 +79,11 @@ interface Running {
   readonly queue: Queue<WebhookJob>;
   readonly relay: OutboxRelay;
   readonly worker: Worker<WebhookJob>;
+  readonly backtests: {
+    readonly queue: Queue<BacktestJob>;
+    readonly relay: BacktestRelay;
+    readonly worker: BacktestWorker;
+  };
   readonly settlement: SettlementWorker;
   readonly transfers: SolanaTransferWorker | null;
   readonly unwatchOutbox: () => void;
@@ -118,6 +134,7 @@ export function startWorkers(dependencies: WorkerDependencies): Workers {
     metrics,
     autorun: false,
   });
+  const backtests = backtestWorkOf(dependencies, producer, consumer);
   const settlement = new SettlementWorker(
     dependencies.store,
     dependencies.log,
@@ -134,6 +151,7 @@ export function startWorkers(dependencies: WorkerDependencies): Workers {
     queue,
     relay,
     worker,
+    backtests,
     settlement,
     transfers,
     unwatchOutbox,
@@ -150,6 +168,32 @@ export function startWorkers(dependencies: WorkerDependencies): Workers {
   // Refused: the Redis work never starts (the caller reports the refusal and stops).
   else dependencies.prefixClaimed.then(startRedisWork, () => undefined);
   return { relay, queue, metrics, stop: () => stopWorkers(running, redisWork) };
+}
+
+/** The backtest queue, its relay and its worker: started with the rest of the Redis work. */
+function backtestWorkOf(
+  dependencies: WorkerDependencies,
+  producer: Redis,
+  consumer: Redis,
+): Running['backtests'] {
+  const settings = dependencies.backtests ?? DEFAULT_BACKTEST_SETTINGS;
+  const queue = new Queue<BacktestJob>(BACKTEST_QUEUE, {
+    connection: producer,
+    prefix: queuePrefix(dependencies.redisPrefix),
+  });
+  queue.on('error', () => undefined);
+  return {
+    queue,
+    relay: new BacktestRelay(dependencies.store, queue, dependencies.log, settings),
+    worker: startBacktestWorker({
+      store: dependencies.store,
+      connection: consumer,
+      redisPrefix: dependencies.redisPrefix,
+      settings,
+      log: dependencies.log,
+      autorun: false,
+    }),
+  };
 }
 
 function transferWorkerOf(
@@ -172,6 +216,8 @@ function startOnRedis(work: RedisWork, dependencies: WorkerDependencies, running
   running.relay.start();
   // Its own promise, which ends when the worker closes; errors are reported by 'error'.
   void running.worker.run().catch(() => undefined);
+  running.backtests.relay.start();
+  void running.backtests.worker.worker.run().catch(() => undefined);
   const maintenance = startMaintenance({
     store: dependencies.store,
     producer: running.producer,
@@ -182,7 +228,7 @@ function startOnRedis(work: RedisWork, dependencies: WorkerDependencies, running
   work.maintenance = maintenance;
   // Counted once this database holds the prefix: before, the queues may be another's.
   work.unwatchQueues = running.metrics.watchQueues(
-    [running.queue, maintenance.queue],
+    [running.queue, maintenance.queue, running.backtests.queue],
     running.producer,
   );
 }
@@ -196,6 +242,9 @@ async function stopWorkers(running: Running, work: RedisWork): Promise<void> {
   await running.settlement.stop();
   await running.transfers?.stop();
   await work.maintenance?.stop();
+  await running.backtests.relay.stop();
+  await running.backtests.worker.close();
+  await running.backtests.queue.close();
   await running.worker.close();
   await running.queue.close();
   running.producer.disconnect();

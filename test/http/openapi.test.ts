@@ -82,7 +82,9 @@ describe('the OpenAPI document', () => {
     const served = new Set<string>();
     const prefixes: string[] = [];
     for (const line of service.app.printRoutes({ commonPrefix: false }).split('\n')) {
-      const match = /^([│ ├└─]*)(\/\S*) \(([A-Z, ]+)\)/.exec(line);
+      // A node is its path's part after its parent's, which need not start with a slash
+      // (`/policy/backtest` and `/policy/backtests/:id` share `/policy/backtest`).
+      const match = /^([│ ├└─]*)(\S+) \(([A-Z, ]+)\)/.exec(line);
       if (match === null) continue;
       const depth = (match[1] ?? '').length / 4;
       prefixes.length = depth;

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
+import { templateSchema } from '../../src/core/index.js';
 import { builtinRuleLibrary } from '../../src/rule-library/load.js';
 import { useTestService } from '../support/http.js';
 
@@ -175,5 +176,67 @@ describe('GET /v1/rule-templates', () => {
       'parameter_invalid',
       'limit',
     ]);
+  });
+});
+
+describe('GET /v1/rule-templates of a store opened with its own library', () => {
+  // The templates policies compile against are the store's (StoreOptions.templates): the list
+  // must be that library, not the built-in one, or a client would be shown templates its
+  // policies cannot name and not shown the ones they can.
+  const ownTemplate = {
+    name: 'weekend-cap',
+    description: 'Declines weekend purchases over amount.',
+    params: { amount: { type: 'amount', description: 'Most one weekend purchase may be.' } },
+    rules: [
+      {
+        message: 'Declined: weekend purchase over the cap',
+        conditions: {
+          all: [
+            { fact: 'dayOfWeekUtc', operator: 'greaterThanInclusive', value: 6 },
+            { fact: 'amount', operator: 'greaterThan', value: { param: 'amount' } },
+          ],
+        },
+      },
+    ],
+    examples: [
+      {
+        expect: 'decline',
+        params: { amount: '100' },
+        transaction: {
+          amount: '150.00',
+          mcc: '5812',
+          country: 'US',
+          merchantName: 'Corner Shop',
+          at: '2026-11-21T12:00:00Z',
+        },
+      },
+    ],
+  };
+  const own = new Map([[ownTemplate.name, templateSchema.parse(ownTemplate)]]);
+  const harness = useTestService<Json>({ templates: own });
+  const { call } = harness;
+
+  it('lists the store’s templates, which Set Policy takes', async () => {
+    const listed = await call('GET', '/v1/rule-templates?limit=100');
+    expect(listed.body.data.map((template) => template.name)).toEqual(['weekend-cap']);
+    expect(listed.body.data[0]?.example.policy).toEqual({
+      templates: [{ name: 'weekend-cap', params: { amount: '100' } }],
+    });
+    const vault = await call('POST', '/v1/vaults', {
+      name: 'Own',
+      currency: 'USDC',
+      network: 'solana',
+    });
+    const set = await call(
+      'PUT',
+      `/v1/vaults/${vault.body.id}/policy`,
+      listed.body.data[0]?.example.policy,
+    );
+    expect(set.status).toBe(200);
+    // A built-in template is not this store's.
+    const builtin = await call('PUT', `/v1/vaults/${vault.body.id}/policy`, {
+      templates: [{ name: [...library.keys()][0] }],
+    });
+    expect([builtin.status, builtin.body.error?.code]).toEqual([400, 'policy_invalid']);
   });
 });

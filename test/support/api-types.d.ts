@@ -300,6 +300,86 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/vaults/{id}/policy/backtest": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Backtest a draft policy on a vault
+         * @description Replays the vault's recorded card authorizations of a window (whole UTC days, at most 90, ending now at the latest) under a draft policy, in order, with the spend counters as the draft would have left them: its limits start from the spend recorded before the window, add what the draft approves and take back what was later released. Counts approved -> declined, declined -> approved and unchanged, by rule and decline code, with the first 100 authorizations that change. Judged: every authorization that reached the policy. Kept as recorded: declines before the policy (`card_declined`), stand-in answers, and the balance (an `insufficient_balance` decline stays one unless the draft declines first; a lifted decline is assumed covered). A window of at most 10,000 authorizations is answered completed (200); a larger one is queued (202) and replayed by the worker role: read it with Retrieve Vault Backtest. Stored, so every answer is there to read again. Needs `transactions:read`: the answer is made of recorded transactions.
+         */
+        post: operations["createVaultPolicyBacktest"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/vaults/{id}/policy/backtests/{backtestId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Retrieve a vault backtest
+         * @description A backtest of the vault's policy by its id: `queued`, `running` (with `progress`: authorizations read of `total`), `completed` (with `result`) or `failed` (with `failureMessage`; ask again). A backtest of another vault, or unknown, is `policy_not_found` with `param` backtestId.
+         */
+        get: operations["getVaultPolicyBacktest"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/cards/{id}/policy/backtest": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Backtest a draft policy on a card
+         * @description As Backtest Vault Policy, over one card's recorded authorizations, under the draft alone (the vault's policy aside), with the card's own spend counted by its limits.
+         */
+        post: operations["createCardPolicyBacktest"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/cards/{id}/policy/backtests/{backtestId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Retrieve a card backtest
+         * @description A backtest of the card's policy by its id, as Retrieve Vault Backtest. A backtest of another card, or unknown, is `policy_not_found` with `param` backtestId.
+         */
+        get: operations["getCardPolicyBacktest"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/rule-templates": {
         parameters: {
             query?: never;
@@ -1096,6 +1176,16 @@ export interface components {
                  */
                 policy?: "card";
             } | null;
+            /** @description A card authorization's shadow rules whose conditions held when it was decided (the rules of mode `shadow`, which report and never decline), as Simulate Policy reports them (a card's own policy's say `policy: "card"`); empty when none did, and for every other type. */
+            shadowMatches: {
+                rule: string;
+                message: string;
+                /**
+                 * @description `card` when the card's own policy (Set Card Policy) gave this reason; absent when the vault's policy or a fixed check did.
+                 * @constant
+                 */
+                policy?: "card";
+            }[];
             failureReason: string | null;
             /** @description ISO 8601 UTC. */
             createdAt: string;
@@ -1119,6 +1209,100 @@ export interface components {
             memo: string | null;
             signature: string | null;
             failureReason: string | null;
+            /** @description ISO 8601 UTC. */
+            createdAt: string;
+            completedAt: string | null;
+        };
+        BacktestResultInput: {
+            /** @description Card authorizations recorded in the window, replayed or not. */
+            authorizations: number;
+            /** @description Of those, the ones the draft judged. */
+            replayed: number;
+            /** @description Kept as recorded: declined before the policy was reached (`card_declined`: card or vault not active, another currency), answered in stand-in, or declined by the other policy (the card's own, in a vault's backtest; the vault's, in a card's). */
+            notReplayed: {
+                cardDeclined: number;
+                standIn: number;
+                otherPolicy: number;
+            };
+            unchanged: number;
+            approvedToDeclined: number;
+            declinedToApproved: number;
+            /** @description By rule and decline code, most authorizations first. `approvedToDeclined` and `unchanged` (declined both as recorded and under the draft) count under the draft's declining rule; `declinedToApproved` under the recorded rule the draft lifts. At most 500 rows; more are counted under `(other)`. */
+            byRule: {
+                rule: string;
+                /** @enum {string} */
+                declineCode: "authorization_failed" | "insufficient_balance" | "card_declined";
+                approvedToDeclined: number;
+                declinedToApproved: number;
+                unchanged: number;
+            }[];
+            /** @description The draft's shadow rules that held on replayed authorizations. */
+            shadowMatches: {
+                rule: string;
+                message: string;
+                count: number;
+            }[];
+            /** @description The first 100 authorizations whose outcome the draft changes, in order. */
+            examples: {
+                transactionId: string;
+                /** @description ISO 8601 UTC. */
+                createdAt: string;
+                cardId: string;
+                /** @description A decimal amount, e.g. "125.50". */
+                amount: string;
+                currency: string;
+                merchant: {
+                    name: string;
+                    mcc: string;
+                    country: string;
+                    city: string | null;
+                    id: string | null;
+                };
+                /** @enum {string} */
+                change: "approved_to_declined" | "declined_to_approved";
+                /** @description The decision recorded. */
+                recorded: {
+                    approved: boolean;
+                    declineCode: ("authorization_failed" | "insufficient_balance" | "card_declined") | null;
+                    declineReason: {
+                        rule: string;
+                        message: string;
+                    } | null;
+                };
+                /** @description The decision under the draft. */
+                backtest: {
+                    approved: boolean;
+                    declineCode: ("authorization_failed" | "insufficient_balance" | "card_declined") | null;
+                    declineReason: {
+                        rule: string;
+                        message: string;
+                    } | null;
+                };
+            }[];
+        };
+        PolicyBacktestInput: {
+            id: string;
+            /** @constant */
+            object: "policy_backtest";
+            vaultId: string;
+            /** @description A card backtest's card (its authorizations under the draft alone); null for a vault's. */
+            cardId: string | null;
+            /** @enum {string} */
+            status: "queued" | "running" | "completed" | "failed";
+            startDate: string;
+            endDate: string;
+            /** @description The draft as compiled, defaults filled in. */
+            policy: {
+                [key: string]: unknown;
+            };
+            /** @description Authorizations read so far of `total` (counted when a run starts; null while queued). */
+            progress: {
+                replayed: number;
+                total: number | null;
+            };
+            /** @description Set once completed. */
+            result: components["schemas"]["BacktestResultInput"] | null;
+            failureMessage: string | null;
             /** @description ISO 8601 UTC. */
             createdAt: string;
             completedAt: string | null;
@@ -1526,6 +1710,16 @@ export interface components {
                  */
                 policy?: "card";
             } | null;
+            /** @description A card authorization's shadow rules whose conditions held when it was decided (the rules of mode `shadow`, which report and never decline), as Simulate Policy reports them (a card's own policy's say `policy: "card"`); empty when none did, and for every other type. */
+            shadowMatches: {
+                rule: string;
+                message: string;
+                /**
+                 * @description `card` when the card's own policy (Set Card Policy) gave this reason; absent when the vault's policy or a fixed check did.
+                 * @constant
+                 */
+                policy?: "card";
+            }[];
             failureReason: string | null;
             /** @description ISO 8601 UTC. */
             createdAt: string;
@@ -1549,6 +1743,100 @@ export interface components {
             memo: string | null;
             signature: string | null;
             failureReason: string | null;
+            /** @description ISO 8601 UTC. */
+            createdAt: string;
+            completedAt: string | null;
+        };
+        BacktestResult: {
+            /** @description Card authorizations recorded in the window, replayed or not. */
+            authorizations: number;
+            /** @description Of those, the ones the draft judged. */
+            replayed: number;
+            /** @description Kept as recorded: declined before the policy was reached (`card_declined`: card or vault not active, another currency), answered in stand-in, or declined by the other policy (the card's own, in a vault's backtest; the vault's, in a card's). */
+            notReplayed: {
+                cardDeclined: number;
+                standIn: number;
+                otherPolicy: number;
+            };
+            unchanged: number;
+            approvedToDeclined: number;
+            declinedToApproved: number;
+            /** @description By rule and decline code, most authorizations first. `approvedToDeclined` and `unchanged` (declined both as recorded and under the draft) count under the draft's declining rule; `declinedToApproved` under the recorded rule the draft lifts. At most 500 rows; more are counted under `(other)`. */
+            byRule: {
+                rule: string;
+                /** @enum {string} */
+                declineCode: "authorization_failed" | "insufficient_balance" | "card_declined";
+                approvedToDeclined: number;
+                declinedToApproved: number;
+                unchanged: number;
+            }[];
+            /** @description The draft's shadow rules that held on replayed authorizations. */
+            shadowMatches: {
+                rule: string;
+                message: string;
+                count: number;
+            }[];
+            /** @description The first 100 authorizations whose outcome the draft changes, in order. */
+            examples: {
+                transactionId: string;
+                /** @description ISO 8601 UTC. */
+                createdAt: string;
+                cardId: string;
+                /** @description A decimal amount, e.g. "125.50". */
+                amount: string;
+                currency: string;
+                merchant: {
+                    name: string;
+                    mcc: string;
+                    country: string;
+                    city: string | null;
+                    id: string | null;
+                };
+                /** @enum {string} */
+                change: "approved_to_declined" | "declined_to_approved";
+                /** @description The decision recorded. */
+                recorded: {
+                    approved: boolean;
+                    declineCode: ("authorization_failed" | "insufficient_balance" | "card_declined") | null;
+                    declineReason: {
+                        rule: string;
+                        message: string;
+                    } | null;
+                };
+                /** @description The decision under the draft. */
+                backtest: {
+                    approved: boolean;
+                    declineCode: ("authorization_failed" | "insufficient_balance" | "card_declined") | null;
+                    declineReason: {
+                        rule: string;
+                        message: string;
+                    } | null;
+                };
+            }[];
+        };
+        PolicyBacktest: {
+            id: string;
+            /** @constant */
+            object: "policy_backtest";
+            vaultId: string;
+            /** @description A card backtest's card (its authorizations under the draft alone); null for a vault's. */
+            cardId: string | null;
+            /** @enum {string} */
+            status: "queued" | "running" | "completed" | "failed";
+            startDate: string;
+            endDate: string;
+            /** @description The draft as compiled, defaults filled in. */
+            policy: {
+                [key: string]: unknown;
+            };
+            /** @description Authorizations read so far of `total` (counted when a run starts; null while queued). */
+            progress: {
+                replayed: number;
+                total: number | null;
+            };
+            /** @description Set once completed. */
+            result: components["schemas"]["BacktestResult"] | null;
+            failureMessage: string | null;
             /** @description ISO 8601 UTC. */
             createdAt: string;
             completedAt: string | null;
@@ -4327,6 +4615,1034 @@ export interface operations {
             default: components["responses"]["Error"];
         };
     };
+    createVaultPolicyBacktest: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the request safe to retry: 24 hours long, the same key with the same request answers the stored response. */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                /** @description The object id; one that names nothing the caller can see is a 404. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "policy": {
+                 *         "limits": [
+                 *           {
+                 *             "interval": "daily",
+                 *             "amount": "500"
+                 *           }
+                 *         ]
+                 *       },
+                 *       "startDate": "2026-02-01",
+                 *       "endDate": "2026-03-01"
+                 *     }
+                 */
+                "application/json": {
+                    /** @description The draft policy to replay, in the format of Set Policy (refused as Set Policy would refuse it, `param` under `policy`). */
+                    policy: {
+                        [key: string]: unknown;
+                    };
+                    /**
+                     * Format: date
+                     * @description The first UTC day of the window, YYYY-MM-DD.
+                     */
+                    startDate: string;
+                    /**
+                     * Format: date
+                     * @description The last UTC day of the window, YYYY-MM-DD, included: at most 90 days after startDate counting both. A window reaching past now ends now.
+                     */
+                    endDate: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The backtest: completed with its result (200), or queued (202). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "bt_0193a4f1cf5e7a13e1f2a3b4c5d6e7f8",
+                     *       "object": "policy_backtest",
+                     *       "vaultId": "vlt_0193a4f1c2e47d01a5b6c7d8e9f0a1b2",
+                     *       "cardId": null,
+                     *       "status": "completed",
+                     *       "startDate": "2026-02-01",
+                     *       "endDate": "2026-03-01",
+                     *       "policy": {
+                     *         "limits": [
+                     *           {
+                     *             "interval": "daily",
+                     *             "amount": "500"
+                     *           }
+                     *         ]
+                     *       },
+                     *       "progress": {
+                     *         "replayed": 1842,
+                     *         "total": 1842
+                     *       },
+                     *       "result": {
+                     *         "authorizations": 1842,
+                     *         "replayed": 1830,
+                     *         "notReplayed": {
+                     *           "cardDeclined": 12,
+                     *           "standIn": 0,
+                     *           "otherPolicy": 0
+                     *         },
+                     *         "unchanged": 1791,
+                     *         "approvedToDeclined": 37,
+                     *         "declinedToApproved": 2,
+                     *         "byRule": [
+                     *           {
+                     *             "rule": "limits[0]",
+                     *             "declineCode": "authorization_failed",
+                     *             "approvedToDeclined": 37,
+                     *             "declinedToApproved": 0,
+                     *             "unchanged": 0
+                     *           },
+                     *           {
+                     *             "rule": "limits[1]",
+                     *             "declineCode": "authorization_failed",
+                     *             "approvedToDeclined": 0,
+                     *             "declinedToApproved": 2,
+                     *             "unchanged": 0
+                     *           }
+                     *         ],
+                     *         "shadowMatches": [],
+                     *         "examples": [
+                     *           {
+                     *             "transactionId": "txn_0193a4f1c8d874c2b8e9f0a1b2c3d4e6",
+                     *             "createdAt": "2026-03-02T14:05:09.412Z",
+                     *             "cardId": "card_0193a4f1c5b27e44a1b2c3d4e5f60718",
+                     *             "amount": "320.00",
+                     *             "currency": "USDC",
+                     *             "merchant": {
+                     *               "name": "Blue Bottle Coffee",
+                     *               "mcc": "5814",
+                     *               "country": "US",
+                     *               "city": "Oakland",
+                     *               "id": null
+                     *             },
+                     *             "change": "approved_to_declined",
+                     *             "recorded": {
+                     *               "approved": true,
+                     *               "declineCode": null,
+                     *               "declineReason": null
+                     *             },
+                     *             "backtest": {
+                     *               "approved": false,
+                     *               "declineCode": "authorization_failed",
+                     *               "declineReason": {
+                     *                 "rule": "limits[0]",
+                     *                 "message": "Daily spend limit of 500.00 USDC would be exceeded"
+                     *               }
+                     *             }
+                     *           }
+                     *         ]
+                     *       },
+                     *       "failureMessage": null,
+                     *       "createdAt": "2026-03-02T14:05:09.412Z",
+                     *       "completedAt": "2026-03-02T14:05:09.412Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["PolicyBacktest"];
+                };
+            };
+            /** @description The backtest: completed with its result (200), or queued (202). */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "bt_0193a4f1cf5e7a13e1f2a3b4c5d6e7f8",
+                     *       "object": "policy_backtest",
+                     *       "vaultId": "vlt_0193a4f1c2e47d01a5b6c7d8e9f0a1b2",
+                     *       "cardId": null,
+                     *       "status": "completed",
+                     *       "startDate": "2026-02-01",
+                     *       "endDate": "2026-03-01",
+                     *       "policy": {
+                     *         "limits": [
+                     *           {
+                     *             "interval": "daily",
+                     *             "amount": "500"
+                     *           }
+                     *         ]
+                     *       },
+                     *       "progress": {
+                     *         "replayed": 1842,
+                     *         "total": 1842
+                     *       },
+                     *       "result": {
+                     *         "authorizations": 1842,
+                     *         "replayed": 1830,
+                     *         "notReplayed": {
+                     *           "cardDeclined": 12,
+                     *           "standIn": 0,
+                     *           "otherPolicy": 0
+                     *         },
+                     *         "unchanged": 1791,
+                     *         "approvedToDeclined": 37,
+                     *         "declinedToApproved": 2,
+                     *         "byRule": [
+                     *           {
+                     *             "rule": "limits[0]",
+                     *             "declineCode": "authorization_failed",
+                     *             "approvedToDeclined": 37,
+                     *             "declinedToApproved": 0,
+                     *             "unchanged": 0
+                     *           },
+                     *           {
+                     *             "rule": "limits[1]",
+                     *             "declineCode": "authorization_failed",
+                     *             "approvedToDeclined": 0,
+                     *             "declinedToApproved": 2,
+                     *             "unchanged": 0
+                     *           }
+                     *         ],
+                     *         "shadowMatches": [],
+                     *         "examples": [
+                     *           {
+                     *             "transactionId": "txn_0193a4f1c8d874c2b8e9f0a1b2c3d4e6",
+                     *             "createdAt": "2026-03-02T14:05:09.412Z",
+                     *             "cardId": "card_0193a4f1c5b27e44a1b2c3d4e5f60718",
+                     *             "amount": "320.00",
+                     *             "currency": "USDC",
+                     *             "merchant": {
+                     *               "name": "Blue Bottle Coffee",
+                     *               "mcc": "5814",
+                     *               "country": "US",
+                     *               "city": "Oakland",
+                     *               "id": null
+                     *             },
+                     *             "change": "approved_to_declined",
+                     *             "recorded": {
+                     *               "approved": true,
+                     *               "declineCode": null,
+                     *               "declineReason": null
+                     *             },
+                     *             "backtest": {
+                     *               "approved": false,
+                     *               "declineCode": "authorization_failed",
+                     *               "declineReason": {
+                     *                 "rule": "limits[0]",
+                     *                 "message": "Daily spend limit of 500.00 USDC would be exceeded"
+                     *               }
+                     *             }
+                     *           }
+                     *         ]
+                     *       },
+                     *       "failureMessage": null,
+                     *       "createdAt": "2026-03-02T14:05:09.412Z",
+                     *       "completedAt": "2026-03-02T14:05:09.412Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["PolicyBacktest"];
+                };
+            };
+            /**
+             * @description `parameter_invalid`: A parameter is invalid.
+             *
+             *     `policy_invalid`: The authorization policy is invalid.
+             *
+             *     `parameter_missing`: A required parameter is missing.
+             *
+             *     `invalid_json`: The request body is not valid JSON.
+             */
+            400: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description `missing_api_key`: No API key was provided.
+             *
+             *     `invalid_api_key`: The API key is invalid.
+             *
+             *     `expired_api_key`: The API key has expired.
+             */
+            401: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `insufficient_scope`: The API key lacks the scope for this operation. */
+            403: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `vault_not_found`: No such vault. */
+            404: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description `duplicate_idempotency_key`: The idempotency key was used with a different request.
+             *
+             *     `idempotency_key_in_use`: A request with this idempotency key is still running.
+             */
+            409: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `payload_too_large`: The request body is too large. */
+            413: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `unsupported_media_type`: The request body must be application/json. */
+            415: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `rate_limit_exceeded`: Too many requests. */
+            429: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    /** @description Seconds to wait. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            default: components["responses"]["Error"];
+        };
+    };
+    getVaultPolicyBacktest: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The vault or card id; one that names nothing is a 404. */
+                id: string;
+                /** @description The backtest id (bt_...). */
+                backtestId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The backtest. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "bt_0193a4f1cf5e7a13e1f2a3b4c5d6e7f8",
+                     *       "object": "policy_backtest",
+                     *       "vaultId": "vlt_0193a4f1c2e47d01a5b6c7d8e9f0a1b2",
+                     *       "cardId": null,
+                     *       "status": "completed",
+                     *       "startDate": "2026-02-01",
+                     *       "endDate": "2026-03-01",
+                     *       "policy": {
+                     *         "limits": [
+                     *           {
+                     *             "interval": "daily",
+                     *             "amount": "500"
+                     *           }
+                     *         ]
+                     *       },
+                     *       "progress": {
+                     *         "replayed": 1842,
+                     *         "total": 1842
+                     *       },
+                     *       "result": {
+                     *         "authorizations": 1842,
+                     *         "replayed": 1830,
+                     *         "notReplayed": {
+                     *           "cardDeclined": 12,
+                     *           "standIn": 0,
+                     *           "otherPolicy": 0
+                     *         },
+                     *         "unchanged": 1791,
+                     *         "approvedToDeclined": 37,
+                     *         "declinedToApproved": 2,
+                     *         "byRule": [
+                     *           {
+                     *             "rule": "limits[0]",
+                     *             "declineCode": "authorization_failed",
+                     *             "approvedToDeclined": 37,
+                     *             "declinedToApproved": 0,
+                     *             "unchanged": 0
+                     *           },
+                     *           {
+                     *             "rule": "limits[1]",
+                     *             "declineCode": "authorization_failed",
+                     *             "approvedToDeclined": 0,
+                     *             "declinedToApproved": 2,
+                     *             "unchanged": 0
+                     *           }
+                     *         ],
+                     *         "shadowMatches": [],
+                     *         "examples": [
+                     *           {
+                     *             "transactionId": "txn_0193a4f1c8d874c2b8e9f0a1b2c3d4e6",
+                     *             "createdAt": "2026-03-02T14:05:09.412Z",
+                     *             "cardId": "card_0193a4f1c5b27e44a1b2c3d4e5f60718",
+                     *             "amount": "320.00",
+                     *             "currency": "USDC",
+                     *             "merchant": {
+                     *               "name": "Blue Bottle Coffee",
+                     *               "mcc": "5814",
+                     *               "country": "US",
+                     *               "city": "Oakland",
+                     *               "id": null
+                     *             },
+                     *             "change": "approved_to_declined",
+                     *             "recorded": {
+                     *               "approved": true,
+                     *               "declineCode": null,
+                     *               "declineReason": null
+                     *             },
+                     *             "backtest": {
+                     *               "approved": false,
+                     *               "declineCode": "authorization_failed",
+                     *               "declineReason": {
+                     *                 "rule": "limits[0]",
+                     *                 "message": "Daily spend limit of 500.00 USDC would be exceeded"
+                     *               }
+                     *             }
+                     *           }
+                     *         ]
+                     *       },
+                     *       "failureMessage": null,
+                     *       "createdAt": "2026-03-02T14:05:09.412Z",
+                     *       "completedAt": "2026-03-02T14:05:09.412Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["PolicyBacktest"];
+                };
+            };
+            /**
+             * @description `missing_api_key`: No API key was provided.
+             *
+             *     `invalid_api_key`: The API key is invalid.
+             *
+             *     `expired_api_key`: The API key has expired.
+             */
+            401: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `insufficient_scope`: The API key lacks the scope for this operation. */
+            403: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description `vault_not_found`: No such vault.
+             *
+             *     `policy_not_found`: The vault has no authorization policy.
+             */
+            404: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `rate_limit_exceeded`: Too many requests. */
+            429: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    /** @description Seconds to wait. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            default: components["responses"]["Error"];
+        };
+    };
+    createCardPolicyBacktest: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the request safe to retry: 24 hours long, the same key with the same request answers the stored response. */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                /** @description The object id; one that names nothing the caller can see is a 404. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "policy": {
+                 *         "limits": [
+                 *           {
+                 *             "interval": "daily",
+                 *             "amount": "500"
+                 *           }
+                 *         ]
+                 *       },
+                 *       "startDate": "2026-02-01",
+                 *       "endDate": "2026-03-01"
+                 *     }
+                 */
+                "application/json": {
+                    /** @description The draft policy to replay, in the format of Set Policy (refused as Set Policy would refuse it, `param` under `policy`). */
+                    policy: {
+                        [key: string]: unknown;
+                    };
+                    /**
+                     * Format: date
+                     * @description The first UTC day of the window, YYYY-MM-DD.
+                     */
+                    startDate: string;
+                    /**
+                     * Format: date
+                     * @description The last UTC day of the window, YYYY-MM-DD, included: at most 90 days after startDate counting both. A window reaching past now ends now.
+                     */
+                    endDate: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The backtest: completed with its result (200), or queued (202). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "bt_0193a4f1cf5e7a13e1f2a3b4c5d6e7f8",
+                     *       "object": "policy_backtest",
+                     *       "vaultId": "vlt_0193a4f1c2e47d01a5b6c7d8e9f0a1b2",
+                     *       "cardId": "card_0193a4f1c5b27e44a1b2c3d4e5f60718",
+                     *       "status": "completed",
+                     *       "startDate": "2026-02-01",
+                     *       "endDate": "2026-03-01",
+                     *       "policy": {
+                     *         "limits": [
+                     *           {
+                     *             "interval": "daily",
+                     *             "amount": "500"
+                     *           }
+                     *         ]
+                     *       },
+                     *       "progress": {
+                     *         "replayed": 1842,
+                     *         "total": 1842
+                     *       },
+                     *       "result": {
+                     *         "authorizations": 1842,
+                     *         "replayed": 1830,
+                     *         "notReplayed": {
+                     *           "cardDeclined": 12,
+                     *           "standIn": 0,
+                     *           "otherPolicy": 0
+                     *         },
+                     *         "unchanged": 1791,
+                     *         "approvedToDeclined": 37,
+                     *         "declinedToApproved": 2,
+                     *         "byRule": [
+                     *           {
+                     *             "rule": "limits[0]",
+                     *             "declineCode": "authorization_failed",
+                     *             "approvedToDeclined": 37,
+                     *             "declinedToApproved": 0,
+                     *             "unchanged": 0
+                     *           },
+                     *           {
+                     *             "rule": "limits[1]",
+                     *             "declineCode": "authorization_failed",
+                     *             "approvedToDeclined": 0,
+                     *             "declinedToApproved": 2,
+                     *             "unchanged": 0
+                     *           }
+                     *         ],
+                     *         "shadowMatches": [],
+                     *         "examples": [
+                     *           {
+                     *             "transactionId": "txn_0193a4f1c8d874c2b8e9f0a1b2c3d4e6",
+                     *             "createdAt": "2026-03-02T14:05:09.412Z",
+                     *             "cardId": "card_0193a4f1c5b27e44a1b2c3d4e5f60718",
+                     *             "amount": "320.00",
+                     *             "currency": "USDC",
+                     *             "merchant": {
+                     *               "name": "Blue Bottle Coffee",
+                     *               "mcc": "5814",
+                     *               "country": "US",
+                     *               "city": "Oakland",
+                     *               "id": null
+                     *             },
+                     *             "change": "approved_to_declined",
+                     *             "recorded": {
+                     *               "approved": true,
+                     *               "declineCode": null,
+                     *               "declineReason": null
+                     *             },
+                     *             "backtest": {
+                     *               "approved": false,
+                     *               "declineCode": "authorization_failed",
+                     *               "declineReason": {
+                     *                 "rule": "limits[0]",
+                     *                 "message": "Daily spend limit of 500.00 USDC would be exceeded"
+                     *               }
+                     *             }
+                     *           }
+                     *         ]
+                     *       },
+                     *       "failureMessage": null,
+                     *       "createdAt": "2026-03-02T14:05:09.412Z",
+                     *       "completedAt": "2026-03-02T14:05:09.412Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["PolicyBacktest"];
+                };
+            };
+            /** @description The backtest: completed with its result (200), or queued (202). */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "bt_0193a4f1cf5e7a13e1f2a3b4c5d6e7f8",
+                     *       "object": "policy_backtest",
+                     *       "vaultId": "vlt_0193a4f1c2e47d01a5b6c7d8e9f0a1b2",
+                     *       "cardId": "card_0193a4f1c5b27e44a1b2c3d4e5f60718",
+                     *       "status": "completed",
+                     *       "startDate": "2026-02-01",
+                     *       "endDate": "2026-03-01",
+                     *       "policy": {
+                     *         "limits": [
+                     *           {
+                     *             "interval": "daily",
+                     *             "amount": "500"
+                     *           }
+                     *         ]
+                     *       },
+                     *       "progress": {
+                     *         "replayed": 1842,
+                     *         "total": 1842
+                     *       },
+                     *       "result": {
+                     *         "authorizations": 1842,
+                     *         "replayed": 1830,
+                     *         "notReplayed": {
+                     *           "cardDeclined": 12,
+                     *           "standIn": 0,
+                     *           "otherPolicy": 0
+                     *         },
+                     *         "unchanged": 1791,
+                     *         "approvedToDeclined": 37,
+                     *         "declinedToApproved": 2,
+                     *         "byRule": [
+                     *           {
+                     *             "rule": "limits[0]",
+                     *             "declineCode": "authorization_failed",
+                     *             "approvedToDeclined": 37,
+                     *             "declinedToApproved": 0,
+                     *             "unchanged": 0
+                     *           },
+                     *           {
+                     *             "rule": "limits[1]",
+                     *             "declineCode": "authorization_failed",
+                     *             "approvedToDeclined": 0,
+                     *             "declinedToApproved": 2,
+                     *             "unchanged": 0
+                     *           }
+                     *         ],
+                     *         "shadowMatches": [],
+                     *         "examples": [
+                     *           {
+                     *             "transactionId": "txn_0193a4f1c8d874c2b8e9f0a1b2c3d4e6",
+                     *             "createdAt": "2026-03-02T14:05:09.412Z",
+                     *             "cardId": "card_0193a4f1c5b27e44a1b2c3d4e5f60718",
+                     *             "amount": "320.00",
+                     *             "currency": "USDC",
+                     *             "merchant": {
+                     *               "name": "Blue Bottle Coffee",
+                     *               "mcc": "5814",
+                     *               "country": "US",
+                     *               "city": "Oakland",
+                     *               "id": null
+                     *             },
+                     *             "change": "approved_to_declined",
+                     *             "recorded": {
+                     *               "approved": true,
+                     *               "declineCode": null,
+                     *               "declineReason": null
+                     *             },
+                     *             "backtest": {
+                     *               "approved": false,
+                     *               "declineCode": "authorization_failed",
+                     *               "declineReason": {
+                     *                 "rule": "limits[0]",
+                     *                 "message": "Daily spend limit of 500.00 USDC would be exceeded"
+                     *               }
+                     *             }
+                     *           }
+                     *         ]
+                     *       },
+                     *       "failureMessage": null,
+                     *       "createdAt": "2026-03-02T14:05:09.412Z",
+                     *       "completedAt": "2026-03-02T14:05:09.412Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["PolicyBacktest"];
+                };
+            };
+            /**
+             * @description `parameter_invalid`: A parameter is invalid.
+             *
+             *     `policy_invalid`: The authorization policy is invalid.
+             *
+             *     `parameter_missing`: A required parameter is missing.
+             *
+             *     `invalid_json`: The request body is not valid JSON.
+             */
+            400: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description `missing_api_key`: No API key was provided.
+             *
+             *     `invalid_api_key`: The API key is invalid.
+             *
+             *     `expired_api_key`: The API key has expired.
+             */
+            401: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `insufficient_scope`: The API key lacks the scope for this operation. */
+            403: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `card_not_found`: No such card. */
+            404: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description `duplicate_idempotency_key`: The idempotency key was used with a different request.
+             *
+             *     `idempotency_key_in_use`: A request with this idempotency key is still running.
+             */
+            409: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `payload_too_large`: The request body is too large. */
+            413: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `unsupported_media_type`: The request body must be application/json. */
+            415: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `rate_limit_exceeded`: Too many requests. */
+            429: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    /** @description Seconds to wait. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            default: components["responses"]["Error"];
+        };
+    };
+    getCardPolicyBacktest: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The vault or card id; one that names nothing is a 404. */
+                id: string;
+                /** @description The backtest id (bt_...). */
+                backtestId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The backtest. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "bt_0193a4f1cf5e7a13e1f2a3b4c5d6e7f8",
+                     *       "object": "policy_backtest",
+                     *       "vaultId": "vlt_0193a4f1c2e47d01a5b6c7d8e9f0a1b2",
+                     *       "cardId": "card_0193a4f1c5b27e44a1b2c3d4e5f60718",
+                     *       "status": "completed",
+                     *       "startDate": "2026-02-01",
+                     *       "endDate": "2026-03-01",
+                     *       "policy": {
+                     *         "limits": [
+                     *           {
+                     *             "interval": "daily",
+                     *             "amount": "500"
+                     *           }
+                     *         ]
+                     *       },
+                     *       "progress": {
+                     *         "replayed": 1842,
+                     *         "total": 1842
+                     *       },
+                     *       "result": {
+                     *         "authorizations": 1842,
+                     *         "replayed": 1830,
+                     *         "notReplayed": {
+                     *           "cardDeclined": 12,
+                     *           "standIn": 0,
+                     *           "otherPolicy": 0
+                     *         },
+                     *         "unchanged": 1791,
+                     *         "approvedToDeclined": 37,
+                     *         "declinedToApproved": 2,
+                     *         "byRule": [
+                     *           {
+                     *             "rule": "limits[0]",
+                     *             "declineCode": "authorization_failed",
+                     *             "approvedToDeclined": 37,
+                     *             "declinedToApproved": 0,
+                     *             "unchanged": 0
+                     *           },
+                     *           {
+                     *             "rule": "limits[1]",
+                     *             "declineCode": "authorization_failed",
+                     *             "approvedToDeclined": 0,
+                     *             "declinedToApproved": 2,
+                     *             "unchanged": 0
+                     *           }
+                     *         ],
+                     *         "shadowMatches": [],
+                     *         "examples": [
+                     *           {
+                     *             "transactionId": "txn_0193a4f1c8d874c2b8e9f0a1b2c3d4e6",
+                     *             "createdAt": "2026-03-02T14:05:09.412Z",
+                     *             "cardId": "card_0193a4f1c5b27e44a1b2c3d4e5f60718",
+                     *             "amount": "320.00",
+                     *             "currency": "USDC",
+                     *             "merchant": {
+                     *               "name": "Blue Bottle Coffee",
+                     *               "mcc": "5814",
+                     *               "country": "US",
+                     *               "city": "Oakland",
+                     *               "id": null
+                     *             },
+                     *             "change": "approved_to_declined",
+                     *             "recorded": {
+                     *               "approved": true,
+                     *               "declineCode": null,
+                     *               "declineReason": null
+                     *             },
+                     *             "backtest": {
+                     *               "approved": false,
+                     *               "declineCode": "authorization_failed",
+                     *               "declineReason": {
+                     *                 "rule": "limits[0]",
+                     *                 "message": "Daily spend limit of 500.00 USDC would be exceeded"
+                     *               }
+                     *             }
+                     *           }
+                     *         ]
+                     *       },
+                     *       "failureMessage": null,
+                     *       "createdAt": "2026-03-02T14:05:09.412Z",
+                     *       "completedAt": "2026-03-02T14:05:09.412Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["PolicyBacktest"];
+                };
+            };
+            /**
+             * @description `missing_api_key`: No API key was provided.
+             *
+             *     `invalid_api_key`: The API key is invalid.
+             *
+             *     `expired_api_key`: The API key has expired.
+             */
+            401: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `insufficient_scope`: The API key lacks the scope for this operation. */
+            403: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description `card_not_found`: No such card.
+             *
+             *     `policy_not_found`: The vault has no authorization policy.
+             */
+            404: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `rate_limit_exceeded`: Too many requests. */
+            429: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    /** @description Seconds to wait. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            default: components["responses"]["Error"];
+        };
+    };
     listRuleTemplates: {
         parameters: {
             query?: {
@@ -5097,6 +6413,7 @@ export interface operations {
                      *           },
                      *           "declineCode": null,
                      *           "declineReason": null,
+                     *           "shadowMatches": [],
                      *           "failureReason": null,
                      *           "createdAt": "2026-03-02T14:05:09.412Z",
                      *           "completedAt": null,
@@ -5117,6 +6434,7 @@ export interface operations {
                      *           "merchant": null,
                      *           "declineCode": null,
                      *           "declineReason": null,
+                     *           "shadowMatches": [],
                      *           "failureReason": null,
                      *           "createdAt": "2026-03-02T14:05:09.412Z",
                      *           "completedAt": "2026-03-02T14:05:09.412Z",
@@ -5235,6 +6553,7 @@ export interface operations {
                      *       },
                      *       "declineCode": null,
                      *       "declineReason": null,
+                     *       "shadowMatches": [],
                      *       "failureReason": null,
                      *       "createdAt": "2026-03-02T14:05:09.412Z",
                      *       "completedAt": null,
@@ -5442,6 +6761,7 @@ export interface operations {
                      *       "merchant": null,
                      *       "declineCode": null,
                      *       "declineReason": null,
+                     *       "shadowMatches": [],
                      *       "failureReason": null,
                      *       "createdAt": "2026-03-02T14:05:09.412Z",
                      *       "completedAt": "2026-03-02T14:05:09.412Z",
@@ -7394,6 +8714,7 @@ export interface operations {
                      *       },
                      *       "declineCode": null,
                      *       "declineReason": null,
+                     *       "shadowMatches": [],
                      *       "failureReason": null,
                      *       "createdAt": "2026-03-02T14:05:09.412Z",
                      *       "completedAt": "2026-03-02T15:30:00.000Z",
@@ -7569,6 +8890,7 @@ export interface operations {
                      *       },
                      *       "declineCode": null,
                      *       "declineReason": null,
+                     *       "shadowMatches": [],
                      *       "failureReason": "reversed",
                      *       "createdAt": "2026-03-02T14:05:09.412Z",
                      *       "completedAt": null,

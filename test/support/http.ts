@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll } from 'vitest';
 import type { Redis } from 'ioredis';
-import type { Scope } from '../../src/core/index.js';
+import type { Scope, TemplateLibrary } from '../../src/core/index.js';
 import type { RateLimitSettings } from '../../src/config/env.js';
 import { createRedis } from '../../src/http/health.js';
 import { createServer, type ServerConfig } from '../../src/http/server.js';
@@ -127,6 +127,8 @@ export async function startTestService(
     configure?: (app: FastifyInstance) => void;
     /** The store's clock, epoch milliseconds; the real one by default. */
     clock?: () => number;
+    /** The store's rule library; the built-in one by default. */
+    templates?: TemplateLibrary;
     /** The Redis for rate limits and /readyz; the local one by default, null for none. */
     redis?: Redis | null;
     rateLimits?: RateLimitSettings;
@@ -143,6 +145,7 @@ export async function startTestService(
     client: await database.client(),
     masterKey: randomBytes(32),
     ...(options.clock === undefined ? {} : { clock: options.clock }),
+    ...(options.templates === undefined ? {} : { templates: options.templates }),
   });
   // A client of the harness's own is closed with the service; one passed in is the caller's.
   const ownRedis = options.redis === undefined ? createRedis(LOCAL_REDIS_URL) : null;

@@ -233,9 +233,9 @@ describe('the workers’ metrics while Redis is down', () => {
     const server = await startWorkerMetricsServer(service.store, metrics.registry);
     const queueSamples = async () => (await scrape(server.base)).samples('spendgate_queue_jobs');
     try {
-      // Two queues, four states each.
+      // Three queues (webhooks, maintenance, backtests), four states each.
       await waitFor(
-        async () => (await queueSamples()).length === 8,
+        async () => (await queueSamples()).length === 12,
         20_000,
         () => 'the queues were never counted',
       );
@@ -251,7 +251,7 @@ describe('the workers’ metrics while Redis is down', () => {
       expect(down.value('spendgate_outbox_lag_seconds')).toBe(0);
       redis = await startRedisServer(port);
       await waitFor(
-        async () => (await queueSamples()).length === 8,
+        async () => (await queueSamples()).length === 12,
         20_000,
         () => 'the queues were not counted again once Redis was back',
       );

@@ -42,7 +42,8 @@ export function replayedOutcome(transaction: TransactionRecord): AuthorizationOu
     approved: transaction.declineCode === null,
     declineCode: transaction.declineCode,
     declineReason: transaction.declineReason,
-    shadowMatches: [],
+    // Recorded with the transaction (migration 0010): a replay reports what the first did.
+    shadowMatches: transaction.shadowMatches,
   };
   return { decision, standIn: transaction.standIn, transaction, replayed: true };
 }

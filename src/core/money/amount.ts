@@ -577,3 +577,16 @@ function foreignDecimal(
   }
   return new Decimal(text);
 }
+
+/**
+ * An amount as the store reads it back (the text of a NUMERIC(38, 9) column, at most 9
+ * fraction digits, trailing zeros included): the fast scan of `parseAmount` where it applies,
+ * decimal.js's parser otherwise. For history read in bulk (a backtest reads millions of rows),
+ * where decimal.js's parser was the largest cost of a row; never for what a client sends.
+ */
+export function storedAmount(text: string): Decimal {
+  return plainAmount(text, STORED_SCALE, true) ?? new Decimal(text);
+}
+
+/** The scale of the store's amount columns, NUMERIC(38, 9). */
+const STORED_SCALE = 9;

@@ -1,6 +1,10 @@
+import type { BacktestResult } from '../decision/backtest.js';
+import { formatAmount } from '../money/amount.js';
+import type { CurrencyInfo } from '../money/currencies.js';
 import { isoTimestamp } from '../time.js';
 import type {
   AccountRecord,
+  BacktestRecord,
   Mode,
   PolicyRecord,
   SettlementRecord,
@@ -131,4 +135,80 @@ export function presentTwoFactorEnrolment(
   qrCodeSvg: string,
 ) {
   return { object: 'two_factor_enrolment' as const, ...enrolment, qrCodeSvg };
+}
+
+/**
+ * A backtest's answer (issue 14) as stored and answered: counts, the breakdown by rule and
+ * decline code, the draft's shadow matches, and the examples (transactions whose outcome the
+ * draft changes), amounts in the vault's currency.
+ */
+export function presentBacktestResult(result: BacktestResult, currency: CurrencyInfo) {
+  return {
+    authorizations: result.authorizations,
+    replayed: result.replayed,
+    notReplayed: { ...result.notReplayed },
+    unchanged: result.unchanged,
+    approvedToDeclined: result.approvedToDeclined,
+    declinedToApproved: result.declinedToApproved,
+    byRule: result.byRule.map((counts) => ({
+      rule: counts.rule,
+      declineCode: counts.declineCode,
+      approvedToDeclined: counts.approvedToDeclined,
+      declinedToApproved: counts.declinedToApproved,
+      unchanged: counts.unchanged,
+    })),
+    shadowMatches: result.shadowMatches.map((counts) => ({
+      rule: counts.rule,
+      message: counts.message,
+      count: counts.count,
+    })),
+    examples: result.examples.map(({ row, change, draft }) => {
+      const { request, recorded } = row;
+      return {
+        transactionId: row.id,
+        createdAt: isoTimestamp(row.atMs),
+        cardId: request.cardId,
+        amount: formatAmount(request.amount, currency),
+        currency: currency.code,
+        merchant: {
+          name: request.merchant.name,
+          mcc: request.merchant.mcc,
+          country: request.merchant.country,
+          city: request.merchant.city ?? null,
+          id: request.merchant.id ?? null,
+        },
+        change,
+        recorded: {
+          approved: recorded.approved,
+          declineCode: recorded.declineCode,
+          declineReason: recorded.declineReason,
+        },
+        backtest: {
+          approved: draft.approved,
+          declineCode: draft.declineCode,
+          declineReason: draft.declineReason,
+        },
+      };
+    }),
+  };
+}
+
+export type PresentedBacktestResult = ReturnType<typeof presentBacktestResult>;
+
+export function presentBacktest(backtest: BacktestRecord) {
+  return {
+    id: backtest.id,
+    object: 'policy_backtest' as const,
+    vaultId: backtest.vaultId,
+    cardId: backtest.cardId,
+    status: backtest.status,
+    startDate: backtest.startDate,
+    endDate: backtest.endDate,
+    policy: backtest.policy,
+    progress: { replayed: backtest.replayed, total: backtest.total },
+    result: backtest.result,
+    failureMessage: backtest.failureMessage,
+    createdAt: isoTimestamp(backtest.createdAtMs),
+    completedAt: backtest.completedAtMs === null ? null : isoTimestamp(backtest.completedAtMs),
+  };
 }

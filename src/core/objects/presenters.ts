@@ -86,6 +86,11 @@ export function presentTransaction(transaction: TransactionRecord) {
           },
     declineCode: transaction.declineCode,
     declineReason: transaction.declineReason,
+    // As Simulate Policy's decision reports them: { rule, message } per matching shadow rule.
+    shadowMatches: transaction.shadowMatches.map((match) => ({
+      rule: match.rule,
+      message: match.message,
+    })),
     failureReason: transaction.failureReason,
     createdAt: iso(transaction.createdAtMs),
     completedAt: iso(transaction.completedAtMs),

@@ -1,9 +1,10 @@
-import type { Decision, DeclineCode, DeclineReason } from '../decision/result.js';
+import type { Decision, DeclineCode, DeclineReason, ShadowMatch } from '../decision/result.js';
 import type { CardStatus, VaultStatus } from '../decision/decide.js';
 import type { CurrencyCode } from '../money/currencies.js';
 import type { Decimal } from '../money/decimal.js';
 import type { Merchant } from '../policy/evaluation-input.js';
 import type { PolicyDocument } from '../policy/schema.js';
+import type { PresentedBacktestResult } from './platform-presenters.js';
 
 /*
  * The domain records the store reads and writes, amounts as core Decimals and times as epoch
@@ -80,6 +81,11 @@ export interface TransactionRecord {
   readonly networkTransactionId: string | null;
   readonly declineCode: DeclineCode | null;
   readonly declineReason: DeclineReason | null;
+  /**
+   * The shadow rules of the vault's policy whose conditions held when a card authorization was
+   * decided (reported, never declining); empty for every other transaction.
+   */
+  readonly shadowMatches: readonly ShadowMatch[];
   readonly failureReason: string | null;
   readonly standIn: boolean;
   readonly hasMetadata: boolean;
@@ -218,4 +224,34 @@ export interface WebhookDeliveryRecord {
   readonly durationMs: number;
   readonly error: string | null;
   readonly createdAtMs: number;
+}
+
+export type BacktestStatus = 'queued' | 'running' | 'completed' | 'failed';
+
+/**
+ * A backtest of a draft policy (issue 14): over a vault's recorded card authorizations, or one
+ * card's, in a window of whole UTC days. `result` is kept as the API presents it
+ * (presentBacktestResult), so that what a run stored is what every read answers.
+ */
+export interface BacktestRecord {
+  readonly id: string;
+  readonly accountId: string;
+  readonly mode: Mode;
+  readonly vaultId: string;
+  /** A card backtest's card: its authorizations alone, under the draft alone. */
+  readonly cardId: string | null;
+  /** The draft as compiled, defaults applied. */
+  readonly policy: PolicyDocument;
+  /** `YYYY-MM-DD`, both included. */
+  readonly startDate: string;
+  readonly endDate: string;
+  readonly status: BacktestStatus;
+  /** Authorizations replayed so far by the current run. */
+  readonly replayed: number;
+  /** Authorizations in the window, counted when a run starts; null before. */
+  readonly total: number | null;
+  readonly result: PresentedBacktestResult | null;
+  readonly failureMessage: string | null;
+  readonly createdAtMs: number;
+  readonly completedAtMs: number | null;
 }

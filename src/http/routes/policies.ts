@@ -78,7 +78,7 @@ export function registerPolicyRoutes(app: FastifyInstance, store: Store): void {
  * A draft's refusal, its path moved under `policy`. The message names the field by its last
  * key, never by the path, so it stays as it is.
  */
-function underPolicy(error: PolicyInvalidError): PolicyInvalidError {
+export function underPolicy(error: PolicyInvalidError): PolicyInvalidError {
   const param = error.param ?? 'policy';
   if (param === 'policy') return error;
   const moved = param.startsWith('[') ? `policy${param}` : `policy.${param}`;

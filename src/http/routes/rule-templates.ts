@@ -171,15 +171,21 @@ function presentTemplate(template: TemplateDocument): RuleTemplate {
  * List Rule Templates: any key may read it (the library is the same for every account and
  * tells nothing of one, as GET /v1/rate-limits), so that a key that writes policies and one
  * that only simulates them both see what a policy may name. Paginated as every list, by name.
+ * `library` is the store's (Store.ruleTemplates: the templates its policies compile against,
+ * the built-in ones unless the store was opened with others), read at the first request.
  */
 export function registerRuleTemplateRoutes(
   app: FastifyInstance,
-  library: TemplateLibrary = builtinRuleLibrary(),
+  library: () => TemplateLibrary = builtinRuleLibrary,
 ): void {
-  // Presented once: the library is loaded once and frozen.
-  const templates = [...library.values()]
-    .map(presentTemplate)
-    .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  // Presented once, on first use: a store's library is loaded once and frozen.
+  let presented: RuleTemplate[] | undefined;
+  const templatesOf = (): RuleTemplate[] => {
+    presented ??= [...library().values()]
+      .map(presentTemplate)
+      .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    return presented;
+  };
 
   app.withTypeProvider<ZodTypeProvider>().get(
     '/v1/rule-templates',
@@ -194,6 +200,7 @@ export function registerRuleTemplateRoutes(
     },
     (request) => {
       const { limit, startingAfter } = request.query;
+      const templates = templatesOf();
       const after =
         startingAfter === undefined ? templates : templates.filter((t) => t.name > startingAfter);
       const data = after.slice(0, limit);

@@ -48,6 +48,12 @@ export const transactionObject = z
       .nullable(),
     declineCode: z.string().nullable(),
     declineReason: declineReason.nullable(),
+    shadowMatches: z.array(declineReason).meta({
+      description:
+        "A card authorization's shadow rules whose conditions held when it was decided (the " +
+        'rules of mode `shadow`, which report and never decline), as Simulate Policy reports ' +
+        'them (a card\'s own policy\'s say `policy: "card"`); empty when none did, and for every other type.',
+    }),
     failureReason: z.string().nullable(),
     createdAt: timestampOutput,
     completedAt: timestampOutput.nullable(),

@@ -562,6 +562,7 @@ function authorizationRecord(
     networkTransactionId: input.networkTransactionId,
     declineCode: decision.declineCode,
     declineReason: decision.declineReason,
+    shadowMatches: decision.shadowMatches,
     failureReason: null,
     standIn,
     hasMetadata: false,
@@ -605,10 +606,10 @@ async function recordAuthorizations(
   const { rows } = await query<{ updated: number }>(
     `WITH inserted AS (
        INSERT INTO transactions (id, account_id, mode, vault_id, type, status, currency, amount, hold_remaining, card_id,
-                                 merchant, mcc, network_transaction_id, decline_code, decline_reason, stand_in,
-                                 spend_day, created_at, updated_at)
+                                 merchant, mcc, network_transaction_id, decline_code, decline_reason, shadow_matches,
+                                 stand_in, spend_day, created_at, updated_at)
        SELECT id, account_id, mode, vault_id, 'card_authorization', status, currency, amount::numeric, hold::numeric, card_id,
-              merchant::jsonb, mcc, ntx, decline_code, decline_reason::jsonb, stand_in,
+              merchant::jsonb, mcc, ntx, decline_code, decline_reason::jsonb, shadow_matches::jsonb, stand_in,
               CASE WHEN status = 'pending' THEN ${params.value(spendDay, 'date')} END, ${at}, ${at}
        FROM ${inserted}
      ),
@@ -656,6 +657,10 @@ function transactionRows(params: SqlParams, transactions: readonly TransactionRe
     decline_code: params.texts(column((t) => t.declineCode)),
     decline_reason: params.texts(
       column((t) => (t.declineReason === null ? null : JSON.stringify(t.declineReason))),
+    ),
+    // NULL for none, nearly every row: no JSON is made or stored for it (migration 0010).
+    shadow_matches: params.texts(
+      column((t) => (t.shadowMatches.length === 0 ? null : JSON.stringify(t.shadowMatches))),
     ),
     stand_in: params.booleans(column((t) => t.standIn)),
   });

@@ -1,7 +1,10 @@
 import type { SpendgateError } from '../../core/index.js';
 import type { IdempotentRequest, StoredResponse } from '../ops/idempotency.js';
 import type { RewrapCount, RewrapOptions } from '../ops/master-key-rotation.js';
+import type { TemplateLibrary } from '../../core/index.js';
+import type { BacktestRunOutcome } from '../ops/backtests.js';
 import type { AccountOperations } from './accounts.js';
+import type { BacktestOperations } from './backtests.js';
 import type { AuthorizationOperations } from './authorizations.js';
 import type { CardOperations } from './cards.js';
 import type { MaintenanceOperations, OutboxBacklog } from './maintenance.js';
@@ -12,6 +15,7 @@ import type { WebhookOperations } from './webhooks.js';
 
 export * from './accounts.js';
 export * from './authorizations.js';
+export * from './backtests.js';
 export * from './cards.js';
 export * from './maintenance.js';
 export * from './settlements.js';
@@ -52,7 +56,8 @@ export interface StoreOperations
     TransferOperations,
     WebhookOperations,
     SettlementOperations,
-    MaintenanceOperations {}
+    MaintenanceOperations,
+    BacktestOperations {}
 
 /** The store as the service uses it: each operation in a transaction of its own, or composed. */
 export interface Store extends StoreOperations {
@@ -89,5 +94,16 @@ export interface Store extends StoreOperations {
    * webhook and two-factor secrets), in batches, a transaction each (ops/master-key-rotation.ts).
    */
   rewrapMasterKeySecrets(options?: RewrapOptions): Promise<RewrapCount[]>;
+  /**
+   * One run of a queued backtest, in several transactions (ops/backtests.ts): claimed under a
+   * lease of `leaseMs`, replayed with its progress written, its result stored; `signal` stops
+   * it after its current batch, the backtest queued again.
+   */
+  runBacktest(
+    backtestId: string,
+    options: { readonly leaseMs: number; readonly signal?: AbortSignal },
+  ): Promise<BacktestRunOutcome>;
+  /** The rule templates policies may name in this store (the built-in library by default). */
+  ruleTemplates(): TemplateLibrary;
   close(): Promise<void>;
 }

@@ -40,6 +40,7 @@ import {
   compactVaultHoldChanges,
   holdJournalCandidates,
   purgeOutboxEvents,
+  purgeBacktests,
   purgeSpendCounters,
   purgeWebhookDeliveries,
 } from './ops/retention.js';
@@ -250,6 +251,7 @@ function bindMaintenance(ctx: StoreContext, tx: SqlQueryable): MaintenanceOperat
     purgeWebhookDeliveries: (retentionMs, rowsMax) =>
       purgeWebhookDeliveries(ctx, tx, retentionMs, rowsMax),
     purgeOutboxEvents: (retentionMs, rowsMax) => purgeOutboxEvents(ctx, tx, retentionMs, rowsMax),
+    purgeBacktests: (retentionMs, rowsMax) => purgeBacktests(ctx, tx, retentionMs, rowsMax),
     purgeSpendCounters: (retentionDays, rowsMax) =>
       purgeSpendCounters(ctx, tx, retentionDays, rowsMax),
     holdJournalCandidates: (retentionMs, afterVaultId, vaultsMax) =>

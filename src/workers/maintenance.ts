@@ -80,6 +80,7 @@ export interface RetentionCounts {
   readonly idempotencyKeys: number;
   readonly spendCounters: number;
   readonly holdChanges: number;
+  readonly backtests: number;
 }
 
 /** Repeats a batch, each in its own transaction, until one comes back short. */
@@ -132,7 +133,17 @@ export async function applyRetention(
     store.purgeSpendCounters(retention.spendCounterRetentionDays, RETENTION_BATCH_ROWS),
   );
   const holdChanges = await compactHoldJournal(store, retention.holdJournalRetentionMs);
-  return { webhookDeliveries, outboxEvents, idempotencyKeys, spendCounters, holdChanges };
+  const backtests = await drain(() =>
+    store.purgeBacktests(retention.backtestRetentionMs, RETENTION_BATCH_ROWS),
+  );
+  return {
+    webhookDeliveries,
+    outboxEvents,
+    idempotencyKeys,
+    spendCounters,
+    holdChanges,
+    backtests,
+  };
 }
 
 /** Writes the snapshots of every ended day that has none yet; returns the days completed. */

@@ -163,12 +163,15 @@ describe('policy backtests', () => {
     expect(card.status).toBe(200);
     expect(card.body).toMatchObject({ vaultId, cardId, status: 'completed' });
     // The card's own three: its first is approved; the count of one turns its later approval
-    // (30) down, and lifts nothing (150 is declined either way, by the limit of one).
+    // (30) down; 150 was declined by the vault's policy, which a card's draft cannot lift (the
+    // vault's is decided first): kept as recorded.
     expect(card.body.result).toMatchObject({
       authorizations: 3,
+      replayed: 2,
+      notReplayed: { cardDeclined: 0, standIn: 0, otherPolicy: 1 },
       approvedToDeclined: 1,
       declinedToApproved: 0,
-      unchanged: 2,
+      unchanged: 1,
     });
     const read = await call('GET', `/v1/cards/${cardId}/policy/backtests/${card.body.id}`);
     expect(read.body).toEqual(card.body);
@@ -311,5 +314,36 @@ describe('policy backtests', () => {
       unchanged: 10_001 - approvedToDeclined - declinedToApproved,
     });
     expect(done.body.result?.examples.length).toBe(100);
+
+    // At most five queued or running at once for the account: the sixth is refused, changes
+    // nothing, and is accepted again once one has run.
+    const draft = {
+      policy: { limits: [{ interval: 'perTransaction', amount: '50' }] },
+      startDate: daysAgo(1),
+      endDate: today(),
+    };
+    const waiting: string[] = [];
+    for (let index = 0; index < 5; index++) {
+      const more = await call('POST', `/v1/vaults/${vaultId}/policy/backtest`, draft);
+      expect(more.status).toBe(202);
+      waiting.push(more.body.id);
+    }
+    const countBacktests = async () =>
+      (
+        await harness.service.store.client.query<{ count: string }>(
+          'SELECT count(*) AS count FROM backtests WHERE vault_id = $1',
+          [vaultId],
+        )
+      ).rows[0]?.count;
+    const before = await countBacktests();
+    const refused = await call('POST', `/v1/vaults/${vaultId}/policy/backtest`, draft);
+    expect(refused.status).toBe(429);
+    expect(refused.body).toMatchObject({ error: { code: 'rate_limit_exceeded' } });
+    expect(await countBacktests()).toBe(before);
+    expect(await harness.service.store.runBacktest(waiting[0] ?? '', { leaseMs: 60_000 })).toBe(
+      'completed',
+    );
+    const accepted = await call('POST', `/v1/vaults/${vaultId}/policy/backtest`, draft);
+    expect(accepted.status).toBe(202);
   });
 });

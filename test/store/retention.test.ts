@@ -160,6 +160,41 @@ forEachDatabase('retention of delivery attempts, events and idempotency records'
     await t.expectInvariants();
   });
 
+  it('deletes finished backtests after their retention, never one still to run', async () => {
+    const { vaultId } = await fundedCard(t, scope);
+    const backtest = async () =>
+      (
+        await t.store.createBacktest(
+          scope,
+          { kind: 'vault', vaultId },
+          {
+            draft: {},
+            startDate: new Date(t.clock.nowMs).toISOString().slice(0, 10),
+            endDate: new Date(t.clock.nowMs).toISOString().slice(0, 10),
+          },
+        )
+      ).backtest.id;
+    const finished = await backtest();
+    // One the worker has yet to run, as a window of over 10,000 authorizations leaves it.
+    const waiting = await backtest();
+    await t.store.client.query(
+      `UPDATE backtests SET status = 'queued', result = NULL, completed_at = NULL WHERE id = $1`,
+      [waiting],
+    );
+    const kept = async () =>
+      (
+        await t.store.client.query<{ id: string }>(
+          'SELECT id FROM backtests WHERE id = ANY($1) ORDER BY id',
+          [[finished, waiting]],
+        )
+      ).rows.map((row) => row.id);
+    t.clock.advance(DEFAULT_RETENTION.backtestRetentionMs - DAY_MS);
+    expect(await t.store.purgeBacktests(DEFAULT_RETENTION.backtestRetentionMs, 10)).toBe(0);
+    t.clock.advance(2 * DAY_MS);
+    expect((await applyRetention(t.store)).backtests).toBe(1);
+    expect(await kept()).toEqual([waiting]);
+  });
+
   it('refuses a retention shorter than a day or a batch beyond its bound', async () => {
     await expect(t.store.purgeOutboxEvents(DAY_MS - 1, 10)).rejects.toThrow();
     await expect(t.store.purgeWebhookDeliveries(DAY_MS, 10_001)).rejects.toThrow();

@@ -172,6 +172,32 @@ async function resolveSubject(
 }
 
 /**
+ * Queued or running backtests an account (in one mode) may have at once: each is a worker's
+ * replay of up to 90 days, so one account cannot fill the queue for every other.
+ */
+export const BACKTESTS_UNFINISHED_MAX = 5;
+
+/**
+ * Refuses a backtest to queue beyond BACKTESTS_UNFINISHED_MAX. The account's row is locked
+ * (FOR NO KEY UPDATE: the backtests' foreign keys still read it) so that two requests at once
+ * cannot both pass the count.
+ */
+async function checkUnfinishedBound(tx: SqlQueryable, scope: Scope): Promise<void> {
+  await tx.query('SELECT 1 FROM accounts WHERE id = $1 FOR NO KEY UPDATE', [scope.accountId]);
+  const { rows } = await tx.query<{ unfinished: string }>(
+    `SELECT count(*) AS unfinished FROM backtests
+     WHERE status IN ('queued', 'running') AND account_id = $1 AND mode = $2`,
+    [scope.accountId, scope.mode],
+  );
+  if (Number(rows[0]?.unfinished ?? 0) >= BACKTESTS_UNFINISHED_MAX) {
+    throw new SpendgateError(
+      'rate_limit_exceeded',
+      `At most ${BACKTESTS_UNFINISHED_MAX} backtests may be queued or running at once; ask again when one has finished.`,
+    );
+  }
+}
+
+/**
  * createBacktest: one transaction.
  * In: scope, the subject (a vault, or a card: its authorizations under the draft alone), the
  *   draft and the window (startDate to endDate, at most 90 days, cut at now).
@@ -180,7 +206,8 @@ async function resolveSubject(
  *   true), for the worker role.
  * Writes: backtests (one row).
  * Fails: vault_not_found / card_not_found (param id), parameter_invalid (startDate, endDate),
- *   policy_invalid (the draft, param at the fault).
+ *   policy_invalid (the draft, param at the fault), rate_limit_exceeded (a backtest to queue
+ *   while the account has BACKTESTS_UNFINISHED_MAX queued or running).
  */
 export async function createBacktest(
   ctx: StoreContext,
@@ -200,6 +227,7 @@ export async function createBacktest(
     BACKTEST_SYNC_AUTHORIZATIONS_MAX + 1,
   );
   const queued = count > BACKTEST_SYNC_AUTHORIZATIONS_MAX;
+  if (queued) await checkUnfinishedBound(tx, scope);
   const result = queued
     ? null
     : presentBacktestResult(await replayWindow(tx, target, policy, window), currency);

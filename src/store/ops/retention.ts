@@ -19,6 +19,8 @@ import type { SqlQueryable } from '../sql/client.js';
  * - spend_counters and card_spend_counters: daily rows older than 400 days (no policy window
  *   reaches back more than 366 days), unless a transaction still pending was counted on that
  *   day (its release takes the same rows back down); the all-time rows stay;
+ * - backtests: finished ones (completed or failed) 30 days after they were asked for; one not
+ *   finished is kept whatever its age (its run is still to come);
  * - hold_changes: kept whole for 31 days and for every day whose snapshots are not taken yet;
  *   older changes of a vault are folded into one row carrying their sum, so the pending total
  *   at any moment after the fold is unchanged (snapshots and the invariants read sums).
@@ -34,6 +36,7 @@ export interface RetentionSettings {
   readonly eventRetentionMs: number;
   readonly spendCounterRetentionDays: number;
   readonly holdJournalRetentionMs: number;
+  readonly backtestRetentionMs: number;
 }
 
 export const DEFAULT_RETENTION: RetentionSettings = {
@@ -42,6 +45,7 @@ export const DEFAULT_RETENTION: RetentionSettings = {
   // A yearly window reads 366 days back; the rest is margin.
   spendCounterRetentionDays: 400,
   holdJournalRetentionMs: 31 * DAY_MS,
+  backtestRetentionMs: 30 * DAY_MS,
 };
 
 /** Rows one statement deletes at most. */
@@ -124,6 +128,27 @@ export async function purgeOutboxEvents(
          AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.event_id = e.id)
        ORDER BY e.id LIMIT $2)`,
     [idBoundOf('evt', ctx.clock() - retentionMs)],
+    rowsMax,
+  );
+}
+
+/**
+ * purgeBacktests: deletes up to `rowsMax` finished backtests (completed or failed) asked for
+ * before the retention, oldest first (by id, through the primary key). Out: how many.
+ */
+export async function purgeBacktests(
+  ctx: StoreContext,
+  tx: SqlQueryable,
+  retentionMs: number,
+  rowsMax: number,
+): Promise<number> {
+  checkRetention(retentionMs);
+  return purgeBatch(
+    tx,
+    `DELETE FROM backtests WHERE id IN (
+       SELECT id FROM backtests WHERE id < $1 AND status IN ('completed', 'failed')
+       ORDER BY id LIMIT $2)`,
+    [idBoundOf('bt', ctx.clock() - retentionMs)],
     rowsMax,
   );
 }

@@ -18,6 +18,7 @@ export interface MaintenanceOperations {
    */
   purgeWebhookDeliveries(retentionMs: number, rowsMax: number): Promise<number>;
   purgeOutboxEvents(retentionMs: number, rowsMax: number): Promise<number>;
+  purgeBacktests(retentionMs: number, rowsMax: number): Promise<number>;
   purgeSpendCounters(retentionDays: number, rowsMax: number): Promise<number>;
   holdJournalCandidates(
     retentionMs: number,

@@ -15,8 +15,19 @@ const BODIES: Record<string, unknown> = {
     destination: { address: '9xQeWvG816bUx9EPjHmaT23yvVM2ZWbrrpZb9PusVFin' },
   },
   'PUT /v1/vaults/{id}/policy': { limits: [{ interval: 'daily', amount: '1' }] },
+  'PUT /v1/cards/{id}/policy': { limits: [{ interval: 'daily', amount: '1' }] },
   'POST /v1/vaults/{id}/policy/simulate': {
     transaction: { amount: '1', merchant: { name: 'm', mcc: '5812', country: 'US' } },
+  },
+  'POST /v1/vaults/{id}/policy/backtest': {
+    policy: {},
+    startDate: new Date().toISOString().slice(0, 10),
+    endDate: new Date().toISOString().slice(0, 10),
+  },
+  'POST /v1/cards/{id}/policy/backtest': {
+    policy: {},
+    startDate: new Date().toISOString().slice(0, 10),
+    endDate: new Date().toISOString().slice(0, 10),
   },
 };
 type Kind =

@@ -132,6 +132,8 @@ describe('the authorization matrix', () => {
 
   /** A valid body of each route that takes one, naming the owner's objects. */
   const bodyOf = (route: Route): unknown => {
+    const today = new Date().toISOString().slice(0, 10);
+    const backtest = { policy: {}, startDate: today, endDate: today };
     const bodies: Record<string, unknown> = {
       'POST /v1/vaults': { name: 'x', currency: 'USDC', network: 'solana' },
       'PATCH /v1/vaults/{id}': { name: 'taken' },
@@ -142,6 +144,9 @@ describe('the authorization matrix', () => {
       'POST /v1/vaults/{id}/policy/simulate': {
         transaction: { amount: '1', merchant: { name: 'm', mcc: '5812', country: 'US' } },
       },
+      'POST /v1/vaults/{id}/policy/backtest': backtest,
+      'POST /v1/cards/{id}/policy/backtest': backtest,
+      'PUT /v1/cards/{id}/policy': { limits: [{ interval: 'daily', amount: '1' }] },
       'POST /v1/cards': { vaultId: ids['vaults'], cardholderName: 'Mallory' },
       'POST /v1/cards/{id}/reveal': {},
       'POST /v1/transfers': {

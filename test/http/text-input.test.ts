@@ -28,6 +28,16 @@ const BODIES: Record<string, unknown> = {
   'POST /v1/vaults/{id}/policy/simulate': {
     transaction: { amount: '1', currency: 'USDC', merchant: MERCHANT, cardId: 'CARD' },
   },
+  'POST /v1/vaults/{id}/policy/backtest': {
+    policy: {},
+    startDate: new Date().toISOString().slice(0, 10),
+    endDate: new Date().toISOString().slice(0, 10),
+  },
+  'POST /v1/cards/{id}/policy/backtest': {
+    policy: {},
+    startDate: new Date().toISOString().slice(0, 10),
+    endDate: new Date().toISOString().slice(0, 10),
+  },
   'POST /v1/transfers': {
     fromVaultId: 'VAULT',
     toVaultId: 'VAULT',
@@ -61,7 +71,11 @@ const BODIES: Record<string, unknown> = {
  * Bodies that are not on this list's terms: a policy, checked by the core's compiler (its own
  * cases below), and a two-factor code, compared and never stored (routes/two-factor.ts).
  */
-const OTHERWISE = new Set(['PUT /v1/vaults/{id}/policy', 'POST /v1/account/two-factor/verify']);
+const OTHERWISE = new Set([
+  'PUT /v1/vaults/{id}/policy',
+  'PUT /v1/cards/{id}/policy',
+  'POST /v1/account/two-factor/verify',
+]);
 
 /** The policy document inside another body (simulate's): its text, too, is the compiler's. */
 const POLICY_DOCUMENT_REF = '#/components/schemas/PolicyDocument';

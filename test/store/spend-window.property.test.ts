@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Decimal, SpendgateError, type Decision, type Scope } from '../../src/core/index.js';
 import { testDatabase } from '../support/databases.js';
-import { rules } from '../support/policy-arbitraries.js';
+import { cents, purchase, spendPolicy } from '../support/spend-arbitraries.js';
 import { merchant, networkTransactionId, openTestStore, type TestStore } from '../support/store.js';
 
 /**
@@ -13,65 +13,9 @@ import { merchant, networkTransactionId, openTestStore, type TestStore } from '.
  * decision authorize then gives. Both sum the same counter rows with one function
  * (src/store/spend-window.ts); this holds them to it, on the real PostgreSQL.
  */
-const MCCS = ['5812', '5411', '7995'] as const;
 const HOUR_MS = 3_600_000;
-const cents = (value: number) => new Decimal(value).dividedBy(100);
 
-const limit = fc
-  .record({
-    interval: fc.constantFrom('daily', 'weekly', 'monthly', 'yearly', 'allTime'),
-    measure: fc.constantFrom('amount', 'count'),
-    amountCents: fc.integer({ min: 0, max: 60_000 }),
-    count: fc.integer({ min: 0, max: 6 }),
-    merchantCategories: fc.option(fc.subarray([...MCCS], { minLength: 1 }), { nil: undefined }),
-  })
-  .map(({ interval, measure, amountCents, count, merchantCategories }) => ({
-    interval,
-    ...(measure === 'amount' ? { amount: cents(amountCents).toFixed() } : { count }),
-    ...(merchantCategories === undefined ? {} : { merchantCategories }),
-  }));
-
-/** Rules on the spend facts, which read the same sums as the limits. */
-const spendRule = fc
-  .record({
-    fact: fc.constantFrom('spentDaily', 'spentWeekly', 'spentMonthly', 'countDaily'),
-    operator: fc.constantFrom('greaterThan', 'lessThanInclusive'),
-    bound: fc.integer({ min: 0, max: 40_000 }),
-  })
-  .map(({ fact, operator, bound }) => ({
-    conditions: {
-      all: [
-        {
-          fact,
-          operator,
-          value: fact === 'countDaily' ? bound % 7 : cents(bound).toFixed(),
-        },
-      ],
-    },
-  }));
-
-const policy = fc
-  .record({
-    limits: fc.array(limit, { minLength: 1, maxLength: 4 }),
-    perTransaction: fc.option(fc.integer({ min: 100, max: 40_000 }), { nil: undefined }),
-    spendRules: fc.array(spendRule, { maxLength: 2 }),
-    otherRules: fc.option(rules, { nil: undefined, freq: 4 }),
-  })
-  .map(({ limits, perTransaction, spendRules, otherRules }) => {
-    const all = [
-      ...spendRules.map((rule, index) => ({ ...rule, name: `spend-${index}` })),
-      ...(otherRules ?? []),
-    ];
-    return {
-      limits: [
-        ...(perTransaction === undefined
-          ? []
-          : [{ interval: 'perTransaction', amount: cents(perTransaction).toFixed() }]),
-        ...limits,
-      ],
-      ...(all.length === 0 ? {} : { rules: all }),
-    };
-  });
+const policy = spendPolicy();
 
 type Step =
   | { kind: 'purchase'; amountCents: number; mcc: string }
@@ -80,11 +24,6 @@ type Step =
   | { kind: 'wait'; hours: number }
   | { kind: 'policy'; policy: object };
 
-const purchase = fc.record({
-  kind: fc.constant('purchase' as const),
-  amountCents: fc.integer({ min: 1, max: 30_000 }),
-  mcc: fc.constantFrom(...MCCS, '4829'),
-});
 const step: fc.Arbitrary<Step> = fc.oneof(
   { arbitrary: purchase, weight: 6 },
   {

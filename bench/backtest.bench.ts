@@ -48,19 +48,11 @@ import { createPgClient } from '../src/store/sql/pg-client.js';
 import { openStore, type OpenedStore } from '../src/store/store.js';
 import { postgresSeconds, postgresSince } from './cpu.js';
 import { withBenchDatabase } from './database.js';
+import { integerSetting } from './settings.js';
 import { CUSTOM_RULES, REALISTIC_POLICY, realisticReferenceEngine } from './workloads.js';
 
-function boundedInteger(name: string, fallback: number, min: number, max: number): number {
-  const text = process.env[name];
-  if (text === undefined) return fallback;
-  const value = Number(text);
-  if (!Number.isInteger(value) || value < min || value > max)
-    throw new Error(`${name} must be an integer from ${min} to ${max}`);
-  return value;
-}
-
-const ROWS = boundedInteger('BENCH_BACKTEST_ROWS', 1_000_000, 20_000, 20_000_000);
-const JRE_ROWS = boundedInteger('BENCH_BACKTEST_JRE_ROWS', 20_000, 1_000, 200_000);
+const ROWS = integerSetting('BENCH_BACKTEST_ROWS', 1_000_000, 20_000, 20_000_000);
+const JRE_ROWS = integerSetting('BENCH_BACKTEST_JRE_ROWS', 20_000, 1_000, 200_000);
 const DAYS = 80;
 /**
  * The draft: bench:core's realistic policy at the history's scale (12,500 authorizations a

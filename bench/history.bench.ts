@@ -49,23 +49,15 @@ import { createPgClient } from '../src/store/sql/pg-client.js';
 import { openStore } from '../src/store/store.js';
 import { processSeconds } from './cpu.js';
 import { withBenchDatabase } from './database.js';
+import { integerSetting } from './settings.js';
 import { forgetRedisPrefix, REDIS_URL } from './redis.js';
 import { HTTP_BENCH_DEPOSIT, HTTP_BENCH_POLICY, HTTP_BENCH_PURCHASE } from './workloads.js';
 
 const REPOSITORY = fileURLToPath(new URL('..', import.meta.url));
 const DAY_MS = 86_400_000;
 
-function boundedInteger(name: string, fallback: number, min: number, max: number): number {
-  const text = process.env[name];
-  if (text === undefined) return fallback;
-  const value = Number(text);
-  if (!Number.isInteger(value) || value < min || value > max)
-    throw new Error(`${name} must be an integer from ${min} to ${max}`);
-  return value;
-}
-
-const ROWS = boundedInteger('BENCH_HISTORY_ROWS', 10_000_000, 100_000, 50_000_000);
-const SAMPLES = boundedInteger('BENCH_HISTORY_SAMPLES', 100, 10, 10_000);
+const ROWS = integerSetting('BENCH_HISTORY_ROWS', 10_000_000, 100_000, 50_000_000);
+const SAMPLES = integerSetting('BENCH_HISTORY_SAMPLES', 100, 10, 10_000);
 const AUTHORIZE_SAMPLES = 3 * SAMPLES;
 const WARM_UPS = 5;
 const WRITE_PATH = process.env.BENCH_HISTORY_WRITE_PATH !== '0';

@@ -45,6 +45,7 @@ import { openStore } from '../src/store/store.js';
 import { runLoad } from './concurrency-harness.js';
 import { machineBusySeconds, postgresSeconds, postgresSince, processSeconds } from './cpu.js';
 import { withBenchDatabase } from './database.js';
+import { boundedInteger, integerSetting } from './settings.js';
 import { forgetRedisPrefix, REDIS_URL } from './redis.js';
 import { runClosedLoop, runOpenLoop, Tally, type Target } from './http-load.js';
 import { HTTP_BENCH_DEPOSIT, HTTP_BENCH_POLICY, HTTP_BENCH_PURCHASE } from './workloads.js';
@@ -75,15 +76,7 @@ const TARGETS = {
   postgresCpuUs: 200,
 } as const;
 
-function boundedInteger(text: string, min: number, max: number, name: string): number {
-  const value = Number(text);
-  if (!Number.isInteger(value) || value < min || value > max) {
-    throw new Error(`${name} must be a whole number from ${min} to ${max}, not "${text}"`);
-  }
-  return value;
-}
-
-const SECONDS = boundedInteger(process.env.BENCH_SECONDS ?? '10', 1, 600, 'BENCH_SECONDS');
+const SECONDS = integerSetting('BENCH_SECONDS', 10, 1, 600);
 const WARMUP_SECONDS = Math.min(3, SECONDS);
 const { values: flags } = parseArgs({ options: { paced: { type: 'string' } } });
 const PACED_ONLY_RATE =

@@ -111,6 +111,16 @@ export function newId(kind: IdKind, nowMs: number = Date.now()): string {
   return `${ID_PREFIXES[kind]}_${uuidV7Hex(msecs, seq)}`;
 }
 
+/**
+ * The first characters of every id of `kind` made for the millisecond `epochMs` (its kind and
+ * the UUIDv7's 48-bit time): every id made earlier sorts below it, every id made then or later
+ * at or above it. What a scan by time reads through a primary key.
+ */
+export function idTimePrefix(kind: IdKind, epochMs: number): string {
+  assert(Number.isSafeInteger(epochMs) && epochMs >= 0 && epochMs < 2 ** 48, 'a 48-bit time');
+  return `${ID_PREFIXES[kind]}_${epochMs.toString(16).padStart(12, '0')}`;
+}
+
 /** Whether `value` is an id of `kind`: the check a pagination cursor must pass. */
 export function isIdOf(kind: IdKind, value: unknown): value is string {
   return typeof value === 'string' && PATTERNS[kind].test(value);

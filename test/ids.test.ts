@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ID_PREFIXES, isIdOf, newId } from '../src/ids.js';
+import { ID_PREFIXES, idTimePrefix, isIdOf, newId } from '../src/ids.js';
 
 describe('ids', () => {
   it('carry their kind and sort in creation order, within one millisecond too', () => {
@@ -26,6 +26,17 @@ describe('ids', () => {
     for (const digit of [22, 23, 24, 25, 26, 27, 28, 29, 31]) {
       expect(new Set(bodies.map((body) => body[digit])).size).toBeGreaterThan(8);
     }
+  });
+
+  it('sort below the time prefix of any later millisecond, and at or above their own', () => {
+    // Far past every id this process made, so the ids carry the times asked for.
+    const atMs = 2_500_000_000_000;
+    const id = newId('event', atMs);
+    expect(id.startsWith(idTimePrefix('event', atMs))).toBe(true);
+    expect(id >= idTimePrefix('event', atMs)).toBe(true);
+    expect(id < idTimePrefix('event', atMs + 1)).toBe(true);
+    expect(idTimePrefix('transaction', 0)).toBe('txn_000000000000');
+    expect(() => idTimePrefix('event', -1)).toThrow();
   });
 
   it('never go backwards when the clock does', () => {

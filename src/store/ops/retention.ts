@@ -1,4 +1,5 @@
 import { assert, dayNumberOf, isoDate, utcDayNumber } from '../../core/index.js';
+import { idTimePrefix, type IdKind } from '../../ids.js';
 import type { StoreContext } from '../context.js';
 import { ALL_TIME_DAY } from '../spend.js';
 import type { SqlQueryable } from '../sql/client.js';
@@ -65,12 +66,6 @@ function checkRetention(retentionMs: number): void {
   assert(Number.isSafeInteger(retentionMs) && retentionMs >= DAY_MS, 'at least a day of retention');
 }
 
-/** The smallest id of `prefix` made at `epochMs` or later: ids before it are older. */
-function idBoundOf(prefix: string, epochMs: number): string {
-  assert(Number.isSafeInteger(epochMs) && epochMs >= 0 && epochMs < 2 ** 48, 'a 48-bit time');
-  return `${prefix}_${epochMs.toString(16).padStart(12, '0')}`;
-}
-
 /**
  * One bounded batch of deletes: `deleteSql` takes `params` and then `rowsMax`, its last
  * parameter, and deletes at most that many rows.
@@ -88,6 +83,22 @@ async function purgeBatch(
 }
 
 /**
+ * A batch of `deleteSql` over the rows of `kind` made before the retention's start: its `$1`
+ * is the id bound of that start (ids are UUIDv7: older ids sort below it), its `$2` `rowsMax`.
+ */
+function purgeOlderIds(
+  ctx: StoreContext,
+  tx: SqlQueryable,
+  kind: IdKind,
+  retentionMs: number,
+  deleteSql: string,
+  rowsMax: number,
+): Promise<number> {
+  checkRetention(retentionMs);
+  return purgeBatch(tx, deleteSql, [idTimePrefix(kind, ctx.clock() - retentionMs)], rowsMax);
+}
+
+/**
  * purgeWebhookDeliveries: deletes up to `rowsMax` delivery attempts older than the retention,
  * oldest first (by id, through the primary key). Out: how many were deleted.
  */
@@ -97,12 +108,13 @@ export async function purgeWebhookDeliveries(
   retentionMs: number,
   rowsMax: number,
 ): Promise<number> {
-  checkRetention(retentionMs);
-  return purgeBatch(
+  return purgeOlderIds(
+    ctx,
     tx,
+    'webhookDelivery',
+    retentionMs,
     `DELETE FROM webhook_deliveries WHERE id IN (
        SELECT id FROM webhook_deliveries WHERE id < $1 ORDER BY id LIMIT $2)`,
-    [idBoundOf('whd', ctx.clock() - retentionMs)],
     rowsMax,
   );
 }
@@ -119,15 +131,16 @@ export async function purgeOutboxEvents(
   retentionMs: number,
   rowsMax: number,
 ): Promise<number> {
-  checkRetention(retentionMs);
-  return purgeBatch(
+  return purgeOlderIds(
+    ctx,
     tx,
+    'event',
+    retentionMs,
     `DELETE FROM outbox_events WHERE id IN (
        SELECT e.id FROM outbox_events e
        WHERE e.id < $1 AND e.relayed_at IS NOT NULL
          AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.event_id = e.id)
        ORDER BY e.id LIMIT $2)`,
-    [idBoundOf('evt', ctx.clock() - retentionMs)],
     rowsMax,
   );
 }
@@ -142,13 +155,14 @@ export async function purgeBacktests(
   retentionMs: number,
   rowsMax: number,
 ): Promise<number> {
-  checkRetention(retentionMs);
-  return purgeBatch(
+  return purgeOlderIds(
+    ctx,
     tx,
+    'backtest',
+    retentionMs,
     `DELETE FROM backtests WHERE id IN (
        SELECT id FROM backtests WHERE id < $1 AND status IN ('completed', 'failed')
        ORDER BY id LIMIT $2)`,
-    [idBoundOf('bt', ctx.clock() - retentionMs)],
     rowsMax,
   );
 }

@@ -7,6 +7,7 @@ import {
   type TransactionStatus,
   type TransactionType,
 } from '../../core/index.js';
+import { idTimePrefix } from '../../ids.js';
 import { TRANSACTION_COLUMNS, transactionFromRow, type TransactionRow } from '../rows.js';
 import type { SqlQueryable } from '../sql/client.js';
 import {
@@ -122,12 +123,6 @@ const UNALIGNED_SQL =
 /** The order of every list statement here: only the C-collated indexes of 0008 give it. */
 const NEWEST_FIRST = 'ORDER BY id COLLATE "C" DESC';
 
-/** The first 16 characters of every transaction id made for the millisecond `epochMs`. */
-function idPrefixOf(epochMs: number): string {
-  assert(Number.isSafeInteger(epochMs) && epochMs >= 0 && epochMs < 2 ** 48, 'a 48-bit time');
-  return `txn_${epochMs.toString(16).padStart(12, '0')}`;
-}
-
 function amountText(value: Decimal | undefined): string | undefined {
   if (value === undefined) return undefined;
   assert(isDecimal(value), 'amount bounds are core Decimals, parsed at the edge');
@@ -162,8 +157,14 @@ function searchOf(scope: Scope, query: ListTransactionsQuery): Search {
     maxAmount: amountText(query.maxAmount),
     start: query.startDate === undefined ? undefined : new Date(query.startDate),
     end: query.endDate === undefined ? undefined : new Date(query.endDate),
-    idFrom: query.startDate === undefined ? undefined : idPrefixOf(Math.max(query.startDate, 0)),
-    idBefore: query.endDate === undefined ? undefined : idPrefixOf(Math.max(query.endDate, 0)),
+    idFrom:
+      query.startDate === undefined
+        ? undefined
+        : idTimePrefix('transaction', Math.max(query.startDate, 0)),
+    idBefore:
+      query.endDate === undefined
+        ? undefined
+        : idTimePrefix('transaction', Math.max(query.endDate, 0)),
   };
 }
 

@@ -61,3 +61,32 @@ export function processSeconds(pid: number): number {
     return Number.NaN;
   }
 }
+
+/**
+ * CPU seconds from now on of named processes, of PostgreSQL's backends serving `database`,
+ * of this process (the bench client), and the busy cores of everything else: a fleet's
+ * reading, one process of the service per name.
+ */
+export function watchCpu(processes: ReadonlyMap<string, number>, database: string) {
+  const before = new Map([...processes].map(([name, pid]) => [name, processSeconds(pid)]));
+  const postgres = postgresSeconds(database);
+  const bench = process.cpuUsage();
+  const machineS = machineBusySeconds();
+  const atMs = performance.now();
+  return {
+    /** The CPU seconds since the watch began, by name ("PostgreSQL", "bench client" added). */
+    since(): { readonly cpu: { name: string; cpuS: number }[]; readonly otherCores: number } {
+      const cpu = [...processes].map(([name, pid]) => ({
+        name,
+        cpuS: processSeconds(pid) - (before.get(name) ?? Number.NaN),
+      }));
+      cpu.push({ name: 'PostgreSQL', cpuS: postgresSince(postgres, database) });
+      const used = process.cpuUsage(bench);
+      cpu.push({ name: 'bench client', cpuS: (used.user + used.system) / 1e6 });
+      const elapsedS = (performance.now() - atMs) / 1000;
+      const ownS = cpu.reduce((sum, entry) => sum + entry.cpuS, 0);
+      const otherCores = Math.max(0, machineBusySeconds() - machineS - ownS) / elapsedS;
+      return { cpu, otherCores };
+    },
+  };
+}

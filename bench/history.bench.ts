@@ -769,7 +769,7 @@ const WRITE_ROUNDS = 4;
 const BASE_INDEXES = [
   ...OLD_INDEXES,
   'CREATE INDEX transactions_open_holds ON transactions (created_at) WHERE hold_remaining > 0',
-  `CREATE UNIQUE INDEX transactions_network_id ON transactions (account_id, mode, network_transaction_id)
+  `CREATE UNIQUE INDEX transactions_network_key ON transactions ((account_id || ' ' || mode || ' ' || network_transaction_id))
      WHERE network_transaction_id IS NOT NULL`,
 ];
 

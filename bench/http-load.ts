@@ -16,7 +16,11 @@ import autocannon from 'autocannon';
 
 /** What a load generator sends: POST `path` with a new body each time. */
 export interface Target {
-  readonly url: string;
+  /**
+   * The server, or several (a fleet's processes): the closed loop gives connection i the url
+   * i mod their number (autocannon's round-robin), the open loop takes one.
+   */
+  readonly url: string | readonly string[];
   readonly path: string;
   readonly headers: Readonly<Record<string, string>>;
   /** A body with its own id (a networkTransactionId), never sent before. */
@@ -131,7 +135,8 @@ export async function runClosedLoop(
   const { tally } = options;
   const started = performance.now();
   const result = await autocannon({
-    url: target.url,
+    // autocannon takes an array of urls (lib/run.js), which its types do not say.
+    url: target.url as string,
     connections: options.connections,
     duration: options.durationS,
     timeout: TIMEOUT_S,
@@ -185,6 +190,7 @@ export async function runOpenLoop(
   readonly fromSendP99Ms: number;
 }> {
   const { tally } = options;
+  if (typeof target.url !== 'string') throw new Error('the open loop sends to one url');
   const url = new URL(target.url);
   const agent = new http.Agent({
     keepAlive: true,

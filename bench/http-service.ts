@@ -1,8 +1,10 @@
 import type * as ServeModule from '../src/cli/serve.js';
 import type * as EnvModule from '../src/config/env.js';
+import { ROLES, type Role } from '../src/cli/roles.js';
 
 /**
- * The HTTP bench's service process: `spendgate serve` with all roles, as src/cli/main.ts starts
+ * The HTTP benches' service process: `spendgate serve` with all roles (SG_BENCH_ROLE=api or
+ * worker: that role alone, as `serve --role` runs it; bench:fleet), as src/cli/main.ts starts
  * it (the same `serve`, settings from the environment), plus two routes behind the same
  * authentication and rate-limit hooks, which the real CLI cannot add:
  * - POST /v1/bench/noop answers `{"ok":true}` and does nothing else: the baseline of what the
@@ -22,8 +24,11 @@ const root = process.env.SG_BENCH_FROM_DIST === '1' ? '../dist' : '../src';
 const { serve } = (await import(`${root}/cli/serve.js`)) as typeof ServeModule;
 const { loadConfig } = (await import(`${root}/config/env.js`)) as typeof EnvModule;
 
+const role = (process.env.SG_BENCH_ROLE ?? 'all') as Role;
+if (!ROLES.includes(role)) throw new Error(`SG_BENCH_ROLE must be one of ${ROLES.join(', ')}`);
+
 try {
-  await serve(loadConfig(), 'all', (api, store) => {
+  await serve(loadConfig(), role, (api, store) => {
     // Counted in the card network's rate-limit class, as the authorize callback is (a variable,
     // not a literal: `networkCallback` is new in src/http/rate-limits.ts, and without it the
     // class follows the key alone).

@@ -30,36 +30,28 @@
  * default, as `npm start`). BENCH_FROM_DIST=1 runs the compiled service (dist/; run
  * `npm run build` first) instead of the sources through tsx.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes, randomInt } from 'node:crypto';
-import http from 'node:http';
-import net from 'node:net';
 import { loadavg } from 'node:os';
-import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
-import { Decimal, type Scope } from '../src/core/index.js';
-import { checkInvariants } from '../src/store/invariants.js';
-import { createPgClient } from '../src/store/sql/pg-client.js';
-import { openStore } from '../src/store/store.js';
+import { Child, freePort, httpJson, sleep } from './child.js';
 import { runLoad } from './concurrency-harness.js';
 import { machineBusySeconds, postgresSeconds, postgresSince, processSeconds } from './cpu.js';
 import { withBenchDatabase } from './database.js';
+import { checkLedger, hold } from './ledger-checks.js';
 import { boundedInteger, integerSetting } from './settings.js';
 import { forgetRedisPrefix, REDIS_URL } from './redis.js';
-import { runClosedLoop, runOpenLoop, Tally, type Target } from './http-load.js';
-import { HTTP_BENCH_DEPOSIT, HTTP_BENCH_POLICY, HTTP_BENCH_PURCHASE } from './workloads.js';
+import { runClosedLoop, runOpenLoop, Tally } from './http-load.js';
+import { authorizationTargets, setUpVaults } from './http-setup.js';
+import { HTTP_BENCH_DEPOSIT, HTTP_BENCH_PURCHASE } from './workloads.js';
 
-const REPOSITORY = fileURLToPath(new URL('..', import.meta.url));
 const CONNECTIONS = 64;
 const SPREAD_VAULTS = 200;
 const NAIVE_POOL_CONNECTIONS = 16;
 const PACED_RATE_DEFAULT = 1000;
-const SETUP_PARALLEL = 16;
 const SAMPLES_MAX = 2_000_000;
 const START_MS_MAX = 120_000;
 const SETTLE_MS_MAX = 30_000;
-const STOP_MS_MAX = 20_000;
 const POLL_MS = 100;
 const REST_MS = 3000;
 
@@ -83,112 +75,6 @@ const PACED_ONLY_RATE =
   flags.paced === undefined ? null : boundedInteger(flags.paced, 1, 100_000, '--paced');
 const LOG_LEVEL = process.env.BENCH_LOG_LEVEL ?? 'info';
 const FROM_DIST = process.env.BENCH_FROM_DIST === '1';
-
-// ---------------------------------------------------------------------------------------------
-// Child processes.
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => {
-        if (typeof address === 'object' && address !== null) resolve(address.port);
-        else reject(new Error('no port'));
-      });
-    });
-  });
-}
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
-}
-
-function httpStatus(url: string, headers: Record<string, string> = {}): Promise<number | null> {
-  return new Promise((resolve) => {
-    const request = http.get(url, { headers, timeout: 1000 }, (response) => {
-      response.resume();
-      resolve(response.statusCode ?? null);
-    });
-    request.on('timeout', () => request.destroy());
-    request.on('error', () => {
-      resolve(null);
-    });
-  });
-}
-
-function httpJson(url: string, headers: Record<string, string>): Promise<unknown> {
-  return new Promise((resolve, reject) => {
-    const request = http.get(url, { headers, timeout: 5000 }, (response) => {
-      const chunks: Buffer[] = [];
-      response.on('data', (chunk: Buffer) => chunks.push(chunk));
-      response.on('end', () => {
-        try {
-          resolve(JSON.parse(Buffer.concat(chunks).toString()));
-        } catch (error) {
-          reject(error instanceof Error ? error : new Error(String(error)));
-        }
-      });
-    });
-    request.on('timeout', () => request.destroy(new Error(`${url} timed out`)));
-    request.on('error', reject);
-  });
-}
-
-/** A child node process running a bench/ entry through tsx, its stderr's last lines kept. */
-class Child {
-  readonly process: ChildProcess;
-  readonly #stderrLines: string[] = [];
-  exited = false;
-
-  constructor(entry: string, env: Record<string, string>, nodeFlags: readonly string[] = []) {
-    this.process = spawn(process.execPath, [...nodeFlags, '--import', 'tsx', entry], {
-      cwd: REPOSITORY,
-      env: { PATH: process.env.PATH ?? '', ...env },
-      // Logs to /dev/null: the service formats them as in production, nobody reads them.
-      stdio: ['ignore', 'ignore', 'pipe'],
-    });
-    this.process.stderr?.setEncoding('utf8');
-    this.process.stderr?.on('data', (text: string) => {
-      this.#stderrLines.push(...text.split('\n').filter((line) => line.length > 0));
-      this.#stderrLines.splice(0, Math.max(0, this.#stderrLines.length - 40));
-    });
-    this.process.once('exit', () => {
-      this.exited = true;
-    });
-  }
-
-  get pid(): number {
-    return this.process.pid ?? -1;
-  }
-
-  stderr(): string {
-    return this.#stderrLines.join('\n');
-  }
-
-  /** Polls `url` until `ready(status)`; throws if the process exits first or after `ms`. */
-  async waitUntil(url: string, ready: (status: number) => boolean, ms: number): Promise<void> {
-    const deadline = Date.now() + ms;
-    for (;;) {
-      if (this.exited) throw new Error(`the process exited while starting:\n${this.stderr()}`);
-      const status = await httpStatus(url);
-      if (status !== null && ready(status)) return;
-      if (Date.now() > deadline) throw new Error(`not ready within ${ms} ms:\n${this.stderr()}`);
-      await sleep(POLL_MS);
-    }
-  }
-
-  /** SIGTERM, then SIGKILL if it has not exited within STOP_MS_MAX. */
-  async stop(): Promise<void> {
-    if (this.exited) return;
-    const exited = new Promise((resolve) => this.process.once('exit', resolve));
-    this.process.kill('SIGTERM');
-    const timer = setTimeout(() => this.process.kill('SIGKILL'), STOP_MS_MAX);
-    await exited;
-    clearTimeout(timer);
-  }
-}
 
 // ---------------------------------------------------------------------------------------------
 // Measuring a workload.
@@ -293,28 +179,13 @@ async function benchmark(
   const database = new URL(databaseUrl).pathname.slice(1);
   console.log(`setting up ${SPREAD_VAULTS + 1} vaults, each with the policy and a card ...`);
   const setupStarted = performance.now();
-  const { key, spreadCards, hotCard } = await setUp(databaseUrl, masterKey);
+  const { key, cards } = await setUpVaults(databaseUrl, masterKey, SPREAD_VAULTS + 1);
+  const spreadCards = cards.slice(0, SPREAD_VAULTS);
+  const hotCard = cards[SPREAD_VAULTS] as string;
   console.log(`setup took ${((performance.now() - setupStarted) / 1000).toFixed(1)} s`);
 
   const headers = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
-  let sequence = 0;
-  const target = (url: string, path: string, card: () => string): Target => ({
-    url,
-    path,
-    headers,
-    nextBody: () => {
-      sequence += 1;
-      const id = `bench_${runId}_${sequence}`;
-      const body = JSON.stringify({
-        cardId: card(),
-        amount: HTTP_BENCH_PURCHASE.amount,
-        currency: HTTP_BENCH_PURCHASE.currency,
-        merchant: HTTP_BENCH_PURCHASE.merchant,
-        networkTransactionId: id,
-      });
-      return { id, body };
-    },
-  });
+  const target = authorizationTargets(runId, key);
   const spreadCard = () => spreadCards[randomInt(spreadCards.length)] as string;
   const rows: Row[] = [];
   // Warm-ups too: their answers are in the database the counts are checked against.
@@ -572,54 +443,7 @@ function row(
 }
 
 // ---------------------------------------------------------------------------------------------
-// Setup, the naive SQL baseline, Redis clean-up.
-
-/** The account, its card network key, and the vaults with policy and card, through the store. */
-async function setUp(
-  databaseUrl: string,
-  masterKey: Buffer,
-): Promise<{ key: string; spreadCards: readonly string[]; hotCard: string }> {
-  const client = createPgClient({ connectionString: databaseUrl, connectionsMax: SETUP_PARALLEL });
-  const store = await openStore({ client, masterKey });
-  try {
-    const account = await store.findOrCreateAccount('bench-http');
-    const scope: Scope = { accountId: account.id, mode: 'test' };
-    // The card network's key: its only scope is authorizations:write (its rate-limit class).
-    const { key } = await store.createApiKey({
-      accountId: account.id,
-      mode: 'test',
-      scopes: ['authorizations:write'],
-    });
-    const vaults = SPREAD_VAULTS + 1;
-    const cards: string[] = [];
-    for (let first = 0; first < vaults; first += SETUP_PARALLEL) {
-      const group = Array.from(
-        { length: Math.min(SETUP_PARALLEL, vaults - first) },
-        async (_, offset) => {
-          const { vault } = await store.createVault(scope, {
-            name: `bench ${first + offset}`,
-            currency: 'USDC',
-            metadata: {},
-            initialDeposit: new Decimal(HTTP_BENCH_DEPOSIT),
-          });
-          await store.setPolicy(scope, vault.id, HTTP_BENCH_POLICY);
-          const card = await store.createCard(scope, {
-            vaultId: vault.id,
-            cardholderName: 'Bench',
-            metadata: {},
-          });
-          return card.id;
-        },
-      );
-      cards.push(...(await Promise.all(group)));
-    }
-    const hotCard = cards[SPREAD_VAULTS];
-    if (hotCard === undefined) throw new Error('the hot vault has no card');
-    return { key, spreadCards: cards.slice(0, SPREAD_VAULTS), hotCard };
-  } finally {
-    await store.close();
-  }
-}
+// The naive SQL baseline.
 
 /**
  * What PostgreSQL does for a naive service: one transaction per authorization, from 64
@@ -703,7 +527,6 @@ async function naiveSql(databaseUrl: string, database: string): Promise<Row> {
 const fixed = (value: number, digits: number) =>
   Number.isFinite(value) ? value.toFixed(digits) : '-';
 const met = (ok: boolean) => (ok ? 'met   ' : 'MISSED');
-const hold = (ok: boolean) => (ok ? 'hold  ' : 'BROKEN');
 
 /** Prints the tables, the ledger's checks and the targets; returns whether every check held. */
 async function report(
@@ -775,45 +598,12 @@ async function report(
   }
   for (const sample of samples.slice(0, 5)) console.log(`sample answer: ${sample}`);
 
-  const client = createPgClient({ connectionString: databaseUrl, connectionsMax: 2 });
-  let ledgerHolds: boolean;
-  let countsAgree: boolean;
-  try {
-    const violations = await checkInvariants(client);
-    const { rows: balances } = await client.query<{ negative: string; least: string }>(
-      'SELECT count(*) FILTER (WHERE ledger - pending < 0) AS negative, min(ledger - pending) AS least FROM vaults',
-    );
-    const countQuery = `SELECT count(*) FILTER (WHERE status = 'pending') AS approved,
-        count(*) FILTER (WHERE status = 'declined') AS declined
-      FROM transactions WHERE type = 'card_authorization'`;
-    const { rows: stored } = await client.query<{ approved: string; declined: string }>(countQuery);
-    const { rows: late } = await client.query<{ approved: string; declined: string }>(
-      `${countQuery} AND network_transaction_id = ANY($1)`,
-      [unanswered],
-    );
-    const negative = Number(balances[0]?.negative ?? -1);
-    const dbApproved = Number(stored[0]?.approved ?? -1);
-    const dbDeclined = Number(stored[0]?.declined ?? -1);
-    const lateApproved = Number(late[0]?.approved ?? -1);
-    const lateDeclined = Number(late[0]?.declined ?? -1);
-    ledgerHolds = violations.length === 0 && negative === 0;
-    countsAgree = dbApproved === approved + lateApproved && dbDeclined === declined + lateDeclined;
-    console.log('\nchecks (any failing fails the run)');
-    console.log(
-      `${hold(violations.length === 0)} ledger invariants (src/store/invariants.ts)${violations.map((violation) => `\n  ${violation.invariant}: ${violation.detail}`).join('')}`,
-    );
-    console.log(
-      `${hold(negative === 0)} no vault below zero available (${negative} negative, least ${balances[0]?.least ?? '?'})`,
-    );
-    console.log(
-      `${hold(countsAgree)} approvals in the database ${dbApproved} = ${approved} approved answers + ${lateApproved} approved of the ${unanswered.length} never answered (cut off when a workload stopped)`,
-    );
-    console.log(
-      `${hold(countsAgree)} declines in the database ${dbDeclined} = ${declined} declined answers + ${lateDeclined} never answered`,
-    );
-  } finally {
-    await client.close();
-  }
+  console.log('\nchecks (any failing fails the run)');
+  const { ledgerHolds, countsAgree } = await checkLedger(databaseUrl, {
+    approved,
+    declined,
+    unanswered,
+  });
   const sqlErrors = rows.reduce((sum, row) => sum + (row.role === 'naive' ? row.errors : 0), 0);
   const everyAnswer = non200 === 0 && errors === 0 && wrongShape === 0 && sqlErrors === 0;
   console.log(

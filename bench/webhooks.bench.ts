@@ -42,7 +42,7 @@ import http from 'node:http';
 import { fileURLToPath } from 'node:url';
 import { QueueEvents } from 'bullmq';
 import { Webhook } from 'standardwebhooks';
-import { CONTRACT_RETRY_DELAYS_MS } from '../src/config/env.js';
+import { CONTRACT_RETRY_DELAYS_MS, redisServer } from '../src/config/env.js';
 import { Decimal, type Scope } from '../src/core/index.js';
 import { createPgClient } from '../src/store/sql/pg-client.js';
 import { openStore, type OpenedStore as Store } from '../src/store/store.js';
@@ -218,7 +218,7 @@ async function workersProcess(databaseUrl: string): Promise<void> {
       case 'start':
         workers = startWorkers({
           store,
-          redisUrl: REDIS_URL,
+          redis: redisServer(REDIS_URL),
           redisPrefix,
           delivery: { ...DELIVERY, retryDelaysMs: CONTRACT_RETRY_DELAYS_MS },
           relay: DEFAULT_RELAY_OPTIONS,
@@ -355,7 +355,7 @@ async function main(): Promise<void> {
     const store: Store = await openStore({ client, masterKey });
     const receiverChild = spawn('receiver', 'receiver', {});
     let queueEvents: QueueEvents | undefined;
-    const eventsConnection = workerConnection(REDIS_URL);
+    const eventsConnection = workerConnection(redisServer(REDIS_URL));
     const workersChild = spawn(
       'workers',
       'workers',
@@ -846,7 +846,7 @@ async function main(): Promise<void> {
       eventsConnection.disconnect();
       // Every key under the run's own prefix (the webhook queue keeps completed jobs a day;
       // the workers' other queues live there too).
-      const connection = workerConnection(REDIS_URL);
+      const connection = workerConnection(redisServer(REDIS_URL));
       try {
         let cursor = '0';
         do {

@@ -3,8 +3,9 @@
 // says so on stderr; a start on a current build goes straight on, instead of spending the
 // 15 to 40 s of a build each time. Plain Node, no dependencies: it runs before anything is built.
 //
-// What counts as a change: any file or folder under src/ (a folder's time changes when a file
-// in it is added, renamed or deleted, which a file's time alone would miss), tsconfig.json,
+// What counts as a change: any file or folder under src/ and console/ (the console's sources,
+// built by Vite into dist/console; a folder's time changes when a file in it is added, renamed
+// or deleted, which a file's time alone would miss), tsconfig.json,
 // tsconfig.build.json and package.json, newer than the last build. The last build's time is
 // when it began, from dist/.build-stamp, written here after a build (so that a file saved
 // during a build counts as a change), as long as dist/cli/main.js is still the one that build
@@ -19,6 +20,7 @@ const ROOT = process.cwd();
 const STAMP = join(ROOT, 'dist', '.build-stamp');
 const ENTRY = join(ROOT, 'dist', 'cli', 'main.js');
 const INPUT_FILES = ['tsconfig.json', 'tsconfig.build.json', 'package.json'];
+const SOURCE_FOLDERS = ['src', 'console'];
 // A source tree this large is not this package's: build rather than walk further.
 const ENTRIES_MAX = 20_000;
 
@@ -40,7 +42,9 @@ function newestInput() {
     if (time > newest.mtimeMs) newest = { path, mtimeMs: time };
   };
   for (const file of INPUT_FILES) consider(join(ROOT, file));
-  const folders = [join(ROOT, 'src')];
+  const folders = SOURCE_FOLDERS.map((folder) => join(ROOT, folder)).filter((path) =>
+    existsSync(path),
+  );
   let seen = 0;
   while (folders.length > 0) {
     const folder = folders.pop();
@@ -97,8 +101,8 @@ if (builtMs === 0) {
   build('no build in dist/ yet');
 } else {
   const newest = newestInput();
-  if (newest === null) build(`more than ${ENTRIES_MAX} entries under src/`);
+  if (newest === null) build(`more than ${ENTRIES_MAX} entries under src/ and console/`);
   else if (newest.mtimeMs > builtMs)
     build(`${relative(ROOT, newest.path)} changed since the last build`);
-  else say('dist/ is current with src/: no build needed');
+  else say('dist/ is current with src/ and console/: no build needed');
 }

@@ -14,6 +14,8 @@ export const ID_PREFIXES = {
   card: 'card',
   transaction: 'txn',
   transfer: 'tr',
+  reserveRun: 'rsv',
+  reserveRunRequest: 'rsq',
   webhookEndpoint: 'we',
   webhookDelivery: 'whd',
   settlement: 'stl',
@@ -21,6 +23,7 @@ export const ID_PREFIXES = {
   request: 'req',
   posting: 'pst',
   backtest: 'bt',
+  deposit: 'dep',
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIXES;

@@ -4,7 +4,13 @@
  * pure core, so that a library user loads no HTTP framework and no database driver.
  */
 
-export { loadConfig, ConfigError, type Config } from './config/env.js';
+export {
+  loadConfig,
+  ConfigError,
+  redisServer,
+  type Config,
+  type RedisTarget,
+} from './config/env.js';
 export { createServer, type ServerConfig, type ServerDependencies } from './http/server.js';
 export { createRedis } from './http/health.js';
 export { openStore, type Store, type StoreOptions } from './store/store.js';

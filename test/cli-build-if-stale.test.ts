@@ -15,7 +15,8 @@ import { describe, expect, it } from 'vitest';
 /**
  * `npm start`'s prestart (scripts/build-if-stale.mjs) in a package of the test's own, whose
  * `build` script counts its runs: it builds when there is no build, when a file under src/ is
- * newer than the build, when a file is deleted from src/ and when package.json changes, and
+ * newer than the build, when a file is deleted from src/, when package.json changes and when a
+ * console source changes, and
  * otherwise starts without one, saying which on stderr; a failed build stops the start.
  */
 const SCRIPT = new URL('../scripts/build-if-stale.mjs', import.meta.url).pathname;
@@ -25,6 +26,8 @@ function project(): string {
   mkdirSync(join(root, 'src', 'cli'), { recursive: true });
   writeFileSync(join(root, 'src', 'cli', 'main.ts'), 'export {};\n');
   writeFileSync(join(root, 'src', 'cli', 'other.ts'), 'export {};\n');
+  mkdirSync(join(root, 'console', 'src'), { recursive: true });
+  writeFileSync(join(root, 'console', 'src', 'main.tsx'), 'export {};\n');
   writeFileSync(join(root, 'tsconfig.json'), '{}\n');
   writeBuildScript(root, 'process.exitCode = 0');
   return root;
@@ -72,7 +75,7 @@ describe('scripts/build-if-stale.mjs (npm start)', () => {
 
     expect(prestart(root)).toEqual({
       status: 0,
-      said: 'spendgate: dist/ is current with src/: no build needed',
+      said: 'spendgate: dist/ is current with src/ and console/: no build needed',
       builds: 1,
     });
 
@@ -91,6 +94,13 @@ describe('scripts/build-if-stale.mjs (npm start)', () => {
     const manifest = prestart(root);
     expect(manifest).toMatchObject({ status: 0, builds: 4 });
     expect(manifest.said).toContain('package.json changed since the last build');
+
+    // The console's sources are built by the same `npm run build` (Vite, into dist/console).
+    touchLater(join(root, 'console', 'src', 'main.tsx'));
+    const consoleEdit = prestart(root);
+    expect(consoleEdit).toMatchObject({ status: 0, builds: 5 });
+    expect(consoleEdit.said).toContain('console/src/main.tsx changed since the last build');
+    expect(prestart(root).builds).toBe(5);
   });
 
   it('stops the start when the build fails', () => {

@@ -325,7 +325,7 @@ describe('spendgate keys rotate-master on PostgreSQL', () => {
 
   it('says so when a process wrote under an old key during the run, and exits 1', async () => {
     // The run is held on the two-factor secrets (a row lock of the test's own), after it is
-    // done with the vaults; a process still encrypting with the old key makes a vault then.
+    // done with the vaults; a process still encrypting with the old key writes a secret then.
     const holder = new pg.Client({ connectionString: database.url });
     await holder.connect();
     await holder.query('BEGIN');
@@ -348,11 +348,14 @@ describe('spendgate keys rotate-master on PostgreSQL', () => {
         120_000,
         () => `the run never reached the two-factor secrets:\n${run.output()}`,
       );
+      // It writes a webhook signing secret, which reads no other secret first. (A vault would
+      // read the deposit seed, already under NEXT since the run before: a process holding only
+      // NEW cannot make one, and fails loudly rather than writing under the old key.)
       const stillOnNew = await storeWith(NEW);
       const { id: accountId } = await stillOnNew.findOrCreateAccount('acme');
-      await stillOnNew.createVault(
+      await stillOnNew.createWebhookEndpoint(
         { accountId, mode: 'test' },
-        { name: 'late', currency: 'USDC', metadata: {}, initialDeposit: usdc('0') },
+        { url: 'http://127.0.0.1:9/late', events: ['*'], description: null },
       );
     } finally {
       await holder.query('ROLLBACK');

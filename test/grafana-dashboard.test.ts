@@ -16,11 +16,13 @@ import {
  * docs/grafana/spendgate-dashboard.json cannot drift from the service: every metric its
  * PromQL names is served at /metrics by a real `spendgate serve` (the API and the workers in
  * one process, as `npm start` runs them, with the local Solana runtime), and every spendgate_
- * metric served has a panel and a row in README's Metrics section. A renamed metric fails
- * here, not on an operator's empty graph.
+ * metric served has a panel and a row in README's Metrics section; so does every metric the
+ * alert rules beside it (spendgate-alerts.yml) name. A renamed metric fails here, not on an
+ * operator's empty graph or an alert that can never fire.
  */
 const DASHBOARD = new URL('../docs/grafana/spendgate-dashboard.json', import.meta.url);
 const README = new URL('../README.md', import.meta.url);
+const ALERTS = new URL('../docs/grafana/spendgate-alerts.yml', import.meta.url);
 const START_MS_MAX = 150_000;
 
 interface Target {
@@ -194,5 +196,33 @@ describe('the Grafana dashboard', () => {
     const section = /\n## Metrics\n([\s\S]*?)\n## /.exec(readFileSync(README, 'utf8'))?.[1] ?? '';
     const listed = [...section.matchAll(/^\| `(spendgate_\w+)`/gm)].map((match) => match[1]);
     expect(listed.slice().sort()).toEqual(served.slice().sort());
+  });
+
+  it('alerts only on metrics the service serves, the reserves’ among them once they ran', async () => {
+    const exprs = [...readFileSync(ALERTS, 'utf8').matchAll(/^\s*expr: (.+)$/gm)].map(
+      (match) => match[1] ?? '',
+    );
+    expect(exprs.length).toBeGreaterThan(0);
+    // The worker reconciles the local chain's reserves at its start.
+    let scraped = await scrape(base);
+    await waitFor(
+      async () => {
+        scraped = await scrape(base);
+        return (
+          scraped.value('spendgate_reserve_ratio', { mode: 'test', currency: 'SOL' }) !== undefined
+        );
+      },
+      60_000,
+      () => `no reserve ratio:\n${scraped.text}`,
+    );
+    for (const expr of exprs) {
+      const names = metricNames(expr);
+      expect(names.length, expr).toBeGreaterThan(0);
+      expect(
+        names.filter((name) => !serves(scraped, name)),
+        expr,
+      ).toEqual([]);
+    }
+    expect(scraped.value('spendgate_reserve_ratio', { mode: 'test', currency: 'SOL' })).toBe(1);
   });
 });

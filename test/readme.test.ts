@@ -52,15 +52,28 @@ describe('README.md', () => {
     expect(status.length).toBeGreaterThan(200);
     // The product as it is: no issue numbers, no "to come" for what the routes already serve.
     expect(status).not.toMatch(/#\d|\bissue\b|to come/i);
-    const notBuilt = status.slice(status.indexOf('Not built yet'));
+    // What is said to be missing is missing, and what is said to be there is there: the
+    // routes and settings the paragraph names, split at "Not built yet" when it has one.
+    const split = status.includes('Not built yet')
+      ? status.indexOf('Not built yet')
+      : status.length;
     const document = JSON.parse(
       readFileSync(new URL('../docs/openapi.json', import.meta.url), 'utf8'),
     ) as { paths: Record<string, unknown> };
-    const paths = [...notBuilt.matchAll(/`(\/v1\/[^`]+)`/g)].map((match) => match[1] as string);
-    const settings = [...notBuilt.matchAll(/`([A-Z][A-Z_]+)`/g)].map((match) => match[1] as string);
-    expect(paths.length + settings.length).toBeGreaterThan(0);
-    for (const path of paths) expect(Object.keys(document.paths), path).not.toContain(path);
-    for (const name of settings) expect(SETTING_NAMES, name).not.toContain(name);
+    const named = (text: string) => ({
+      paths: [...text.matchAll(/`(\/v1\/[^`]+)`/g)].map((match) => match[1] as string),
+      settings: [...text.matchAll(/`([A-Z][A-Z_]+)`/g)].map((match) => match[1] as string),
+    });
+    const built = named(status.slice(0, split));
+    const notBuilt = named(status.slice(split));
+    expect(
+      built.settings.length + notBuilt.paths.length + notBuilt.settings.length,
+    ).toBeGreaterThan(0);
+    for (const path of notBuilt.paths)
+      expect(Object.keys(document.paths), path).not.toContain(path);
+    for (const name of notBuilt.settings) expect(SETTING_NAMES, name).not.toContain(name);
+    for (const path of built.paths) expect(Object.keys(document.paths), path).toContain(path);
+    for (const name of built.settings) expect(SETTING_NAMES, name).toContain(name);
     // And what it says is served, is.
     for (const path of ['/v1/cards', '/v1/authorizations', '/v1/webhooks', '/v1/settlements']) {
       expect(Object.keys(document.paths)).toContain(path);

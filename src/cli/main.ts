@@ -13,6 +13,9 @@ import { ROLES, type Role } from './roles.js';
  * - `spendgate openapi`: prints the OpenAPI document (see openapi.ts).
  * - `spendgate keys ...`: creates, lists and revokes API keys (see keys.ts), and rotates the
  *   master key (see rotate-master.ts).
+ * - `spendgate reserves [--run] [--watch]`: the latest reconciliation of reserves (reserves.ts).
+ * - `spendgate chain send ...`: test mode only, sends a deposit from an outside wallet on the
+ *   test cluster (see chain-send.ts).
  *
  * Each command loads only the modules it needs (the database drivers, the workers and the
  * Solana runtime take a second or more to load), so `--help` and `openapi` answer at once.
@@ -35,7 +38,7 @@ async function runMigrate(config: Settings): Promise<void> {
   }
 }
 
-const USAGE = `usage: spendgate serve [--role api|worker|all] | spendgate migrate | spendgate openapi\n${KEYS_USAGE}\n       spendgate --help | --version`;
+const USAGE = `usage: spendgate serve [--role api|worker|all] | spendgate migrate | spendgate openapi\n${KEYS_USAGE}\n       spendgate reserves [--run] [--watch [--every SECONDS]]\n       spendgate chain send --to ADDRESS --amount X --currency USDC|SOL [--rpc URL]\n       spendgate --help | --version`;
 
 const HELP = `spendgate: a card authorization engine for treasury vaults on Solana (USDC, SOL).
 
@@ -55,11 +58,22 @@ commands:
                                   re-wraps every vault key and secret under the current
                                   master key while servers run (docs/operations.md); on the
                                   embedded database, makes the new key itself
+  reserves [--run] [--watch [--every SECONDS]]
+                                  the latest reconciliation of the treasury on chain against
+                                  what the ledger owes, per mode and currency
+                                  (docs/reserves.md); --run asks a worker for one now and
+                                  waits for it; --watch redraws it every 5 s (1-60) until
+                                  Ctrl-C
+  chain send --to ADDRESS --amount X --currency USDC|SOL [--rpc URL]
+                                  test mode only: sends a deposit from a new outside wallet
+                                  (funded by the test cluster's faucets) to ADDRESS, e.g. a
+                                  vault's depositAddress, on SOLANA_TEST_RPC_URL or --rpc
   --version                       prints the version
 
 settings (environment): DATABASE_URL (else the embedded database in SPENDGATE_DATA_DIR,
-./data by default), SPENDGATE_MASTER_KEY, SPENDGATE_MASTER_KEY_DECRYPT_ONLY, REDIS_URL,
-REDIS_PREFIX, PORT, HOST, WORKER_PORT, LOG_LEVEL, SPENDGATE_MODES, AUTHORIZE_BUDGET_MS,
+./data by default), DATABASE_READ_URL, SPENDGATE_MASTER_KEY,
+SPENDGATE_MASTER_KEY_DECRYPT_ONLY, REDIS_URL (or REDIS_CLUSTER_NODES), REDIS_PREFIX, PORT,
+HOST, WORKER_PORT, LOG_LEVEL, SPENDGATE_MODES, AUTHORIZE_BUDGET_MS,
 STAND_IN, SOLANA_RPC_URL, SOLANA_TEST_RPC_URL, SOLANA_TREASURY_KEY and the rest listed in
 README.md.
 exit codes: 0 done, 1 failed (the message says what to check), 2 a usage error.`;
@@ -100,6 +114,40 @@ async function runKeysCommand(argv: readonly string[]): Promise<void> {
   }
 }
 
+async function runReservesCommand(argv: readonly string[]): Promise<void> {
+  const [{ openConfiguredStore }, reserves] = await Promise.all([
+    import('./open-store.js'),
+    import('./reserves.js'),
+  ]);
+  const args = reserves.parseReservesArgs(argv);
+  const store = await openConfiguredStore(loadConfig(), { progress: stderrProgress() });
+  const stop = new AbortController();
+  const onSignal = (): void => {
+    stop.abort();
+  };
+  process.once('SIGINT', onSignal);
+  process.once('SIGTERM', onSignal);
+  try {
+    process.exitCode = await reserves.runReserves(
+      store,
+      args,
+      {
+        // Redrawn in place: the cursor home, the screen cleared, then the table.
+        table: (lines, redraw) =>
+          process.stdout.write(`${redraw ? '\x1b[H\x1b[2J' : ''}${lines.join('\n')}\n`),
+        warn: (message) => {
+          console.error(message);
+        },
+      },
+      stop.signal,
+    );
+  } finally {
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+    await store.close();
+  }
+}
+
 async function main(argv: readonly string[]): Promise<void> {
   const [command] = argv;
   switch (command) {
@@ -129,6 +177,14 @@ async function main(argv: readonly string[]): Promise<void> {
     case 'keys':
       await runKeysCommand(argv.slice(1));
       return;
+    case 'reserves':
+      await runReservesCommand(argv.slice(1));
+      return;
+    case 'chain': {
+      const { runChainSend } = await import('./chain-send.js');
+      for (const line of await runChainSend(loadConfig(), argv.slice(1))) console.log(line);
+      return;
+    }
     default:
       console.error(USAGE);
       process.exitCode = 2;

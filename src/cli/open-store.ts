@@ -28,6 +28,11 @@ const SLOW_CONNECT_MS = 2_000;
 const SLOW_EMBEDDED_MS = 250;
 /** Migrations on a PostgreSQL server take well under this, unless a table is large. */
 const SLOW_MIGRATIONS_MS = 2_000;
+/**
+ * A replica connection not made within this fails, and the read goes to the primary: a
+ * replica that does not answer costs a read at most this, then is skipped for 5 s.
+ */
+const REPLICA_CONNECT_MS_MAX = 1_000;
 
 /**
  * The database the configuration names: a PostgreSQL server at DATABASE_URL (checked first,
@@ -73,7 +78,7 @@ export interface OpenOptions {
  * while a rotation is unfinished).
  */
 export async function openConfiguredStore(
-  config: Pick<Config, 'databaseUrl' | 'dataDir'>,
+  config: Pick<Config, 'databaseUrl' | 'dataDir'> & Partial<Pick<Config, 'databaseReadUrl'>>,
   options: OpenOptions = {},
 ): Promise<OpenedStore> {
   const progress = options.progress ?? SILENT;
@@ -86,10 +91,24 @@ export async function openConfiguredStore(
     loadMasterKeys({ env: present, dataDir: config.databaseUrl === null ? config.dataDir : null });
   let keys = loadKeys();
   const client = await openDatabase(config, progress);
+  // Not checked at start: a replica that is down costs a read nothing but a fallback.
+  const readUrl = config.databaseReadUrl ?? null;
+  const replicaClient =
+    readUrl === null
+      ? null
+      : createPgClient({
+          connectionString: readUrl,
+          replica: { connectTimeoutMs: REPLICA_CONNECT_MS_MAX },
+        });
   try {
     if (options.rekey !== undefined) keys = options.rekey();
     const open = () =>
-      openStore({ client, masterKey: keys.current, decryptOnlyMasterKeys: keys.decryptOnly });
+      openStore({
+        client,
+        masterKey: keys.current,
+        decryptOnlyMasterKeys: keys.decryptOnly,
+        ...(replicaClient === null ? {} : { replica: { client: replicaClient } }),
+      });
     const pending = await pendingMigrations(client);
     const store =
       pending === 0
@@ -102,6 +121,7 @@ export async function openConfiguredStore(
     if (options.checkKeys === true) await checkMasterKeys(client, keys);
     return store;
   } catch (error) {
+    await replicaClient?.close();
     await client.close();
     throw error;
   }

@@ -41,6 +41,52 @@ const base58Address = z
   .string()
   .regex(/^[1-9A-HJ-NP-Za-km-z]{32,44}$/, { error: 'must be a base58 Solana address' });
 
+/** One node of a Redis Cluster, as REDIS_CLUSTER_NODES names it. */
+export interface RedisNode {
+  readonly host: string;
+  readonly port: number;
+}
+
+/**
+ * Where Redis is: one server by its URL (REDIS_URL), or a Redis Cluster by some of its nodes
+ * (REDIS_CLUSTER_NODES; the client learns the rest, and every move of a slot, from them).
+ */
+export type RedisTarget =
+  | { readonly kind: 'server'; readonly url: string }
+  | { readonly kind: 'cluster'; readonly nodes: readonly RedisNode[] };
+
+/** Nodes REDIS_CLUSTER_NODES may name: seeds to find the cluster, not the whole cluster. */
+export const REDIS_CLUSTER_NODES_MAX = 64;
+
+/** One server by URL, as a RedisTarget. */
+export function redisServer(url: string): RedisTarget {
+  return { kind: 'server', url };
+}
+
+// host:port, the host a name, an IPv4 address or a bracketed IPv6 one ([::1]:7000).
+const CLUSTER_NODE = /^(?:\[([0-9A-Fa-f:.]+)\]|([A-Za-z0-9.-]+)):([0-9]{1,5})$/;
+
+/** REDIS_CLUSTER_NODES: `host:port,host:port,...`, each port 1 to 65535, no node twice. */
+const clusterNodes = z.string().transform((value, context): readonly RedisNode[] => {
+  const parts = value.split(',').map((part) => part.trim());
+  const nodes: RedisNode[] = [];
+  for (const part of parts.slice(0, REDIS_CLUSTER_NODES_MAX)) {
+    const match = CLUSTER_NODE.exec(part);
+    const port = Number(match?.[3]);
+    if (match === null || port < 1 || port > 65_535) break;
+    nodes.push({ host: match[1] ?? match[2] ?? '', port });
+  }
+  const distinct = new Set(nodes.map((node) => `${node.host}:${String(node.port)}`));
+  if (nodes.length !== parts.length || distinct.size !== nodes.length) {
+    context.addIssue({
+      code: 'custom',
+      message: `must be 1 to ${String(REDIS_CLUSTER_NODES_MAX)} distinct host:port, comma-separated (ports 1 to 65535)`,
+    });
+    return z.NEVER;
+  }
+  return nodes;
+});
+
 function perSecond(fallback: number) {
   return z.coerce.number().int().min(1).max(1_000_000).default(fallback);
 }
@@ -55,10 +101,16 @@ const configSchema = z.object({
   DATABASE_URL: z
     .url({ protocol: /^postgres(ql)?$/, error: 'must be a postgres:// or postgresql:// URL' })
     .optional(),
+  // A streaming replica of DATABASE_URL for the reads that may lag (docs/operations.md).
+  DATABASE_READ_URL: z
+    .url({ protocol: /^postgres(ql)?$/, error: 'must be a postgres:// or postgresql:// URL' })
+    .optional(),
   SPENDGATE_DATA_DIR: z.string().min(1).default('./data'),
   REDIS_URL: z
     .url({ protocol: /^rediss?$/, error: 'must be a redis:// or rediss:// URL' })
     .default('redis://127.0.0.1:6379'),
+  // A Redis Cluster, by some of its nodes (contract section 15, v1.1); set, it replaces REDIS_URL.
+  REDIS_CLUSTER_NODES: clusterNodes.optional(),
   // Every queue and rate-limit key lives under it, so two deployments can share one Redis.
   // Unset: `spendgate-<installation id>`, resolved at start from the database (serve.ts); set
   // by hand, it is claimed in Redis by this database, and a second database refuses it.
@@ -106,6 +158,9 @@ const configSchema = z.object({
   // The USDC mint on the live cluster, and on a test cluster given by SOLANA_TEST_RPC_URL.
   SOLANA_USDC_MINT: base58Address.default('EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v'),
   SOLANA_TEST_USDC_MINT: base58Address.default('4zMMC9srt5Ri5X14GAgXhaHii3GnPAEERYPJgZJDncDU'),
+  // Tests only: the deposit watcher stops between finding a transfer and crediting it, so a
+  // test can kill the process there. Refused unless SPENDGATE_MODES is test alone.
+  SPENDGATE_TEST_DEPOSIT_PAUSE: z.enum(['0', '1']).default('0'),
   // Which key modes this deployment answers (contract section 2): a sandbox serves only test.
   SPENDGATE_MODES: z
     .string()
@@ -129,11 +184,14 @@ export interface Config {
   readonly logLevel: z.infer<typeof configSchema>['LOG_LEVEL'];
   /** null: the embedded PostgreSQL in `dataDir`. */
   readonly databaseUrl: string | null;
+  /** A streaming replica of `databaseUrl` for the reads that may lag; null: none. */
+  readonly databaseReadUrl: string | null;
   /** Where the embedded database and its master key live. */
   readonly dataDir: string;
   /** The key modes served. */
   readonly modes: readonly ('test' | 'live')[];
-  readonly redisUrl: string;
+  /** REDIS_CLUSTER_NODES when set, else REDIS_URL. */
+  readonly redis: RedisTarget;
   /**
    * The effective prefix of every key spendgate keeps in Redis: REDIS_PREFIX as set by hand,
    * or `spendgate-<installation id>`. Resolved once at start (see `Settings`).
@@ -158,6 +216,8 @@ export interface SolanaSettings {
   readonly treasuryKey: string | null;
   readonly usdcMint: string;
   readonly testUsdcMint: string;
+  /** Tests only (SPENDGATE_TEST_DEPOSIT_PAUSE): the watcher waits before each credit. */
+  readonly testDepositPause: boolean;
 }
 
 /** Webhook delivery (contract section 13). */
@@ -198,15 +258,29 @@ export function loadConfig(
     const problems = result.error.issues.map((issue) => `${issue.path.join('.')} ${issue.message}`);
     throw new ConfigError(`invalid configuration: ${problems.join('; ')}`);
   }
+  const testDepositPause = result.data.SPENDGATE_TEST_DEPOSIT_PAUSE === '1';
+  if (testDepositPause && result.data.SPENDGATE_MODES.includes('live')) {
+    throw new ConfigError(
+      'invalid configuration: SPENDGATE_TEST_DEPOSIT_PAUSE needs SPENDGATE_MODES=test',
+    );
+  }
+  if (result.data.DATABASE_READ_URL !== undefined && result.data.DATABASE_URL === undefined) {
+    // A replica of the embedded database cannot exist: the setting would be silently unused.
+    throw new ConfigError('invalid configuration: DATABASE_READ_URL needs DATABASE_URL');
+  }
   return {
     port: result.data.PORT,
     workerPort: result.data.WORKER_PORT ?? result.data.PORT,
     host: result.data.HOST,
     logLevel: result.data.LOG_LEVEL,
     databaseUrl: result.data.DATABASE_URL ?? null,
+    databaseReadUrl: result.data.DATABASE_READ_URL ?? null,
     dataDir: result.data.SPENDGATE_DATA_DIR,
     modes: [...new Set(result.data.SPENDGATE_MODES)],
-    redisUrl: result.data.REDIS_URL,
+    redis:
+      result.data.REDIS_CLUSTER_NODES === undefined
+        ? redisServer(result.data.REDIS_URL)
+        : { kind: 'cluster', nodes: result.data.REDIS_CLUSTER_NODES },
     redisPrefix: result.data.REDIS_PREFIX ?? null,
     rateLimits: {
       livePerSecond: result.data.RATE_LIMIT_LIVE_PER_SECOND,
@@ -221,6 +295,7 @@ export function loadConfig(
       treasuryKey: result.data.SOLANA_TREASURY_KEY ?? null,
       usdcMint: result.data.SOLANA_USDC_MINT,
       testUsdcMint: result.data.SOLANA_TEST_USDC_MINT,
+      testDepositPause,
     },
     holdAgeMsMax: result.data.HOLD_EXPIRY_HOURS * 3_600_000,
     webhooks: {

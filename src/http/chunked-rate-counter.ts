@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisConnection } from '../redis.js';
 import { assert } from '../core/index.js';
 
 export interface ChunkedCount {
@@ -46,7 +46,7 @@ export class ChunkedRateCounter {
   readonly #chunk: number;
 
   constructor(
-    private readonly redis: Redis | null,
+    private readonly redis: RedisConnection | null,
     private readonly keyPrefix: string,
     readonly limit: number,
     /** Called once when a chunk cannot be sent (Redis down), and once when sending works again. */

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
-import type { Redis } from 'ioredis';
 import { Gauge } from 'prom-client';
-import { redisClient } from '../redis.js';
+import type { RedisTarget } from '../config/env.js';
+import { redisClient, type RedisConnection } from '../redis.js';
 import type { Store } from '../store/store.js';
 import { withinMs } from './deadline.js';
 import type { Metrics } from './metrics.js';
@@ -21,8 +21,8 @@ function within(work: Promise<unknown>, ms: number): Promise<boolean> {
  * commands while down (a command fails at once, so a caller falls back instead of waiting),
  * and retries the connection in the background.
  */
-export function createRedis(url: string): Redis {
-  return redisClient(url, {
+export function createRedis(target: RedisTarget): RedisConnection {
+  return redisClient(target, {
     enableOfflineQueue: false,
     // Concurrent commands (a rate-limit count per request) leave in one write, not one each.
     enableAutoPipelining: true,
@@ -42,7 +42,7 @@ export function createRedis(url: string): Redis {
  */
 export function registerHealth(
   app: FastifyInstance,
-  dependencies: { store: Store; redis: Redis | null; metrics: Metrics },
+  dependencies: { store: Store; redis: RedisConnection | null; metrics: Metrics },
 ): void {
   const { registry, requestSeconds } = dependencies.metrics;
   app.addHook('onResponse', async (request, reply) => {
@@ -104,7 +104,7 @@ export function registerHealth(
   );
 }
 
-async function connectAndPing(redis: Redis): Promise<void> {
+async function connectAndPing(redis: RedisConnection): Promise<void> {
   if (redis.status === 'wait') await redis.connect();
   // Still connecting (just started, or reconnecting): its offline queue is off, so a ping now
   // would fail at once; wait for it to be ready (the caller bounds the wait).
@@ -119,6 +119,6 @@ async function connectAndPing(redis: Redis): Promise<void> {
 }
 
 /** Whether Redis answers a ping within CHECK_MS_MAX. */
-export function redisAnswers(redis: Redis): Promise<boolean> {
+export function redisAnswers(redis: RedisConnection): Promise<boolean> {
   return within(connectAndPing(redis), CHECK_MS_MAX);
 }

@@ -1,5 +1,5 @@
 import { collectDefaultMetrics, Counter, Histogram, Registry } from 'prom-client';
-import { AUTHORIZE_BATCH_MAX } from '../store/store.js';
+import { AUTHORIZE_BATCH_MAX, type ReplicaEvent, type Store } from '../store/store.js';
 
 /*
  * The server's Prometheus metrics, served at /metrics. Each server has a registry of its own,
@@ -17,6 +17,10 @@ export interface Metrics {
   /** Authorizations per database batch (store/authorize-lanes.ts). */
   readonly authorizeBatchRequests: Histogram;
   readonly rateLimitRefusals: Counter<'key_class'>;
+  /** Reads that may lag, by where they were served and why (DATABASE_READ_URL). */
+  readonly replicaReads: Counter<'served_by' | 'reason'>;
+  /** Write positions that could not be kept (read-your-writes at risk until they expire). */
+  readonly writePositionsLost: Counter;
 }
 
 /** The `key_class` label of each rate-limit class (config RateLimitSettings). */
@@ -68,5 +72,27 @@ export function createMetrics(): Metrics {
       registers: [registry],
     }),
     rateLimitRefusals,
+    replicaReads: new Counter({
+      name: 'spendgate_replica_reads_total',
+      help: 'Reads that may lag (lists, histories, deliveries, backtests) with a replica set: served_by replica, or primary with the reason.',
+      labelNames: ['served_by', 'reason'],
+      registers: [registry],
+    }),
+    writePositionsLost: new Counter({
+      name: 'spendgate_write_positions_lost_total',
+      help: 'Commits whose write position could not be kept in Redis (read-your-writes of that account at risk).',
+      registers: [registry],
+    }),
   };
+}
+
+/**
+ * Counts the store's replica reads into `metrics` (every role: the worker's backtests read
+ * too); returns the removal, for the server's close, since a store outlives its servers.
+ */
+export function observeReplicaReads(store: Store, metrics: Metrics): () => void {
+  return store.observeReplicaReads((event: ReplicaEvent) => {
+    if (event.kind === 'position_not_kept') metrics.writePositionsLost.inc();
+    else metrics.replicaReads.inc({ served_by: event.servedBy, reason: event.reason });
+  });
 }

@@ -56,6 +56,7 @@ const VAULT = {
   updatedAt: CREATED_AT,
   frozenAt: null,
   closedAt: null,
+  depositAddress: 'DepositAddressExampLeDoNotSendFundsHerexxxx',
 };
 
 const NEW_VAULT = {
@@ -247,6 +248,7 @@ const CARD_TRANSACTION = {
   createdAt: CREATED_AT,
   completedAt: null,
   hasMetadata: false,
+  onChain: null,
 };
 
 const BACKTEST_REQUEST = {
@@ -367,6 +369,7 @@ const TRANSFER_TRANSACTION = {
   createdAt: CREATED_AT,
   completedAt: CREATED_AT,
   hasMetadata: true,
+  onChain: null,
 };
 
 const WEBHOOK = {
@@ -511,6 +514,49 @@ export const OPERATION_DOCS: Readonly<Record<string, OperationDoc>> = {
     returns: "The key's account.",
     errors: [],
     example: ACCOUNT,
+  },
+  retrieveApiKey: {
+    summary: 'Retrieve the API key',
+    description:
+      "The calling key's id, mode and scopes, never the key itself. Any valid key may call it: " +
+      'a client such as the console (`/console`) reads it to show only what the key may do.',
+    returns: 'The calling key.',
+    errors: [],
+    example: {
+      id: 'key_0193a4f1c1a07b3e9f1a2b3c4d5e6f71',
+      object: 'api_key',
+      mode: 'test',
+      scopes: ['cards:read', 'transactions:read', 'vaults:read'],
+    },
+  },
+  retrieveDisplayOrigins: {
+    summary: 'Retrieve the display origins',
+    description:
+      "The origins that may frame the card display page of this account in the key's mode " +
+      '(its `Content-Security-Policy: frame-ancestors`). Empty: no page may frame it.',
+    returns: 'The registered origins.',
+    errors: [],
+    example: { object: 'card_display_origins', origins: ['https://app.example.com'] },
+  },
+  setDisplayOrigins: {
+    summary: 'Set the display origins',
+    description:
+      "Replaces the origins that may frame the card display page, in the key's mode: at most " +
+      '20, each an origin alone (`https://app.example.com`: scheme, host and a port other than ' +
+      "the scheme's, no path, no wildcard), https only but, in test mode, http on localhost, " +
+      '127.0.0.1 or [::1]. Repeats are kept once; an empty list lets no page frame it. Needs ' +
+      '`account:write`.',
+    returns: 'The origins now registered.',
+    errors: [
+      ...IDEMPOTENT,
+      {
+        code: 'parameter_invalid',
+        message: 'The origin must be an origin alone: scheme, host and port, no path or wildcard.',
+        param: 'origins[0]',
+      },
+    ],
+    example: { object: 'card_display_origins', origins: ['https://app.example.com'] },
+    requestExample: { origins: ['https://app.example.com'] },
   },
   retrieveRateLimits: {
     summary: "Retrieve the key's rate limit",
@@ -740,6 +786,41 @@ export const OPERATION_DOCS: Readonly<Record<string, OperationDoc>> = {
         available: '5000.00',
         pending: '0.00',
         final: true,
+      },
+    ]),
+  },
+
+  listVaultDeposits: {
+    summary: "List the transfers found at a vault's deposit address",
+    description:
+      "Send the vault's currency (USDC or SOL) on Solana to its `depositAddress`. Once a " +
+      'transfer is finalized the deposit watcher records it here, newest first: `credited` ' +
+      '(the vault was credited once, a completed `deposit` transaction, ' +
+      '`transaction.completed`), then `swept` when it has moved into the treasury; or ' +
+      '`ignored` with `ignoredReason` and never credited: a token of another mint, the other ' +
+      'currency, less than the minimum (0.01 USDC, 0.001 SOL), or a closed vault.',
+    returns: 'A page of deposits.',
+    errors: ['vault_not_found'],
+    example: list([
+      {
+        id: 'dep_0193a4f1d06f7b24f1a2b3c4d5e6f7a8',
+        object: 'chain_deposit',
+        vaultId: VAULT_ID,
+        status: 'credited',
+        ignoredReason: null,
+        currency: 'USDC',
+        mint: 'EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v',
+        amount: '250',
+        signature:
+          '5VERv8NMvzbJMEkV8xnrLkEaWRtSz9CosKDYjCJjBRnbJLgp8uirBgmQpjKhoR4tjF3ZpRzrFmBV6UjKdiSZkQUW',
+        instructionIndex: 1,
+        innerIndex: -1,
+        slot: 312004518,
+        sender: EXAMPLE_ADDRESS,
+        transactionId: DEPOSIT_ID,
+        foundAt: LATER,
+        creditedAt: LATER,
+        sweptAt: null,
       },
     ]),
   },
@@ -1204,6 +1285,37 @@ export const OPERATION_DOCS: Readonly<Record<string, OperationDoc>> = {
       expYear: 2029,
     },
   },
+  createCardDisplayToken: {
+    summary: 'Create a card display token',
+    description:
+      "A single-use token that lets the hosted page `GET /card-display?token=...` show the card's " +
+      'number, expiry and CVV once, within 60 seconds: load that page in an iframe of a page on ' +
+      'an origin the account registered (Set Display Origins), so that the number reaches the ' +
+      "cardholder's browser without passing through your servers. Needs `cards:reveal`, and with " +
+      'two-factor on a current code in `X-Two-Factor-Code`, as Reveal Card Details. Only a hash ' +
+      'of the token is stored; it is answered once, with `Cache-Control: no-store`, and a retry ' +
+      'makes another. The page takes `font` (one of system, sans-serif, serif, monospace, ' +
+      'helvetica, georgia, courier) and `color`, `background`, `accent` (`#rrggbb`, in a URL ' +
+      '`%23rrggbb`); any other parameter, or a value off the list, is a 400 page that spends no token.',
+    returns: 'The token, the page URL (relative to the API base) and its expiry.',
+    errors: [
+      'card_not_found',
+      'card_cancelled',
+      'two_factor_required',
+      'invalid_two_factor_code',
+      {
+        code: 'rate_limit_exceeded',
+        message: 'Too many wrong two-factor codes: try again in 540 seconds.',
+      },
+    ],
+    example: {
+      object: 'card_display_token',
+      cardId: CARD_ID,
+      token: 'cdt_Qk1hY2hpbmUtbWFkZS1leGFtcGxlLW5vdC1hLXRva2V',
+      url: '/card-display?token=cdt_Qk1hY2hpbmUtbWFkZS1leGFtcGxlLW5vdC1hLXRva2V',
+      expiresAt: '2026-03-02T14:06:09.412Z',
+    },
+  },
   freezeCard: {
     summary: 'Freeze a card',
     description:
@@ -1512,6 +1624,7 @@ export const OPERATION_DOCS: Readonly<Record<string, OperationDoc>> = {
       transferId: null,
       amount: '100.00',
       hasMetadata: false,
+      onChain: null,
     },
     requestExample: { vaultId: VAULT_ID, amount: '100.00' },
   },
@@ -1600,5 +1713,20 @@ export const OPERATION_DOCS: Readonly<Record<string, OperationDoc>> = {
         createdAt: LATER,
       },
     ]),
+  },
+  streamEvents: {
+    summary: 'Stream authorization events',
+    description:
+      "The caller's `authorization.approved` and `authorization.declined` events as " +
+      'server-sent events (`text/event-stream`), as they are committed: each as `event: <type>`, ' +
+      '`id: <event id>` and `data: <the event, as webhooks receive it>`, with a comment line ' +
+      'every 15 seconds. Only events committed after the stream opens. Send the key in the ' +
+      '`Authorization` header (read the body as a stream, e.g. with `fetch()`; never put a key ' +
+      'in a URL). Each process serves a bounded number of streams (1,000, and 10 per account ' +
+      'and mode); past them the answer is `service_unavailable`. A reader that falls 1 MiB ' +
+      'behind is disconnected.',
+    returns: 'A stream of events, open until either side closes it.',
+    errors: ['service_unavailable'],
+    example: `event: authorization.declined\nid: ${EVENT_ID}\ndata: {"id":"${EVENT_ID}","object":"event","type":"authorization.declined",...}\n\n`,
   },
 };

@@ -211,6 +211,7 @@ const TAGS = [
   { name: 'transfers', description: 'Money between vaults, and to Solana addresses.' },
   { name: 'transactions', description: "Every movement of the account's vaults." },
   { name: 'webhooks', description: 'Signed event deliveries to your endpoints.' },
+  { name: 'events', description: 'The live stream of decisions, as server-sent events.' },
   { name: 'testing', description: 'Test mode only.' },
 ];
 

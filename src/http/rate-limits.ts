@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { Redis } from 'ioredis';
+import type { RedisConnection } from '../redis.js';
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
 import { assert, SpendgateError } from '../core/index.js';
 import type { RateLimitSettings } from '../config/env.js';
@@ -82,7 +82,7 @@ function setHeaders(reply: FastifyReply, state: RateLimitState): void {
 }
 
 export interface RateLimitOptions {
-  readonly redis: Redis | null;
+  readonly redis: RedisConnection | null;
   /** REDIS_PREFIX: the counts of two deployments sharing one Redis never meet. */
   readonly redisPrefix: string;
   readonly settings: RateLimitSettings;

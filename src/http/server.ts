@@ -12,17 +12,22 @@ import type { Config } from '../config/env.js';
 import { newId } from '../ids.js';
 import type { Store } from '../store/store.js';
 import { serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
-import type { Redis } from 'ioredis';
+import type { RedisConnection } from '../redis.js';
 import { KEY_CACHE_MS_DEFAULT, registerAuth, registerScopeCheck } from './auth.js';
 import { registerHealth } from './health.js';
 import { errorBody } from './error-body.js';
 import { registerJsonBody } from './json-body.js';
 import { bufferedStdout } from './log-destination.js';
-import { createMetrics, type Metrics } from './metrics.js';
+import { createMetrics, observeReplicaReads, type Metrics } from './metrics.js';
 import { registerOpenApi } from './openapi.js';
 import { registerAccountRoutes } from './routes/account.js';
+import { registerApiKeyRoutes } from './routes/api-key.js';
+import { registerConsole } from './console.js';
+import { EventHub } from './event-hub.js';
+import { registerEventStreamRoutes } from './routes/event-stream.js';
 import { registerRateLimits } from './rate-limits.js';
 import { registerAuthorizationRoutes } from './routes/authorizations.js';
+import { registerCardDisplayRoutes } from './routes/card-display.js';
 import { registerCardPolicyRoutes } from './routes/card-policies.js';
 import { registerBacktestRoutes } from './routes/backtests.js';
 import { registerCardRoutes } from './routes/cards.js';
@@ -37,6 +42,7 @@ import { registerTransferRoutes } from './routes/transfers.js';
 import { registerTwoFactorRoutes } from './routes/two-factor.js';
 import { registerWebhookRoutes } from './routes/webhooks.js';
 import { registerVaultBalanceRoutes } from './routes/vault-balances.js';
+import { registerVaultDepositRoutes } from './routes/vault-deposits.js';
 import { registerVaultRoutes } from './routes/vaults.js';
 import { validationError } from './validation-errors.js';
 
@@ -44,6 +50,9 @@ import { validationError } from './validation-errors.js';
  * The HTTP adapter's platform: request ids, the contract's error body for every error the
  * framework raises, and health. Routes of the REST interface.
  */
+
+/** Between two heartbeat comments of an event stream (proxies close idle connections). */
+const EVENT_STREAM_HEARTBEAT_MS = 15_000;
 
 /** Largest request body accepted (contract: 413 `payload_too_large` above it). */
 export const BODY_BYTES_MAX = 1024 * 1024;
@@ -74,7 +83,7 @@ export interface ServerDependencies {
   /** More routes under the same authentication: for services that embed spendgate, and tests. */
   readonly extraRoutes?: (api: FastifyInstance) => void;
   /** Redis (queues and rate limits); null when none is configured. /readyz reports it. */
-  readonly redis?: Redis | null;
+  readonly redis?: RedisConnection | null;
   /** How long an accepted API key is remembered (auth.ts); 5 s by default, 0 for never. */
   readonly apiKeyCacheMs?: number;
   /**
@@ -169,6 +178,11 @@ export function createServer(
 
   const metrics = createMetrics();
   registerHealth(app, { store: dependencies.store, redis: dependencies.redis ?? null, metrics });
+  const unobserveReplica = observeReplicaReads(dependencies.store, metrics);
+  app.addHook('onClose', (_instance, done) => {
+    unobserveReplica();
+    done();
+  });
 
   if (dependencies.healthOnly !== true) registerApi(app, config, dependencies, metrics);
 
@@ -207,10 +221,19 @@ function loggerOptions(config: ServerConfig, dependencies: ServerDependencies) {
         '*.number',
         '*.cvv',
         '*.secret',
+        '*.token',
       ],
       censor: '[redacted]',
     },
   };
+}
+
+/**
+ * A URL as the log may keep it: the value of a `token` query parameter (the card display
+ * page's, a card's single-use authority) is replaced, whatever the route.
+ */
+export function loggableUrl(url: string): string {
+  return url.replace(/([?&]token=)[^&#]*/gi, '$1[redacted]');
 }
 
 /** The Request-Id header on every answer, and the one log line per request. */
@@ -221,7 +244,7 @@ function registerRequestLog(app: FastifyInstance): void {
   app.addHook('onResponse', async (request, reply) => {
     request.log.info(
       {
-        req: { method: request.method, url: request.url },
+        req: { method: request.method, url: loggableUrl(request.url) },
         res: { statusCode: reply.statusCode },
         responseTimeMs: Math.round(reply.elapsedTime * 1000) / 1000,
       },
@@ -280,6 +303,8 @@ function registerApi(
   registerJsonBody(app);
   // The document must see every route, so it is registered before them.
   registerOpenApi(app);
+  // The console's static page (outside /v1: it needs no key; it asks for one in the page).
+  registerConsole(app);
   void app.register((api, _options, done) => {
     registerAuth(api, {
       store: dependencies.store,
@@ -297,8 +322,10 @@ function registerApi(
     registerScopeCheck(api);
     registerRateLimitRoutes(api);
     registerAccountRoutes(api, dependencies.store);
+    registerApiKeyRoutes(api);
     registerVaultRoutes(api, dependencies.store, { solanaRpcUrl: config.solanaRpcUrl });
     registerVaultBalanceRoutes(api, dependencies.store);
+    registerVaultDepositRoutes(api, dependencies.store);
     registerPolicyRoutes(api, dependencies.store);
     registerPolicyHistoryRoutes(api, dependencies.store, 'vault');
     registerBacktestRoutes(api, dependencies.store);
@@ -308,12 +335,17 @@ function registerApi(
     registerTransactionRoutes(api, dependencies.store);
     registerSimulateDepositRoutes(api, dependencies.store);
     registerCardRoutes(api, dependencies.store, { cardBin: config.cardBin });
+    registerCardDisplayRoutes(api, dependencies.store);
     registerCardPolicyRoutes(api, dependencies.store);
     registerPolicyHistoryRoutes(api, dependencies.store, 'card');
     registerAuthorizationRoutes(api, dependencies.store, config.authorize, metrics.decisions);
     registerWebhookRoutes(api, dependencies.store);
     registerSettlementRoutes(api, dependencies.store);
     registerTwoFactorRoutes(api, dependencies.store);
+    registerEventStreamRoutes(api, {
+      hub: new EventHub(dependencies.store),
+      heartbeatMs: EVENT_STREAM_HEARTBEAT_MS,
+    });
     dependencies.extraRoutes?.(api);
     done();
   });

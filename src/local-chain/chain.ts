@@ -19,6 +19,7 @@ import { EventEmitter } from 'node:events';
 import { PublicKey, type VersionedTransaction } from '@solana/web3.js';
 import bs58 from 'bs58';
 import type { BanksTransactionResultWithMeta, ProgramTestContext } from 'solana-bankrun';
+import { TransactionHistory } from './history.js';
 import { toTransactionError, type TransactionErrorJson } from './transaction-error.js';
 
 /** At most this many signature statuses are remembered (least recently used out). */
@@ -93,6 +94,8 @@ export function signatureOf(tx: VersionedTransaction): string {
 export class LocalChain extends EventEmitter<LocalChainEvents> {
   readonly #context: ProgramTestContext;
   readonly #statuses = new Map<string, SignatureStatus>();
+  /** Landed transactions, for getSignaturesForAddress and getTransaction. */
+  readonly history = new TransactionHistory();
   #queue: Promise<unknown> = Promise.resolve();
   #transactionCount = 0;
 
@@ -198,6 +201,9 @@ export class LocalChain extends EventEmitter<LocalChainEvents> {
         return { kind: 'dropped', signature, err: 'SignatureFailure' };
       }
       const slot = await this.slot();
+      const keys = tx.message.staticAccountKeys;
+      const preBalances = await this.#balances(keys);
+      const fee = await this.#fee(tx);
       let result: BanksTransactionResultWithMeta;
       try {
         result = await this.banks.tryProcessTransaction(tx);
@@ -216,11 +222,40 @@ export class LocalChain extends EventEmitter<LocalChainEvents> {
         err: result.result === null ? null : toTransactionError(result.result),
       };
       this.#record(signature, status);
+      this.history.record({
+        signature,
+        slot,
+        blockTime: Math.floor(Date.now() / 1000),
+        bytes: Buffer.from(tx.serialize()),
+        accountKeys: keys.map((key) => key.toBase58()),
+        err: status.err,
+        fee,
+        preBalances,
+        postBalances: await this.#balances(keys),
+        logMessages: result.meta?.logMessages ?? [],
+      });
       this.#transactionCount += 1;
       this.emit('landed', signature, status);
       await this.#advance(1);
       return { kind: 'landed', signature, status };
     });
+  }
+
+  /** Lamports of each account, 0 for one that does not exist, as a node's pre/postBalances. */
+  async #balances(keys: readonly PublicKey[]): Promise<number[]> {
+    const balances: number[] = [];
+    for (const key of keys)
+      balances.push(exactNumber(await this.banks.getBalance(key), 'lamports'));
+    return balances;
+  }
+
+  /** The fee the transaction pays (bankrun's fee for its message; 0 if it cannot price it). */
+  async #fee(tx: VersionedTransaction): Promise<number> {
+    const banks = this.banks;
+    const fee = await banks.getFeeForMessage(
+      tx.message as Parameters<typeof banks.getFeeForMessage>[0],
+    );
+    return fee === null ? 0 : exactNumber(fee, 'lamports');
   }
 
   /**

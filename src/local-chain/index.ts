@@ -99,7 +99,10 @@ export async function startLocalSolana(options: LocalSolanaOptions = {}): Promis
   const chain = new LocalChain(context);
   const server = await startLocalRpc(
     chain,
-    { genesisHash: context.lastBlockhash },
+    {
+      genesisHash: context.lastBlockhash,
+      usdcFaucet: { mint: usdcMint.publicKey, authority: usdcMintAuthority, payer: treasury },
+    },
     { host: options.host ?? '127.0.0.1', port: options.port ?? 0 },
   );
   let ticking = false;

@@ -15,7 +15,9 @@ import {
   getSlot,
   getVersion,
 } from './rpc-cluster-methods.js';
+import { getSignaturesForAddress, getTransaction } from './rpc-history-methods.js';
 import type { RpcHandler, RpcMethods } from './rpc-protocol.js';
+import { requestUsdcAirdrop, type UsdcFaucet } from './usdc-faucet.js';
 import {
   getFeeForMessage,
   getSignatureStatuses,
@@ -25,6 +27,8 @@ import {
 
 export interface RpcInfo {
   genesisHash: string;
+  /** The USDC faucet (usdc-faucet.ts); absent: no requestUsdcAirdrop. */
+  usdcFaucet?: UsdcFaucet;
 }
 
 /** A method answered from the chain alone. */
@@ -35,6 +39,8 @@ const CHAIN_METHODS: Readonly<Record<string, ChainMethod>> = {
   simulateTransaction,
   getSignatureStatuses,
   getFeeForMessage,
+  getSignaturesForAddress,
+  getTransaction,
   getAccountInfo,
   getMultipleAccounts,
   getBalance,
@@ -53,10 +59,11 @@ const CHAIN_METHODS: Readonly<Record<string, ChainMethod>> = {
  * The Solana JSON-RPC methods the transfer worker uses, answered from the local runtime with
  * the shapes @solana/web3.js 1.98 validates (https://solana.com/docs/rpc). Context-wrapped
  * methods answer `{ context: { slot }, value }`. One small function per method, grouped by what
- * it reads: rpc-transaction-methods.ts, rpc-account-methods.ts, rpc-cluster-methods.ts.
+ * it reads: rpc-transaction-methods.ts, rpc-account-methods.ts, rpc-cluster-methods.ts,
+ * rpc-history-methods.ts.
  *
- * Not a full node: no getTransaction, getSignaturesForAddress, getProgramAccounts,
- * getTokenAccountsByOwner, isBlockhashValid, jsonParsed account data (asked for jsonParsed,
+ * getSignaturesForAddress and getTransaction read the chain's history (rpc-history-methods.ts).
+ * Not a full node: no getProgramAccounts, getTokenAccountsByOwner, isBlockhashValid, jsonParsed account data (asked for jsonParsed,
  * accounts come back base64, which web3.js accepts).
  */
 export function createRpcMethods(chain: LocalChain, info: RpcInfo): RpcMethods {
@@ -66,5 +73,9 @@ export function createRpcMethods(chain: LocalChain, info: RpcInfo): RpcMethods {
   }
   // Not from the chain: from what the runtime said at start.
   methods.set('getGenesisHash', () => Promise.resolve(info.genesisHash));
+  const faucet = info.usdcFaucet;
+  if (faucet !== undefined) {
+    methods.set('requestUsdcAirdrop', (params) => requestUsdcAirdrop(chain, faucet, params));
+  }
   return methods;
 }

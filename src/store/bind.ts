@@ -19,7 +19,28 @@ import {
 } from './ops/backtests.js';
 import { authorizeBatch } from './ops/decide-and-record.js';
 import { createCard, revealCard, setCardStatus } from './ops/cards.js';
+import {
+  createDisplayToken,
+  displayOrigins,
+  setDisplayOrigins,
+  spendDisplayToken,
+} from './ops/card-display.js';
+import {
+  completeSweep,
+  depositKeySeed,
+  failSweep,
+  listChainDeposits,
+  recordChainDeposit,
+  recordSweepSend,
+  unsweptDeposits,
+} from './ops/chain-deposits.js';
 import { pendingChainTransfers, recordChainSend } from './ops/chain-sends.js';
+import {
+  advanceDepositWatch,
+  assignDepositAddresses,
+  depositWatchBatch,
+  watchDepositAddress,
+} from './ops/deposit-watch.js';
 import { claimEvents, markRelayed } from './ops/events.js';
 import {
   completeExternalTransfer,
@@ -41,12 +62,25 @@ import {
   holdJournalCandidates,
   purgeOutboxEvents,
   purgeBacktests,
+  purgeDisplayTokens,
   purgeSpendCounters,
   purgeWebhookDeliveries,
 } from './ops/retention.js';
 import { deleteCardPolicy, getCardPolicy, setCardPolicy } from './ops/card-policies.js';
 import { deletePolicy, getPolicy, setPolicy, simulatePolicy } from './ops/policies.js';
 import { policyLimits } from './ops/policy-limits.js';
+import {
+  closeReserveRunRequests,
+  latestReserveRuns,
+  ledgerPosition,
+  purgeReserveRuns,
+  recordReserveRun,
+  requestReserveRun,
+  reserveRunRequestOpen,
+  reserveRunRequests,
+  unsentExternalTransfers,
+  unsentTransfersIn,
+} from './ops/reserves.js';
 import { listPolicyVersions, restorePolicyVersion } from './ops/policy-versions.js';
 import { getCard, getTransaction, getTransfer } from './ops/reads.js';
 import {
@@ -89,8 +123,10 @@ import type {
   AuthorizationOperations,
   BacktestOperations,
   CardOperations,
+  DepositOperations,
   MaintenanceOperations,
   PolicyOperations,
+  ReserveOperations,
   SettlementOperations,
   StoreOperations,
   TransferOperations,
@@ -115,6 +151,8 @@ export function bindOperations(ctx: StoreContext, tx: SqlQueryable): StoreOperat
     ...bindSettlements(ctx, tx),
     ...bindMaintenance(ctx, tx),
     ...bindBacktests(ctx, tx),
+    ...bindReserves(ctx, tx),
+    ...bindDeposits(ctx, tx),
   };
 }
 
@@ -178,6 +216,10 @@ function bindCards(ctx: StoreContext, tx: SqlQueryable): CardOperations {
     listCards: (scope, query) => listCards(tx, scope, query),
     setCardStatus: (scope, cardId, status) => setCardStatus(ctx, tx, scope, cardId, status),
     revealCard: (scope, cardId) => revealCard(ctx, tx, scope, cardId),
+    createDisplayToken: (scope, cardId) => createDisplayToken(ctx, tx, scope, cardId),
+    spendDisplayToken: (token) => spendDisplayToken(ctx, tx, token),
+    displayOrigins: (scope) => displayOrigins(tx, scope),
+    setDisplayOrigins: (scope, origins) => setDisplayOrigins(ctx, tx, scope, origins),
   };
 }
 
@@ -206,7 +248,7 @@ function bindTransfers(ctx: StoreContext, tx: SqlQueryable): TransferOperations 
     createExternalTransfer: (scope, input) => createExternalTransfer(ctx, tx, scope, input),
     getTransfer: (scope, transferId) => getTransfer(tx, scope, transferId),
     listTransfers: (scope, query) => listTransfers(tx, scope, query),
-    pendingChainTransfers: (batchMax) => pendingChainTransfers(tx, batchMax),
+    pendingChainTransfers: (batchMax, holdBack) => pendingChainTransfers(tx, batchMax, holdBack),
     recordChainSend: (transferId, send, previousSignature) =>
       recordChainSend(ctx, tx, transferId, send, previousSignature),
     completeExternalTransfer: (transferId, signature) =>
@@ -254,6 +296,7 @@ function bindMaintenance(ctx: StoreContext, tx: SqlQueryable): MaintenanceOperat
     purgeBacktests: (retentionMs, rowsMax) => purgeBacktests(ctx, tx, retentionMs, rowsMax),
     purgeSpendCounters: (retentionDays, rowsMax) =>
       purgeSpendCounters(ctx, tx, retentionDays, rowsMax),
+    purgeDisplayTokens: (rowsMax) => purgeDisplayTokens(ctx, tx, rowsMax),
     holdJournalCandidates: (retentionMs, afterVaultId, vaultsMax) =>
       holdJournalCandidates(ctx, tx, retentionMs, afterVaultId, vaultsMax),
     compactVaultHoldChanges: (vaultId, horizonMs, rowsMax) =>
@@ -268,5 +311,38 @@ function bindBacktests(ctx: StoreContext, tx: SqlQueryable): BacktestOperations 
     backtestsAwaitingJobs: (batchMax, recheckAfterMs) =>
       backtestsAwaitingJobs(ctx, tx, batchMax, recheckAfterMs),
     markBacktestJobs: (jobs) => markBacktestJobs(ctx, tx, jobs),
+  };
+}
+
+function bindReserves(ctx: StoreContext, tx: SqlQueryable): ReserveOperations {
+  return {
+    ledgerPosition: (mode, currency) => ledgerPosition(tx, mode, currency),
+    recordReserveRun: (run) => recordReserveRun(ctx, tx, run),
+    latestReserveRuns: (currencies) => latestReserveRuns(tx, currencies),
+    unsentExternalTransfers: () => unsentExternalTransfers(tx),
+    unsentTransfersIn: (pairs, max, afterId) => unsentTransfersIn(tx, pairs, max, afterId),
+    requestReserveRun: () => requestReserveRun(ctx, tx),
+    reserveRunRequests: () => reserveRunRequests(tx),
+    closeReserveRunRequests: (requestIds) => closeReserveRunRequests(tx, requestIds),
+    reserveRunRequestOpen: (requestId) => reserveRunRequestOpen(tx, requestId),
+    purgeReserveRuns: (retentionMs, rowsMax) => purgeReserveRuns(ctx, tx, retentionMs, rowsMax),
+  };
+}
+
+function bindDeposits(ctx: StoreContext, tx: SqlQueryable): DepositOperations {
+  return {
+    listChainDeposits: (scope, vaultId, query) => listChainDeposits(tx, scope, vaultId, query),
+    assignDepositAddresses: (batchMax) => assignDepositAddresses(ctx, tx, batchMax),
+    depositWatchBatch: (batchMax) => depositWatchBatch(tx, batchMax),
+    watchTokenAccount: (vaultId, address, ownerAddress) =>
+      watchDepositAddress(tx, { vaultId, address, ownerAddress }),
+    recordChainDeposit: (found) => recordChainDeposit(ctx, tx, found),
+    advanceDepositWatch: (address, from, to) => advanceDepositWatch(ctx, tx, address, from, to),
+    unsweptDeposits: (batchMax) => unsweptDeposits(tx, batchMax),
+    recordSweepSend: (depositId, send, previousSignature) =>
+      recordSweepSend(ctx, tx, depositId, send, previousSignature),
+    completeSweep: (depositId, signature) => completeSweep(ctx, tx, depositId, signature),
+    failSweep: (depositId, reason) => failSweep(tx, depositId, reason),
+    depositKeySeed: (vaultId) => depositKeySeed(ctx, tx, vaultId),
   };
 }

@@ -99,6 +99,40 @@ const CHECKS: readonly { readonly invariant: string; readonly sql: string }[] = 
           SELECT 'event ' || e.id FROM outbox_events e
           WHERE NOT EXISTS (SELECT 1 FROM accounts a WHERE a.id = e.account_id)`,
   },
+  {
+    // A display token shows the card it names to its account alone (ops/card-display.ts).
+    invariant: "every card display token is of its card's account and mode, and lives 60 seconds",
+    sql: `SELECT 'card display token of ' || d.card_id || ' made ' || d.created_at AS detail
+          FROM card_display_tokens d
+          WHERE NOT EXISTS (SELECT 1 FROM cards c WHERE c.id = d.card_id AND c.account_id = d.account_id AND c.mode = d.mode)
+             OR d.expires_at - d.created_at <> interval '60 seconds'
+             OR (d.used_at IS NOT NULL AND (d.used_at < d.created_at OR d.used_at >= d.expires_at))`,
+  },
+  {
+    // Issue 15: every deposit found on chain and credited is one completed deposit
+    // transaction of its amount, and every deposit transaction from the chain (chain_deposit
+    // set) is the credit of exactly one found transfer, of its signature.
+    invariant: 'every credited chain deposit is exactly one completed deposit of its amount',
+    sql: `SELECT 'chain deposit ' || d.id AS detail FROM chain_deposits d
+          LEFT JOIN transactions t ON t.id = d.transaction_id
+          WHERE d.status IN ('credited', 'swept')
+            AND (t.id IS NULL OR t.type <> 'deposit' OR t.status <> 'completed'
+                 OR t.amount <> d.amount OR t.vault_id <> d.vault_id)
+          UNION ALL
+          SELECT 'deposit transaction ' || t.id || ' from chain has no deposit of its signature'
+          FROM transactions t
+          WHERE t.chain_deposit IS NOT NULL
+            AND NOT EXISTS (SELECT 1 FROM chain_deposits d WHERE d.transaction_id = t.id
+                              AND d.signature = t.chain_deposit->>'signature')
+          UNION ALL
+          SELECT 'deposit transaction ' || transaction_id || ' credits ' || count(*) || ' deposits'
+          FROM chain_deposits WHERE transaction_id IS NOT NULL
+          GROUP BY transaction_id HAVING count(*) > 1
+          UNION ALL
+          SELECT 'chain deposit ' || signature || '/' || instruction_index || '/' || inner_index
+                 || ' recorded ' || count(*) || ' times'
+          FROM chain_deposits GROUP BY signature, instruction_index, inner_index HAVING count(*) > 1`,
+  },
 ];
 
 /** Checks and returns the first violations of each invariant (at most 10 each). */

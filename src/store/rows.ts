@@ -3,6 +3,7 @@ import {
   isCurrencyCode,
   NO_SHADOW_MATCHES,
   type CardRecord,
+  type ChainDepositSource,
   type CurrencyCode,
   type Merchant,
   type Metadata,
@@ -24,7 +25,7 @@ import { assert } from '../core/index.js';
  */
 
 export const VAULT_COLUMNS =
-  'id, account_id, mode, name, currency, network, status, metadata, ledger, pending, freeze_reason, created_at, updated_at, frozen_at, closed_at';
+  'id, account_id, mode, name, currency, network, status, metadata, ledger, pending, freeze_reason, created_at, updated_at, frozen_at, closed_at, deposit_address';
 
 export interface VaultRow {
   id: string;
@@ -42,6 +43,7 @@ export interface VaultRow {
   updated_at: Date;
   frozen_at: Date | null;
   closed_at: Date | null;
+  deposit_address: string | null;
 }
 
 export function currencyFromRow(value: string): CurrencyCode {
@@ -68,6 +70,7 @@ export function vaultFromRow(row: VaultRow): VaultRecord {
     updatedAtMs: row.updated_at.getTime(),
     frozenAtMs: ms(row.frozen_at),
     closedAtMs: ms(row.closed_at),
+    depositAddress: row.deposit_address,
   };
 }
 
@@ -107,7 +110,7 @@ export function cardFromRow(row: CardRow): CardRecord {
 }
 
 export const TRANSACTION_COLUMNS =
-  'id, account_id, mode, vault_id, type, status, currency, amount, captured_amount, hold_remaining, card_id, transfer_id, merchant, mcc, network_transaction_id, decline_code, decline_reason, shadow_matches, failure_reason, stand_in, spend_day, metadata_enc IS NOT NULL AS has_metadata, created_at, completed_at';
+  'id, account_id, mode, vault_id, type, status, currency, amount, captured_amount, hold_remaining, card_id, transfer_id, merchant, mcc, network_transaction_id, decline_code, decline_reason, shadow_matches, failure_reason, stand_in, spend_day, metadata_enc IS NOT NULL AS has_metadata, created_at, completed_at, chain_deposit';
 
 export interface TransactionRow {
   id: string;
@@ -135,6 +138,7 @@ export interface TransactionRow {
   has_metadata: boolean;
   created_at: Date;
   completed_at: Date | null;
+  chain_deposit: ChainDepositSource | null;
 }
 
 export function transactionFromRow(row: TransactionRow): TransactionRecord {
@@ -161,6 +165,7 @@ export function transactionFromRow(row: TransactionRow): TransactionRecord {
     hasMetadata: row.has_metadata,
     createdAtMs: row.created_at.getTime(),
     completedAtMs: ms(row.completed_at),
+    onChain: row.chain_deposit,
   };
 }
 

@@ -1,4 +1,9 @@
-import { CompiledPolicyCache, SpendgateError, type TemplateLibrary } from '../core/index.js';
+import {
+  assert,
+  CompiledPolicyCache,
+  SpendgateError,
+  type TemplateLibrary,
+} from '../core/index.js';
 import { builtinRuleLibrary } from '../rule-library/load.js';
 import { AuthorizeBatcher } from './authorize-lanes.js';
 import { bindOperations } from './bind.js';
@@ -15,6 +20,7 @@ import {
   type AuthorizeRequest,
 } from './ops/decide-and-record.js';
 import { readOutboxBacklog } from './ops/events.js';
+import { readEventsAfter } from './ops/event-feed.js';
 import {
   beginIdempotent,
   saveIdempotent,
@@ -24,11 +30,23 @@ import {
 import { rewrapMasterKeySecrets } from './ops/master-key-rotation.js';
 import { deliveryTarget, recordDeliveryAttempt } from './ops/webhook-deliveries.js';
 import type { Store, StoreOperations } from './port/index.js';
+import {
+  PRIMARY_READ_OPERATIONS,
+  REPLICA_OPERATIONS,
+  ReplicaReads,
+  type WritePositions,
+} from './replica-reads.js';
 import { Keyring } from './secrets/index.js';
 import type { SqlClient } from './sql/client.js';
 import { runTransaction } from './sql/transaction.js';
 
 export * from './port/index.js';
+export {
+  memoryWritePositions,
+  type ReplicaEvent,
+  type ReplicaReadReason,
+  type WritePositions,
+} from './replica-reads.js';
 
 /**
  * The store with the SQL client it runs on, for whoever opened it: the CLI's own checks and
@@ -36,6 +54,20 @@ export * from './port/index.js';
  */
 export interface OpenedStore extends Store {
   readonly client: SqlClient;
+  /**
+   * Where the accounts' write positions are kept, shared by every process on the database
+   * (serve.ts: Redis, once its prefix is known). Until given, every read that may lag reads
+   * the primary. Only with a replica.
+   */
+  keepWritePositions(positions: WritePositions): void;
+}
+
+/** A streaming replica of the primary, for the reads that may lag (replica-reads.ts). */
+export interface ReplicaOptions {
+  readonly client: SqlClient;
+  readonly positions?: WritePositions;
+  /** After a replica error, reads skip it for this long. Default 5 s. */
+  readonly retryAfterMs?: number;
 }
 
 export interface StoreOptions {
@@ -59,6 +91,8 @@ export interface StoreOptions {
   readonly authorizeBatchesMax?: number;
   /** Authorizations waiting for a batch at most. Default 10,000. */
   readonly authorizeQueueMax?: number;
+  /** DATABASE_READ_URL's replica; without it every read goes to `client`. */
+  readonly replica?: ReplicaOptions;
 }
 
 /** Migrates the database, makes sure the system accounts exist, and returns the store. */
@@ -66,12 +100,13 @@ export async function openStore(options: StoreOptions): Promise<OpenedStore> {
   await migrate(options.client);
   await options.client.transaction(ensureSystemAccounts);
   const ctx = contextOf(options);
+  const replica = replicaReadsOf(ctx, options.replica);
   const run = <T>(work: (operations: StoreOperations) => Promise<T>): Promise<T> =>
     runTransaction(ctx.client, (tx) => work(bindOperations(ctx, tx)));
-  const single = perCallOperations(ctx, run);
+  const single = perCallOperations(ctx, run, replica);
   // Several servers may share one store (tests, embedding services): each observes every batch.
   const batchObservers = new Set<(size: number) => void>();
-  const batcher = createAuthorizeBatcher(ctx, options, batchObservers);
+  const batcher = createAuthorizeBatcher(ctx, options, batchObservers, replica);
 
   return {
     ...single,
@@ -82,26 +117,103 @@ export async function openStore(options: StoreOptions): Promise<OpenedStore> {
     deliveryTarget: (eventId, endpointId) => deliveryTarget(ctx, ctx.client, eventId, endpointId),
     recordDeliveryAttempt: (attempt) => recordDeliveryAttempt(ctx, ctx.client, attempt),
     client: options.client,
+    keepWritePositions(positions) {
+      replica?.keepPositionsIn(positions);
+    },
     authorize: (scope, input, budget) =>
       batcher.submit({ scope, input, ...(budget === undefined ? {} : { budget }) }),
-    transaction: run,
+    transaction: (work) => (replica === null ? run(work) : runRecordingWrites(ctx, replica, work)),
     authorizeStats: () => ({ ...batcher.stats }),
     observeAuthorizeBatches(observer) {
       batchObservers.add(observer);
       return () => batchObservers.delete(observer);
     },
-    idempotent: (scope, request, work, keepRefusal) =>
-      runIdempotent(ctx, scope, request, work, keepRefusal),
+    idempotent: async (scope, request, work, keepRefusal) => {
+      const outcome = await runIdempotent(ctx, scope, request, work, keepRefusal);
+      if (!outcome.replayed) await replica?.wrote([scope.accountId]);
+      return outcome;
+    },
+    observeReplicaReads(observer) {
+      return replica?.observe(observer) ?? (() => false);
+    },
     ping: async () => {
       await ctx.client.query('SELECT 1');
     },
     outboxBacklog: (pendingCountMax) => readOutboxBacklog(ctx.client, pendingCountMax, ctx.clock()),
+    // Read only, on the pool like ping: the live feed reads once per tick for every subscriber.
+    eventsAfter: (afterId, types, scopes, rowsMax) =>
+      readEventsAfter(ctx.client, afterId, types, scopes, rowsMax),
     expireHolds: (ageMsMax, batchMax) => expireOldHolds(ctx, run, ageMsMax, batchMax),
     rewrapMasterKeySecrets: (rewrapOptions) => rewrapMasterKeySecrets(ctx, rewrapOptions),
-    runBacktest: (backtestId, runOptions) => runBacktest(ctx, backtestId, runOptions),
+    runBacktest: (backtestId, runOptions) =>
+      runBacktest(ctx, backtestId, runOptions, (accountId) =>
+        replica === null ? Promise.resolve(ctx.client) : replica.reader(accountId),
+      ),
     ruleTemplates: () => ctx.templates,
-    close: () => options.client.close(),
+    close: async () => {
+      await replica?.close();
+      await options.client.close();
+    },
   };
+}
+
+function replicaReadsOf(
+  ctx: StoreContext,
+  options: ReplicaOptions | undefined,
+): ReplicaReads | null {
+  if (options === undefined) return null;
+  const reads = new ReplicaReads({
+    primary: ctx.client,
+    replica: options.client,
+    // Not ctx.clock: the skip after a failure is real time, whatever time tests make up.
+    ...(options.retryAfterMs === undefined ? {} : { retryAfterMs: options.retryAfterMs }),
+  });
+  if (options.positions !== undefined) reads.keepPositionsIn(options.positions);
+  return reads;
+}
+
+/** The account a call is made for: its first argument, when that is a scope. */
+function accountOf(args: readonly unknown[]): string | null {
+  const first = args[0];
+  return typeof first === 'object' &&
+    first !== null &&
+    'accountId' in first &&
+    typeof first.accountId === 'string' &&
+    'mode' in first
+    ? first.accountId
+    : null;
+}
+
+/**
+ * Store.transaction with a replica: the operations handed to `work` note the accounts they
+ * write for, whose positions are raised once the transaction has committed.
+ */
+async function runRecordingWrites<T>(
+  ctx: StoreContext,
+  replica: ReplicaReads,
+  work: (operations: StoreOperations) => Promise<T>,
+): Promise<T> {
+  let written = new Set<string>();
+  const result = await runTransaction(ctx.client, (tx) => {
+    // A retried transaction starts again: only the committed attempt's accounts count.
+    written = new Set<string>();
+    return work(notingWrites(bindOperations(ctx, tx), written));
+  });
+  await replica.wrote(written);
+  return result;
+}
+
+function notingWrites(operations: StoreOperations, written: Set<string>): StoreOperations {
+  const noting = {} as Record<keyof StoreOperations, unknown>;
+  for (const name of Object.keys(operations) as (keyof StoreOperations)[]) {
+    const writes = !PRIMARY_READ_OPERATIONS.has(name);
+    noting[name] = (...args: unknown[]) => {
+      const account = writes ? accountOf(args) : null;
+      if (account !== null) written.add(account);
+      return (operations[name] as (...inner: unknown[]) => Promise<unknown>)(...args);
+    };
+  }
+  return noting as StoreOperations;
 }
 
 function contextOf(options: StoreOptions): StoreContext {
@@ -117,12 +229,40 @@ function contextOf(options: StoreOptions): StoreContext {
   };
 }
 
-/** Each operation in a transaction of its own: the same names, wrapped one by one. */
-function perCallOperations(ctx: StoreContext, run: Store['transaction']): StoreOperations {
+const REPLICA_OPERATION_NAMES: ReadonlySet<keyof StoreOperations> = new Set(REPLICA_OPERATIONS);
+
+/**
+ * Each operation in a transaction of its own: the same names, wrapped one by one. With a
+ * replica, the reads that may lag are routed (replica-reads.ts), and every other operation
+ * made for an account raises that account's write position once it has committed.
+ */
+function perCallOperations(
+  ctx: StoreContext,
+  run: Store['transaction'],
+  replica: ReplicaReads | null,
+): StoreOperations {
   const perCall = {} as Record<keyof StoreOperations, unknown>;
   for (const name of Object.keys(bindOperations(ctx, ctx.client)) as (keyof StoreOperations)[]) {
-    perCall[name] = (...args: unknown[]) =>
+    const onPrimary = (...args: unknown[]) =>
       run((operations) => (operations[name] as (...inner: unknown[]) => Promise<unknown>)(...args));
+    perCall[name] = onPrimary;
+    if (replica === null) continue;
+    if (REPLICA_OPERATION_NAMES.has(name)) {
+      perCall[name] = (...args: unknown[]) => {
+        const account = accountOf(args);
+        assert(account !== null, `${name} reads for a scope`);
+        return replica.read(account, (tx) =>
+          (bindOperations(ctx, tx)[name] as (...inner: unknown[]) => Promise<unknown>)(...args),
+        );
+      };
+    } else if (!PRIMARY_READ_OPERATIONS.has(name)) {
+      perCall[name] = async (...args: unknown[]) => {
+        const result = await onPrimary(...args);
+        const account = accountOf(args);
+        if (account !== null) await replica.wrote([account]);
+        return result;
+      };
+    }
   }
   return perCall as StoreOperations;
 }
@@ -136,28 +276,35 @@ function createAuthorizeBatcher(
   ctx: StoreContext,
   options: StoreOptions,
   batchObservers: ReadonlySet<(size: number) => void>,
+  replica: ReplicaReads | null,
 ): AuthorizeBatcher {
   // A request alone, once more after a unique-index race: the retry finds the first decision.
   const authorizeAlone = async (request: AuthorizeRequest) => {
     for (let attempt = 1; ; attempt++) {
       try {
-        return await runTransaction(
+        const outcome = await runTransaction(
           ctx.client,
           (tx) => bindOperations(ctx, tx).authorize(request.scope, request.input, request.budget),
           authorizeTransaction,
         );
+        await replica?.wrote([request.scope.accountId]);
+        return outcome;
       } catch (error) {
         if (!isUniqueViolation(error) || attempt >= 2) throw error;
       }
     }
   };
   return new AuthorizeBatcher(
-    (requests) =>
-      runTransaction(
+    async (requests) => {
+      const outcomes = await runTransaction(
         ctx.client,
         (tx) => authorizeBatch(ctx, tx, requests, { commit: true }),
         authorizeTransaction,
-      ),
+      );
+      // One position read for the whole batch (replica only): its accounts' next lists see it.
+      await replica?.wrote(requests.map((request) => request.scope.accountId));
+      return outcomes;
+    },
     authorizeAlone,
     {
       batchesMax: options.authorizeBatchesMax ?? 2,

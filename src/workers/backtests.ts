@@ -1,5 +1,5 @@
 import { Worker, type Queue } from 'bullmq';
-import type { Redis } from 'ioredis';
+import type { RedisConnection } from '../redis.js';
 import { BACKTEST_ATTEMPTS_MAX, type Store } from '../store/store.js';
 import { PollingLoop, type LoopLog } from './polling-loop.js';
 import { BACKTEST_QUEUE, backtestJobId, queuePrefix, type BacktestJob } from './queues.js';
@@ -127,7 +127,7 @@ export class BacktestRelay {
 
 export interface BacktestWorkerDependencies {
   readonly store: Store;
-  readonly connection: Redis;
+  readonly connection: RedisConnection;
   readonly redisPrefix: string;
   readonly settings: BacktestSettings;
   readonly log: LoopLog;

@@ -1,5 +1,5 @@
 import { Queue, Worker } from 'bullmq';
-import type { Redis } from 'ioredis';
+import type { RedisConnection } from '../redis.js';
 import { assert, InvariantError } from '../core/index.js';
 import {
   DEFAULT_RETENTION,
@@ -7,7 +7,7 @@ import {
   type RetentionSettings,
   type Store,
 } from '../store/store.js';
-import { queuePrefix } from './queues.js';
+import { keepSchedulers, queuePrefix } from './queues.js';
 
 /*
  * Repeatable maintenance, run by BullMQ job schedulers so that however many worker
@@ -44,6 +44,12 @@ export const DEFAULT_MAINTENANCE_SETTINGS: MaintenanceSettings = {
 
 const RETENTION_EVERY_MS = 5 * 60_000;
 
+/**
+ * Reconciliations of reserves are kept 30 days (the latest of each mode and currency always):
+ * about 6,000 rows a day per worker process, and a month of proof of reserves to look back on.
+ */
+export const RESERVE_RUN_RETENTION_MS = 30 * 24 * 3_600_000;
+
 const HOLD_BATCH_MAX = 500;
 /** Expiry rounds per run at most: a backlog beyond 10,000 holds waits for the next run. */
 const HOLD_BATCHES_PER_RUN_MAX = 20;
@@ -79,8 +85,11 @@ export interface RetentionCounts {
   readonly outboxEvents: number;
   readonly idempotencyKeys: number;
   readonly spendCounters: number;
+  /** Reconciliations of reserves older than RESERVE_RUN_RETENTION_MS (the latest kept). */
+  readonly reserveRuns: number;
   readonly holdChanges: number;
   readonly backtests: number;
+  readonly displayTokens: number;
 }
 
 /** Repeats a batch, each in its own transaction, until one comes back short. */
@@ -132,17 +141,24 @@ export async function applyRetention(
   const spendCounters = await drain(() =>
     store.purgeSpendCounters(retention.spendCounterRetentionDays, RETENTION_BATCH_ROWS),
   );
+  const reserveRuns = await drain(() =>
+    store.purgeReserveRuns(RESERVE_RUN_RETENTION_MS, RETENTION_BATCH_ROWS),
+  );
+
   const holdChanges = await compactHoldJournal(store, retention.holdJournalRetentionMs);
   const backtests = await drain(() =>
     store.purgeBacktests(retention.backtestRetentionMs, RETENTION_BATCH_ROWS),
   );
+  const displayTokens = await drain(() => store.purgeDisplayTokens(RETENTION_BATCH_ROWS));
   return {
     webhookDeliveries,
     outboxEvents,
     idempotencyKeys,
     spendCounters,
+    reserveRuns,
     holdChanges,
     backtests,
+    displayTokens,
   };
 }
 
@@ -168,8 +184,8 @@ export interface Maintenance {
 
 export function startMaintenance(dependencies: {
   readonly store: Store;
-  readonly producer: Redis;
-  readonly consumer: Redis;
+  readonly producer: RedisConnection;
+  readonly consumer: RedisConnection;
   readonly redisPrefix: string;
   readonly settings: MaintenanceSettings;
 }): Maintenance {
@@ -189,29 +205,15 @@ export function startMaintenance(dependencies: {
     { connection: dependencies.consumer, prefix, concurrency: 1 },
   );
   worker.on('error', () => undefined);
-  // Upserting a scheduler is idempotent, so every process does it at start; while Redis is
-  // down it is tried again until it answers (contract section 15: background work starts as
-  // soon as Redis does).
-  let stopping = false;
-  const scheduled = (async () => {
-    for (let attempt = 0; !stopping; attempt++) {
-      try {
-        await queue.upsertJobScheduler('expire-holds', { every: settings.holdExpiryEveryMs });
-        await queue.upsertJobScheduler('take-snapshots', { every: settings.snapshotEveryMs });
-        await queue.upsertJobScheduler('apply-retention', {
-          every: settings.retentionEveryMs ?? RETENTION_EVERY_MS,
-        });
-        return;
-      } catch {
-        await new Promise((resolve) => setTimeout(resolve, Math.min(200 * 2 ** attempt, 5_000)));
-      }
-    }
-  })();
+  const stopSchedulers = keepSchedulers(queue, {
+    'expire-holds': settings.holdExpiryEveryMs,
+    'take-snapshots': settings.snapshotEveryMs,
+    'apply-retention': settings.retentionEveryMs ?? RETENTION_EVERY_MS,
+  });
   return {
     queue,
     async stop() {
-      stopping = true;
-      await scheduled;
+      await stopSchedulers();
       await worker.close();
       await queue.close();
     },

@@ -1,5 +1,5 @@
 import type { Queue } from 'bullmq';
-import type { Redis } from 'ioredis';
+import type { RedisConnection } from '../redis.js';
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { OutboxBacklog, Store } from '../store/store.js';
 
@@ -32,10 +32,16 @@ export interface WorkerMetrics {
   readonly solanaSends: Counter<'mode' | 'outcome'>;
   /** From this process's first send of a transfer to the round that saw it land. */
   readonly solanaConfirmationSeconds: Histogram<'mode'>;
+  /** The latest reconciliation of reserves this process ran (workers/reserves.ts). */
+  readonly reserveRatio: Gauge<'mode' | 'currency'>;
+  readonly reserveShortfall: Gauge<'mode' | 'currency'>;
+  readonly reserveRunTime: Gauge<'mode' | 'currency'>;
+  /** New external transfers kept pending because their (mode, currency) is short. */
+  readonly transfersWaitingReserves: Gauge<'mode' | 'currency'>;
   /** Reads the outbox's backlog at scrape time from `store`; returns the stop. */
   watchOutbox(store: Store): () => void;
   /** Reads these queues' counts at scrape time, through `connection`; returns the stop. */
-  watchQueues(queues: readonly Queue[], connection: Redis): () => void;
+  watchQueues(queues: readonly Queue[], connection: RedisConnection): () => void;
 }
 
 export const WEBHOOK_OUTCOMES = [
@@ -140,7 +146,10 @@ export class ScrapeSample<T> {
 
 type QueueCounts = ReadonlyMap<string, Readonly<Record<(typeof QUEUE_STATES)[number], number>>>;
 
-async function readQueues(queues: readonly Queue[], connection: Redis): Promise<QueueCounts> {
+async function readQueues(
+  queues: readonly Queue[],
+  connection: RedisConnection,
+): Promise<QueueCounts> {
   // Not connected: fail now rather than wait in BullMQ for a connection that may not come.
   if (connection.status !== 'ready') throw new Error('Redis is not connected');
   const counts = await Promise.all(
@@ -203,6 +212,7 @@ export function createWorkerMetrics(
       buckets: [0.25, 0.5, 1, 2, 5, 10, 20, 30, 60, 120, 300, 600],
       registers: [registry],
     }),
+    ...registerReserveGauges(registry),
     watchOutbox(store) {
       const sample = new ScrapeSample(() => store.outboxBacklog(OUTBOX_PENDING_COUNT_MAX), sampled);
       watched.outbox = sample;
@@ -217,6 +227,45 @@ export function createWorkerMetrics(
         if (watched.queues === sample) watched.queues = null;
       };
     },
+  };
+}
+
+/**
+ * The reserve gauges, set by each run (no series before the first: absent, not a made-up 0),
+ * and the waiting transfers' gauge, set by each round of the transfer worker.
+ */
+function registerReserveGauges(
+  registry: Registry,
+): Pick<
+  WorkerMetrics,
+  'reserveRatio' | 'reserveShortfall' | 'reserveRunTime' | 'transfersWaitingReserves'
+> {
+  const labelNames = ['mode', 'currency'] as const;
+  return {
+    reserveRatio: new Gauge({
+      name: 'spendgate_reserve_ratio',
+      help: 'Reserves (treasury on chain + unswept deposits) over liabilities (owed to vaults - in-flight transfers landed), by mode and currency, rounded down to 9 places; 1 when nothing is owed; below 1: short (docs/reserves.md).',
+      labelNames,
+      registers: [registry],
+    }),
+    reserveShortfall: new Gauge({
+      name: 'spendgate_reserve_shortfall',
+      help: 'What the reserves lack to cover the liabilities, in the currency (0 when covered), by mode and currency.',
+      labelNames,
+      registers: [registry],
+    }),
+    reserveRunTime: new Gauge({
+      name: 'spendgate_reserve_run_timestamp_seconds',
+      help: 'When this process last reconciled the reserves of a mode and currency (Unix seconds).',
+      labelNames,
+      registers: [registry],
+    }),
+    transfersWaitingReserves: new Gauge({
+      name: 'spendgate_transfers_waiting_reserves',
+      help: 'New external transfers kept pending because the latest reconciliation of their mode and currency is short.',
+      labelNames,
+      registers: [registry],
+    }),
   };
 }
 

@@ -23,6 +23,8 @@ export const DEFAULT_RELAY_OPTIONS: RelayOptions = { batchMax: 200, idleMs: 100 
  * - A crash after the add and before the commit: the events are claimed again and the jobs
  *   added again under the same ids, which BullMQ ignores (queues.ts, webhookJobId).
  * - A crash after the commit: the jobs are in Redis; nothing is lost or repeated.
+ * - A Redis Cluster master killed after the add: `confirmAdded` (queues.ts, confirmReplicated)
+ *   waits for a replica to have the jobs before the commit, or rolls the round back.
  */
 export class OutboxRelay {
   readonly #loop: PollingLoop;
@@ -33,6 +35,8 @@ export class OutboxRelay {
     private readonly queue: Queue<WebhookJob>,
     log: LoopLog,
     private readonly options: RelayOptions = DEFAULT_RELAY_OPTIONS,
+    /** Resolves once the jobs added are safe from a failover; the default: at once. */
+    private readonly confirmAdded: () => Promise<void> = () => Promise.resolve(),
   ) {
     this.#loop = new PollingLoop(
       'outbox relay',
@@ -68,7 +72,10 @@ export class OutboxRelay {
           return { name: event.type, data, opts: { jobId: webhookJobId(data) } };
         }),
       );
-      if (jobs.length > 0) await this.queue.addBulk(jobs);
+      if (jobs.length > 0) {
+        await this.queue.addBulk(jobs);
+        await this.confirmAdded();
+      }
       await operations.markRelayed(events.map((event) => event.id));
       return events.length;
     });

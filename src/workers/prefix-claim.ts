@@ -1,4 +1,4 @@
-import { ConfigError } from '../config/env.js';
+import { ConfigError, type RedisTarget } from '../config/env.js';
 import { redisClient } from '../redis.js';
 import { queuePrefix } from './queues.js';
 
@@ -55,7 +55,7 @@ export interface RedisPrefixClaim {
 }
 
 export function claimRedisPrefix(options: {
-  readonly redisUrl: string;
+  readonly redis: RedisTarget;
   readonly redisPrefix: string;
   readonly installationId: string;
 }): RedisPrefixClaim {
@@ -74,7 +74,7 @@ export function claimRedisPrefix(options: {
     losing = resolve;
   });
   // No queue of commands while Redis is down: the claim is made on each 'ready' instead.
-  const redis = redisClient(options.redisUrl, {
+  const redis = redisClient(options.redis, {
     enableOfflineQueue: false,
     maxRetriesPerRequest: 0,
     // Named in CLIENT LIST, for an operator looking for who holds a prefix.

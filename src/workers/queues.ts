@@ -1,10 +1,15 @@
-import type { Redis } from 'ioredis';
-import { redisClient } from '../redis.js';
+import type { Queue } from 'bullmq';
+import { Cluster } from 'ioredis';
+import type { RedisTarget } from '../config/env.js';
+import { redisClient, type RedisConnection } from '../redis.js';
 
 /*
  * The BullMQ queues and their Redis connections. Every key of every queue lives under the
  * prefix `{REDIS_PREFIX}`: the braces are a Redis Cluster hash tag, so all of a queue's keys
- * hash to one slot and BullMQ's multi-key scripts run unchanged on a cluster.
+ * hash to one slot and BullMQ's multi-key scripts run unchanged on a cluster. The same key
+ * names on one server and on a cluster: a deployment moved to a cluster keeps its names. The
+ * price: every queue of a deployment shares that one slot, so one master of the cluster
+ * (and its replica) carries all of the deployment's queues (docs/operations.md).
  */
 
 export const WEBHOOK_QUEUE = 'webhooks';
@@ -47,11 +52,91 @@ export function backtestJobId(backtestId: string, generation: number): string {
  * A producer's connection: no queue of commands while Redis is down, so an add fails at once
  * and the relay's transaction rolls back (the events stay in the outbox for the next round).
  */
-export function producerConnection(url: string): Redis {
-  return redisClient(url, { enableOfflineQueue: false, maxRetriesPerRequest: 1 });
+export function producerConnection(target: RedisTarget): RedisConnection {
+  return redisClient(target, { enableOfflineQueue: false, maxRetriesPerRequest: 1 });
 }
 
-/** A worker's connection: BullMQ's blocking commands need retries without limit. */
-export function workerConnection(url: string): Redis {
-  return redisClient(url, { maxRetriesPerRequest: null });
+/**
+ * A worker's connection: BullMQ's blocking commands need retries without limit (on a cluster,
+ * on its connection to each node: redisClient puts the setting there, where BullMQ checks it).
+ */
+export function workerConnection(target: RedisTarget): RedisConnection {
+  return redisClient(target, { maxRetriesPerRequest: null });
+}
+
+/** How long a relay round waits for a replica to have its jobs, before it rolls back. */
+export const REPLICA_WAIT_MS = 1_000;
+
+/**
+ * On a Redis Cluster: resolves once a replica of the master holding the queues' slot has every
+ * write this connection made there so far (Redis's WAIT); rejects when none has within
+ * REPLICA_WAIT_MS, so that the relay's round rolls back and its events are relayed again.
+ *
+ * Why: replication is asynchronous. A master killed just after it answered an add, before its
+ * replica had the job, is failed over to a replica without it; the relay, having marked the
+ * event relayed, would never add it again, and the delivery would be lost. A master left with
+ * no replica (its own was promoted, or is gone) has nobody to wait for: the round goes on.
+ * On one server (REDIS_URL) there is no failover to lose jobs to: nothing to wait for.
+ */
+export async function confirmReplicated(
+  connection: RedisConnection,
+  redisPrefix: string,
+): Promise<void> {
+  if (!(connection instanceof Cluster)) return;
+  // A key of the queues' slot leads each pipeline to the master holding that slot; the
+  // commands without a key (INFO, WAIT) follow it there. The key itself is never written.
+  const anchor = `${queuePrefix(redisPrefix)}:replicas`;
+  const [, info] = await answers(connection.pipeline().exists(anchor).info('replication'));
+  const replicas = Number(/connected_slaves:(\d+)/.exec(String(info))?.[1] ?? '0');
+  if (replicas === 0) return;
+  const [, acknowledged] = await answers(
+    connection.pipeline().exists(anchor).wait(1, REPLICA_WAIT_MS),
+  );
+  if (typeof acknowledged !== 'number' || acknowledged < 1) {
+    throw new Error(
+      `no replica of the queues' master acknowledged within ${String(REPLICA_WAIT_MS)} ms`,
+    );
+  }
+}
+
+/** A pipeline's answers, or its first error. */
+async function answers(pipeline: ReturnType<Cluster['pipeline']>): Promise<unknown[]> {
+  const replies = (await pipeline.exec()) ?? [];
+  return replies.map(([error, reply]) => {
+    if (error !== null) throw error;
+    return reply;
+  });
+}
+
+/** Waits between attempts to upsert the schedulers while Redis does not answer. */
+const SCHEDULER_RETRY_MS_MIN = 200;
+const SCHEDULER_RETRY_MS_MAX = 5_000;
+
+/**
+ * Puts `schedulers` (job name -> every ms) on `queue`. Upserting a scheduler is idempotent, so
+ * every process does it at start; while Redis is down it is tried again, backing off from
+ * 200 ms to 5 s, until it answers (contract section 15: background work starts as soon as
+ * Redis does) or the returned stop is called. The stop resolves once the attempts have ended.
+ */
+export function keepSchedulers(
+  queue: Queue,
+  schedulers: Readonly<Record<string, number>>,
+): () => Promise<void> {
+  let stopping = false;
+  const scheduled = (async () => {
+    for (let attempt = 0; !stopping; attempt++) {
+      try {
+        for (const [name, every] of Object.entries(schedulers))
+          await queue.upsertJobScheduler(name, { every });
+        return;
+      } catch {
+        const waitMs = Math.min(SCHEDULER_RETRY_MS_MIN * 2 ** attempt, SCHEDULER_RETRY_MS_MAX);
+        await new Promise((resolve) => setTimeout(resolve, waitMs));
+      }
+    }
+  })();
+  return async () => {
+    stopping = true;
+    await scheduled;
+  };
 }

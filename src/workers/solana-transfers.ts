@@ -10,9 +10,10 @@ import {
   type ChainCurrency,
   type SignedTransfer,
 } from '../solana/transfers.js';
-import type { PendingChainTransfer, Store } from '../store/store.js';
+import type { PendingChainTransfer, Store, StoredReserveRun } from '../store/store.js';
 import type { SolanaOutcome, WorkerMetrics } from './metrics.js';
 import { PollingLoop, type LoopLog } from './polling-loop.js';
+import { RESERVE_CURRENCIES } from './reserves.js';
 
 export interface ChainTarget {
   readonly connection: Connection;
@@ -43,6 +44,10 @@ function withoutTrailingZeros(amount: string): string {
  */
 const SENT_AT_MAX = 10_000;
 
+/** Waiting transfers logged per round at most, and remembered as logged at most. */
+const WAITING_LISTED_MAX = 100;
+const WAITING_LOGGED_MAX = 10_000;
+
 function isChainCurrency(currency: string): currency is ChainCurrency {
   return currency === 'SOL' || currency === 'USDC';
 }
@@ -60,6 +65,12 @@ function isChainCurrency(currency: string): currency is ChainCurrency {
  *    - unknown, blockhash expired: those bytes can never land, so sign anew with a fresh
  *      blockhash, replacing the record only if nobody replaced it first, then send.
  * So the same transfer is never sent under two live signatures, and never twice.
+ *
+ * Reserves (workers/reserves.ts): while the latest reconciliation of a (mode, currency) is
+ * short, its transfers not yet signed wait, pending (they are not even read: the others go on),
+ * each logged once with the reason, and counted in `spendgate_transfers_waiting_reserves`.
+ * Transfers already signed go on: their bytes may already be on chain, and stopping them would
+ * change nothing the ledger owes. A run that finds the currency covered lifts the wait.
  */
 export class SolanaTransferWorker {
   readonly #loop: PollingLoop;
@@ -70,6 +81,14 @@ export class SolanaTransferWorker {
    * first sent by another process, or before a restart, is not timed: its start is unknown.
    */
   readonly #firstSentMs = new Map<string, number>();
+  /** Waiting transfers already logged (insertion order: the oldest is forgotten first). */
+  readonly #waitingLogged = new Set<string>();
+  /**
+   * Where the next round's look at waiting transfers starts: each round reads at most
+   * WAITING_LISTED_MAX after it, and a short read starts the next from the first again, so
+   * that every waiting transfer is seen, however many wait.
+   */
+  #waitingCursor: string | null = null;
 
   constructor(
     private readonly store: Store,
@@ -96,7 +115,11 @@ export class SolanaTransferWorker {
 
   /** One round: each pending transfer one step further; returns how many were pending. */
   async sendOnce(): Promise<number> {
-    const pending = await this.store.pendingChainTransfers(this.options.batchMax);
+    const short = await this.#shortPairs();
+    await this.#reportWaiting(short);
+    const pending = await this.store.pendingChainTransfers(this.options.batchMax, [
+      ...short.keys(),
+    ]);
     for (const transfer of pending) {
       try {
         await this.#step(transfer);
@@ -110,6 +133,57 @@ export class SolanaTransferWorker {
       }
     }
     return pending.length;
+  }
+
+  /** The (mode, currency) keys whose latest reconciliation is short, with that run. */
+  async #shortPairs(): Promise<Map<string, StoredReserveRun>> {
+    const latest = await this.store.latestReserveRuns(RESERVE_CURRENCIES);
+    return new Map(
+      latest.filter((run) => run.short).map((run) => [`${run.mode}:${run.currency}`, run]),
+    );
+  }
+
+  /** Logs each transfer kept waiting once, and sets the gauge of waiting transfers. */
+  async #reportWaiting(short: ReadonlyMap<string, StoredReserveRun>): Promise<void> {
+    const waiting = await this.store.unsentTransfersIn(
+      [...short.keys()],
+      WAITING_LISTED_MAX,
+      this.#waitingCursor,
+    );
+    this.#waitingCursor =
+      waiting.length < WAITING_LISTED_MAX ? null : (waiting.at(-1)?.transferId ?? null);
+    for (const transfer of waiting) {
+      if (this.#waitingLogged.has(transfer.transferId)) continue;
+      const run = short.get(`${transfer.mode}:${transfer.currency}`);
+      this.log.warn(
+        {
+          transferId: transfer.transferId,
+          mode: transfer.mode,
+          currency: transfer.currency,
+          ratio: run?.ratio,
+          shortfall: run?.shortfall,
+          reserveRunId: run?.id,
+        },
+        'solana transfer waits: the reserves of its currency are short; it is sent once a reconciliation finds them covered (spendgate reserves)',
+      );
+      this.#waitingLogged.add(transfer.transferId);
+      if (this.#waitingLogged.size > WAITING_LOGGED_MAX) {
+        const oldest = this.#waitingLogged.values().next();
+        if (oldest.done !== true) this.#waitingLogged.delete(oldest.value);
+      }
+    }
+    const gauge = this.metrics?.transfersWaitingReserves;
+    if (gauge === undefined) return;
+    const counts = short.size === 0 ? [] : await this.store.unsentExternalTransfers();
+    for (const mode of ['test', 'live'] as const) {
+      for (const currency of RESERVE_CURRENCIES) {
+        const key = `${mode}:${currency}`;
+        const count = short.has(key)
+          ? (counts.find((c) => c.mode === mode && c.currency === currency)?.count ?? 0)
+          : 0;
+        gauge.set({ mode, currency }, count);
+      }
+    }
   }
 
   async #step(transfer: PendingChainTransfer): Promise<void> {

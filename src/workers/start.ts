@@ -1,5 +1,6 @@
 import { Queue, type Worker } from 'bullmq';
-import type { Redis } from 'ioredis';
+import type { RedisConnection } from '../redis.js';
+import type { RedisTarget } from '../config/env.js';
 import type { Mode } from '../core/index.js';
 import type { Store } from '../store/store.js';
 import {
@@ -12,6 +13,7 @@ import {
 import { DEFAULT_RELAY_OPTIONS, OutboxRelay, type RelayOptions } from './outbox-relay.js';
 import {
   BACKTEST_QUEUE,
+  confirmReplicated,
   producerConnection,
   queuePrefix,
   WEBHOOK_QUEUE,
@@ -32,6 +34,12 @@ import {
   type MaintenanceSettings,
 } from './maintenance.js';
 import { createWorkerMetrics, type WorkerMetrics } from './metrics.js';
+import {
+  DEFAULT_DEPOSIT_SETTINGS,
+  startDepositJobs,
+  type DepositJobs,
+  type DepositSettings,
+} from './deposit-jobs.js';
 import type { LoopLog } from './polling-loop.js';
 import {
   DEFAULT_SOLANA_TRANSFER_OPTIONS,
@@ -39,6 +47,12 @@ import {
   type ChainTarget,
   type SolanaTransferOptions,
 } from './solana-transfers.js';
+import {
+  DEFAULT_RESERVE_SETTINGS,
+  ReserveReconciler,
+  type ReserveLog,
+  type ReserveSettings,
+} from './reserves.js';
 import {
   DEFAULT_SETTLEMENT_OPTIONS,
   SettlementWorker,
@@ -54,7 +68,7 @@ export interface Workers {
 
 export interface WorkerDependencies {
   readonly store: Store;
-  readonly redisUrl: string;
+  readonly redis: RedisTarget;
   readonly redisPrefix: string;
   readonly delivery: DeliverySettings;
   readonly relay?: RelayOptions;
@@ -65,7 +79,11 @@ export interface WorkerDependencies {
   /** The chains external transfers go to; none: no transfer is sent from this process. */
   readonly chains?: Readonly<Record<Mode, ChainTarget | null>>;
   readonly solana?: SolanaTransferOptions;
-  readonly log: LoopLog & DeliveryLog;
+  /** The reconciliation of reserves, run with the chains (workers/reserves.ts). */
+  readonly reserves?: ReserveSettings;
+  /** The deposit watcher and sweeper (with `chains`); DEFAULT_DEPOSIT_SETTINGS unless given. */
+  readonly deposits?: DepositSettings;
+  readonly log: LoopLog & DeliveryLog & ReserveLog;
   /** Resolves when this database holds `redisPrefix` (prefix-claim.ts); default: at once. */
   readonly prefixClaimed?: Promise<void>;
   readonly metrics?: WorkerMetrics;
@@ -74,8 +92,8 @@ export interface WorkerDependencies {
 /** What startWorkers made, for the Redis work to start and for stop to close. */
 interface Running {
   readonly metrics: WorkerMetrics;
-  readonly producer: Redis;
-  readonly consumer: Redis;
+  readonly producer: RedisConnection;
+  readonly consumer: RedisConnection;
   readonly queue: Queue<WebhookJob>;
   readonly relay: OutboxRelay;
   readonly worker: Worker<WebhookJob>;
@@ -86,6 +104,7 @@ interface Running {
   };
   readonly settlement: SettlementWorker;
   readonly transfers: SolanaTransferWorker | null;
+  readonly reserves: ReserveReconciler | null;
   readonly unwatchOutbox: () => void;
 }
 
@@ -93,13 +112,16 @@ interface Running {
 interface RedisWork {
   stopped: boolean;
   maintenance: Maintenance | null;
+  deposits: DepositJobs | null;
   unwatchQueues: () => void;
 }
 
 /**
  * The worker role (`spendgate serve --role worker|all`): the outbox relay, the webhook
- * delivery worker, the settlement worker, the Solana transfer worker and the maintenance
- * schedules (hold expiry, balance snapshots), on Redis connections of their own. `stop` is the graceful shutdown: the relay
+ * delivery worker, the settlement worker, the Solana transfer worker, the deposit watcher and
+ * sweeper (deposit-jobs.ts, with chains), the reconciliation of reserves (with the chains, on
+ * the database alone) and the maintenance schedules (hold expiry, balance snapshots), on Redis
+ * connections of their own. `stop` is the graceful shutdown: the relay
  * finishes its round, the worker finishes the deliveries in flight (BullMQ returns a job it
  * could not finish to the queue, where another worker or the next start takes it), and the
  * connections close.
@@ -111,8 +133,8 @@ interface RedisWork {
  */
 export function startWorkers(dependencies: WorkerDependencies): Workers {
   const metrics = dependencies.metrics ?? createWorkerMetrics();
-  const producer = producerConnection(dependencies.redisUrl);
-  const consumer = workerConnection(dependencies.redisUrl);
+  const producer = producerConnection(dependencies.redis);
+  const consumer = workerConnection(dependencies.redis);
   const queue = new Queue<WebhookJob>(WEBHOOK_QUEUE, {
     connection: producer,
     prefix: queuePrefix(dependencies.redisPrefix),
@@ -124,6 +146,7 @@ export function startWorkers(dependencies: WorkerDependencies): Workers {
     queue,
     dependencies.log,
     dependencies.relay ?? DEFAULT_RELAY_OPTIONS,
+    () => confirmReplicated(producer, dependencies.redisPrefix),
   );
   const worker = startWebhookWorker({
     store: dependencies.store,
@@ -141,8 +164,10 @@ export function startWorkers(dependencies: WorkerDependencies): Workers {
     dependencies.settlement ?? DEFAULT_SETTLEMENT_OPTIONS,
   );
   const transfers = transferWorkerOf(dependencies, metrics);
+  const reserves = reconcilerOf(dependencies, metrics);
   settlement.start();
   transfers?.start();
+  reserves?.start();
   const unwatchOutbox = metrics.watchOutbox(dependencies.store);
   const running: Running = {
     metrics,
@@ -154,11 +179,13 @@ export function startWorkers(dependencies: WorkerDependencies): Workers {
     backtests,
     settlement,
     transfers,
+    reserves,
     unwatchOutbox,
   };
   const redisWork: RedisWork = {
     stopped: false,
     maintenance: null,
+    deposits: null,
     unwatchQueues: () => undefined,
   };
   const startRedisWork = (): void => {
@@ -173,8 +200,8 @@ export function startWorkers(dependencies: WorkerDependencies): Workers {
 /** The backtest queue, its relay and its worker: started with the rest of the Redis work. */
 function backtestWorkOf(
   dependencies: WorkerDependencies,
-  producer: Redis,
-  consumer: Redis,
+  producer: RedisConnection,
+  consumer: RedisConnection,
 ): Running['backtests'] {
   const settings = dependencies.backtests ?? DEFAULT_BACKTEST_SETTINGS;
   const queue = new Queue<BacktestJob>(BACKTEST_QUEUE, {
@@ -211,6 +238,21 @@ function transferWorkerOf(
       );
 }
 
+function reconcilerOf(
+  dependencies: WorkerDependencies,
+  metrics: WorkerMetrics,
+): ReserveReconciler | null {
+  return dependencies.chains === undefined
+    ? null
+    : new ReserveReconciler(
+        dependencies.store,
+        dependencies.chains,
+        dependencies.log,
+        dependencies.reserves ?? DEFAULT_RESERVE_SETTINGS,
+        metrics,
+      );
+}
+
 function startOnRedis(work: RedisWork, dependencies: WorkerDependencies, running: Running): void {
   if (work.stopped) return;
   running.relay.start();
@@ -226,9 +268,26 @@ function startOnRedis(work: RedisWork, dependencies: WorkerDependencies, running
     settings: dependencies.maintenance ?? DEFAULT_MAINTENANCE_SETTINGS,
   });
   work.maintenance = maintenance;
+  work.deposits =
+    dependencies.chains === undefined
+      ? null
+      : startDepositJobs({
+          store: dependencies.store,
+          chains: dependencies.chains,
+          producer: running.producer,
+          consumer: running.consumer,
+          redisPrefix: dependencies.redisPrefix,
+          settings: dependencies.deposits ?? DEFAULT_DEPOSIT_SETTINGS,
+          log: dependencies.log,
+        });
   // Counted once this database holds the prefix: before, the queues may be another's.
   work.unwatchQueues = running.metrics.watchQueues(
-    [running.queue, maintenance.queue, running.backtests.queue],
+    [
+      running.queue,
+      maintenance.queue,
+      running.backtests.queue,
+      ...(work.deposits === null ? [] : [work.deposits.queue]),
+    ],
     running.producer,
   );
 }
@@ -241,7 +300,9 @@ async function stopWorkers(running: Running, work: RedisWork): Promise<void> {
   await running.relay.stop();
   await running.settlement.stop();
   await running.transfers?.stop();
+  await running.reserves?.stop();
   await work.maintenance?.stop();
+  await work.deposits?.stop();
   await running.backtests.relay.stop();
   await running.backtests.worker.close();
   await running.backtests.queue.close();

@@ -1,5 +1,5 @@
 import { DelayedError, UnrecoverableError, Worker, type Job } from 'bullmq';
-import type { Redis } from 'ioredis';
+import type { RedisConnection } from '../redis.js';
 import { assert } from '../core/index.js';
 import { DELIVERY_ATTEMPT_TIMEOUT_MS, deliverSigned } from '../outbound/index.js';
 import { attemptDisablesEndpoint, type Store } from '../store/store.js';
@@ -45,7 +45,7 @@ export interface DeliveryLog {
 
 export interface WebhookWorkerDependencies {
   readonly store: Store;
-  readonly connection: Redis;
+  readonly connection: RedisConnection;
   readonly redisPrefix: string;
   readonly settings: DeliverySettings;
   readonly log: DeliveryLog;

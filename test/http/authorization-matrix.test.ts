@@ -60,9 +60,15 @@ type Stranger =
 const OWNER_OBJECT_ROUTES: Readonly<Record<string, Stranger>> = {
   'GET /v1/account': 'ownAccount',
   'GET /v1/rate-limits': 'own',
+  // The caller's own key; and the caller's own events, as a stream (test/http/event-stream.test.ts
+  // shows another account's and mode's never reach it).
+  'GET /v1/account/key': 'own',
+  'GET /v1/events/stream': 'own',
   'POST /v1/account/two-factor': 'own',
   'POST /v1/account/two-factor/verify': 'own',
   'DELETE /v1/account/two-factor': 'own',
+  'GET /v1/account/display-origins': 'own',
+  'PUT /v1/account/display-origins': 'own',
   'POST /v1/vaults': 'own',
   'POST /v1/webhooks': 'own',
   'POST /v1/settlements': 'own',
@@ -149,6 +155,8 @@ describe('the authorization matrix', () => {
       'PUT /v1/cards/{id}/policy': { limits: [{ interval: 'daily', amount: '1' }] },
       'POST /v1/cards': { vaultId: ids['vaults'], cardholderName: 'Mallory' },
       'POST /v1/cards/{id}/reveal': {},
+      'POST /v1/cards/{id}/display-token': {},
+      'PUT /v1/account/display-origins': { origins: ['https://app.example.com'] },
       'POST /v1/transfers': {
         fromVaultId: ids['vaults'],
         toVaultId: ids['vaults2'],
@@ -306,7 +314,13 @@ describe('the authorization matrix', () => {
     expect(routes.length).toBeGreaterThanOrEqual(40);
     expect(routes.every((route) => route.path.startsWith('/v1/'))).toBe(true);
     const unscoped = routes.filter((route) => route.scope === null).map((route) => route.path);
-    expect(unscoped.sort()).toEqual(['/v1/account', '/v1/rate-limits', '/v1/rule-templates']);
+    expect(unscoped.sort()).toEqual([
+      '/v1/account',
+      '/v1/account/display-origins',
+      '/v1/account/key',
+      '/v1/rate-limits',
+      '/v1/rule-templates',
+    ]);
     // The two-factor routes need account:write (contract v1.1).
     expect(
       routes.filter((route) => route.path.startsWith('/v1/account/two-factor')).map((r) => r.scope),

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { redisServer } from '../../src/config/env.js';
 import { ChunkedRateCounter } from '../../src/http/chunked-rate-counter.js';
 import { createRedis } from '../../src/http/health.js';
 
@@ -9,8 +10,11 @@ import { createRedis } from '../../src/http/health.js';
  * one chunk; a window starts from zero; with Redis away, each process still bounds itself.
  */
 describe('ChunkedRateCounter', () => {
-  const redis = createRedis('redis://127.0.0.1:6379');
-  const others = [createRedis('redis://127.0.0.1:6379'), createRedis('redis://127.0.0.1:6379')];
+  const redis = createRedis(redisServer('redis://127.0.0.1:6379'));
+  const others = [
+    createRedis(redisServer('redis://127.0.0.1:6379')),
+    createRedis(redisServer('redis://127.0.0.1:6379')),
+  ];
   const prefix = `sg-test-${randomBytes(4).toString('hex')}:rate`;
   // The clients queue nothing while connecting: a count sent before `ready` would fail.
   beforeAll(async () => {
@@ -71,7 +75,7 @@ describe('ChunkedRateCounter', () => {
   });
 
   it('bounds each process by itself while Redis does not answer, and says so once', async () => {
-    const down = createRedis('redis://127.0.0.1:1');
+    const down = createRedis(redisServer('redis://127.0.0.1:1'));
     const states: boolean[] = [];
     try {
       const counter = new ChunkedRateCounter(down, prefix, 200, (reachable) => {

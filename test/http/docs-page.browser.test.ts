@@ -1,7 +1,6 @@
-import { execFileSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CHROMIUM, ensureChromium } from '../support/chromium.js';
 import { startTestService, type TestService } from '../support/http.js';
 
 /**
@@ -9,28 +8,6 @@ import { startTestService, type TestService } from '../support/http.js';
  * a real server. It must load without a single console error (a CSP refusal included), list
  * every operation of the document with its summary, and render the policy document's schema.
  */
-
-const CHROMIUM = '/usr/bin/chromium';
-const INSTALL = 'apt-get install -y chromium';
-
-/**
- * Chromium is a system package, not an npm one (playwright-core brings no browser): installed
- * here when the machine allows it, as .ci/run does, else the test says what to run.
- */
-function ensureChromium(): void {
-  if (existsSync(CHROMIUM)) return;
-  const root = process.getuid?.() === 0;
-  if (!root || !existsSync('/usr/bin/apt-get')) {
-    throw new Error(`${CHROMIUM} is missing: install Debian's chromium (as root: ${INSTALL}).`);
-  }
-  execFileSync('apt-get', ['update'], { stdio: 'ignore', timeout: 300_000 });
-  execFileSync('apt-get', ['install', '-y', 'chromium'], {
-    stdio: 'ignore',
-    timeout: 600_000,
-    env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' },
-  });
-  if (!existsSync(CHROMIUM)) throw new Error(`${INSTALL} did not install ${CHROMIUM}.`);
-}
 
 interface Document {
   paths: Record<string, Record<string, { operationId: string; summary?: string }>>;

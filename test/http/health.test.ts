@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { randomBytes } from 'node:crypto';
+import { redisServer } from '../../src/config/env.js';
 import { createRedis } from '../../src/http/health.js';
 import { createServer } from '../../src/http/server.js';
 import { createPgliteClient } from '../../src/store/sql/pglite-client.js';
@@ -8,9 +9,9 @@ import { startTestService, testServerConfig, type TestService } from '../support
 
 /** Health, readiness with a real Redis and without one, and the metrics text. */
 describe('health and metrics', () => {
-  const up = createRedis('redis://127.0.0.1:6379');
+  const up = createRedis(redisServer('redis://127.0.0.1:6379'));
   // Nothing listens on port 1: a Redis that is down.
-  const down = createRedis('redis://127.0.0.1:1');
+  const down = createRedis(redisServer('redis://127.0.0.1:1'));
   let ready: TestService;
   let degraded: TestService;
 

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { redisServer } from '../../src/config/env.js';
 import { createRedis } from '../../src/http/health.js';
 import { createServer } from '../../src/http/server.js';
 import { startTestService, testServerConfig, type TestService } from '../support/http.js';
@@ -176,7 +177,7 @@ describe('rate limits', () => {
   });
 
   it('shares one count between server processes on the same Redis', async () => {
-    const redis = createRedis('redis://127.0.0.1:6379');
+    const redis = createRedis(redisServer('redis://127.0.0.1:6379'));
     // One config, so one Redis prefix: two processes of one deployment.
     const config = testServerConfig({ rateLimits: LIMITS });
     const first = createServer(config, { store: service.store, redis });
@@ -211,7 +212,7 @@ describe('rate limits', () => {
 
 describe('rate limits while Redis is down', () => {
   // Nothing listens on port 1: a Redis that is down.
-  const down = createRedis('redis://127.0.0.1:1');
+  const down = createRedis(redisServer('redis://127.0.0.1:1'));
   let service: TestService;
   beforeAll(async () => {
     service = await startTestService({ rateLimits: LIMITS, redis: down });

@@ -1,7 +1,12 @@
 import { maxHeaderSize } from 'node:http';
 import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CONTRACT_RETRY_DELAYS_MS, ConfigError, loadConfig } from '../../src/config/env.js';
+import {
+  CONTRACT_RETRY_DELAYS_MS,
+  ConfigError,
+  loadConfig,
+  redisServer,
+} from '../../src/config/env.js';
 import { JSON_DEPTH_MAX } from '../../src/http/json-body.js';
 import { startTestService, type TestService } from '../support/http.js';
 
@@ -195,15 +200,17 @@ describe('configuration', () => {
       host: '127.0.0.1',
       logLevel: 'info',
       databaseUrl: null,
+      databaseReadUrl: null,
       dataDir: './data',
       modes: ['test', 'live'],
-      redisUrl: 'redis://127.0.0.1:6379',
+      redis: redisServer('redis://127.0.0.1:6379'),
       redisPrefix: null,
       rateLimits: { livePerSecond: 100, testPerSecond: 25, authorizationsPerSecond: 10_000 },
       authorize: { budgetMs: 1500, standIn: 'decline' },
       cardBin: '424242',
       solanaRpcUrl: null,
       solana: {
+        testDepositPause: false,
         testRpcUrl: null,
         treasuryKey: null,
         usdcMint: 'EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v',
@@ -241,5 +248,25 @@ describe('configuration', () => {
     const secret = 'mysql://root:hunter2@db/x';
     expect(() => loadConfig({ DATABASE_URL: secret })).toThrow(/DATABASE_URL must be a postgres/);
     expect(() => loadConfig({ DATABASE_URL: secret })).not.toThrow(/hunter2/);
+  });
+
+  it('reads DATABASE_READ_URL, a replica of DATABASE_URL, and refuses it malformed or alone', () => {
+    const primary = 'postgres://app@db:5432/spendgate';
+    const replica = 'postgresql://app:hunter2@db-replica:5432/spendgate';
+    const both = loadConfig({ DATABASE_URL: primary, DATABASE_READ_URL: replica });
+    expect([both.databaseUrl, both.databaseReadUrl]).toEqual([primary, replica]);
+    expect(loadConfig({ DATABASE_URL: primary, DATABASE_READ_URL: '' }).databaseReadUrl).toBeNull();
+    const malformed = 'mysql://root:hunter2@replica/x';
+    expect(() => loadConfig({ DATABASE_URL: primary, DATABASE_READ_URL: malformed })).toThrow(
+      /DATABASE_READ_URL must be a postgres/,
+    );
+    expect(() => loadConfig({ DATABASE_URL: primary, DATABASE_READ_URL: malformed })).not.toThrow(
+      /hunter2/,
+    );
+    // The embedded database has no replica: the setting alone would be silently unused.
+    expect(() => loadConfig({ DATABASE_READ_URL: replica })).toThrow(
+      /DATABASE_READ_URL needs DATABASE_URL/,
+    );
+    expect(() => loadConfig({ DATABASE_READ_URL: replica })).not.toThrow(/hunter2/);
   });
 });

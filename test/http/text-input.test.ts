@@ -65,6 +65,7 @@ const BODIES: Record<string, unknown> = {
   'POST /v1/authorizations/{id}/reverse': { amount: '1' },
   'POST /v1/webhooks': { url: 'http://127.0.0.1:9/h', events: ['*'], description: 'd' },
   'POST /v1/settlements': { records: [{ authorizationId: 'HELD', amount: '1' }] },
+  'PUT /v1/account/display-origins': { origins: ['https://app.example.com'] },
 };
 
 /**

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { copyFileSync, existsSync, mkdtempSync, readFileSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Keypair } from '@solana/web3.js';
 import { generateSync } from 'otplib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Scope } from '../../src/core/index.js';
@@ -28,7 +29,8 @@ import { usdc } from '../support/store.js';
  * by a process holding both keys, is readable afterwards by the new key alone, and no longer
  * by the old key alone; a second run finds nothing to do; a run cut short between batches
  * leaves a database every two-key process reads, and the next run finishes it; a row no key
- * opens is reported by id and left as it was.
+ * opens is reported by id and left as it was. The deposit seed is one of those secrets: the
+ * vaults' deposit addresses derive from it, and stay the same through a rotation.
  */
 const OLD = randomBytes(32);
 const NEW = randomBytes(32);
@@ -40,6 +42,8 @@ interface Made {
   depositIds: string[];
   endpoint: { id: string; secret: string };
   twoFactor: { accountId: string; secret: string };
+  /** Each vault's deposit address: derived from the deposit seed, which rotation re-wraps. */
+  depositAddresses: { vaultId: string; address: string }[];
 }
 
 forEachDatabase('master key rotation', (database) => {
@@ -59,6 +63,10 @@ forEachDatabase('master key rotation', (database) => {
       expect(await store.readTransactionMetadata(made.scope, id)).toEqual({ purpose: 'float' });
     }
     expect(await store.webhookSecret(made.endpoint.id)).toBe(made.endpoint.secret);
+    for (const { vaultId, address } of made.depositAddresses) {
+      const seed = await store.depositKeySeed(vaultId);
+      expect(Keypair.fromSeed(seed).publicKey.toBase58()).toBe(address);
+    }
   }
 
   /** The stored ciphertexts under the master key, by row. */
@@ -66,7 +74,8 @@ forEachDatabase('master key rotation', (database) => {
     const { rows } = await client.query<{ id: string; token: string }>(
       `SELECT id, data_key_wrapped AS token FROM vaults
        UNION ALL SELECT id, secret_enc FROM webhook_endpoints
-       UNION ALL SELECT id, two_factor_secret_enc FROM accounts WHERE two_factor_secret_enc IS NOT NULL`,
+       UNION ALL SELECT id, two_factor_secret_enc FROM accounts WHERE two_factor_secret_enc IS NOT NULL
+       UNION ALL SELECT id, seed_enc FROM deposit_seed`,
     );
     return new Map(rows.map((row) => [row.id, row.token]));
   }
@@ -80,6 +89,7 @@ forEachDatabase('master key rotation', (database) => {
     const scope: Scope = { accountId, mode: 'test' };
     const cards: Made['cards'] = [];
     const depositIds: string[] = [];
+    const depositAddresses: Made['depositAddresses'] = [];
     for (let index = 0; index < VAULTS; index++) {
       const { vault, deposit } = await old.createVault(scope, {
         name: `vault ${index}`,
@@ -89,6 +99,7 @@ forEachDatabase('master key rotation', (database) => {
       });
       const funded = await old.deposit(scope, vault.id, usdc('1'), { purpose: 'float' });
       depositIds.push(funded.deposit.id);
+      depositAddresses.push({ vaultId: vault.id, address: vault.depositAddress ?? '' });
       expect(deposit).not.toBeNull();
       const card = await old.createCard(scope, {
         vaultId: vault.id,
@@ -109,6 +120,7 @@ forEachDatabase('master key rotation', (database) => {
       depositIds,
       endpoint: { id: endpoint.id, secret },
       twoFactor: { accountId, secret: twoFactorSecret },
+      depositAddresses,
     };
   });
 
@@ -154,6 +166,7 @@ forEachDatabase('master key rotation', (database) => {
         unreadableIds: [],
       },
       { kind: 'two-factor secrets', checked: 1, rewrapped: 1, unreadable: 0, unreadableIds: [] },
+      { kind: 'deposit seed', checked: 1, rewrapped: 1, unreadable: 0, unreadableIds: [] },
     ]);
     // The data keys themselves are the same: card numbers and metadata were not re-encrypted.
     const { rows } = await client.query<{ n: number }>(
@@ -182,6 +195,7 @@ forEachDatabase('master key rotation', (database) => {
       ['vault data keys', VAULTS, 0, 0],
       ['webhook signing secrets', 1, 0, 0],
       ['two-factor secrets', 1, 0, 0],
+      ['deposit seed', 1, 0, 0],
     ]);
     expect(await stored()).toEqual(before);
   });
@@ -199,7 +213,7 @@ forEachDatabase('master key rotation', (database) => {
     });
     const vaultIds = [...before.keys()].filter((id) => id.startsWith('vlt_')).sort();
     expect(vaults?.unreadableIds).toEqual(vaultIds);
-    expect(counts.slice(1).map((count) => count.unreadable)).toEqual([1, 1]);
+    expect(counts.slice(1).map((count) => count.unreadable)).toEqual([1, 1, 1]);
     expect(await stored()).toEqual(before);
   });
 

@@ -2,8 +2,12 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { Decimal, type Scope } from '../../src/core/index.js';
 import { newId } from '../../src/ids.js';
 import { DAY_MS, DEFAULT_RETENTION } from '../../src/store/ops/retention.js';
-import type { OpenedStore as Store } from '../../src/store/store.js';
-import { applyRetention, takeSnapshots } from '../../src/workers/maintenance.js';
+import type { OpenedStore as Store, ReserveRun } from '../../src/store/store.js';
+import {
+  applyRetention,
+  RESERVE_RUN_RETENTION_MS,
+  takeSnapshots,
+} from '../../src/workers/maintenance.js';
 import { forEachDatabase } from '../support/databases.js';
 import {
   merchant,
@@ -347,5 +351,65 @@ forEachDatabase('compaction of the hold journal', (database) => {
     );
     expect(found.horizonMs).toBe(expectedHorizon);
     expect(found.vaultIds).not.toContain(vaultId);
+  });
+});
+
+forEachDatabase('retention of reserve runs', (database) => {
+  let t: TestStore;
+  beforeAll(async () => {
+    t = await openTestStore(database);
+    // As above: start after the last id made, so that ids tell the age.
+    t.clock.nowMs = Math.max(
+      t.clock.nowMs,
+      Number.parseInt(newId('reserveRun', 0).slice(4, 16), 16) + 1,
+    );
+  });
+  afterAll(async () => {
+    await database.close();
+  });
+
+  const covered = (currency: string): ReserveRun => ({
+    mode: 'test',
+    currency,
+    treasuryAddress: 'treasury',
+    slot: 1,
+    treasuryBalance: '2',
+    unsweptDeposits: '0',
+    owed: '1',
+    inFlight: '0',
+    inFlightLanded: '0',
+    inFlightCount: 0,
+    reserves: '2',
+    liabilities: '1',
+    shortfall: '0',
+    ratio: '2',
+    short: false,
+  });
+
+  it('deletes runs past 30 days, but never the latest of a mode and currency', async () => {
+    const old = await t.store.recordReserveRun(covered('SOL'));
+    t.clock.advance(1000);
+    const older = await t.store.recordReserveRun(covered('SOL'));
+    const onlyUsdc = await t.store.recordReserveRun(covered('USDC'));
+    t.clock.advance(RESERVE_RUN_RETENTION_MS - 500);
+    // Not yet 30 days for the second SOL run.
+    expect((await applyRetention(t.store)).reserveRuns).toBe(1);
+    t.clock.advance(DAY_MS);
+    const latest = await t.store.recordReserveRun(covered('SOL'));
+    expect((await applyRetention(t.store)).reserveRuns).toBe(1);
+    const left = await count(t.store, 'SELECT count(*) AS n FROM reserve_runs WHERE id = ANY($1)', [
+      [old.id, older.id, onlyUsdc.id, latest.id],
+    ]);
+    expect(left).toBe(2);
+    expect((await t.store.latestReserveRuns(['SOL', 'USDC'])).map((run) => run.id)).toEqual([
+      latest.id,
+      onlyUsdc.id,
+    ]);
+  });
+
+  it('refuses a run whose terms do not add up', async () => {
+    await expect(
+      t.store.recordReserveRun({ ...covered('SOL'), shortfall: '1', short: true }),
+    ).rejects.toThrow();
   });
 });

@@ -44,6 +44,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/account/key": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Retrieve the API key
+         * @description The calling key's id, mode and scopes, never the key itself. Any valid key may call it: a client such as the console (`/console`) reads it to show only what the key may do.
+         */
+        get: operations["retrieveApiKey"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/vaults": {
         parameters: {
             query?: never;
@@ -184,6 +204,26 @@ export interface paths {
          * @description The vault's balances by UTC day, newest first: each past day's end-of-day snapshot, taken by the workers after midnight (missed days are backfilled), `final` saying whether the figures are final. Optionally between `startDate` and `endDate` (YYYY-MM-DD); `startingAfter` is a day, and the next page holds the days before it.
          */
         get: operations["getBalanceHistory"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/vaults/{id}/deposits": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the transfers found at a vault's deposit address
+         * @description Send the vault's currency (USDC or SOL) on Solana to its `depositAddress`. Once a transfer is finalized the deposit watcher records it here, newest first: `credited` (the vault was credited once, a completed `deposit` transaction, `transaction.completed`), then `swept` when it has moved into the treasury; or `ignored` with `ignoredReason` and never credited: a token of another mint, the other currency, less than the minimum (0.01 USDC, 0.001 SOL), or a closed vault.
+         */
+        get: operations["listVaultDeposits"];
         put?: never;
         post?: never;
         delete?: never;
@@ -668,6 +708,50 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/cards/{id}/display-token": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create a card display token
+         * @description A single-use token that lets the hosted page `GET /card-display?token=...` show the card's number, expiry and CVV once, within 60 seconds: load that page in an iframe of a page on an origin the account registered (Set Display Origins), so that the number reaches the cardholder's browser without passing through your servers. Needs `cards:reveal`, and with two-factor on a current code in `X-Two-Factor-Code`, as Reveal Card Details. Only a hash of the token is stored; it is answered once, with `Cache-Control: no-store`, and a retry makes another. The page takes `font` (one of system, sans-serif, serif, monospace, helvetica, georgia, courier) and `color`, `background`, `accent` (`#rrggbb`, in a URL `%23rrggbb`); any other parameter, or a value off the list, is a 400 page that spends no token.
+         */
+        post: operations["createCardDisplayToken"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/account/display-origins": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Retrieve the display origins
+         * @description The origins that may frame the card display page of this account in the key's mode (its `Content-Security-Policy: frame-ancestors`). Empty: no page may frame it.
+         */
+        get: operations["retrieveDisplayOrigins"];
+        /**
+         * Set the display origins
+         * @description Replaces the origins that may frame the card display page, in the key's mode: at most 20, each an origin alone (`https://app.example.com`: scheme, host and a port other than the scheme's, no path, no wildcard), https only but, in test mode, http on localhost, 127.0.0.1 or [::1]. Repeats are kept once; an empty list lets no page frame it. Needs `account:write`.
+         */
+        put: operations["setDisplayOrigins"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/cards/{id}/policy": {
         parameters: {
             query?: never;
@@ -984,6 +1068,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/events/stream": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Stream authorization events
+         * @description The caller's `authorization.approved` and `authorization.declined` events as server-sent events (`text/event-stream`), as they are committed: each as `event: <type>`, `id: <event id>` and `data: <the event, as webhooks receive it>`, with a comment line every 15 seconds. Only events committed after the stream opens. Send the key in the `Authorization` header (read the body as a stream, e.g. with `fetch()`; never put a key in a URL). Each process serves a bounded number of streams (1,000, and 10 per account and mode); past them the answer is `service_unavailable`. A reader that falls 1 MiB behind is disconnected.
+         */
+        get: operations["streamEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -1140,6 +1244,14 @@ export interface components {
             mode: "test" | "live";
             twoFactorEnabled: boolean;
         };
+        ApiKeyInput: {
+            id: string;
+            /** @constant */
+            object: "api_key";
+            /** @enum {string} */
+            mode: "test" | "live";
+            scopes: string[];
+        };
         TransactionInput: {
             id: string;
             /** @constant */
@@ -1191,6 +1303,12 @@ export interface components {
             createdAt: string;
             completedAt: string | null;
             hasMetadata: boolean;
+            /** @description A deposit credited from the chain (sent to the vault's depositAddress): the transfer's signature, sender and slot. Null for every other transaction. */
+            onChain: {
+                signature: string;
+                sender: string;
+                slot: number;
+            } | null;
         };
         TransferInput: {
             id: string;
@@ -1212,6 +1330,22 @@ export interface components {
             /** @description ISO 8601 UTC. */
             createdAt: string;
             completedAt: string | null;
+        };
+        CardDisplayTokenInput: {
+            /** @constant */
+            object: "card_display_token";
+            cardId: string;
+            /** @description Single use, for 60 seconds: the authority of GET /card-display. Hand it to the cardholder's browser only (as the iframe's URL), never keep it. */
+            token: string;
+            /** @description The page to load in an iframe, relative to the API base: /card-display?token=..., to which the style parameters (font, color, background, accent) may be added. */
+            url: string;
+            /** @description ISO 8601 UTC. */
+            expiresAt: string;
+        };
+        CardDisplayOriginsInput: {
+            /** @constant */
+            object: "card_display_origins";
+            origins: string[];
         };
         BacktestResultInput: {
             /** @description Card authorizations recorded in the window, replayed or not. */
@@ -1489,6 +1623,8 @@ export interface components {
             updatedAt: string;
             frozenAt: string | null;
             closedAt: string | null;
+            /** @description The Solana address that funds this vault: send its currency (USDC or SOL) there. Null only for a vault made before deposit addresses, until the deposit watcher gives it one. */
+            depositAddress: string | null;
         };
         BalanceInput: {
             /** @constant */
@@ -1521,6 +1657,41 @@ export interface components {
             pending: string;
             /** @description true: the end-of-day balances of a past UTC day. false: today, the balances as they are now; the row changes until the day ends and its snapshot is taken. */
             final: boolean;
+        };
+        /** @description A transfer found on chain at the vault's deposit address, once finalized: credited once, or ignored with its reason. */
+        ChainDepositInput: {
+            id: string;
+            /** @constant */
+            object: "chain_deposit";
+            vaultId: string;
+            /**
+             * @description credited: the vault was credited (a completed deposit transaction); swept: credited, and since moved into the treasury; ignored: never credited (see ignoredReason).
+             * @enum {string}
+             */
+            status: "credited" | "swept" | "ignored";
+            /** @description Why an ignored transfer was not credited: a token of another mint, SOL to a USDC vault (or USDC to a SOL vault), less than the minimum (0.01 USDC, 0.001 SOL), or a closed vault. */
+            ignoredReason: ("other_mint" | "other_currency" | "below_minimum" | "vault_closed") | null;
+            /**
+             * @description The vault's currency.
+             * @enum {string}
+             */
+            currency: "USDC" | "SOL";
+            /** @description The token's mint; null for SOL. */
+            mint: string | null;
+            /** @description Exact, in the transferred token's own units. */
+            amount: string;
+            signature: string;
+            instructionIndex: number;
+            /** @description -1 for an outer instruction. */
+            innerIndex: number;
+            slot: number;
+            sender: string;
+            /** @description The completed deposit transaction; null when ignored. */
+            transactionId: string | null;
+            /** @description ISO 8601 UTC. */
+            foundAt: string;
+            creditedAt: string | null;
+            sweptAt: string | null;
         };
         Policy: {
             /** @constant */
@@ -1674,6 +1845,14 @@ export interface components {
             mode: "test" | "live";
             twoFactorEnabled: boolean;
         };
+        ApiKey: {
+            id: string;
+            /** @constant */
+            object: "api_key";
+            /** @enum {string} */
+            mode: "test" | "live";
+            scopes: string[];
+        };
         Transaction: {
             id: string;
             /** @constant */
@@ -1725,6 +1904,12 @@ export interface components {
             createdAt: string;
             completedAt: string | null;
             hasMetadata: boolean;
+            /** @description A deposit credited from the chain (sent to the vault's depositAddress): the transfer's signature, sender and slot. Null for every other transaction. */
+            onChain: {
+                signature: string;
+                sender: string;
+                slot: number;
+            } | null;
         };
         Transfer: {
             id: string;
@@ -1746,6 +1931,22 @@ export interface components {
             /** @description ISO 8601 UTC. */
             createdAt: string;
             completedAt: string | null;
+        };
+        CardDisplayToken: {
+            /** @constant */
+            object: "card_display_token";
+            cardId: string;
+            /** @description Single use, for 60 seconds: the authority of GET /card-display. Hand it to the cardholder's browser only (as the iframe's URL), never keep it. */
+            token: string;
+            /** @description The page to load in an iframe, relative to the API base: /card-display?token=..., to which the style parameters (font, color, background, accent) may be added. */
+            url: string;
+            /** @description ISO 8601 UTC. */
+            expiresAt: string;
+        };
+        CardDisplayOrigins: {
+            /** @constant */
+            object: "card_display_origins";
+            origins: string[];
         };
         BacktestResult: {
             /** @description Card authorizations recorded in the window, replayed or not. */
@@ -2023,6 +2224,8 @@ export interface components {
             updatedAt: string;
             frozenAt: string | null;
             closedAt: string | null;
+            /** @description The Solana address that funds this vault: send its currency (USDC or SOL) there. Null only for a vault made before deposit addresses, until the deposit watcher gives it one. */
+            depositAddress: string | null;
         };
         Balance: {
             /** @constant */
@@ -2055,6 +2258,41 @@ export interface components {
             pending: string;
             /** @description true: the end-of-day balances of a past UTC day. false: today, the balances as they are now; the row changes until the day ends and its snapshot is taken. */
             final: boolean;
+        };
+        /** @description A transfer found on chain at the vault's deposit address, once finalized: credited once, or ignored with its reason. */
+        ChainDeposit: {
+            id: string;
+            /** @constant */
+            object: "chain_deposit";
+            vaultId: string;
+            /**
+             * @description credited: the vault was credited (a completed deposit transaction); swept: credited, and since moved into the treasury; ignored: never credited (see ignoredReason).
+             * @enum {string}
+             */
+            status: "credited" | "swept" | "ignored";
+            /** @description Why an ignored transfer was not credited: a token of another mint, SOL to a USDC vault (or USDC to a SOL vault), less than the minimum (0.01 USDC, 0.001 SOL), or a closed vault. */
+            ignoredReason: ("other_mint" | "other_currency" | "below_minimum" | "vault_closed") | null;
+            /**
+             * @description The vault's currency.
+             * @enum {string}
+             */
+            currency: "USDC" | "SOL";
+            /** @description The token's mint; null for SOL. */
+            mint: string | null;
+            /** @description Exact, in the transferred token's own units. */
+            amount: string;
+            signature: string;
+            instructionIndex: number;
+            /** @description -1 for an outer instruction. */
+            innerIndex: number;
+            slot: number;
+            sender: string;
+            /** @description The completed deposit transaction; null when ignored. */
+            transactionId: string | null;
+            /** @description ISO 8601 UTC. */
+            foundAt: string;
+            creditedAt: string | null;
+            sweptAt: string | null;
         };
         Error: {
             error: {
@@ -2296,6 +2534,69 @@ export interface operations {
             default: components["responses"]["Error"];
         };
     };
+    retrieveApiKey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The calling key. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "key_0193a4f1c1a07b3e9f1a2b3c4d5e6f71",
+                     *       "object": "api_key",
+                     *       "mode": "test",
+                     *       "scopes": [
+                     *         "cards:read",
+                     *         "transactions:read",
+                     *         "vaults:read"
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ApiKey"];
+                };
+            };
+            /**
+             * @description `missing_api_key`: No API key was provided.
+             *
+             *     `invalid_api_key`: The API key is invalid.
+             *
+             *     `expired_api_key`: The API key has expired.
+             */
+            401: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `rate_limit_exceeded`: Too many requests. */
+            429: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    /** @description Seconds to wait. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            default: components["responses"]["Error"];
+        };
+    };
     listVaults: {
         parameters: {
             query?: {
@@ -2338,7 +2639,8 @@ export interface operations {
                      *           "createdAt": "2026-03-02T14:05:09.412Z",
                      *           "updatedAt": "2026-03-02T14:05:09.412Z",
                      *           "frozenAt": null,
-                     *           "closedAt": null
+                     *           "closedAt": null,
+                     *           "depositAddress": "DepositAddressExampLeDoNotSendFundsHerexxxx"
                      *         }
                      *       ],
                      *       "hasMore": true,
@@ -2470,7 +2772,8 @@ export interface operations {
                      *       "createdAt": "2026-03-02T14:05:09.412Z",
                      *       "updatedAt": "2026-03-02T14:05:09.412Z",
                      *       "frozenAt": null,
-                     *       "closedAt": null
+                     *       "closedAt": null,
+                     *       "depositAddress": "DepositAddressExampLeDoNotSendFundsHerexxxx"
                      *     }
                      */
                     "application/json": components["schemas"]["Vault"];
@@ -2615,7 +2918,8 @@ export interface operations {
                      *       "createdAt": "2026-03-02T14:05:09.412Z",
                      *       "updatedAt": "2026-03-02T14:05:09.412Z",
                      *       "frozenAt": null,
-                     *       "closedAt": null
+                     *       "closedAt": null,
+                     *       "depositAddress": "DepositAddressExampLeDoNotSendFundsHerexxxx"
                      *     }
                      */
                     "application/json": components["schemas"]["Vault"];
@@ -2734,7 +3038,8 @@ export interface operations {
                      *       "createdAt": "2026-03-02T14:05:09.412Z",
                      *       "updatedAt": "2026-03-02T15:30:00.000Z",
                      *       "frozenAt": null,
-                     *       "closedAt": null
+                     *       "closedAt": null,
+                     *       "depositAddress": "DepositAddressExampLeDoNotSendFundsHerexxxx"
                      *     }
                      */
                     "application/json": components["schemas"]["Vault"];
@@ -2900,7 +3205,8 @@ export interface operations {
                      *       "createdAt": "2026-03-02T14:05:09.412Z",
                      *       "updatedAt": "2026-03-02T15:30:00.000Z",
                      *       "frozenAt": "2026-03-02T15:30:00.000Z",
-                     *       "closedAt": null
+                     *       "closedAt": null,
+                     *       "depositAddress": "DepositAddressExampLeDoNotSendFundsHerexxxx"
                      *     }
                      */
                     "application/json": components["schemas"]["Vault"];
@@ -3055,7 +3361,8 @@ export interface operations {
                      *       "createdAt": "2026-03-02T14:05:09.412Z",
                      *       "updatedAt": "2026-03-02T15:30:00.000Z",
                      *       "frozenAt": null,
-                     *       "closedAt": null
+                     *       "closedAt": null,
+                     *       "depositAddress": "DepositAddressExampLeDoNotSendFundsHerexxxx"
                      *     }
                      */
                     "application/json": components["schemas"]["Vault"];
@@ -3190,7 +3497,8 @@ export interface operations {
                      *       "createdAt": "2026-03-02T14:05:09.412Z",
                      *       "updatedAt": "2026-03-02T15:30:00.000Z",
                      *       "frozenAt": null,
-                     *       "closedAt": "2026-03-02T15:30:00.000Z"
+                     *       "closedAt": "2026-03-02T15:30:00.000Z",
+                     *       "depositAddress": "DepositAddressExampLeDoNotSendFundsHerexxxx"
                      *     }
                      */
                     "application/json": components["schemas"]["Vault"];
@@ -3450,6 +3758,130 @@ export interface operations {
                         /** @enum {string} */
                         object: "list";
                         data: components["schemas"]["BalanceSnapshot"][];
+                        hasMore: boolean;
+                        nextCursor: string | null;
+                    };
+                };
+            };
+            /** @description `parameter_invalid`: A parameter is invalid. */
+            400: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description `missing_api_key`: No API key was provided.
+             *
+             *     `invalid_api_key`: The API key is invalid.
+             *
+             *     `expired_api_key`: The API key has expired.
+             */
+            401: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `insufficient_scope`: The API key lacks the scope for this operation. */
+            403: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `vault_not_found`: No such vault. */
+            404: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `rate_limit_exceeded`: Too many requests. */
+            429: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    /** @description Seconds to wait. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            default: components["responses"]["Error"];
+        };
+    };
+    listVaultDeposits: {
+        parameters: {
+            query?: {
+                limit?: number;
+                startingAfter?: string;
+            };
+            header?: never;
+            path: {
+                /** @description The object id; one that names nothing the caller can see is a 404. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of deposits. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "object": "list",
+                     *       "data": [
+                     *         {
+                     *           "id": "dep_0193a4f1d06f7b24f1a2b3c4d5e6f7a8",
+                     *           "object": "chain_deposit",
+                     *           "vaultId": "vlt_0193a4f1c2e47d01a5b6c7d8e9f0a1b2",
+                     *           "status": "credited",
+                     *           "ignoredReason": null,
+                     *           "currency": "USDC",
+                     *           "mint": "EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v",
+                     *           "amount": "250",
+                     *           "signature": "5VERv8NMvzbJMEkV8xnrLkEaWRtSz9CosKDYjCJjBRnbJLgp8uirBgmQpjKhoR4tjF3ZpRzrFmBV6UjKdiSZkQUW",
+                     *           "instructionIndex": 1,
+                     *           "innerIndex": -1,
+                     *           "slot": 312004518,
+                     *           "sender": "ExampLeAddressDoNotSendFundsHerexxxxxxxxxxx",
+                     *           "transactionId": "txn_0193a4f1cab17d20b1c2d3e4f5a6b7c8",
+                     *           "foundAt": "2026-03-02T15:30:00.000Z",
+                     *           "creditedAt": "2026-03-02T15:30:00.000Z",
+                     *           "sweptAt": null
+                     *         }
+                     *       ],
+                     *       "hasMore": false,
+                     *       "nextCursor": null
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {string} */
+                        object: "list";
+                        data: components["schemas"]["ChainDeposit"][];
                         hasMore: boolean;
                         nextCursor: string | null;
                     };
@@ -6417,7 +6849,8 @@ export interface operations {
                      *           "failureReason": null,
                      *           "createdAt": "2026-03-02T14:05:09.412Z",
                      *           "completedAt": null,
-                     *           "hasMetadata": false
+                     *           "hasMetadata": false,
+                     *           "onChain": null
                      *         },
                      *         {
                      *           "id": "txn_0193a4f1c9e07f13a4b5d1e2f3a4b5c6",
@@ -6438,7 +6871,8 @@ export interface operations {
                      *           "failureReason": null,
                      *           "createdAt": "2026-03-02T14:05:09.412Z",
                      *           "completedAt": "2026-03-02T14:05:09.412Z",
-                     *           "hasMetadata": true
+                     *           "hasMetadata": true,
+                     *           "onChain": null
                      *         }
                      *       ],
                      *       "hasMore": true,
@@ -6557,7 +6991,8 @@ export interface operations {
                      *       "failureReason": null,
                      *       "createdAt": "2026-03-02T14:05:09.412Z",
                      *       "completedAt": null,
-                     *       "hasMetadata": false
+                     *       "hasMetadata": false,
+                     *       "onChain": null
                      *     }
                      */
                     "application/json": components["schemas"]["Transaction"];
@@ -6765,7 +7200,8 @@ export interface operations {
                      *       "failureReason": null,
                      *       "createdAt": "2026-03-02T14:05:09.412Z",
                      *       "completedAt": "2026-03-02T14:05:09.412Z",
-                     *       "hasMetadata": false
+                     *       "hasMetadata": false,
+                     *       "onChain": null
                      *     }
                      */
                     "application/json": components["schemas"]["Transaction"];
@@ -7677,6 +8113,313 @@ export interface operations {
              *     `idempotency_key_in_use`: A request with this idempotency key is still running.
              */
             409: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `rate_limit_exceeded`: Too many requests. */
+            429: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    /** @description Seconds to wait. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            default: components["responses"]["Error"];
+        };
+    };
+    createCardDisplayToken: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description A current TOTP code, when the account has two-factor on. */
+                "x-two-factor-code"?: string;
+                /** @description Makes the request safe to retry: 24 hours long, the same key with the same request answers the stored response. */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                /** @description The object id; one that names nothing the caller can see is a 404. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The token, the page URL (relative to the API base) and its expiry. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "object": "card_display_token",
+                     *       "cardId": "card_0193a4f1c5b27e44a1b2c3d4e5f60718",
+                     *       "token": "cdt_Qk1hY2hpbmUtbWFkZS1leGFtcGxlLW5vdC1hLXRva2V",
+                     *       "url": "/card-display?token=cdt_Qk1hY2hpbmUtbWFkZS1leGFtcGxlLW5vdC1hLXRva2V",
+                     *       "expiresAt": "2026-03-02T14:06:09.412Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["CardDisplayToken"];
+                };
+            };
+            /**
+             * @description `missing_api_key`: No API key was provided.
+             *
+             *     `invalid_api_key`: The API key is invalid.
+             *
+             *     `expired_api_key`: The API key has expired.
+             */
+            401: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description `two_factor_required`: This operation needs a two-factor code.
+             *
+             *     `invalid_two_factor_code`: The two-factor code is wrong or was already used.
+             *
+             *     `insufficient_scope`: The API key lacks the scope for this operation.
+             */
+            403: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `card_not_found`: No such card. */
+            404: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `card_cancelled`: The card is cancelled. */
+            409: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `rate_limit_exceeded`: Too many requests. */
+            429: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    /** @description Seconds to wait. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            default: components["responses"]["Error"];
+        };
+    };
+    retrieveDisplayOrigins: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The registered origins. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "object": "card_display_origins",
+                     *       "origins": [
+                     *         "https://app.example.com"
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["CardDisplayOrigins"];
+                };
+            };
+            /**
+             * @description `missing_api_key`: No API key was provided.
+             *
+             *     `invalid_api_key`: The API key is invalid.
+             *
+             *     `expired_api_key`: The API key has expired.
+             */
+            401: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `rate_limit_exceeded`: Too many requests. */
+            429: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    /** @description Seconds to wait. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            default: components["responses"]["Error"];
+        };
+    };
+    setDisplayOrigins: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the request safe to retry: 24 hours long, the same key with the same request answers the stored response. */
+                "Idempotency-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "origins": [
+                 *         "https://app.example.com"
+                 *       ]
+                 *     }
+                 */
+                "application/json": {
+                    /** @description At most 20 origins (https://app.example.com: scheme, host and port, no path) that may frame the card display page; in test mode http on localhost, 127.0.0.1 or [::1] too. Replaces the list; an empty list lets no page frame it. */
+                    origins: string[];
+                };
+            };
+        };
+        responses: {
+            /** @description The origins now registered. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "object": "card_display_origins",
+                     *       "origins": [
+                     *         "https://app.example.com"
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["CardDisplayOrigins"];
+                };
+            };
+            /**
+             * @description `parameter_invalid`: A parameter is invalid.
+             *
+             *     `parameter_missing`: A required parameter is missing.
+             *
+             *     `invalid_json`: The request body is not valid JSON.
+             */
+            400: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description `missing_api_key`: No API key was provided.
+             *
+             *     `invalid_api_key`: The API key is invalid.
+             *
+             *     `expired_api_key`: The API key has expired.
+             */
+            401: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `insufficient_scope`: The API key lacks the scope for this operation. */
+            403: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description `duplicate_idempotency_key`: The idempotency key was used with a different request.
+             *
+             *     `idempotency_key_in_use`: A request with this idempotency key is still running.
+             */
+            409: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `payload_too_large`: The request body is too large. */
+            413: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `unsupported_media_type`: The request body must be application/json. */
+            415: {
                 headers: {
                     /** @description Also in the body. */
                     "Request-Id"?: string;
@@ -8718,7 +9461,8 @@ export interface operations {
                      *       "failureReason": null,
                      *       "createdAt": "2026-03-02T14:05:09.412Z",
                      *       "completedAt": "2026-03-02T15:30:00.000Z",
-                     *       "hasMetadata": false
+                     *       "hasMetadata": false,
+                     *       "onChain": null
                      *     }
                      */
                     "application/json": components["schemas"]["Transaction"];
@@ -8894,7 +9638,8 @@ export interface operations {
                      *       "failureReason": "reversed",
                      *       "createdAt": "2026-03-02T14:05:09.412Z",
                      *       "completedAt": null,
-                     *       "hasMetadata": false
+                     *       "hasMetadata": false,
+                     *       "onChain": null
                      *     }
                      */
                     "application/json": components["schemas"]["Transaction"];
@@ -10127,6 +10872,84 @@ export interface operations {
                     "Request-Id"?: string;
                     /** @description Seconds to wait. */
                     "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            default: components["responses"]["Error"];
+        };
+    };
+    streamEvents: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A stream of events, open until either side closes it. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example event: authorization.declined
+                     *     id: evt_0193a4f1cc2b7a01a1b2c3d4e5f6a7b8
+                     *     data: {"id":"evt_0193a4f1cc2b7a01a1b2c3d4e5f6a7b8","object":"event","type":"authorization.declined",...}
+                     */
+                    "application/json": string;
+                };
+            };
+            /**
+             * @description `missing_api_key`: No API key was provided.
+             *
+             *     `invalid_api_key`: The API key is invalid.
+             *
+             *     `expired_api_key`: The API key has expired.
+             */
+            401: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `insufficient_scope`: The API key lacks the scope for this operation. */
+            403: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `rate_limit_exceeded`: Too many requests. */
+            429: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    /** @description Seconds to wait. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `service_unavailable`: The service is unavailable. */
+            503: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {

@@ -1,10 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll } from 'vitest';
-import type { Redis } from 'ioredis';
 import type { Scope, TemplateLibrary } from '../../src/core/index.js';
-import type { RateLimitSettings } from '../../src/config/env.js';
+import { redisServer, type RateLimitSettings } from '../../src/config/env.js';
 import { createRedis } from '../../src/http/health.js';
+import type { RedisConnection } from '../../src/redis.js';
 import { createServer, type ServerConfig } from '../../src/http/server.js';
 import type { ApiScope } from '../../src/store/ops/accounts.js';
 import { openStore, type OpenedStore as Store } from '../../src/store/store.js';
@@ -130,7 +130,7 @@ export async function startTestService(
     /** The store's rule library; the built-in one by default. */
     templates?: TemplateLibrary;
     /** The Redis for rate limits and /readyz; the local one by default, null for none. */
-    redis?: Redis | null;
+    redis?: RedisConnection | null;
     rateLimits?: RateLimitSettings;
     /** How long the server remembers an accepted key; its default (5 s) unless given. */
     apiKeyCacheMs?: number;
@@ -148,7 +148,7 @@ export async function startTestService(
     ...(options.templates === undefined ? {} : { templates: options.templates }),
   });
   // A client of the harness's own is closed with the service; one passed in is the caller's.
-  const ownRedis = options.redis === undefined ? createRedis(LOCAL_REDIS_URL) : null;
+  const ownRedis = options.redis === undefined ? createRedis(redisServer(LOCAL_REDIS_URL)) : null;
   const app = createServer(
     testServerConfig({
       ...(options.modes === undefined ? {} : { modes: options.modes }),

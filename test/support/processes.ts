@@ -27,7 +27,12 @@ export interface Child {
 
 const running = new Set<ChildProcess>();
 
-function start(command: string, args: readonly string[], env: NodeJS.ProcessEnv): Child {
+/** Any program as a process of its own, remembered so that `stopAll` ends it. */
+export function startProcess(
+  command: string,
+  args: readonly string[],
+  env: NodeJS.ProcessEnv,
+): Child {
   const child = spawn(command, args, { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
   if (child.pid === undefined) throw new Error(`${command} did not start`);
   const pid = child.pid;
@@ -76,7 +81,7 @@ function startedChildStop(child: ChildProcess): Promise<void> {
  * program in a child of its own: a SIGKILL to the tsx command would leave that child running.
  */
 export function startWorkerProcess(env: Record<string, string>): Child {
-  return start(process.execPath, ['--import', 'tsx', MAIN, 'serve', '--role', 'worker'], {
+  return startProcess(process.execPath, ['--import', 'tsx', MAIN, 'serve', '--role', 'worker'], {
     ...process.env,
     // Its health port: any free one, unless the test names one.
     WORKER_PORT: '0',
@@ -84,9 +89,23 @@ export function startWorkerProcess(env: Record<string, string>): Child {
   });
 }
 
+/**
+ * `spendgate serve --role api` as a process of its own (node with tsx as a loader, as above),
+ * on the PORT the test gives: a fleet's API process, one of several on one database.
+ */
+export function startApiProcess(env: Record<string, string> & { readonly PORT: string }): Child {
+  return startProcess(process.execPath, ['--import', 'tsx', MAIN, 'serve', '--role', 'api'], {
+    ...process.env,
+    ...env,
+  });
+}
+
 /** `spendgate <args>` as a process of its own (node with tsx as a loader, as above). */
 export function startCliProcess(args: readonly string[], env: Record<string, string>): Child {
-  return start(process.execPath, ['--import', 'tsx', MAIN, ...args], { ...process.env, ...env });
+  return startProcess(process.execPath, ['--import', 'tsx', MAIN, ...args], {
+    ...process.env,
+    ...env,
+  });
 }
 
 /** A TCP port free on loopback at the time of asking. */
@@ -104,13 +123,14 @@ export async function freePort(): Promise<number> {
 
 /**
  * A redis-server of the test's own on `port`, without persistence (unless asked: `dir` is where
- * SAVE writes and a start reads dump.rdb); resolves once it is ready.
+ * SAVE writes and a start reads dump.rdb), with `args` after its own (cluster mode, say);
+ * resolves once it is ready.
  */
 export async function startRedisServer(
   port: number,
-  options: { readonly dir?: string } = {},
+  options: { readonly dir?: string; readonly args?: readonly string[] } = {},
 ): Promise<Child> {
-  const redis = start(
+  const redis = startProcess(
     '/usr/bin/redis-server',
     [
       '--port',
@@ -122,6 +142,7 @@ export async function startRedisServer(
       '--appendonly',
       'no',
       ...(options.dir === undefined ? [] : ['--dir', options.dir]),
+      ...(options.args ?? []),
     ],
     process.env,
   );

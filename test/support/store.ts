@@ -45,7 +45,22 @@ export interface TestStoreOptions extends Partial<Pick<StoreOptions, 'authorizeB
   readonly systemClock?: boolean;
 }
 
-/** A store on `database` with a new master key, reading the time from a TestClock. */
+/**
+ * One master key per test database, as one deployment has one: every store a test opens on a
+ * database shares it, since what one store encrypts (the deposit seed, made once per database)
+ * another must read.
+ */
+const masterKeys = new WeakMap<TestDatabase, Buffer>();
+function masterKeyOf(database: TestDatabase): Buffer {
+  let key = masterKeys.get(database);
+  if (key === undefined) {
+    key = randomBytes(32);
+    masterKeys.set(database, key);
+  }
+  return key;
+}
+
+/** A store on `database` with the database's master key, reading the time from a TestClock. */
 export async function openTestStore(
   database: TestDatabase,
   { wrapClient, systemClock = false, ...options }: TestStoreOptions = {},
@@ -54,7 +69,7 @@ export async function openTestStore(
   const client = await database.client();
   const store = await openStore({
     client: wrapClient === undefined ? client : wrapClient(client),
-    masterKey: randomBytes(32),
+    masterKey: masterKeyOf(database),
     ...(systemClock ? {} : { clock: clock.now }),
     ...options,
   });

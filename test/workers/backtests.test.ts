@@ -1,7 +1,8 @@
 import { Queue } from 'bullmq';
-import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { redisServer } from '../../src/config/env.js';
 import { isoDate, utcDayNumber, type BacktestRecord, type Scope } from '../../src/core/index.js';
+import type { RedisConnection } from '../../src/redis.js';
 import { BACKTEST_ATTEMPTS_MAX } from '../../src/store/store.js';
 import {
   BacktestRelay,
@@ -38,8 +39,8 @@ describe('backtest jobs [pg]', () => {
   let scope: Scope;
   let vaultId: string;
   let prefix: string;
-  let producer: Redis;
-  let consumer: Redis;
+  let producer: RedisConnection;
+  let consumer: RedisConnection;
   let queue: Queue<BacktestJob>;
   let relay: BacktestRelay;
   let worker: BacktestWorker;
@@ -63,8 +64,8 @@ describe('backtest jobs [pg]', () => {
       Date.now() - 1_000,
     );
     prefix = testRedisPrefix();
-    producer = producerConnection(`redis://127.0.0.1:${redisPort}`);
-    consumer = workerConnection(`redis://127.0.0.1:${redisPort}`);
+    producer = producerConnection(redisServer(`redis://127.0.0.1:${redisPort}`));
+    consumer = workerConnection(redisServer(`redis://127.0.0.1:${redisPort}`));
     queue = new Queue<BacktestJob>(BACKTEST_QUEUE, {
       connection: producer,
       prefix: queuePrefix(prefix),

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { redisServer } from '../../src/config/env.js';
 import { Decimal, type Scope } from '../../src/core/index.js';
 import { createPgClient } from '../../src/store/sql/pg-client.js';
 import { openStore, type OpenedStore as Store } from '../../src/store/store.js';
@@ -215,7 +216,7 @@ describe('webhook delivery survives crashes', () => {
     const { scope, receiver } = await subscriber();
     const workers: Workers = startWorkers({
       store,
-      redisUrl,
+      redis: redisServer(redisUrl),
       redisPrefix: prefix(),
       delivery: {
         concurrency: 16,

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { redisServer } from '../../src/config/env.js';
 import { Decimal, type Scope } from '../../src/core/index.js';
 import { createWorkerMetrics, type WorkerMetrics } from '../../src/workers/metrics.js';
 import { webhookJobId } from '../../src/workers/queues.js';
@@ -62,7 +63,7 @@ describe('the workers’ metrics', () => {
     const metrics = createWorkerMetrics({ sampleFreshMs: 0 });
     const workers = startWorkers({
       store: service.store,
-      redisUrl: options.redisUrl ?? LOCAL_REDIS_URL,
+      redis: redisServer(options.redisUrl ?? LOCAL_REDIS_URL),
       redisPrefix,
       delivery: DELIVERY,
       relay: { batchMax: 100, idleMs: 20 },
@@ -224,7 +225,7 @@ describe('the workers’ metrics while Redis is down', () => {
     const metrics = createWorkerMetrics({ sampleFreshMs: 0 });
     const workers = startWorkers({
       store: service.store,
-      redisUrl: `redis://127.0.0.1:${String(port)}`,
+      redis: redisServer(`redis://127.0.0.1:${String(port)}`),
       redisPrefix: testRedisPrefix(),
       delivery: DELIVERY,
       log: SILENT_LOG,

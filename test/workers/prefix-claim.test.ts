@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../src/config/env.js';
+import { loadConfig, redisServer } from '../../src/config/env.js';
 import {
   claimKey,
   claimRedisPrefix,
@@ -41,7 +41,7 @@ function installationId(): string {
 }
 
 function claim(redisPrefix: string, id: string, redisUrl = LOCAL_REDIS_URL): RedisPrefixClaim {
-  const made = claimRedisPrefix({ redisUrl, redisPrefix, installationId: id });
+  const made = claimRedisPrefix({ redis: redisServer(redisUrl), redisPrefix, installationId: id });
   claims.push(made);
   return made;
 }

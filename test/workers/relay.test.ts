@@ -1,7 +1,9 @@
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { redisServer } from '../../src/config/env.js';
 import { Decimal, type Scope } from '../../src/core/index.js';
+import type { RedisConnection } from '../../src/redis.js';
 import { OutboxRelay } from '../../src/workers/outbox-relay.js';
 import {
   producerConnection,
@@ -30,14 +32,14 @@ describe('the outbox relay', () => {
   let service: TestService;
   let scope: Scope;
   let prefix: string;
-  let connection: Redis;
+  let connection: RedisConnection;
   let queue: Queue<WebhookJob>;
 
   beforeAll(async () => {
     service = await startTestService();
     ({ scope } = await service.key());
     prefix = testRedisPrefix();
-    connection = producerConnection(LOCAL_REDIS_URL);
+    connection = producerConnection(redisServer(LOCAL_REDIS_URL));
     // No worker takes from this queue: the jobs the relays add stay there to be counted.
     queue = new Queue<WebhookJob>(WEBHOOK_QUEUE, { connection, prefix: queuePrefix(prefix) });
   });
@@ -149,7 +151,7 @@ describe('delivery fairness', () => {
     slow.delayMs = 1500;
     const workers = startWorkers({
       store: service.store,
-      redisUrl: LOCAL_REDIS_URL,
+      redis: redisServer(LOCAL_REDIS_URL),
       redisPrefix: testRedisPrefix(),
       delivery: { concurrency: 6, endpointConcurrency: 2, retryDelaysMs: [1000], timeoutMs: 5000 },
       relay: { batchMax: 100, idleMs: 20 },

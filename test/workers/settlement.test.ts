@@ -1,4 +1,5 @@
 import { beforeAll, describe, expect, it } from 'vitest';
+import { redisServer } from '../../src/config/env.js';
 import { expireHolds, takeSnapshots } from '../../src/workers/maintenance.js';
 import { SettlementWorker } from '../../src/workers/settlement.js';
 import { startWorkers } from '../../src/workers/start.js';
@@ -121,7 +122,7 @@ describe('clearing batches', () => {
     const held = await hold(harness, cardId, '7');
     const workers = startWorkers({
       store: harness.service.store,
-      redisUrl: LOCAL_REDIS_URL,
+      redis: redisServer(LOCAL_REDIS_URL),
       redisPrefix: testRedisPrefix(),
       delivery: { concurrency: 4, endpointConcurrency: 2, retryDelaysMs: [100], timeoutMs: 1000 },
       settlement: { batchMax: 10, idleMs: 20 },
@@ -221,7 +222,7 @@ describe('the maintenance schedules on BullMQ', () => {
     clock.advance(2 * DAY_MS);
     const workers = startWorkers({
       store: harness.service.store,
-      redisUrl: LOCAL_REDIS_URL,
+      redis: redisServer(LOCAL_REDIS_URL),
       redisPrefix: testRedisPrefix(),
       delivery: { concurrency: 4, endpointConcurrency: 2, retryDelaysMs: [100], timeoutMs: 1000 },
       // Both jobs come round every 200 ms.

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { redisServer } from '../../src/config/env.js';
 import type { Scope } from '../../src/core/index.js';
 import { webhookJobId, type WebhookJob } from '../../src/workers/queues.js';
 import { startWorkers, type Workers } from '../../src/workers/start.js';
@@ -36,7 +37,7 @@ describe('delivery jobs this database does not know', () => {
   beforeAll(() => {
     workers = startWorkers({
       store: t.store,
-      redisUrl: LOCAL_REDIS_URL,
+      redis: redisServer(LOCAL_REDIS_URL),
       redisPrefix: prefixes[0] ?? '',
       delivery: DELIVERY,
       relay: { batchMax: 100, idleMs: 20 },
@@ -219,7 +220,7 @@ describe('delivery jobs this database does not know', () => {
     let claimed: () => void = () => undefined;
     const waiting = startWorkers({
       store: t.store,
-      redisUrl: LOCAL_REDIS_URL,
+      redis: redisServer(LOCAL_REDIS_URL),
       redisPrefix,
       delivery: DELIVERY,
       relay: { batchMax: 100, idleMs: 20 },

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { redisServer } from '../../src/config/env.js';
 import { EVENT_TYPES } from '../../src/store/outbox.js';
 import { startWorkers, type Workers } from '../../src/workers/start.js';
 import { documentedEventTypes } from '../support/reference-doc.js';
@@ -47,7 +48,7 @@ describe('webhooks', () => {
     ({ key } = await service.key());
     workers = startWorkers({
       store: service.store,
-      redisUrl: LOCAL_REDIS_URL,
+      redis: redisServer(LOCAL_REDIS_URL),
       redisPrefix: testRedisPrefix(),
       delivery: {
         concurrency: 16,

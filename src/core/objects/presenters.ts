@@ -6,6 +6,7 @@ import type {
   AuthorizationOutcome,
   BalanceSnapshotRecord,
   CardRecord,
+  ChainDepositRecord,
   Metadata,
   TransactionRecord,
   TransferRecord,
@@ -41,6 +42,7 @@ export function presentVault(vault: VaultRecord) {
     updatedAt: iso(vault.updatedAtMs),
     frozenAt: iso(vault.frozenAtMs),
     closedAt: iso(vault.closedAtMs),
+    depositAddress: vault.depositAddress ?? null,
   };
 }
 
@@ -95,6 +97,15 @@ export function presentTransaction(transaction: TransactionRecord) {
     createdAt: iso(transaction.createdAtMs),
     completedAt: iso(transaction.completedAtMs),
     hasMetadata: transaction.hasMetadata,
+    // A deposit credited from the chain: its transfer's signature, sender and slot.
+    onChain:
+      transaction.onChain == null
+        ? null
+        : {
+            signature: transaction.onChain.signature,
+            sender: transaction.onChain.sender,
+            slot: transaction.onChain.slot,
+          },
   };
 }
 
@@ -134,6 +145,29 @@ export function presentBalance(vault: VaultRecord, asOfMs: number) {
     currency: vault.currency,
     ...balanceFigures(vault),
     asOf: iso(asOfMs),
+  };
+}
+
+/** A transfer found at a deposit address: credited, swept or ignored (and why). */
+export function presentChainDeposit(deposit: ChainDepositRecord) {
+  return {
+    id: deposit.id,
+    object: 'chain_deposit' as const,
+    vaultId: deposit.vaultId,
+    status: deposit.status,
+    ignoredReason: deposit.ignoredReason,
+    currency: deposit.currency,
+    mint: deposit.mint,
+    amount: deposit.amount,
+    signature: deposit.signature,
+    instructionIndex: deposit.instructionIndex,
+    innerIndex: deposit.innerIndex,
+    slot: deposit.slot,
+    sender: deposit.sender,
+    transactionId: deposit.transactionId,
+    foundAt: iso(deposit.foundAtMs),
+    creditedAt: iso(deposit.creditedAtMs),
+    sweptAt: iso(deposit.sweptAtMs),
   };
 }
 

@@ -38,6 +38,11 @@ export interface VaultRecord {
   readonly updatedAtMs: number;
   readonly frozenAtMs: number | null;
   readonly closedAtMs: number | null;
+  /**
+   * The Solana address that funds the vault (issue 15); null for a vault made before deposit
+   * addresses until the deposit watcher gives it one. Optional for records built by hand.
+   */
+  readonly depositAddress?: string | null;
 }
 
 export interface CardRecord {
@@ -63,6 +68,13 @@ export type TransactionType =
   | 'deposit'
   | 'withdrawal';
 export type TransactionStatus = 'pending' | 'completed' | 'failed' | 'declined';
+
+/** The on-chain origin of a deposit credited by the deposit watcher. */
+export interface ChainDepositSource {
+  readonly signature: string;
+  readonly sender: string;
+  readonly slot: number;
+}
 
 export interface TransactionRecord {
   readonly id: string;
@@ -91,6 +103,11 @@ export interface TransactionRecord {
   readonly hasMetadata: boolean;
   readonly createdAtMs: number;
   readonly completedAtMs: number | null;
+  /**
+   * Where a deposit credited from the chain came from (issue 15); null (or absent) for every
+   * other transaction.
+   */
+  readonly onChain?: ChainDepositSource | null;
 }
 
 export type TransferStatus = 'pending' | 'completed' | 'failed';
@@ -254,4 +271,27 @@ export interface BacktestRecord {
   readonly failureMessage: string | null;
   readonly createdAtMs: number;
   readonly completedAtMs: number | null;
+}
+
+/** A transfer found at a vault's deposit address (issue 15; table chain_deposits). */
+export interface ChainDepositRecord {
+  readonly id: string;
+  readonly vaultId: string;
+  readonly mode: Mode;
+  readonly currency: string;
+  readonly signature: string;
+  readonly instructionIndex: number;
+  readonly innerIndex: number;
+  readonly slot: number;
+  readonly sender: string;
+  readonly mint: string | null;
+  /** Exact, in the transferred token's own units. */
+  readonly amount: string;
+  readonly status: 'credited' | 'ignored' | 'swept';
+  /** Why it was not credited (status `ignored`), else null. */
+  readonly ignoredReason: 'other_mint' | 'other_currency' | 'below_minimum' | 'vault_closed' | null;
+  readonly transactionId: string | null;
+  readonly foundAtMs: number;
+  readonly creditedAtMs: number | null;
+  readonly sweptAtMs: number | null;
 }

@@ -58,6 +58,13 @@ export const transactionObject = z
     createdAt: timestampOutput,
     completedAt: timestampOutput.nullable(),
     hasMetadata: z.boolean(),
+    onChain: z
+      .object({ signature: z.string(), sender: z.string(), slot: z.number().int() })
+      .nullable()
+      .meta({
+        description:
+          "A deposit credited from the chain (sent to the vault's depositAddress): the transfer's signature, sender and slot. Null for every other transaction.",
+      }),
   })
   .meta({ id: 'Transaction' });
 

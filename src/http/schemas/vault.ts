@@ -27,6 +27,10 @@ export const vaultObject = z
     updatedAt: timestampOutput,
     frozenAt: timestampOutput.nullable(),
     closedAt: timestampOutput.nullable(),
+    depositAddress: z.string().nullable().meta({
+      description:
+        'The Solana address that funds this vault: send its currency (USDC or SOL) there. Null only for a vault made before deposit addresses, until the deposit watcher gives it one.',
+    }),
   })
   .meta({ id: 'Vault' });
 
@@ -107,4 +111,44 @@ export const balanceSnapshotObject = z
       "A vault's balances on one UTC day. Get Balance History lists them newest day first: " +
       "today's live figures (final: false) first when the range includes today, then the " +
       'end-of-day snapshots of past days.',
+  });
+
+export const listDepositsQuery = z.strictObject({ ...paginationQuery });
+
+export const chainDepositObject = z
+  .object({
+    id: z.string(),
+    object: z.literal('chain_deposit'),
+    vaultId: z.string(),
+    status: z.enum(['credited', 'swept', 'ignored']).meta({
+      description:
+        'credited: the vault was credited (a completed deposit transaction); swept: credited, and since moved into the treasury; ignored: never credited (see ignoredReason).',
+    }),
+    ignoredReason: z
+      .enum(['other_mint', 'other_currency', 'below_minimum', 'vault_closed'])
+      .nullable()
+      .meta({
+        description:
+          'Why an ignored transfer was not credited: a token of another mint, SOL to a USDC vault (or USDC to a SOL vault), less than the minimum (0.01 USDC, 0.001 SOL), or a closed vault.',
+      }),
+    currency: currencyCode.meta({ description: "The vault's currency." }),
+    mint: z.string().nullable().meta({ description: "The token's mint; null for SOL." }),
+    amount: z.string().meta({ description: "Exact, in the transferred token's own units." }),
+    signature: z.string(),
+    instructionIndex: z.number().int(),
+    innerIndex: z.number().int().meta({ description: '-1 for an outer instruction.' }),
+    slot: z.number().int(),
+    sender: z.string(),
+    transactionId: z
+      .string()
+      .nullable()
+      .meta({ description: 'The completed deposit transaction; null when ignored.' }),
+    foundAt: timestampOutput,
+    creditedAt: timestampOutput.nullable(),
+    sweptAt: timestampOutput.nullable(),
+  })
+  .meta({
+    id: 'ChainDeposit',
+    description:
+      "A transfer found on chain at the vault's deposit address, once finalized: credited once, or ignored with its reason.",
   });

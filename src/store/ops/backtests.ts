@@ -452,7 +452,8 @@ const PROGRESS_EVERY_MS = 1_000;
  * A run that dies leaves its lease to expire; the next run (the job retried, or added again by
  * the relay) replays from the start: a replay writes nothing but progress before its result.
  * `signal`: aborted, the run stops after the batch it is in and gives the backtest back to the
- * queue (its attempt not counted).
+ * queue (its attempt not counted). `historyOf`: where the window's rows are read for the
+ * backtest's account (the primary by default; a caught-up replica, replica-reads.ts).
  * Out: completed, failed (for good: out of attempts, or a window past the read bound), skipped
  *   (finished, held by another run, or stopped).
  * Fails: with the error of a failed run that has attempts left (the backtest queued again).
@@ -461,6 +462,7 @@ export async function runBacktest(
   ctx: StoreContext,
   backtestId: string,
   options: { readonly leaseMs: number; readonly signal?: AbortSignal },
+  historyOf: (accountId: string) => Promise<SqlQueryable> = () => Promise.resolve(ctx.client),
 ): Promise<BacktestRunOutcome> {
   assert(options.leaseMs >= 1_000, 'a lease outlives a progress interval');
   const token = randomBytes(16).toString('hex');
@@ -479,15 +481,18 @@ export async function runBacktest(
       row.card_id === null
         ? { kind: 'vault', vaultId: row.vault_id }
         : { kind: 'card', vaultId: row.vault_id, cardId: row.card_id };
+    // The recorded authorizations: history, read from a replica that has replayed the
+    // account's writes when there is one (replica-reads.ts); the lease's writes stay primary.
+    const history = await historyOf(row.account_id);
     const total = await countAuthorizations(
-      ctx.client,
+      history,
       target,
       windowIdBounds(window),
       REPLAY_BATCHES_MAX * REPLAY_BATCH_ROWS,
     );
     await lease.progress(0, total);
     let writtenAtMs = performance.now();
-    const result = await replayWindow(ctx.client, target, policy, window, async (replay) => {
+    const result = await replayWindow(history, target, policy, window, async (replay) => {
       if (options.signal?.aborted === true) throw new RunStopped('the worker is stopping');
       if (performance.now() - writtenAtMs < PROGRESS_EVERY_MS) return;
       await lease.progress(replay.authorizations, total);

@@ -14,7 +14,7 @@ import {
   readSpendCounters,
   SpendCounters,
   spendWindowOf,
-  spendWindowWhere,
+  spendWindowRows,
 } from '../spend-window.js';
 import type { SqlQueryable } from '../sql/client.js';
 import type { SqlParams } from '../sql/params.js';
@@ -109,9 +109,8 @@ export function cardPolicyReads(
   );
   const sql = `${versionsSql}
      UNION ALL
-     SELECT 'card_counter', card_id, NULL, mcc, day::text, amount::text, count
-     FROM card_spend_counters
-     WHERE ${spendWindowWhere(params, [...hinted.keys()], window, CARD_SPEND)}`;
+     SELECT 'card_counter', w.owner_id, NULL, c.mcc, c.day::text, c.amount::text, c.count
+     FROM ${spendWindowRows(params, [...hinted.keys()], window, CARD_SPEND)}`;
   return { sql, reads: { versions: new Map(), hinted } };
 }
 

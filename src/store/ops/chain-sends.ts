@@ -31,13 +31,17 @@ export const SIGNINGS_MAX = 100;
 
 /**
  * pendingChainTransfers: one read. Up to `batchMax` pending external transfers, oldest
- * first, with their recorded sends.
+ * first, with their recorded sends; those not yet signed in a (mode, currency) of `holdBack`
+ * (keys `mode:currency`: short of reserves, so they wait) are left out, so that they neither
+ * fill the batch nor keep the others from being read.
  */
 export async function pendingChainTransfers(
   tx: SqlQueryable,
   batchMax: number,
+  holdBack: readonly string[] = [],
 ): Promise<PendingChainTransfer[]> {
   assert(Number.isInteger(batchMax) && batchMax > 0 && batchMax <= 1000, 'a bounded batch');
+  assert(holdBack.length <= 100, 'a bounded list of pairs');
   const { rows } = await tx.query<{
     id: string;
     mode: Scope['mode'];
@@ -54,8 +58,9 @@ export async function pendingChainTransfers(
             s.signed_transaction, s.signature, s.last_valid_block_height::text AS last_valid_block_height, s.signings
      FROM transfers t LEFT JOIN transfer_chain_sends s ON s.transfer_id = t.id
      WHERE t.kind = 'external' AND t.status = 'pending'
+       AND NOT (s.transfer_id IS NULL AND t.mode || ':' || t.currency = ANY($2::text[]))
      ORDER BY t.id LIMIT $1`,
-    [batchMax],
+    [batchMax, holdBack],
   );
   return rows.map((row) => ({
     transferId: row.id,

@@ -29,7 +29,7 @@ import {
   readSpendCounters,
   SpendCounters,
   spendWindowOf,
-  spendWindowWhere,
+  spendWindowRows,
 } from '../spend-window.js';
 import type { SqlQueryable, SqlTransaction } from '../sql/client.js';
 import { SqlParams } from '../sql/params.js';
@@ -234,11 +234,7 @@ async function readAfterLock(
     nowMs,
   );
   const params = new SqlParams();
-  const repeats = params.unnest('n', {
-    account_id: params.texts(requests.map((r) => r.scope.accountId)),
-    mode: params.texts(requests.map((r) => r.scope.mode)),
-    network_transaction_id: params.texts(requests.map((r) => r.input.networkTransactionId)),
-  });
+  const repeatKeys = requests.map(({ scope, input }) => repeatKeyOf(scope, input));
   const cards = cardPolicyReads(
     ctx,
     params,
@@ -246,17 +242,24 @@ async function readAfterLock(
     nowMs,
   );
   const { rows } = await tx.query<ReadRow>(
-    `SELECT 'previous' AS kind, account_id || ' ' || mode || ' ' || network_transaction_id AS key, id AS value,
+    `SELECT 'previous' AS kind, n.key, t.id AS value,
             NULL::text AS mcc, NULL::text AS day, NULL::text AS amount, NULL::integer AS count
-     FROM transactions
-     WHERE (account_id, mode, network_transaction_id) IN (SELECT * FROM ${repeats})
+     FROM unnest(${params.texts(repeatKeys)}) AS n(key)
+     -- One probe of transactions_network_key (migration 0012) per request, the only index on
+     -- this expression: LIMIT keeps the subquery from being flattened into a join the planner
+     -- could answer with a scan, and the IS NOT NULL proves the partial index usable.
+     CROSS JOIN LATERAL (
+       SELECT id FROM transactions
+       WHERE account_id || ' ' || mode || ' ' || network_transaction_id = n.key
+         AND network_transaction_id IS NOT NULL
+       LIMIT 1
+     ) AS t
      UNION ALL
      SELECT 'policy', vault_id, version::text, NULL, NULL, NULL, NULL
      FROM policies WHERE vault_id = ANY(${params.texts(vaultIds)}) AND document IS NOT NULL
      UNION ALL
-     SELECT 'counter', vault_id, NULL, mcc, day::text, amount::text, count
-     FROM spend_counters
-     WHERE ${spendWindowWhere(params, [...hinted.keys()], window)}
+     SELECT 'counter', w.owner_id, NULL, c.mcc, c.day::text, c.amount::text, c.count
+     FROM ${spendWindowRows(params, [...hinted.keys()], window)}
      ${cards.sql}`,
     params.values,
   );
@@ -358,7 +361,7 @@ async function decideInOrder(
   const recorded: TransactionRecord[] = [];
   for (const request of requests) {
     const { scope, input } = request;
-    const repeatKey = `${scope.accountId} ${scope.mode} ${input.networkTransactionId}`;
+    const repeatKey = repeatKeyOf(scope, input);
     const earlier = decidedInBatch.get(repeatKey);
     if (earlier !== undefined) {
       outcomes.push(earlier.transaction === null ? earlier : replayedOutcome(earlier.transaction));
@@ -534,6 +537,14 @@ function vaultStateOf(row: LockedRow): VaultState {
 
 export const cardKey = (cardId: string, accountId: string, mode: string) =>
   `${cardId} ${accountId} ${mode}`;
+
+/**
+ * An authorization's idempotency key, exactly as the expression of the unique index
+ * transactions_network_key (migration 0012) spells it, so the lookup can probe that index.
+ */
+function repeatKeyOf(scope: Scope, input: AuthorizeInput): string {
+  return `${scope.accountId} ${scope.mode} ${input.networkTransactionId}`;
+}
 
 function authorizationRecord(
   scope: Scope,

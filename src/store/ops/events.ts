@@ -17,26 +17,35 @@ export interface OutboxEvent {
   readonly payload: unknown;
 }
 
-export async function claimEvents(tx: SqlQueryable, batchMax: number): Promise<OutboxEvent[]> {
-  assert(Number.isSafeInteger(batchMax) && batchMax > 0 && batchMax <= 10_000, 'a bounded batch');
-  const { rows } = await tx.query<{
-    id: string;
-    account_id: string;
-    mode: 'test' | 'live';
-    type: string;
-    payload: unknown;
-  }>(
-    `SELECT id, account_id, mode, type, payload FROM outbox_events
-     WHERE relayed_at IS NULL ORDER BY id LIMIT $1 FOR UPDATE SKIP LOCKED`,
-    [batchMax],
-  );
-  return rows.map((row) => ({
+/** The columns of an outbox event as the relay and the live feed read it. */
+export const OUTBOX_EVENT_COLUMNS = 'id, account_id, mode, type, payload';
+
+export interface OutboxEventRow {
+  readonly id: string;
+  readonly account_id: string;
+  readonly mode: 'test' | 'live';
+  readonly type: string;
+  readonly payload: unknown;
+}
+
+export function outboxEventOf(row: OutboxEventRow): OutboxEvent {
+  return {
     id: row.id,
     accountId: row.account_id,
     mode: row.mode,
     type: row.type,
     payload: row.payload,
-  }));
+  };
+}
+
+export async function claimEvents(tx: SqlQueryable, batchMax: number): Promise<OutboxEvent[]> {
+  assert(Number.isSafeInteger(batchMax) && batchMax > 0 && batchMax <= 10_000, 'a bounded batch');
+  const { rows } = await tx.query<OutboxEventRow>(
+    `SELECT ${OUTBOX_EVENT_COLUMNS} FROM outbox_events
+     WHERE relayed_at IS NULL ORDER BY id LIMIT $1 FOR UPDATE SKIP LOCKED`,
+    [batchMax],
+  );
+  return rows.map(outboxEventOf);
 }
 
 export async function markRelayed(

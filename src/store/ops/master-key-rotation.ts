@@ -1,5 +1,6 @@
 import { assert } from '../../core/index.js';
 import type { StoreContext } from '../context.js';
+import { depositSeedAad } from '../deposit-keys.js';
 import { DecryptionError, type Keyring } from '../secrets/index.js';
 import type { SqlQueryable } from '../sql/client.js';
 import { runTransaction } from '../sql/transaction.js';
@@ -8,8 +9,8 @@ import { webhookSecretAad } from './webhook-endpoints.js';
 
 /*
  * Re-wraps everything the master key protects under the keyring's current master key, for
- * `spendgate keys rotate-master`: the vaults' data keys, the webhook signing secrets and the
- * two-factor secrets. A data key is re-wrapped, never replaced, so card numbers and metadata
+ * `spendgate keys rotate-master`: the vaults' data keys, the webhook signing secrets, the
+ * two-factor secrets and the deposit seed (deposit-keys.ts). A data key is re-wrapped, never replaced, so card numbers and metadata
  * encrypted under it stay as they are.
  *
  * Why it needs no downtime: every process reads under each of its master keys (keyring.ts),
@@ -58,6 +59,12 @@ export const MASTER_KEY_SECRETS: readonly SecretColumn[] = [
     table: 'accounts',
     column: 'two_factor_secret_enc',
     rewrap: (keyring, id, token) => keyring.rewrapSecret(token, twoFactorSecretAad(id)),
+  },
+  {
+    kind: 'deposit seed',
+    table: 'deposit_seed',
+    column: 'seed_enc',
+    rewrap: (keyring, id, token) => keyring.rewrapSecret(token, depositSeedAad(id)),
   },
 ];
 

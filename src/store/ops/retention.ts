@@ -22,6 +22,8 @@ import type { SqlQueryable } from '../sql/client.js';
  *   day (its release takes the same rows back down); the all-time rows stay;
  * - backtests: finished ones (completed or failed) 30 days after they were asked for; one not
  *   finished is kept whatever its age (its run is still to come);
+ * - card_display_tokens: deleted once expired (a minute after they were made), spent or not:
+ *   past its expiry a token shows nothing, and its row says only that a card was shown;
  * - hold_changes: kept whole for 31 days and for every day whose snapshots are not taken yet;
  *   older changes of a vault are folded into one row carrying their sum, so the pending total
  *   at any moment after the fold is unchanged (snapshots and the invariants read sums).
@@ -86,7 +88,7 @@ async function purgeBatch(
  * A batch of `deleteSql` over the rows of `kind` made before the retention's start: its `$1`
  * is the id bound of that start (ids are UUIDv7: older ids sort below it), its `$2` `rowsMax`.
  */
-function purgeOlderIds(
+export function purgeOlderIds(
   ctx: StoreContext,
   tx: SqlQueryable,
   kind: IdKind,
@@ -168,11 +170,18 @@ export async function purgeBacktests(
 }
 
 /**
+ * A counter's day as a number (days since the all-time day, which is 0), exactly as the
+ * retention indexes of migration 0012 spell it: only statements that name this expression can
+ * use them, which keeps the hot path's window reads on the primary key (spend-window.ts).
+ */
+const DAY_NUMBER = `(c.day - DATE '${ALL_TIME_DAY}')`;
+
+/**
  * purgeSpendCounters: deletes up to `rowsMax` daily spend counters older than `retentionDays`
- * (through spend_counters_day), oldest first, except those of a day on which a transaction of
+ * (through spend_counters_age, by the day's number), oldest first, except those of a day on which a transaction of
  * the vault still pending was counted: its release will take that row back down. All-time rows
  * are never deleted. Then, with what is left of `rowsMax`, the same of the cards' own counters
- * (card_spend_counters_day). Out: how many were deleted.
+ * (card_spend_counters_age). Out: how many were deleted.
  */
 export async function purgeSpendCounters(
   ctx: StoreContext,
@@ -188,12 +197,12 @@ export async function purgeSpendCounters(
     tx,
     `DELETE FROM spend_counters WHERE (vault_id, mcc, day) IN (
        SELECT c.vault_id, c.mcc, c.day FROM spend_counters c
-       WHERE c.day > $1::date AND c.day < $2::date
+       WHERE ${DAY_NUMBER} > 0 AND ${DAY_NUMBER} < ($1::date - DATE '${ALL_TIME_DAY}')
          AND NOT EXISTS (SELECT 1 FROM transactions t
                          WHERE t.vault_id = c.vault_id AND t.type IN ('card_authorization', 'external_transfer')
                            AND t.status = 'pending' AND t.spend_day = c.day)
-       ORDER BY c.day LIMIT $3)`,
-    [ALL_TIME_DAY, cutoff],
+       ORDER BY ${DAY_NUMBER} LIMIT $2)`,
+    [cutoff],
     rowsMax,
   );
   if (vaultRows >= rowsMax) return vaultRows;
@@ -203,12 +212,12 @@ export async function purgeSpendCounters(
     tx,
     `DELETE FROM card_spend_counters WHERE (card_id, mcc, day) IN (
        SELECT c.card_id, c.mcc, c.day FROM card_spend_counters c
-       WHERE c.day > $1::date AND c.day < $2::date
+       WHERE ${DAY_NUMBER} > 0 AND ${DAY_NUMBER} < ($1::date - DATE '${ALL_TIME_DAY}')
          AND NOT EXISTS (SELECT 1 FROM transactions t
                          WHERE t.card_id = c.card_id AND t.type = 'card_authorization'
                            AND t.status = 'pending' AND t.spend_day = c.day)
-       ORDER BY c.day LIMIT $3)`,
-    [ALL_TIME_DAY, cutoff],
+       ORDER BY ${DAY_NUMBER} LIMIT $2)`,
+    [cutoff],
     rowsMax - vaultRows,
   );
   return vaultRows + cardRows;
@@ -299,4 +308,23 @@ export async function compactVaultHoldChanges(
   assert(folded === 0 || (folded >= 2 && folded <= rowsMax), 'folds two rows or more, or none');
   assert(written <= 1 && (written === 0 || folded > 0), 'one row for what was folded, at most');
   return folded;
+}
+
+/**
+ * purgeDisplayTokens: deletes up to `rowsMax` card display tokens past their expiry, spent or
+ * not, oldest expiry first (through card_display_tokens_expiry). Out: how many.
+ */
+export async function purgeDisplayTokens(
+  ctx: StoreContext,
+  tx: SqlQueryable,
+  rowsMax: number,
+): Promise<number> {
+  return purgeBatch(
+    tx,
+    `DELETE FROM card_display_tokens WHERE token_sha256 IN (
+       SELECT token_sha256 FROM card_display_tokens WHERE expires_at <= $1
+       ORDER BY expires_at LIMIT $2)`,
+    [new Date(ctx.clock())],
+    rowsMax,
+  );
 }

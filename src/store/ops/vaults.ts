@@ -8,6 +8,7 @@ import {
   presentVault,
   SpendgateError,
   ZERO,
+  type ChainDepositSource,
   type CurrencyCode,
   type AmountInput,
   type Decimal,
@@ -26,7 +27,9 @@ import {
   type StoreContext,
 } from '../context.js';
 import { post, systemAccountId, transferEntries } from '../ledger.js';
+import { depositAddressOf } from '../deposit-keys.js';
 import { appendEvent } from '../outbox.js';
+import { watchDepositAddress } from './deposit-watch.js';
 import { sealMetadata } from './metadata.js';
 import {
   CARD_COLUMNS,
@@ -58,7 +61,8 @@ export interface CreateVaultInput {
  * createVault: one transaction.
  * In: scope, name, currency, metadata, initialDeposit >= 0.
  * Out: the vault (and, when initialDeposit > 0, its completed `deposit` transaction).
- * Writes: vaults, ledger_accounts, a posting funding -> vault, transactions, outbox
+ * Writes: vaults (with its deposit address: deposit-keys.ts), ledger_accounts, deposit_watch,
+ *   a posting funding -> vault, transactions, outbox
  *   (vault.created, and transaction.completed for the deposit).
  * Fails: nothing a client can cause (inputs are validated at the edge).
  */
@@ -73,9 +77,10 @@ export async function createVault(
   const nowMs = ctx.clock();
   const id = newId('vault', nowMs);
   const { wrapped } = ctx.keyring.newVaultKey(id);
+  const depositAddress = await depositAddressOf(ctx, tx, id);
   const { rows } = await tx.query<VaultRow>(
-    `INSERT INTO vaults (id, account_id, mode, name, currency, network, status, metadata, data_key_wrapped, created_at, updated_at)
-     VALUES ($1, $2, $3, $4, $5, $6, 'active', $7, $8, $9, $9)
+    `INSERT INTO vaults (id, account_id, mode, name, currency, network, status, metadata, data_key_wrapped, created_at, updated_at, deposit_address)
+     VALUES ($1, $2, $3, $4, $5, $6, 'active', $7, $8, $9, $9, $10)
      RETURNING ${VAULT_COLUMNS}`,
     [
       id,
@@ -87,12 +92,14 @@ export async function createVault(
       JSON.stringify(input.metadata),
       wrapped,
       new Date(nowMs),
+      depositAddress,
     ],
   );
   await tx.query(
     `INSERT INTO ledger_accounts (id, kind, mode, currency, vault_id) VALUES ($1, 'vault', $2, $3, $1)`,
     [id, scope.mode, info.code],
   );
+  await watchDepositAddress(tx, { vaultId: id, address: depositAddress });
   let vault = vaultFromRow(oneRow(rows, 'the vault INSERT'));
   let deposit: TransactionRecord | null = null;
   if (input.initialDeposit.gt(0)) {
@@ -106,17 +113,18 @@ export async function createVault(
 }
 
 /** Posts a deposit from the funding account into a locked or new vault. */
-async function depositInto(
+export async function depositInto(
   tx: SqlQueryable,
   scope: Scope,
   vault: VaultRecord,
   amount: Decimal,
   nowMs: number,
+  onChain: ChainDepositSource | null = null,
 ): Promise<{ vault: VaultRecord; deposit: TransactionRecord }> {
   const transactionId = newId('transaction', nowMs);
   const { rows } = await tx.query<TransactionRow>(
-    `INSERT INTO transactions (id, account_id, mode, vault_id, type, status, currency, amount, created_at, updated_at, completed_at)
-     VALUES ($1, $2, $3, $4, 'deposit', 'completed', $5, $6, $7, $7, $7)
+    `INSERT INTO transactions (id, account_id, mode, vault_id, type, status, currency, amount, created_at, updated_at, completed_at, chain_deposit)
+     VALUES ($1, $2, $3, $4, 'deposit', 'completed', $5, $6, $7, $7, $7, $8)
      RETURNING ${TRANSACTION_COLUMNS}`,
     [
       transactionId,
@@ -126,6 +134,7 @@ async function depositInto(
       vault.currency,
       amount.toFixed(),
       new Date(nowMs),
+      onChain === null ? null : JSON.stringify(onChain),
     ],
   );
   await post(tx, {

@@ -1,13 +1,17 @@
-import type { SpendgateError } from '../../core/index.js';
+import type { Scope, SpendgateError } from '../../core/index.js';
 import type { IdempotentRequest, StoredResponse } from '../ops/idempotency.js';
 import type { RewrapCount, RewrapOptions } from '../ops/master-key-rotation.js';
 import type { TemplateLibrary } from '../../core/index.js';
 import type { BacktestRunOutcome } from '../ops/backtests.js';
+import type { OutboxEvent } from '../ops/events.js';
+import type { ReplicaEvent } from '../replica-reads.js';
 import type { AccountOperations } from './accounts.js';
 import type { BacktestOperations } from './backtests.js';
 import type { AuthorizationOperations } from './authorizations.js';
 import type { CardOperations } from './cards.js';
+import type { DepositOperations } from './deposits.js';
 import type { MaintenanceOperations, OutboxBacklog } from './maintenance.js';
+import type { ReserveOperations } from './reserves.js';
 import type { SettlementOperations } from './settlements.js';
 import type { TransferOperations } from './transfers.js';
 import type { PolicyOperations, VaultOperations } from './vaults.js';
@@ -17,7 +21,9 @@ export * from './accounts.js';
 export * from './authorizations.js';
 export * from './backtests.js';
 export * from './cards.js';
+export * from './deposits.js';
 export * from './maintenance.js';
+export * from './reserves.js';
 export * from './settlements.js';
 export * from './transfers.js';
 export * from './vaults.js';
@@ -57,7 +63,9 @@ export interface StoreOperations
     WebhookOperations,
     SettlementOperations,
     MaintenanceOperations,
-    BacktestOperations {}
+    BacktestOperations,
+    ReserveOperations,
+    DepositOperations {}
 
 /** The store as the service uses it: each operation in a transaction of its own, or composed. */
 export interface Store extends StoreOperations {
@@ -80,6 +88,17 @@ export interface Store extends StoreOperations {
   ping(): Promise<void>;
   /** The outbox's backlog in one read-only statement, its count bounded by `pendingCountMax`. */
   outboxBacklog(pendingCountMax: number): Promise<OutboxBacklog>;
+  /**
+   * Committed events of `types` and `scopes` (accounts and modes) after `afterId` (an event id
+   * or a prefix of one), in id order, at most `rowsMax` (ops/event-feed.ts): the live feed's
+   * one read per tick.
+   */
+  eventsAfter(
+    afterId: string,
+    types: readonly string[],
+    scopes: readonly Scope[],
+    rowsMax: number,
+  ): Promise<OutboxEvent[]>;
   /** Authorization batches run so far, and how many fell back to one request at a time. */
   authorizeStats(): { readonly batches: number; readonly fallbacks: number };
   /**
@@ -87,6 +106,12 @@ export interface Store extends StoreOperations {
    * histogram); returns its removal.
    */
   observeAuthorizeBatches(observer: (size: number) => void): () => void;
+  /**
+   * Calls `observer` with where each read that may lag was served and why, and with each write
+   * position that could not be kept (a replica only: docs/operations.md, "Read replica");
+   * returns its removal.
+   */
+  observeReplicaReads(observer: (event: ReplicaEvent) => void): () => void;
   /** Expires holds older than `ageMsMax`, each in its own transaction; returns how many. */
   expireHolds(ageMsMax: number, batchMax?: number): Promise<number>;
   /**

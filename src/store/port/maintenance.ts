@@ -20,6 +20,7 @@ export interface MaintenanceOperations {
   purgeOutboxEvents(retentionMs: number, rowsMax: number): Promise<number>;
   purgeBacktests(retentionMs: number, rowsMax: number): Promise<number>;
   purgeSpendCounters(retentionDays: number, rowsMax: number): Promise<number>;
+  purgeDisplayTokens(rowsMax: number): Promise<number>;
   holdJournalCandidates(
     retentionMs: number,
     afterVaultId: string | null,

@@ -15,7 +15,11 @@ export interface TransferOperations {
   getTransfer(scope: Scope, transferId: string): Promise<TransferRecord>;
   listTransfers(scope: Scope, query: ListTransfersQuery): Promise<Page<TransferRecord>>;
   /** The transfer worker's side: what to send, what was sent, and how it ended. */
-  pendingChainTransfers(batchMax: number): Promise<PendingChainTransfer[]>;
+  /** `holdBack`: `mode:currency` keys whose unsigned transfers wait (short of reserves). */
+  pendingChainTransfers(
+    batchMax: number,
+    holdBack?: readonly string[],
+  ): Promise<PendingChainTransfer[]>;
   recordChainSend(
     transferId: string,
     send: Omit<ChainSend, 'signings'>,

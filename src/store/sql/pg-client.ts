@@ -27,6 +27,12 @@ export interface PgClientOptions {
   readonly connectionString: string;
   /** Pool size; each concurrent transaction holds one connection. */
   readonly connectionsMax?: number;
+  /**
+   * A replica's pool (DATABASE_READ_URL): every transaction read-only, and a connection not
+   * made within `connectTimeoutMs` fails, so that a replica that does not answer costs a read
+   * a bounded wait before it falls back to the primary.
+   */
+  readonly replica?: { readonly connectTimeoutMs: number };
 }
 
 /**
@@ -159,7 +165,13 @@ export function createPgClient(options: PgClientOptions): SqlClient {
     // statement here runs in milliseconds, and a plan made for any parameters (a prepared
     // statement's generic plan) can be costed high enough to be compiled first, 100-300 ms
     // for a list that then runs in one (measured, docs/performance.md).
-    options: '-c timezone=UTC -c jit=off',
+    options:
+      options.replica === undefined
+        ? '-c timezone=UTC -c jit=off'
+        : '-c timezone=UTC -c jit=off -c default_transaction_read_only=on',
+    ...(options.replica === undefined
+      ? {}
+      : { connectionTimeoutMillis: options.replica.connectTimeoutMs }),
   });
   // An idle connection that dies (server restart) must not crash the process; the next
   // query gets a fresh connection.

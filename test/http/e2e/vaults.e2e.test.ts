@@ -75,6 +75,8 @@ describe('vaults over the typed client', () => {
         updatedAt: vault.updatedAt,
         frozenAt: null,
         closedAt: null,
+        // A Solana address (base58 of 32 bytes), this vault's alone.
+        depositAddress: expect.stringMatching(/^[1-9A-HJ-NP-Za-km-z]{32,44}$/) as unknown,
       });
       expect(new Date(vault.createdAt).toISOString()).toBe(vault.createdAt);
       expect(await retrieve(client, vault.id)).toEqual(vault);

@@ -1,0 +1,71 @@
+import type { Transaction } from '../types';
+
+/** What a decision saw and why: amount, merchant, the rule that declined it, shadow matches. */
+export function TransactionDetails({ transaction }: { transaction: Transaction }) {
+  const merchant = transaction.merchant;
+  return (
+    <article class="details" aria-label={`Transaction ${transaction.id}`}>
+      <header>
+        <strong>{transaction.status === 'declined' ? 'Declined' : transaction.status}</strong>{' '}
+        <code>{transaction.id}</code>
+      </header>
+      <dl>
+        <dt>Amount</dt>
+        <dd>
+          {transaction.amount} {transaction.currency}
+        </dd>
+        {merchant === null ? null : (
+          <>
+            <dt>Merchant</dt>
+            <dd>
+              {merchant.name} (MCC {merchant.mcc}, {merchant.country}
+              {merchant.city === null ? '' : `, ${merchant.city}`})
+            </dd>
+          </>
+        )}
+        {transaction.cardId === null ? null : (
+          <>
+            <dt>Card</dt>
+            <dd>
+              <code>{transaction.cardId}</code>
+            </dd>
+          </>
+        )}
+        {transaction.declineCode === null ? null : (
+          <>
+            <dt>Decline code</dt>
+            <dd>
+              <code>{transaction.declineCode}</code>
+            </dd>
+          </>
+        )}
+        {transaction.declineReason === null ? null : (
+          <>
+            <dt>Declined by rule</dt>
+            <dd class="decline-rule">
+              <code>{transaction.declineReason.rule}</code>
+              {transaction.declineReason.policy === 'card' ? ' (the card’s own policy)' : ''}:{' '}
+              {transaction.declineReason.message}
+            </dd>
+          </>
+        )}
+        {transaction.shadowMatches.length === 0 ? null : (
+          <>
+            <dt>Shadow rules matched</dt>
+            <dd>
+              <ul>
+                {transaction.shadowMatches.map((match) => (
+                  <li key={match.rule}>
+                    <code>{match.rule}</code>: {match.message}
+                  </li>
+                ))}
+              </ul>
+            </dd>
+          </>
+        )}
+        <dt>At</dt>
+        <dd>{transaction.createdAt}</dd>
+      </dl>
+    </article>
+  );
+}

@@ -1,0 +1,201 @@
+import { useEffect, useMemo, useState } from 'preact/hooks';
+import { api, messageOf, type Page } from '../api';
+import { Alert } from '../components/alert';
+import { Chart } from '../components/chart';
+import { TransactionsTable } from '../components/transactions-table';
+import { latestPolicy } from '../policy-versions';
+import { can, useSession } from '../session';
+import type { BalanceSnapshot, Card, Vault } from '../types';
+
+const DAY_S = 86_400;
+const WEEK_S = 7 * DAY_S;
+
+/** A vault: its balance history, its cards, its transactions and its policy. */
+export function VaultPage({ vaultId }: { vaultId: string }) {
+  const session = useSession();
+  const [vault, setVault] = useState<Vault | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  useEffect(() => {
+    api<Vault>('GET', `/v1/vaults/${encodeURIComponent(vaultId)}`)
+      .then(setVault)
+      .catch((failure: unknown) => {
+        setError(messageOf(failure));
+      });
+  }, [vaultId]);
+  if (vault === null)
+    return error === null ? <p aria-busy="true">Loading…</p> : <Alert message={error} />;
+  return (
+    <section aria-labelledby="vault-title">
+      <nav aria-label="Breadcrumb">
+        <ul>
+          <li>
+            <a href="#/vaults">Vaults</a>
+          </li>
+          <li>{vault.name}</li>
+        </ul>
+      </nav>
+      <h1 id="vault-title">{vault.name}</h1>
+      <p>
+        <code>{vault.id}</code> · {vault.status} · available{' '}
+        <strong data-testid="available">
+          {vault.balance.available} {vault.currency}
+        </strong>{' '}
+        · pending {vault.balance.pending} · ledger {vault.balance.ledger}
+      </p>
+      <BalanceHistory vault={vault} />
+      {can(session, 'cards:read') ? <VaultCards vaultId={vault.id} /> : null}
+      {can(session, 'transactions:read') ? (
+        <section aria-labelledby="transactions-title">
+          <h2 id="transactions-title">Transactions</h2>
+          <TransactionsTable vaultId={vault.id} />
+        </section>
+      ) : null}
+      <section aria-labelledby="policy-title">
+        <h2 id="policy-title">Policy</h2>
+        <PolicySummary vaultId={vault.id} />
+        <a href={`#/vaults/${vault.id}/policy`} role="button" class="secondary">
+          {can(session, 'policies:write') ? 'Edit policy' : 'View policy'}
+        </a>
+      </section>
+    </section>
+  );
+}
+
+function BalanceHistory({ vault }: { vault: Vault }) {
+  const [days, setDays] = useState<BalanceSnapshot[] | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  useEffect(() => {
+    api<Page<BalanceSnapshot>>('GET', `/v1/vaults/${vault.id}/balance/history?limit=90`)
+      .then((page) => {
+        setDays([...page.data].reverse());
+      })
+      .catch((failure: unknown) => {
+        setError(messageOf(failure));
+      });
+  }, [vault.id]);
+  const data = useMemo(() => {
+    const rows = days ?? [];
+    return [
+      rows.map((day) => Date.parse(`${day.date}T00:00:00Z`) / 1000),
+      rows.map((day) => Number(day.ledger)),
+      rows.map((day) => Number(day.available)),
+    ] as [number[], number[], number[]];
+  }, [days]);
+  const options = useMemo(
+    () => ({
+      scales: {
+        x: {
+          time: true,
+          // A vault's first days: a week's width rather than uPlot's stretch of one point.
+          range: (_plot: unknown, min: number, max: number): [number, number] =>
+            max - min < WEEK_S ? [max - WEEK_S, max + DAY_S] : [min, max],
+        },
+      },
+      series: [
+        {},
+        {
+          label: `Ledger (${vault.currency})`,
+          stroke: '#1d4ed8',
+          width: 2,
+          points: { show: true },
+        },
+        { label: 'Available', stroke: '#047857', width: 2, dash: [6, 4], points: { show: true } },
+      ],
+    }),
+    [vault.currency],
+  );
+  return (
+    <section aria-labelledby="history-title">
+      <h2 id="history-title">Balance history</h2>
+      <Alert message={error} />
+      {days === null ? (
+        <p aria-busy="true">Loading history…</p>
+      ) : (
+        <>
+          <Chart
+            label={`Daily ledger and available balance of ${vault.name}, today live`}
+            options={options}
+            data={data}
+          />
+          <details>
+            <summary>Daily balances as a table</summary>
+            <table class="striped">
+              <thead>
+                <tr>
+                  <th scope="col">Day (UTC)</th>
+                  <th scope="col" class="amount">
+                    Ledger
+                  </th>
+                  <th scope="col" class="amount">
+                    Available
+                  </th>
+                  <th scope="col">Final</th>
+                </tr>
+              </thead>
+              <tbody>
+                {days.map((day) => (
+                  <tr key={day.date}>
+                    <td>{day.date}</td>
+                    <td class="amount">{day.ledger}</td>
+                    <td class="amount">{day.available}</td>
+                    <td>{day.final ? 'yes' : 'live'}</td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </details>
+        </>
+      )}
+    </section>
+  );
+}
+
+function VaultCards({ vaultId }: { vaultId: string }) {
+  const [cards, setCards] = useState<Card[] | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  useEffect(() => {
+    api<Page<Card>>('GET', `/v1/cards?limit=100&vaultId=${encodeURIComponent(vaultId)}`)
+      .then((page) => {
+        setCards(page.data);
+      })
+      .catch((failure: unknown) => {
+        setError(messageOf(failure));
+      });
+  }, [vaultId]);
+  return (
+    <section aria-labelledby="vault-cards-title">
+      <h2 id="vault-cards-title">Cards</h2>
+      <Alert message={error} />
+      {cards === null ? null : cards.length === 0 ? (
+        <p>No card on this vault.</p>
+      ) : (
+        <ul>
+          {cards.map((card) => (
+            <li key={card.id}>
+              •••• {card.last4} · {card.cardholderName} · {card.status} ·{' '}
+              <a href={`#/cards/${card.id}`}>manage</a>
+            </li>
+          ))}
+        </ul>
+      )}
+    </section>
+  );
+}
+
+function PolicySummary({ vaultId }: { vaultId: string }) {
+  const [text, setText] = useState<string | null>(null);
+  useEffect(() => {
+    latestPolicy(vaultId)
+      .then((latest) => {
+        setText(
+          latest === null
+            ? 'No policy: every authorization within the balance is approved.'
+            : `Version ${String(latest.version)}, since ${latest.createdAt}.`,
+        );
+      })
+      .catch((failure: unknown) => {
+        setText(messageOf(failure));
+      });
+  }, [vaultId]);
+  return <p>{text ?? '…'}</p>;
+}

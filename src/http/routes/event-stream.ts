@@ -1,0 +1,99 @@
+import type { FastifyInstance } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import { assert } from '../../core/index.js';
+import type { OutboxEvent } from '../../store/store.js';
+import { authOf } from '../auth.js';
+import type { EventHub } from '../event-hub.js';
+
+/*
+ * Stream Events: the caller's `authorization.approved` and `authorization.declined` events as
+ * server-sent events (text/event-stream), as they are committed, for the console's Live page.
+ * The key travels in the Authorization header (a fetch() with a streaming body: EventSource
+ * cannot send one, and a key never goes in a URL). A comment line every `heartbeatMs` keeps
+ * proxies from closing an idle stream; a client too slow to read is cut off rather than
+ * buffered without bound; every stream ends when the server closes.
+ */
+
+export interface EventStreamOptions {
+  readonly hub: EventHub;
+  /** Between two heartbeat comments. */
+  readonly heartbeatMs: number;
+}
+
+/** A reader this far behind is disconnected (it may reconnect and read what comes next). */
+const UNSENT_BYTES_MAX = 1024 * 1024;
+
+const eventStreamRoute = {
+  config: { requiredScope: 'transactions:read' },
+  schema: {
+    operationId: 'streamEvents',
+    tags: ['events'],
+    response: {
+      200: z.string().meta({
+        description: 'text/event-stream: `event: <type>`, `id: <event id>`, `data: <event>`.',
+      }),
+    },
+  },
+} as const;
+
+export function registerEventStreamRoutes(app: FastifyInstance, options: EventStreamOptions): void {
+  assert(options.heartbeatMs > 0, 'a positive heartbeat interval');
+  const open = new Set<() => void>();
+  app.addHook('preClose', (done) => {
+    options.hub.close();
+    for (const end of [...open]) end();
+    done();
+  });
+  app
+    .withTypeProvider<ZodTypeProvider>()
+    .get('/v1/events/stream', eventStreamRoute, (request, reply) => {
+      const { scope } = authOf(request);
+      const raw = reply.raw;
+      // Subscribed before the answer starts: a refusal (too many streams) is an ordinary error body.
+      let heartbeat: NodeJS.Timeout | null = null;
+      let ended = false;
+      const end = (): void => {
+        if (ended) return;
+        ended = true;
+        unsubscribe();
+        if (heartbeat !== null) clearInterval(heartbeat);
+        open.delete(end);
+        // The connection goes with the stream: a client that stopped reading would otherwise
+        // keep its half-closed socket, and the server's close waiting for it.
+        raw.end();
+        raw.destroy();
+      };
+      const write = (text: string): void => {
+        if (ended) return;
+        raw.write(text);
+        if (raw.writableLength > UNSENT_BYTES_MAX) end();
+      };
+      const unsubscribe = options.hub.subscribe(scope, {
+        send: (event: OutboxEvent) => {
+          write(
+            `event: ${event.type}\nid: ${event.id}\ndata: ${JSON.stringify(event.payload)}\n\n`,
+          );
+        },
+      });
+      void reply.hijack();
+      raw.writeHead(200, {
+        'content-type': 'text/event-stream; charset=utf-8',
+        'cache-control': 'no-store',
+        'x-accel-buffering': 'no',
+        // A stream's connection is its own: closed with the stream, never kept for another request
+        // (a kept-alive socket of an ended stream would hold the server's close).
+        connection: 'close',
+        'request-id': request.id,
+      });
+      open.add(end);
+      raw.write(': connected\n\n');
+      heartbeat = setInterval(() => {
+        write(': heartbeat\n\n');
+      }, options.heartbeatMs);
+      // The response's close: the client went (or the answer ended); the request's own fires
+      // once its (empty) body is read.
+      raw.on('close', end);
+      raw.on('error', end);
+    });
+}

@@ -14,7 +14,6 @@ import { testRedisPrefix } from './support/http.js';
  * `serve` on the embedded default must need nothing installed and keep its key to itself.
  */
 const MAIN = new URL('../src/cli/main.ts', import.meta.url).pathname;
-const TSX = new URL('../node_modules/.bin/tsx', import.meta.url).pathname;
 const ROOT = new URL('../', import.meta.url).pathname;
 
 interface Run {
@@ -28,7 +27,11 @@ function run(
   whileRunning?: (output: () => string) => Promise<void>,
 ): Promise<Run> {
   return new Promise((resolve, reject) => {
-    const child = spawn(TSX, [MAIN, ...args], {
+    // One node process, as `npm start` runs it: the tsx binary would put a parent in front that
+    // SIGKILLs its child when a relayed signal is not acknowledged within 30 ms (a start busy
+    // compiling the embedded database's code), and the exit code tested would be tsx's.
+    const child = spawn(process.execPath, ['--import', 'tsx', MAIN, ...args], {
+      cwd: ROOT,
       // A Redis prefix of this run's own: its rate-limit counts meet no other run's.
       env: { ...process.env, LOG_LEVEL: 'info', REDIS_PREFIX: testRedisPrefix(), ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -142,6 +145,25 @@ describe('spendgate serve (embedded default)', () => {
     expect(second.code).toBe(0);
     expect(readFileSync(keyFile, 'utf8')).toBe(key);
     expect(second.output).not.toContain('sk_test_');
+  }, 600_000);
+
+  it('stops gracefully on a SIGTERM sent during its start, before it listens', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'spendgate-data-'));
+    // Its first words come while the embedded database is still opening: the signal lands in
+    // the start, where node's default disposition would kill it (exit 143).
+    const early = await run(
+      ['serve'],
+      { PORT: '0', SPENDGATE_DATA_DIR: dataDir, DATABASE_URL: '', SPENDGATE_MASTER_KEY: '' },
+      async (output) => {
+        for (let attempt = 0; attempt < 1500 && output() === ''; attempt++) {
+          await new Promise((resolve) => setTimeout(resolve, 10));
+        }
+        expect(output()).not.toMatch(/Server listening/);
+      },
+    );
+    expect(early.output).not.toContain('TEST ERROR');
+    expect(early.output).toMatch(/"reason":"SIGTERM".*shutting down/);
+    expect(early.code).toBe(0);
   }, 600_000);
 
   it('serves without Redis, saying so loudly in its log', async () => {

@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import type { Redis } from 'ioredis';
+import type { RedisConnection } from '../redis.js';
 import { pino } from 'pino';
 import { ConfigError, type Config, type Settings } from '../config/env.js';
 import { createRedis, redisAnswers } from '../http/health.js';
@@ -14,8 +14,11 @@ import {
   defaultRedisPrefix,
   type RedisPrefixClaim,
 } from '../workers/prefix-claim.js';
+import { DEFAULT_DEPOSIT_SETTINGS } from '../workers/deposit-jobs.js';
+import type { BeforeCredit } from '../workers/deposit-watcher.js';
 import { startWorkers, type Workers } from '../workers/start.js';
 import { openConfiguredStore } from './open-store.js';
+import { redisWritePositions } from './write-positions.js';
 import { loggerProgress, type Progress } from './progress.js';
 import type { Role } from './roles.js';
 import { openChains, type Chains } from './solana-chains.js';
@@ -54,10 +57,16 @@ export async function serve(
   // What the start is doing before the server's own logger exists: JSON lines of the same
   // level, to the same destination, so that the log reads as one.
   const progress = loggerProgress(pino({ level: settings.logLevel }, bufferedStdout()));
+  // Heard before anything is awaited: a SIGTERM at any point of the start (a supervisor, a test
+  // that stops the server the moment it says it listens) must stop it gracefully, never find
+  // node's default disposition and kill it (exit 143) between a log line and a handler.
+  const stopRequested = stopSignals();
   const store = await openConfiguredStore(settings, { progress, checkKeys: true });
   const { config, installationId, claim, claimed } = await claimPrefix(settings, store);
   if (role !== 'worker') await printFirstKey(config, store);
-  const redis = createRedis(config.redisUrl);
+  const redis = createRedis(config.redis);
+  // Read-your-writes across the fleet (DATABASE_READ_URL): every process sees these positions.
+  store.keepWritePositions(redisWritePositions(redis, config.redisPrefix));
   const app = createRoleServer(config, role, store, redis, extraRoutes);
   const background =
     role === 'api' ? null : await startBackground(config, app, store, claim, progress);
@@ -67,9 +76,7 @@ export async function serve(
   } catch (error) {
     throw listenFailure(error, config.host, port, role) ?? error;
   }
-  // At once, before anything else is awaited: a SIGTERM sent as soon as the server listens (a
-  // supervisor, a test) must stop it gracefully, never find node's default and kill it.
-  stopGracefully({ app, store, redis, claim, background });
+  stopGracefully({ app, store, redis, claim, background }, stopRequested);
   app.log.info(
     {
       role,
@@ -78,6 +85,7 @@ export async function serve(
         : { localSolanaRpc: background.chains.localRpcUrl }),
       database: config.databaseUrl === null ? `embedded (${config.dataDir})` : 'postgresql',
       installation: installationId,
+      redis: config.redis.kind,
       redisPrefix: config.redisPrefix,
     },
     'spendgate started',
@@ -98,7 +106,7 @@ function createRoleServer(
   config: Config,
   role: Role,
   store: Store,
-  redis: Redis,
+  redis: RedisConnection,
   extraRoutes: ExtraRoutes | undefined,
 ): FastifyInstance {
   return createServer(config, {
@@ -113,6 +121,17 @@ function createRoleServer(
           },
         }),
   });
+}
+
+/**
+ * Tests only (SPENDGATE_TEST_DEPOSIT_PAUSE=1, test mode alone): the deposit watcher says it
+ * found a transfer, then waits for ever before crediting it, so that a test kills it there.
+ */
+function pauseBeforeCredit(log: FastifyInstance['log']): BeforeCredit {
+  return (found) => {
+    log.warn({ signature: found.signature }, 'deposit found; paused before crediting (test)');
+    return new Promise<void>(() => undefined);
+  };
 }
 
 /** What the worker roles run beside the server: the chains and the workers that use them. */
@@ -138,11 +157,14 @@ async function startBackground(
   const chains = await openChains(config, app.log);
   const workers = startWorkers({
     store,
-    redisUrl: config.redisUrl,
+    redis: config.redis,
     redisPrefix: config.redisPrefix,
     delivery: { ...config.webhooks, timeoutMs: DELIVERY_ATTEMPT_TIMEOUT_MS },
     maintenance: { ...DEFAULT_MAINTENANCE_SETTINGS, holdAgeMsMax: config.holdAgeMsMax },
     chains: chains.targets,
+    ...(config.solana.testDepositPause
+      ? { deposits: { ...DEFAULT_DEPOSIT_SETTINGS, beforeCredit: pauseBeforeCredit(app.log) } }
+      : {}),
     log: app.log,
     prefixClaimed: claim.held,
   });
@@ -158,16 +180,44 @@ async function startBackground(
 }
 
 /**
- * Stops once, on SIGTERM, SIGINT or the loss of the Redis prefix to another database (exit
- * code 1): the server, the workers, the chains, Redis, then the store; SHUTDOWN_MS_MAX at most.
+ * The first SIGTERM or SIGINT, as its name. Once one is heard the process has SHUTDOWN_MS_MAX
+ * to stop, counted from the signal: a start that hangs (a database that never answers) after a
+ * stop was asked for still ends, with exit code 1.
  */
-function stopGracefully(parts: {
-  app: FastifyInstance;
-  store: Store;
-  redis: Redis;
-  claim: RedisPrefixClaim;
-  background: Background | null;
-}): void {
+function stopSignals(): Promise<string> {
+  return new Promise((resolve) => {
+    const heard = (signal: string): void => {
+      process.off('SIGTERM', onTerm);
+      process.off('SIGINT', onInt);
+      setTimeout(() => process.exit(1), SHUTDOWN_MS_MAX).unref();
+      resolve(signal);
+    };
+    const onTerm = (): void => {
+      heard('SIGTERM');
+    };
+    const onInt = (): void => {
+      heard('SIGINT');
+    };
+    process.once('SIGTERM', onTerm);
+    process.once('SIGINT', onInt);
+  });
+}
+
+/**
+ * Stops once, on the signal stopSignals heard (at once if it came during the start) or the loss
+ * of the Redis prefix to another database (exit code 1): the server, the workers, the chains,
+ * Redis, then the store; SHUTDOWN_MS_MAX at most.
+ */
+function stopGracefully(
+  parts: {
+    app: FastifyInstance;
+    store: Store;
+    redis: RedisConnection;
+    claim: RedisPrefixClaim;
+    background: Background | null;
+  },
+  stopRequested: Promise<string>,
+): void {
   const { app, store, redis, claim, background } = parts;
   const logger = app.log;
   let stopping = false;
@@ -191,11 +241,8 @@ function stopGracefully(parts: {
     logger.error({ setting: 'REDIS_PREFIX' }, error.message);
     stop('REDIS_PREFIX is claimed by another database', 1);
   });
-  process.once('SIGTERM', () => {
-    stop('SIGTERM');
-  });
-  process.once('SIGINT', () => {
-    stop('SIGINT');
+  void stopRequested.then((signal) => {
+    stop(signal);
   });
 }
 
@@ -216,7 +263,7 @@ async function claimPrefix(
       redisPrefix: settings.redisPrefix ?? defaultRedisPrefix(installationId),
     };
     claim = claimRedisPrefix({
-      redisUrl: config.redisUrl,
+      redis: config.redis,
       redisPrefix: config.redisPrefix,
       installationId,
     });

@@ -6,7 +6,7 @@ import {
 } from '../core/index.js';
 import { builtinRuleLibrary } from '../rule-library/load.js';
 import { AuthorizeBatcher } from './authorize-lanes.js';
-import { bindOperations } from './bind.js';
+import { areaBinderOf, bindOperations } from './bind.js';
 import type { StoreContext } from './context.js';
 import { ensureSystemAccounts } from './ledger.js';
 import { migrate } from './migrations/runner.js';
@@ -103,7 +103,7 @@ export async function openStore(options: StoreOptions): Promise<OpenedStore> {
   const replica = replicaReadsOf(ctx, options.replica);
   const run = <T>(work: (operations: StoreOperations) => Promise<T>): Promise<T> =>
     runTransaction(ctx.client, (tx) => work(bindOperations(ctx, tx)));
-  const single = perCallOperations(ctx, run, replica);
+  const single = perCallOperations(ctx, replica);
   // Several servers may share one store (tests, embedding services): each observes every batch.
   const batchObservers = new Set<(size: number) => void>();
   const batcher = createAuthorizeBatcher(ctx, options, batchObservers, replica);
@@ -236,15 +236,14 @@ const REPLICA_OPERATION_NAMES: ReadonlySet<keyof StoreOperations> = new Set(REPL
  * replica, the reads that may lag are routed (replica-reads.ts), and every other operation
  * made for an account raises that account's write position once it has committed.
  */
-function perCallOperations(
-  ctx: StoreContext,
-  run: Store['transaction'],
-  replica: ReplicaReads | null,
-): StoreOperations {
+function perCallOperations(ctx: StoreContext, replica: ReplicaReads | null): StoreOperations {
   const perCall = {} as Record<keyof StoreOperations, unknown>;
   for (const name of Object.keys(bindOperations(ctx, ctx.client)) as (keyof StoreOperations)[]) {
+    const bindArea = areaBinderOf(ctx, ctx.client, name);
     const onPrimary = (...args: unknown[]) =>
-      run((operations) => (operations[name] as (...inner: unknown[]) => Promise<unknown>)(...args));
+      runTransaction(ctx.client, (tx) =>
+        (bindArea(ctx, tx)[name] as (...inner: unknown[]) => Promise<unknown>)(...args),
+      );
     perCall[name] = onPrimary;
     if (replica === null) continue;
     if (REPLICA_OPERATION_NAMES.has(name)) {
@@ -252,7 +251,7 @@ function perCallOperations(
         const account = accountOf(args);
         assert(account !== null, `${name} reads for a scope`);
         return replica.read(account, (tx) =>
-          (bindOperations(ctx, tx)[name] as (...inner: unknown[]) => Promise<unknown>)(...args),
+          (bindArea(ctx, tx)[name] as (...inner: unknown[]) => Promise<unknown>)(...args),
         );
       };
     } else if (!PRIMARY_READ_OPERATIONS.has(name)) {

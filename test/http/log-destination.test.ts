@@ -8,7 +8,6 @@ import { LOG_FLUSH_MS_MAX } from '../../src/http/log-destination.js';
  * uncaught error. Each case runs a real child process writing through the real destination.
  */
 const ROOT = new URL('../../', import.meta.url).pathname;
-const TSX = new URL('../../node_modules/.bin/tsx', import.meta.url).pathname;
 
 function run(script: string): {
   output: () => string;
@@ -19,10 +18,17 @@ function run(script: string): {
     "import { pino } from 'pino';\n" +
     "import { bufferedStdout } from './src/http/log-destination.ts';\n" +
     'const log = pino(bufferedStdout());\n';
-  const child = spawn(TSX, ['-e', preamble + script], {
-    cwd: ROOT,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  // One node process with tsx's loader, not the tsx binary: the binary runs the script in a
+  // child of its own, which a SIGKILL of the binary left running after the test (an orphan
+  // idling on its timer after every run).
+  const child = spawn(
+    process.execPath,
+    ['--import', 'tsx', '--input-type=module', '-e', preamble + script],
+    {
+      cwd: ROOT,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   let output = '';
   child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
   child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));

@@ -96,10 +96,10 @@ export interface ServerDependencies {
   readonly logStream?: LogStream;
 }
 
-/** The settings the HTTP adapter reads (the rest of Config is the CLI's). */
 /** Where log lines go: a test's collector, or stdout in blocks (log-destination.ts). */
 type LogStream = { write(line: string): void };
 
+/** The settings the HTTP adapter reads (the rest of Config is the CLI's). */
 export type ServerConfig = Pick<
   Config,
   'logLevel' | 'modes' | 'rateLimits' | 'redisPrefix' | 'authorize' | 'cardBin' | 'solanaRpcUrl'

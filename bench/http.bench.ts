@@ -96,6 +96,12 @@ interface Row {
   /** CPU per answered request, microseconds: the server process (the SQL client for sql). */
   readonly nodeCpuUs: number;
   readonly postgresCpuUs: number;
+  /**
+   * WAL bytes PostgreSQL wrote per answered request over the same span as the CPU (the whole
+   * cluster's, so other databases' writes would count; nothing else writes during a run):
+   * unlike CPU, a count this machine's noise does not move. Null where no database is used.
+   */
+  readonly walBytes: number | null;
   /** Busy cores of everything else on the machine during the workload (noise). */
   readonly otherCores: number;
   readonly batches: number | null;
@@ -274,6 +280,7 @@ async function benchmark(
       const tally = newTally(authorizes);
       const statsBefore = await stats();
       const mark = cpuMark(service.pid, database);
+      const walBefore = await walPosition(checks);
       const { elapsedS, note } = await work(tally);
       const left = await backlog();
       const drainStarted = performance.now();
@@ -283,10 +290,12 @@ async function benchmark(
       }
       const drainS = (performance.now() - drainStarted) / 1000;
       const measured = row(name, role, tally, elapsedS, mark, note ?? '');
+      const walBytes = (await walPosition(checks)) - walBefore;
       const undrained = await backlog();
       const statsAfter = await stats();
       return {
         ...measured,
+        walBytes: walBytes / Math.max(1, measured.requests),
         batches: statsAfter.batches - statsBefore.batches,
         fallbacks: statsAfter.fallbacks - statsBefore.fallbacks,
         backlog: left,
@@ -433,6 +442,7 @@ function row(
     errors: tally.errors,
     nodeCpuUs: (cpu.nodeS * 1e6) / Math.max(1, requests),
     postgresCpuUs: (cpu.postgresS * 1e6) / Math.max(1, requests),
+    walBytes: null,
     otherCores: cpu.otherCores,
     batches: null,
     fallbacks: null,
@@ -440,6 +450,14 @@ function row(
     drainS: null,
     note,
   };
+}
+
+/** The cluster's WAL insert position in bytes: a byte count fits a double for 8 PB. */
+async function walPosition(pool: pg.Pool): Promise<number> {
+  const { rows } = await pool.query<{ at: string }>(
+    "SELECT pg_wal_lsn_diff(pg_current_wal_insert_lsn(), '0/0')::text AS at",
+  );
+  return Number(rows[0]?.at ?? Number.NaN);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -495,8 +513,10 @@ async function naiveSql(databaseUrl: string, database: string): Promise<Row> {
     // The pool's connections open and the tables cached before measuring.
     await runLoad('naive SQL warm-up', CONNECTIONS, 1000, authorize);
     const mark = cpuMark(null, database);
+    const walBefore = await walPosition(pool);
     const result = await runLoad('naive SQL', CONNECTIONS, SECONDS * 1000, authorize);
     const cpu = cpuSince(mark);
+    const walBytes = (await walPosition(pool)) - walBefore;
     return {
       name: `naive SQL: ${CONNECTIONS} clients, pool ${NAIVE_POOL_CONNECTIONS}`,
       role: 'naive',
@@ -509,6 +529,7 @@ async function naiveSql(databaseUrl: string, database: string): Promise<Row> {
       errors: result.errors,
       nodeCpuUs: (cpu.nodeS * 1e6) / Math.max(1, result.operations),
       postgresCpuUs: (cpu.postgresS * 1e6) / Math.max(1, result.operations),
+      walBytes: walBytes / Math.max(1, result.operations),
       otherCores: cpu.otherCores,
       batches: null,
       fallbacks: null,
@@ -540,15 +561,15 @@ async function report(
     `\n${CONNECTIONS} connections (idle: 1), ${SECONDS} s per workload, loopback; latency measured by the bench client; CPU per request from the workload's start until the outbox is drained\n`,
   );
   console.log(
-    '| workload | req/s | p50 ms | p99 ms | max ms | non-200 | errors | approved | declined | Node CPU us/req | PostgreSQL CPU us/req | batches | auth/batch | fallbacks | other load (cores) |',
+    '| workload | req/s | p50 ms | p99 ms | max ms | non-200 | errors | approved | declined | Node CPU us/req | PostgreSQL CPU us/req | WAL bytes/req | batches | auth/batch | fallbacks | other load (cores) |',
   );
-  console.log('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
+  console.log('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
   for (const row of rows) {
     const authorizes = AUTHORIZING.has(row.role);
     const tally = row.tally;
     const authorizations = tally === null ? 0 : tally.approved + tally.declined;
     console.log(
-      `| ${row.name} | ${fixed(row.perSecond, 0)} | ${fixed(row.p50Ms, 2)} | ${fixed(row.p99Ms, 2)} | ${fixed(row.maxMs, 1)} | ${tally?.non200 ?? '-'} | ${row.errors} | ${authorizes ? (tally?.approved ?? '-') : '-'} | ${authorizes ? (tally?.declined ?? '-') : '-'} | ${fixed(row.nodeCpuUs, 0)} | ${fixed(row.postgresCpuUs, 0)} | ${row.batches ?? '-'} | ${row.batches === null || row.batches === 0 ? '-' : fixed(authorizations / row.batches, 1)} | ${row.fallbacks ?? '-'} | ${fixed(row.otherCores, 2)} |`,
+      `| ${row.name} | ${fixed(row.perSecond, 0)} | ${fixed(row.p50Ms, 2)} | ${fixed(row.p99Ms, 2)} | ${fixed(row.maxMs, 1)} | ${tally?.non200 ?? '-'} | ${row.errors} | ${authorizes ? (tally?.approved ?? '-') : '-'} | ${authorizes ? (tally?.declined ?? '-') : '-'} | ${fixed(row.nodeCpuUs, 0)} | ${fixed(row.postgresCpuUs, 0)} | ${row.walBytes === null ? '-' : fixed(row.walBytes, 0)} | ${row.batches ?? '-'} | ${row.batches === null || row.batches === 0 ? '-' : fixed(authorizations / row.batches, 1)} | ${row.fallbacks ?? '-'} | ${fixed(row.otherCores, 2)} |`,
     );
   }
   for (const row of rows) {

@@ -41,7 +41,7 @@ import {
   depositWatchBatch,
   watchDepositAddress,
 } from './ops/deposit-watch.js';
-import { claimEvents, markRelayed } from './ops/events.js';
+import { relayEvents } from './ops/events.js';
 import {
   completeExternalTransfer,
   createExternalTransfer,
@@ -174,19 +174,24 @@ const AREA_BINDERS: readonly AreaBinder[] = [
 ];
 
 /**
- * The binder of one operation's area, for a store that runs each call in a transaction of its
- * own: binding only that area per call, not all of bindOperations' twelve (about a hundred
- * closures), which was 1.2% of the server's busy time under the authorize bench, paid by the
- * workers' per-call operations (docs/performance.md).
+ * Each operation's area binder, for a store that runs each call in a transaction of its own:
+ * a call binds only its area, not all of bindOperations' twelve (about a hundred closures),
+ * which was 1.2% of the server's busy time under the authorize bench, paid by the workers'
+ * per-call operations (docs/performance.md). Each area is bound once here, with `tx`, to
+ * read the names of its operations.
  */
-export function areaBinderOf(
+export function areaBindersByOperation(
   ctx: StoreContext,
   tx: SqlQueryable,
-  name: keyof StoreOperations,
-): (ctx: StoreContext, tx: SqlQueryable) => Partial<StoreOperations> {
-  const binder = AREA_BINDERS.find((bind) => name in bind(ctx, tx));
-  assert(binder !== undefined, `the operation ${name} belongs to an area`);
-  return binder;
+): Map<keyof StoreOperations, AreaBinder> {
+  const byOperation = new Map<keyof StoreOperations, AreaBinder>();
+  for (const bind of AREA_BINDERS) {
+    for (const name of Object.keys(bind(ctx, tx)) as (keyof StoreOperations)[]) {
+      assert(!byOperation.has(name), `the operation ${name} belongs to one area`);
+      byOperation.set(name, bind);
+    }
+  }
+  return byOperation;
 }
 
 function bindAccounts(ctx: StoreContext, tx: SqlQueryable): AccountOperations {
@@ -300,8 +305,7 @@ function bindWebhooks(ctx: StoreContext, tx: SqlQueryable): WebhookOperations {
     listWebhookDeliveries: (scope, endpointId, query) =>
       listWebhookDeliveries(tx, scope, endpointId, query),
     createTestEvent: (scope, endpoint) => createTestEvent(ctx, tx, scope, endpoint),
-    claimEvents: (batchMax) => claimEvents(tx, batchMax),
-    markRelayed: (eventIds) => markRelayed(ctx, tx, eventIds),
+    relayEvents: (batchMax) => relayEvents(ctx, tx, batchMax),
     subscribedEndpoints: (events) => subscribedEndpoints(tx, events),
     deliveryTarget: (eventId, endpointId) => deliveryTarget(ctx, tx, eventId, endpointId),
     recordDeliveryAttempt: (attempt) => recordDeliveryAttempt(ctx, tx, attempt),

@@ -6,7 +6,7 @@ import {
 } from '../core/index.js';
 import { builtinRuleLibrary } from '../rule-library/load.js';
 import { AuthorizeBatcher } from './authorize-lanes.js';
-import { areaBinderOf, bindOperations } from './bind.js';
+import { areaBindersByOperation, bindOperations } from './bind.js';
 import type { StoreContext } from './context.js';
 import { ensureSystemAccounts } from './ledger.js';
 import { migrate } from './migrations/runner.js';
@@ -238,8 +238,10 @@ const REPLICA_OPERATION_NAMES: ReadonlySet<keyof StoreOperations> = new Set(REPL
  */
 function perCallOperations(ctx: StoreContext, replica: ReplicaReads | null): StoreOperations {
   const perCall = {} as Record<keyof StoreOperations, unknown>;
+  const areaBinders = areaBindersByOperation(ctx, ctx.client);
   for (const name of Object.keys(bindOperations(ctx, ctx.client)) as (keyof StoreOperations)[]) {
-    const bindArea = areaBinderOf(ctx, ctx.client, name);
+    const bindArea = areaBinders.get(name);
+    assert(bindArea !== undefined, `the operation ${name} belongs to an area`);
     const onPrimary = (...args: unknown[]) =>
       runTransaction(ctx.client, (tx) =>
         (bindArea(ctx, tx)[name] as (...inner: unknown[]) => Promise<unknown>)(...args),

@@ -14,9 +14,9 @@ export const DEFAULT_RELAY_OPTIONS: RelayOptions = { batchMax: 200, idleMs: 100 
 
 /**
  * The outbox relay (contract section 13). One round is one database transaction: claim up to
- * `batchMax` committed, unrelayed events (FOR UPDATE SKIP LOCKED, so any number of relays run
- * side by side without sharing an event), add one delivery job per (event, subscribed
- * endpoint), mark the events relayed, commit.
+ * `batchMax` committed, unrelayed events and mark them relayed (FOR UPDATE SKIP LOCKED, so any
+ * number of relays run side by side without sharing an event), add one delivery job per
+ * (event, subscribed endpoint), commit.
  *
  * Failure cases, each safe:
  * - Redis down: the add fails, the transaction rolls back, the events wait in the outbox.
@@ -63,7 +63,7 @@ export class OutboxRelay {
   /** One round; returns how many events it relayed. */
   async relayOnce(): Promise<number> {
     const relayed = await this.store.transaction(async (operations) => {
-      const events = await operations.claimEvents(this.options.batchMax);
+      const events = await operations.relayEvents(this.options.batchMax);
       if (events.length === 0) return 0;
       const subscribed = await operations.subscribedEndpoints(events);
       const jobs = events.flatMap((event) =>
@@ -76,7 +76,6 @@ export class OutboxRelay {
         await this.queue.addBulk(jobs);
         await this.confirmAdded();
       }
-      await operations.markRelayed(events.map((event) => event.id));
       return events.length;
     });
     this.#relayed += relayed;

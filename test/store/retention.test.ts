@@ -105,8 +105,7 @@ forEachDatabase('retention of delivery attempts, events and idempotency records'
     // The relay's round: every event so far is relayed.
     for (;;) {
       const claimed = await store.transaction(async (operations) => {
-        const events = await operations.claimEvents(100);
-        await operations.markRelayed(events.map((event) => event.id));
+        const events = await operations.relayEvents(100);
         return events.length;
       });
       if (claimed === 0) break;

@@ -10,7 +10,7 @@ import type { StoreContext } from '../context.js';
 import { eventRow } from '../outbox.js';
 import type { SqlQueryable } from '../sql/client.js';
 import { oneRow } from '../sql/one-row.js';
-import type { OutboxEvent } from './events.js';
+import type { RelayedEvent } from './events.js';
 import { webhookSecretAad } from './webhook-endpoints.js';
 
 /*
@@ -70,7 +70,7 @@ function failureClass(error: string | null): string | null {
  */
 export async function subscribedEndpoints(
   tx: SqlQueryable,
-  events: readonly OutboxEvent[],
+  events: readonly RelayedEvent[],
 ): Promise<Map<string, string[]>> {
   const owners = [...new Set(events.map((event) => `${event.accountId} ${event.mode}`))];
   const { rows } = await tx.query<{

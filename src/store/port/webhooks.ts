@@ -1,9 +1,9 @@
 import type { Scope, WebhookDeliveryRecord, WebhookEndpointRecord } from '../../core/index.js';
-import type { OutboxEvent } from '../ops/events.js';
+import type { RelayedEvent } from '../ops/events.js';
 import type { Page } from '../ops/lists.js';
 import type { DeliveryAttempt, DeliveryLookup } from '../ops/webhook-deliveries.js';
 
-export type { OutboxEvent } from '../ops/events.js';
+export type { OutboxEvent, RelayedEvent } from '../ops/events.js';
 export {
   attemptDisablesEndpoint,
   type DeliveryAttempt,
@@ -39,10 +39,12 @@ export interface WebhookOperations {
     scope: Scope,
     endpoint: WebhookEndpointRecord,
   ): Promise<{ eventId: string; payload: string }>;
-  /** The relay's side: unrelayed events (locked, skipping locked ones) and who wants each. */
-  claimEvents(batchMax: number): Promise<OutboxEvent[]>;
-  markRelayed(eventIds: readonly string[]): Promise<void>;
-  subscribedEndpoints(events: readonly OutboxEvent[]): Promise<Map<string, string[]>>;
+  /**
+   * The relay's side: unrelayed events claimed and marked relayed (skipping those another
+   * relay holds; the mark commits with the relay's transaction), and who wants each.
+   */
+  relayEvents(batchMax: number): Promise<RelayedEvent[]>;
+  subscribedEndpoints(events: readonly RelayedEvent[]): Promise<Map<string, string[]>>;
   /** The delivery worker's side: what to send where, and the record of each attempt. */
   deliveryTarget(eventId: string, endpointId: string): Promise<DeliveryLookup>;
   recordDeliveryAttempt(attempt: DeliveryAttempt): Promise<WebhookDeliveryRecord>;

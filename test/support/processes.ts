@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { createServer, type AddressInfo } from 'node:net';
+import { createServer } from 'node:net';
 import { Redis } from 'ioredis';
 import pg from 'pg';
 import { SERVER_URL } from './databases.js';
@@ -108,17 +108,49 @@ export function startCliProcess(args: readonly string[], env: Record<string, str
   });
 }
 
-/** A TCP port free on loopback at the time of asking. */
+/**
+ * Where `freePort` looks: below Linux's ephemeral range (32768-60999), so that no outgoing
+ * connection of a parallel test (a pg client, a cluster bus link) is given the port between
+ * the asking and the child's bind: CI once lost a Redis cluster node that way, its bus port
+ * taken. Only listeners asking here compete, and they pick at random.
+ */
+const PORT_MIN = 20_000;
+const PORT_MAX = 32_767;
+/** Ports tried before giving up: a loaded machine has a few hundred listeners, not thousands. */
+const PORT_TRIES_MAX = 200;
+
+/** A TCP port free on loopback at the time of asking, outside the ephemeral range. */
 export async function freePort(): Promise<number> {
+  for (let attempt = 0; attempt < PORT_TRIES_MAX; attempt++) {
+    const port = PORT_MIN + Math.floor(Math.random() * (PORT_MAX - PORT_MIN + 1));
+    if (await listenable(port)) return port;
+  }
+  throw new Error(`no free port in ${PORT_MIN}-${PORT_MAX} after ${PORT_TRIES_MAX} tries`);
+}
+
+/** Whether a listener can bind `port` on loopback now (it is closed again before resolving). */
+async function listenable(port: number): Promise<boolean> {
   const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
+  const bound = await new Promise<boolean>((resolve) => {
+    server.once('error', () => {
+      resolve(false);
+    });
+    server.listen(port, '127.0.0.1', () => {
+      resolve(true);
+    });
+  });
+  if (!bound) return false;
   await new Promise<void>((resolve) =>
     server.close(() => {
       resolve();
     }),
   );
-  return port;
+  return true;
+}
+
+/** Whether a redis-server's start failed because one of its ports was taken meanwhile. */
+export function portTaken(error: unknown): boolean {
+  return error instanceof Error && error.message.includes('Address already in use');
 }
 
 /**

@@ -3,7 +3,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import type { RedisNode, RedisTarget } from '../../src/config/env.js';
-import { freePort, startProcess, startRedisServer, waitFor, type Child } from './processes.js';
+import {
+  freePort,
+  portTaken,
+  startProcess,
+  startRedisServer,
+  waitFor,
+  type Child,
+} from './processes.js';
 
 /**
  * A real Redis Cluster of the test's own: six `redis-server` processes in cluster mode on free
@@ -13,6 +20,8 @@ import { freePort, startProcess, startRedisServer, waitFor, type Child } from '.
  */
 const NODE_COUNT = 6;
 const NODE_TIMEOUT_MS = 1_000;
+/** Starts of one node tried on fresh ports when a port was taken meanwhile. */
+const NODE_START_TRIES_MAX = 3;
 /** How long the cluster may take to form: six starts, the slots assigned, the replicas synced. */
 const FORM_MS_MAX = 60_000;
 const HOST = '127.0.0.1';
@@ -64,8 +73,33 @@ export async function startRedisCluster(): Promise<RedisClusterUnderTest> {
   const processes = new Map<number, Child>();
   try {
     for (let index = 0; index < NODE_COUNT; index++) {
-      // The bus port is named: port + 10,000 (Redis's default) may be past 65,535 or taken.
-      const [port, busPort] = [await freePort(), await freePort()];
+      const [port, child] = await startClusterNode(dir);
+      processes.set(port, child);
+    }
+    await createCluster([...processes.keys()]);
+    const cluster = clusterOf(dir, processes);
+    await waitFor(
+      () => formed(cluster, [...processes.keys()]),
+      FORM_MS_MAX,
+      () => 'cluster formed',
+    );
+    return cluster;
+  } catch (error) {
+    await Promise.all([...processes.values()].map((child) => child.stop('SIGKILL')));
+    rmSync(dir, { recursive: true, force: true });
+    throw error;
+  }
+}
+
+/**
+ * One cluster-mode node on free ports. The bus port is named: port + 10,000 (Redis's default)
+ * may be past 65,535 or taken. A port taken between the asking and the bind (another test's
+ * listener) is retried on fresh ports, a bounded number of times.
+ */
+async function startClusterNode(dir: string): Promise<[number, Child]> {
+  for (let attempt = 1; ; attempt++) {
+    const [port, busPort] = [await freePort(), await freePort()];
+    try {
       const child = await startRedisServer(port, {
         dir,
         args: [
@@ -82,20 +116,10 @@ export async function startRedisCluster(): Promise<RedisClusterUnderTest> {
           'local',
         ],
       });
-      processes.set(port, child);
+      return [port, child];
+    } catch (error) {
+      if (!portTaken(error) || attempt >= NODE_START_TRIES_MAX) throw error;
     }
-    await createCluster([...processes.keys()]);
-    const cluster = clusterOf(dir, processes);
-    await waitFor(
-      () => formed(cluster, [...processes.keys()]),
-      FORM_MS_MAX,
-      () => 'cluster formed',
-    );
-    return cluster;
-  } catch (error) {
-    await Promise.all([...processes.values()].map((child) => child.stop('SIGKILL')));
-    rmSync(dir, { recursive: true, force: true });
-    throw error;
   }
 }
 

@@ -150,7 +150,7 @@ interface AuthorizeState {
 
 async function outboxBacklog(checks: pg.Pool): Promise<number> {
   const { rows } = await checks.query<{ count: string }>(
-    'SELECT count(*) AS count FROM outbox_events WHERE relayed_at IS NULL',
+    'SELECT count(*) AS count FROM outbox_unrelayed',
   );
   return Number(rows[0]?.count ?? -1);
 }

@@ -264,11 +264,8 @@ async function benchmark(
     };
     const backlog = async () =>
       Number(
-        (
-          await checks.query<{ count: string }>(
-            'SELECT count(*) AS count FROM outbox_events WHERE relayed_at IS NULL',
-          )
-        ).rows[0]?.count ?? -1,
+        (await checks.query<{ count: string }>('SELECT count(*) AS count FROM outbox_unrelayed'))
+          .rows[0]?.count ?? -1,
       );
     /** Runs a workload against the service and measures it until the outbox is drained. */
     const measure = async (

@@ -305,7 +305,7 @@ function bindWebhooks(ctx: StoreContext, tx: SqlQueryable): WebhookOperations {
     listWebhookDeliveries: (scope, endpointId, query) =>
       listWebhookDeliveries(tx, scope, endpointId, query),
     createTestEvent: (scope, endpoint) => createTestEvent(ctx, tx, scope, endpoint),
-    relayEvents: (batchMax) => relayEvents(ctx, tx, batchMax),
+    relayEvents: (batchMax) => relayEvents(tx, batchMax),
     subscribedEndpoints: (events) => subscribedEndpoints(tx, events),
     deliveryTarget: (eventId, endpointId) => deliveryTarget(ctx, tx, eventId, endpointId),
     recordDeliveryAttempt: (attempt) => recordDeliveryAttempt(ctx, tx, attempt),

@@ -41,7 +41,7 @@ const byVault = (column: string, toAdd?: string): Placement => ({
 const REFERENCE: Placement = { kind: 'reference' };
 const LOCAL: Placement = { kind: 'local' };
 
-/** Every table of the schema (migrations 0001 to 0015, and the runner's own). */
+/** Every table of the schema (migrations 0001 to 0016, and the runner's own). */
 export const DISTRIBUTION: Readonly<Record<string, Placement>> = {
   // A vault's state and history: the authorize path's rows.
   vaults: byVault('id'),
@@ -68,6 +68,7 @@ export const DISTRIBUTION: Readonly<Record<string, Placement>> = {
   // Events are written in the transaction that makes them: with the vault they are about (the
   // account's id for an event about no vault, hashed alike); the relay reads every node.
   outbox_events: byVault('shard_key', "the event's vault id, or its account's id for none"),
+  outbox_unrelayed: byVault('shard_key', "its event's shard key"),
   // An account's own, many rows, one account at a time.
   idempotency_keys: { kind: 'distributed', column: 'account_id', colocation: 'account' },
   webhook_deliveries: { kind: 'distributed', column: 'account_id', colocation: 'account' },

@@ -84,7 +84,8 @@ const CHECKS: readonly { readonly invariant: string; readonly sql: string }[] = 
   },
   {
     // The authorize path's tables carry no foreign keys (migration 0007): this is their check.
-    invariant: 'every transaction, hold change, spend counter and event names rows that exist',
+    invariant:
+      'every transaction, hold change, spend counter, event and unrelayed event names rows that exist',
     sql: `SELECT 'transaction ' || t.id AS detail FROM transactions t
           WHERE NOT EXISTS (SELECT 1 FROM vaults v WHERE v.id = t.vault_id AND v.account_id = t.account_id AND v.mode = t.mode)
              OR (t.card_id IS NOT NULL AND NOT EXISTS (SELECT 1 FROM cards c WHERE c.id = t.card_id AND c.vault_id = t.vault_id))
@@ -97,7 +98,10 @@ const CHECKS: readonly { readonly invariant: string; readonly sql: string }[] = 
           WHERE NOT EXISTS (SELECT 1 FROM vaults v WHERE v.id = s.vault_id)
           UNION ALL
           SELECT 'event ' || e.id FROM outbox_events e
-          WHERE NOT EXISTS (SELECT 1 FROM accounts a WHERE a.id = e.account_id)`,
+          WHERE NOT EXISTS (SELECT 1 FROM accounts a WHERE a.id = e.account_id)
+          UNION ALL
+          SELECT 'unrelayed event ' || u.id FROM outbox_unrelayed u
+          WHERE NOT EXISTS (SELECT 1 FROM outbox_events e WHERE e.id = u.id)`,
   },
   {
     // A display token shows the card it names to its account alone (ops/card-display.ts).

@@ -60,8 +60,13 @@ export async function appendEvent(
   nowMs: number,
 ): Promise<string> {
   const { id, payload } = eventRow(scope, type, object, nowMs);
+  // The event and its place in the relay's queue (migration 0016), in one statement.
   await tx.query(
-    'INSERT INTO outbox_events (id, account_id, mode, type, payload, created_at) VALUES ($1, $2, $3, $4, $5, $6)',
+    `WITH event AS (
+       INSERT INTO outbox_events (id, account_id, mode, type, payload, created_at)
+       VALUES ($1, $2, $3, $4, $5, $6) RETURNING id
+     )
+     INSERT INTO outbox_unrelayed (id) SELECT id FROM event`,
     [id, scope.accountId, scope.mode, type, payload, new Date(nowMs)],
   );
   return id;

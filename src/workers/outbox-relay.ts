@@ -14,9 +14,9 @@ export const DEFAULT_RELAY_OPTIONS: RelayOptions = { batchMax: 200, idleMs: 100 
 
 /**
  * The outbox relay (contract section 13). One round is one database transaction: claim up to
- * `batchMax` committed, unrelayed events and mark them relayed (FOR UPDATE SKIP LOCKED, so any
- * number of relays run side by side without sharing an event), add one delivery job per
- * (event, subscribed endpoint), commit.
+ * `batchMax` committed, unrelayed events and take them off the relay's queue (FOR UPDATE SKIP
+ * LOCKED, so any number of relays run side by side without sharing an event), add one
+ * delivery job per (event, subscribed endpoint), commit.
  *
  * Failure cases, each safe:
  * - Redis down: the add fails, the transaction rolls back, the events wait in the outbox.

@@ -326,6 +326,12 @@ forEachDatabase('ledger operations', (database) => {
       'spend counter vlt_gone  2026-01-01',
     );
     await t.store.client.query(`DELETE FROM spend_counters WHERE vault_id = 'vlt_gone'`);
+    // The relay's queue names events (migration 0016): an id of none is an orphan too.
+    await t.store.client.query(`INSERT INTO outbox_unrelayed (id) VALUES ('evt_gone')`);
+    expect((await checkInvariants(t.store.client)).map((violation) => violation.detail)).toContain(
+      'unrelayed event evt_gone',
+    );
+    await t.store.client.query(`DELETE FROM outbox_unrelayed WHERE id = 'evt_gone'`);
     await t.expectInvariants();
   });
 

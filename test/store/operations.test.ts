@@ -409,10 +409,23 @@ forEachDatabase('store operations', (database) => {
     );
   });
 
-  it('hands out each outbox event to one relay, in order, marked relayed as it is claimed', async () => {
+  it("hands out each outbox event to one relay, in order, taken off the relay's queue as it is claimed", async () => {
     await vault('1');
-    const claimed = await t.store.transaction((operations) => operations.relayEvents(1000));
+    const queued = async () =>
+      (
+        await t.store.client.query<{ id: string }>('SELECT id FROM outbox_unrelayed ORDER BY id')
+      ).rows.map((row) => row.id);
+    const waiting = await queued();
+    const claimed = await t.store.transaction((operations) => operations.relayEvents(10_000));
     expect(claimed.length).toBeGreaterThan(0);
+    expect(claimed.map((event) => event.id)).toEqual(waiting);
+    expect(await queued()).toEqual([]);
+    // The events stay, for the delivery worker to read and the retention to purge.
+    const { rows: kept } = await t.store.client.query<{ n: number }>(
+      'SELECT count(*)::int AS n FROM outbox_events WHERE id = ANY($1)',
+      [waiting],
+    );
+    expect(kept[0]?.n).toBe(waiting.length);
     expect(claimed.map((event) => event.id)).toEqual([...claimed.map((event) => event.id)].sort());
     expect(claimed[0]).toMatchObject({ mode: 'test', accountId: t.owner.accountId });
     expect(claimed.map((event) => event.type)).toContain('vault.created');

@@ -382,7 +382,7 @@ export async function unfinishedWork(
      UNION ALL
      SELECT 'transfer ' || id FROM transfers WHERE account_id = $1 AND status = 'pending'
      UNION ALL
-     SELECT 'unrelayed ' || id FROM outbox_events WHERE account_id = $1 AND relayed_at IS NULL`,
+     SELECT 'unrelayed ' || e.id FROM outbox_events e JOIN outbox_unrelayed u ON u.id = e.id WHERE e.account_id = $1`,
     [accountId],
   );
   const { rows: events } = await store.client.query<{ id: string }>(

@@ -114,7 +114,7 @@ describe('webhook delivery survives crashes', () => {
   /** The account's events still waiting in the outbox. */
   async function unrelayed(scope: Scope): Promise<number> {
     const { rows } = await store.client.query<{ n: number }>(
-      'SELECT count(*)::int AS n FROM outbox_events WHERE account_id = $1 AND relayed_at IS NULL',
+      'SELECT count(*)::int AS n FROM outbox_events e JOIN outbox_unrelayed u ON u.id = e.id WHERE e.account_id = $1',
       [scope.accountId],
     );
     return rows[0]?.n ?? -1;

@@ -95,7 +95,7 @@ describe('the workers’ metrics', () => {
     Number(
       (
         await service.store.client.query<{ count: string }>(
-          'SELECT count(*) AS count FROM outbox_events WHERE relayed_at IS NULL',
+          'SELECT count(*) AS count FROM outbox_unrelayed',
         )
       ).rows[0]?.count,
     );

@@ -70,7 +70,7 @@ describe('the outbox relay', () => {
     Number(
       (
         await service.store.client.query<{ n: string }>(
-          'SELECT count(*)::text AS n FROM outbox_events WHERE relayed_at IS NULL',
+          'SELECT count(*)::text AS n FROM outbox_unrelayed',
         )
       ).rows[0]?.n,
     );

@@ -77,7 +77,7 @@ describe('delivery jobs this database does not know', () => {
     const relayed = async () =>
       (
         await t.store.client.query<{ id: string }>(
-          'SELECT id FROM outbox_events WHERE account_id = $1 AND relayed_at IS NOT NULL',
+          'SELECT id FROM outbox_events WHERE account_id = $1 AND NOT EXISTS (SELECT 1 FROM outbox_unrelayed u WHERE u.id = outbox_events.id)',
           [owner.accountId],
         )
       ).rows[0]?.id;
@@ -237,7 +237,7 @@ describe('delivery jobs this database does not know', () => {
       await t.vault(owner, '0', { name: 'W' });
       await sleep(1_000);
       const { rows } = await t.store.client.query(
-        'SELECT 1 FROM outbox_events WHERE account_id = $1 AND relayed_at IS NULL',
+        'SELECT 1 FROM outbox_events e JOIN outbox_unrelayed u ON u.id = e.id WHERE e.account_id = $1',
         [owner.accountId],
       );
       expect(rows).toHaveLength(1);

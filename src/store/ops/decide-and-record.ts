@@ -637,7 +637,9 @@ async function recordAuthorizations(
      events AS (
        INSERT INTO outbox_events (id, account_id, mode, type, payload, created_at)
        SELECT id, account_id, mode, type, payload::jsonb, ${at} FROM ${events}
-     )
+       RETURNING id
+     ),
+     queued AS (INSERT INTO outbox_unrelayed (id) SELECT id FROM events)
      -- The postcondition, checked here rather than after the statement: the COMMIT may already
      -- be on its way behind it, and a failed statement turns that COMMIT into a ROLLBACK. The
      -- cast of a sentence to integer is the error PostgreSQL raises (evaluated only when due).

@@ -140,7 +140,7 @@ export async function purgeOutboxEvents(
     retentionMs,
     `DELETE FROM outbox_events WHERE id IN (
        SELECT e.id FROM outbox_events e
-       WHERE e.id < $1 AND e.relayed_at IS NOT NULL
+       WHERE e.id < $1 AND NOT EXISTS (SELECT 1 FROM outbox_unrelayed u WHERE u.id = e.id)
          AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.event_id = e.id)
        ORDER BY e.id LIMIT $2)`,
     rowsMax,

@@ -250,8 +250,8 @@ export async function recordDeliveryAttempt(
 /**
  * createTestEvent: one transaction, for Test Webhook.
  * In: scope, the endpoint.  Out: the webhook.test event's id and body.
- * Writes: outbox_events, already marked relayed: the test goes to this endpoint alone,
- *   synchronously, never to the other subscribers through the relay.
+ * Writes: outbox_events, and nothing to the relay's queue (outbox_unrelayed): the test goes
+ *   to this endpoint alone, synchronously, never to the other subscribers through the relay.
  */
 export async function createTestEvent(
   ctx: StoreContext,
@@ -262,8 +262,8 @@ export async function createTestEvent(
   const nowMs = ctx.clock();
   const { id, payload } = eventRow(scope, 'webhook.test', presentWebhookEndpoint(endpoint), nowMs);
   await tx.query(
-    `INSERT INTO outbox_events (id, account_id, mode, type, payload, created_at, relayed_at)
-     VALUES ($1, $2, $3, 'webhook.test', $4, $5, $5)`,
+    `INSERT INTO outbox_events (id, account_id, mode, type, payload, created_at)
+     VALUES ($1, $2, $3, 'webhook.test', $4, $5)`,
     [id, scope.accountId, scope.mode, payload, new Date(nowMs)],
   );
   return { eventId: id, payload };

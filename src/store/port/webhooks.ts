@@ -40,8 +40,8 @@ export interface WebhookOperations {
     endpoint: WebhookEndpointRecord,
   ): Promise<{ eventId: string; payload: string }>;
   /**
-   * The relay's side: unrelayed events claimed and marked relayed (skipping those another
-   * relay holds; the mark commits with the relay's transaction), and who wants each.
+   * The relay's side: unrelayed events claimed and taken off the relay's queue (skipping
+   * those another relay holds; that commits with the relay's transaction), and who wants each.
    */
   relayEvents(batchMax: number): Promise<RelayedEvent[]>;
   subscribedEndpoints(events: readonly RelayedEvent[]): Promise<Map<string, string[]>>;

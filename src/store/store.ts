@@ -84,11 +84,18 @@ export interface StoreOptions {
   readonly templates?: TemplateLibrary;
   readonly policyCacheEntriesMax?: number;
   /**
-   * Authorization batches in flight at once (each holds a connection). Default 2: one batch
-   * fills while the other commits, and fewer, larger batches share each transaction's cost
-   * (measured by bench/store.bench.ts: 2 beat 4 and 8 under 64 concurrent callers).
+   * Authorization batches in flight at once (each holds a connection). Default 2: one lane,
+   * and a spare that opens beside a batch held up for `authorizeSpareLaneAfterMs`
+   * (authorize-lanes.ts); fewer, larger batches share each transaction's cost.
    */
   readonly authorizeBatchesMax?: number;
+  /**
+   * How long a batch runs before a spare lane opens beside it. Default 25 ms: about three times
+   * a batch's time under the spread bench's saturating load (32 authorizations in about 8 ms:
+   * the answers' p50 is 15.6 ms, a wait for the batch before and then its own), so a batch
+   * past it is held up; and well below the stand-in budget. 0: every lane opens at once.
+   */
+  readonly authorizeSpareLaneAfterMs?: number;
   /** Authorizations waiting for a batch at most. Default 10,000. */
   readonly authorizeQueueMax?: number;
   /** DATABASE_READ_URL's replica; without it every read goes to `client`. */
@@ -271,6 +278,8 @@ function perCallOperations(ctx: StoreContext, replica: ReplicaReads | null): Sto
 // The authorize path's statements are fixed texts over parameter arrays: generic plans. Its
 // first statements are reads, so BEGIN goes out with them.
 const authorizeTransaction = { genericPlans: true, pipelineBegin: true } as const;
+/** authorizeSpareLaneAfterMs's default (its comment says why). */
+const AUTHORIZE_SPARE_LANE_AFTER_MS = 25;
 
 /** Authorizations gathered into batches, a transaction each (authorize-lanes.ts). */
 function createAuthorizeBatcher(
@@ -309,6 +318,7 @@ function createAuthorizeBatcher(
     authorizeAlone,
     {
       batchesMax: options.authorizeBatchesMax ?? 2,
+      spareLaneAfterMs: options.authorizeSpareLaneAfterMs ?? AUTHORIZE_SPARE_LANE_AFTER_MS,
       queueMax: options.authorizeQueueMax ?? 10_000,
       vaultOfCard: cardVaultsOf(ctx),
       onBatch: (size) => {

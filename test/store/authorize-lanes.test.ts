@@ -6,7 +6,10 @@ import {
   type TransactionRecord,
 } from '../../src/core/index.js';
 import { AuthorizeBatcher } from '../../src/store/authorize-lanes.js';
-import type { AuthorizeRequest } from '../../src/store/ops/decide-and-record.js';
+import {
+  AUTHORIZE_BATCH_MAX,
+  type AuthorizeRequest,
+} from '../../src/store/ops/decide-and-record.js';
 import { forEachDatabase } from '../support/databases.js';
 import { merchant, openTestStore, usdc, useTestStore, type TestStore } from '../support/store.js';
 
@@ -216,6 +219,62 @@ describe('AuthorizeBatcher', () => {
     expect(outcomes).toHaveLength(400);
     expect(overlaps).toEqual([]);
     expect(concurrentMax).toBe(2);
+  });
+
+  it("runs one lane while each batch ends within the spare lane's wait", async () => {
+    let running = 0;
+    let concurrentMax = 0;
+    const sizes: number[] = [];
+    const batcher = new AuthorizeBatcher(
+      async (items) => {
+        running += 1;
+        concurrentMax = Math.max(concurrentMax, running);
+        sizes.push(items.length);
+        await new Promise((resolve) => setTimeout(resolve, 5));
+        running -= 1;
+        return items.map(outcomeFor);
+      },
+      () => Promise.reject(new Error('not used')),
+      { batchesMax: 2, queueMax: 1000, spareLaneAfterMs: 2_000 },
+    );
+    const outcomes = await Promise.all(
+      Array.from({ length: 300 }, (_, index) => batcher.submit(request(index))),
+    );
+    expect(outcomes).toHaveLength(300);
+    expect(concurrentMax).toBe(1);
+    // One lane gathers everything waiting: the first request alone, then full batches.
+    const full = Math.floor(299 / AUTHORIZE_BATCH_MAX);
+    expect(sizes).toEqual([
+      1,
+      ...Array.from({ length: full }, () => AUTHORIZE_BATCH_MAX),
+      299 - full * AUTHORIZE_BATCH_MAX,
+    ]);
+  });
+
+  it('opens the spare lane beside a batch held up past its wait, for the requests waiting', async () => {
+    const spareLaneAfterMs = 60;
+    const starts: { size: number; atMs: number }[] = [];
+    let release: () => void = () => undefined;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    const batcher = new AuthorizeBatcher(
+      async (items) => {
+        starts.push({ size: items.length, atMs: performance.now() });
+        if (starts.length === 1) await held;
+        return items.map(outcomeFor);
+      },
+      () => Promise.reject(new Error('not used')),
+      { batchesMax: 2, queueMax: 100, spareLaneAfterMs },
+    );
+    const pending = Array.from({ length: 5 }, (_, index) => batcher.submit(request(index)));
+    // The held batch's four followers go through the spare lane while it is still held (were
+    // it never to open, this would wait until the test's timeout).
+    await Promise.all(pending.slice(1));
+    expect(starts.map((start) => start.size)).toEqual([1, 4]);
+    expect((starts[1]?.atMs ?? 0) - (starts[0]?.atMs ?? 0)).toBeGreaterThanOrEqual(
+      spareLaneAfterMs - 1,
+    );
+    release();
+    expect(await Promise.all(pending)).toHaveLength(5);
   });
 
   it('refuses with service_unavailable when its queue is full', async () => {

@@ -17,8 +17,9 @@ export interface BatcherOptions {
    * process holds, a slow statement or commit): each batch in flight this long opens one
    * more, up to `batchesMax`. Why not all at once: two lanes halve the batches (lanes never
    * share a vault), and each batch has a fixed cost (two round trips, a commit); on the spread
-   * bench one lane cost 305 us of CPU per authorization against 368 for two, and answered more
-   * a second with a lower p99 (docs/performance.md, "One lane, and a spare").
+   * bench one lane cost 305-308 us of CPU per authorization (Node and PostgreSQL) against
+   * 365-372 for two, and answered more a second with a lower p99 (docs/performance.md, "One
+   * lane, and a spare").
    */
   readonly spareLaneAfterMs?: number;
   /** Requests waiting at most; past it, a request is refused with service_unavailable. */

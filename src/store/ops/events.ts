@@ -81,7 +81,8 @@ export async function relayEvents(tx: SqlQueryable, batchMax: number): Promise<R
  * readOutboxBacklog: one read-only statement, both parts on the relay's queue
  * (outbox_unrelayed), so its cost follows the backlog, bounded by `pendingCountMax`, never the
  * table of events; the oldest's time is one probe of the events' primary key. Ids are UUIDv7,
- * so the first by id is the oldest. Out: the lag in seconds of the oldest unrelayed event (0 with none), and how many wait.
+ * so the first by id is the oldest. Out: the lag in seconds of the oldest unrelayed event (0
+ * with none), and how many wait.
  */
 export async function readOutboxBacklog(
   tx: SqlQueryable,

@@ -153,6 +153,19 @@ function cpuSince(mark: CpuMark) {
   return { nodeS, postgresS, benchS, otherCores: Math.max(0, machineS - ownS) / elapsedS };
 }
 
+/** cpuSince's seconds as microseconds per answered request, for a Row. */
+function cpuPerRequestUs(
+  cpu: ReturnType<typeof cpuSince>,
+  requests: number,
+): Pick<Row, 'nodeCpuUs' | 'postgresCpuUs' | 'clientCpuUs'> {
+  const perRequest = (seconds: number) => (seconds * 1e6) / Math.max(1, requests);
+  return {
+    nodeCpuUs: perRequest(cpu.nodeS),
+    postgresCpuUs: perRequest(cpu.postgresS),
+    clientCpuUs: perRequest(cpu.benchS),
+  };
+}
+
 interface Stats {
   readonly batches: number;
   readonly fallbacks: number;
@@ -443,9 +456,7 @@ function row(
     maxMs,
     tally,
     errors: tally.errors,
-    nodeCpuUs: (cpu.nodeS * 1e6) / Math.max(1, requests),
-    postgresCpuUs: (cpu.postgresS * 1e6) / Math.max(1, requests),
-    clientCpuUs: (cpu.benchS * 1e6) / Math.max(1, requests),
+    ...cpuPerRequestUs(cpu, requests),
     walBytes: null,
     otherCores: cpu.otherCores,
     batches: null,
@@ -531,9 +542,7 @@ async function naiveSql(databaseUrl: string, database: string): Promise<Row> {
       maxMs: Number.NaN,
       tally: null,
       errors: result.errors,
-      nodeCpuUs: (cpu.nodeS * 1e6) / Math.max(1, result.operations),
-      postgresCpuUs: (cpu.postgresS * 1e6) / Math.max(1, result.operations),
-      clientCpuUs: (cpu.benchS * 1e6) / Math.max(1, result.operations),
+      ...cpuPerRequestUs(cpu, result.operations),
       walBytes: walBytes / Math.max(1, result.operations),
       otherCores: cpu.otherCores,
       batches: null,

@@ -72,9 +72,10 @@ const cardKeyOf = (request: AuthorizeRequest): string =>
  */
 export class AuthorizeBatcher {
   #queue: Waiting[] = [];
-  #running = 0;
-  /** When each batch in flight started (performance.now()), oldest first. */
+  /** When each batch in flight started (performance.now()), oldest first: one per batch. */
   readonly #startedAtMs: number[] = [];
+  /** The spare lane's wait (options.spareLaneAfterMs); 0: every lane opens at once. */
+  readonly #spareLaneAfterMs: number;
   /** The wake-up that opens a spare lane once a batch has run long enough; one at most. */
   #spareTimer: NodeJS.Timeout | undefined;
   readonly #vaultOfCard: RecentMap<string>;
@@ -102,9 +103,11 @@ export class AuthorizeBatcher {
       Number.isSafeInteger(options.queueMax) && options.queueMax >= 1,
       'at least one request may wait',
     );
-    const spareMs = options.spareLaneAfterMs ?? 0;
+    this.#spareLaneAfterMs = options.spareLaneAfterMs ?? 0;
     assert(
-      Number.isFinite(spareMs) && spareMs >= 0 && spareMs <= SPARE_LANE_AFTER_MS_MAX,
+      Number.isFinite(this.#spareLaneAfterMs) &&
+        this.#spareLaneAfterMs >= 0 &&
+        this.#spareLaneAfterMs <= SPARE_LANE_AFTER_MS_MAX,
       'a spare lane waits a bounded time',
     );
     this.#vaultOfCard = options.vaultOfCard ?? new RecentMap(CARD_VAULTS_MAX);
@@ -127,19 +130,17 @@ export class AuthorizeBatcher {
   }
 
   #pump(): void {
-    while (this.#running < this.#lanesOpen() && this.#queue.length > 0) {
+    while (this.#startedAtMs.length < this.#lanesOpen() && this.#queue.length > 0) {
       const { batch, vaults } = this.#take();
       // Every waiting request (within the scan) is for a vault a running batch holds: the
       // batch that ends first pumps again.
       if (batch.length === 0) return;
       for (const vault of vaults) this.#busyVaults.add(vault);
-      this.#running += 1;
       const startedAtMs = performance.now();
       this.#startedAtMs.push(startedAtMs);
       void this.#run(batch).finally(() => {
         for (const vault of vaults) this.#busyVaults.delete(vault);
         this.#startedAtMs.splice(this.#startedAtMs.indexOf(startedAtMs), 1);
-        this.#running -= 1;
         this.#pump();
       });
     }
@@ -148,32 +149,33 @@ export class AuthorizeBatcher {
 
   /** Lanes open now: the first, and one more for each batch in flight past the spare's wait. */
   #lanesOpen(): number {
-    const spareMs = this.options.spareLaneAfterMs ?? 0;
-    if (spareMs === 0) return this.options.batchesMax;
-    const heldSinceMs = performance.now() - spareMs;
+    if (this.#spareLaneAfterMs === 0) return this.options.batchesMax;
+    const heldSinceMs = performance.now() - this.#spareLaneAfterMs;
     let held = 0;
     for (const startedAtMs of this.#startedAtMs) if (startedAtMs <= heldSinceMs) held += 1;
     return Math.min(this.options.batchesMax, 1 + held);
   }
 
   /**
-   * Requests wait while a lane could still open: wake when the youngest batch not yet past the
+   * Requests wait while a lane could still open: wake when the oldest batch not yet past the
    * spare's wait gets there, and pump again. No timer while nothing waits or no lane is left.
    */
   #armSpareLane(): void {
-    const spareMs = this.options.spareLaneAfterMs ?? 0;
-    if (this.#spareTimer !== undefined || spareMs === 0 || this.#queue.length === 0) return;
-    if (this.#running >= this.options.batchesMax) return;
+    if (this.#spareTimer !== undefined || this.#spareLaneAfterMs === 0) return;
+    if (this.#queue.length === 0 || this.#startedAtMs.length >= this.options.batchesMax) return;
     const nowMs = performance.now();
-    const waitMs = this.#startedAtMs
-      .map((startedAtMs) => startedAtMs + spareMs - nowMs)
-      .filter((remainingMs) => remainingMs > 0)
-      .reduce((least, remainingMs) => Math.min(least, remainingMs), Number.POSITIVE_INFINITY);
-    if (!Number.isFinite(waitMs)) return;
-    this.#spareTimer = setTimeout(() => {
-      this.#spareTimer = undefined;
-      this.#pump();
-    }, Math.ceil(waitMs));
+    // Oldest first, so the first deadline still ahead is the nearest.
+    const deadlineMs = this.#startedAtMs
+      .map((startedAtMs) => startedAtMs + this.#spareLaneAfterMs)
+      .find((atMs) => atMs > nowMs);
+    if (deadlineMs === undefined) return;
+    this.#spareTimer = setTimeout(
+      () => {
+        this.#spareTimer = undefined;
+        this.#pump();
+      },
+      Math.ceil(deadlineMs - nowMs),
+    );
     // A batch in flight keeps the process alive; this wake-up alone must not.
     this.#spareTimer.unref();
   }

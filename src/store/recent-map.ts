@@ -17,6 +17,11 @@ export class RecentMap<V> {
     return this.#entries.get(key);
   }
 
+  /** Forgets `key`'s entry; what is forgotten is read again when next needed. */
+  delete(key: string): void {
+    this.#entries.delete(key);
+  }
+
   set(key: string, value: V): void {
     if (this.#entries.get(key) === value) return;
     this.#entries.delete(key);

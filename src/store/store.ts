@@ -2,6 +2,7 @@ import {
   assert,
   CompiledPolicyCache,
   SpendgateError,
+  type AuthorizationOutcome,
   type TemplateLibrary,
 } from '../core/index.js';
 import { builtinRuleLibrary } from '../rule-library/load.js';
@@ -19,6 +20,7 @@ import {
   isUniqueViolation,
   type AuthorizeRequest,
 } from './ops/decide-and-record.js';
+import { authorizeOnKnownState, StaleKnownState } from './ops/authorize-one-trip.js';
 import { readOutboxBacklog } from './ops/events.js';
 import { readEventsAfter } from './ops/event-feed.js';
 import {
@@ -27,6 +29,7 @@ import {
   type IdempotentRequest,
   type StoredResponse,
 } from './ops/idempotency.js';
+import { KnownState } from './ops/known-state.js';
 import { rewrapMasterKeySecrets } from './ops/master-key-rotation.js';
 import { deliveryTarget, recordDeliveryAttempt } from './ops/webhook-deliveries.js';
 import type { Store, StoreOperations } from './port/index.js';
@@ -37,6 +40,7 @@ import {
   type WritePositions,
 } from './replica-reads.js';
 import { Keyring } from './secrets/index.js';
+import { spendDayOf } from './spend.js';
 import type { SqlClient } from './sql/client.js';
 import { runTransaction } from './sql/transaction.js';
 
@@ -113,7 +117,8 @@ export async function openStore(options: StoreOptions): Promise<OpenedStore> {
   const single = perCallOperations(ctx, replica);
   // Several servers may share one store (tests, embedding services): each observes every batch.
   const batchObservers = new Set<(size: number) => void>();
-  const batcher = createAuthorizeBatcher(ctx, options, batchObservers, replica);
+  const known = new KnownState();
+  const batcher = createAuthorizeBatcher(ctx, options, known, batchObservers, replica);
 
   return {
     ...single,
@@ -130,7 +135,7 @@ export async function openStore(options: StoreOptions): Promise<OpenedStore> {
     authorize: (scope, input, budget) =>
       batcher.submit({ scope, input, ...(budget === undefined ? {} : { budget }) }),
     transaction: (work) => (replica === null ? run(work) : runRecordingWrites(ctx, replica, work)),
-    authorizeStats: () => ({ ...batcher.stats }),
+    authorizeStats: () => ({ ...batcher.stats, ...known.stats }),
     observeAuthorizeBatches(observer) {
       batchObservers.add(observer);
       return () => batchObservers.delete(observer);
@@ -278,6 +283,32 @@ function perCallOperations(ctx: StoreContext, replica: ReplicaReads | null): Sto
 // The authorize path's statements are fixed texts over parameter arrays: generic plans. Its
 // first statements are reads, so BEGIN goes out with them.
 const authorizeTransaction = { genericPlans: true, pipelineBegin: true } as const;
+/**
+ * A batch whose cards and vaults this process knows, decided on that and written in one round
+ * trip (ops/authorize-one-trip.ts); null when they are not all known, or when the database no
+ * longer held what was known (nothing was written): the caller reads first.
+ */
+async function authorizeOnKnown(
+  ctx: StoreContext,
+  known: KnownState,
+  requests: readonly AuthorizeRequest[],
+): Promise<AuthorizationOutcome[] | null> {
+  const nowMs = ctx.clock();
+  const spendDay = spendDayOf(nowMs);
+  const batch = known.recall(requests, spendDay, nowMs);
+  if (batch === null) return null;
+  try {
+    return await runTransaction(
+      ctx.client,
+      (tx) => authorizeOnKnownState(tx, requests, batch, known, spendDay, nowMs),
+      authorizeTransaction,
+    );
+  } catch (error) {
+    if (error instanceof StaleKnownState) return null;
+    throw error;
+  }
+}
+
 /** authorizeSpareLaneAfterMs's default (its comment says why). */
 const AUTHORIZE_SPARE_LANE_AFTER_MS = 25;
 
@@ -285,6 +316,7 @@ const AUTHORIZE_SPARE_LANE_AFTER_MS = 25;
 function createAuthorizeBatcher(
   ctx: StoreContext,
   options: StoreOptions,
+  known: KnownState,
   batchObservers: ReadonlySet<(size: number) => void>,
   replica: ReplicaReads | null,
 ): AuthorizeBatcher {
@@ -306,11 +338,13 @@ function createAuthorizeBatcher(
   };
   return new AuthorizeBatcher(
     async (requests) => {
-      const outcomes = await runTransaction(
-        ctx.client,
-        (tx) => authorizeBatch(ctx, tx, requests, { commit: true }),
-        authorizeTransaction,
-      );
+      const outcomes =
+        (await authorizeOnKnown(ctx, known, requests)) ??
+        (await runTransaction(
+          ctx.client,
+          (tx) => authorizeBatch(ctx, tx, requests, { commit: true, known }),
+          authorizeTransaction,
+        ));
       // One position read for the whole batch (replica only): its accounts' next lists see it.
       await replica?.wrote(requests.map((request) => request.scope.accountId));
       return outcomes;

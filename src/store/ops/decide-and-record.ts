@@ -43,6 +43,7 @@ import {
   type CardPolicyState,
   type CardReads,
 } from './card-policy-batch.js';
+import type { KnownState } from './known-state.js';
 import { loadCompiledPolicy } from './policies.js';
 import { getTransaction } from './reads.js';
 
@@ -89,7 +90,8 @@ export const AUTHORIZE_BATCH_MAX = 64;
  * 4. recordAuthorizations: write everything in one statement: transactions, vault pending
  *    totals, the hold journal, the spend counters (the vaults', and the cards' own for cards
  *    with a policy) and the events; with `commit`, sent with the COMMIT.
- * In: `commit` when the batch owns its transaction (the batcher's), so nothing may follow it.
+ * In: `commit` when the batch owns its transaction (the batcher's), so nothing may follow it;
+ *   `known`, where a committed batch leaves its state (known-state.ts).
  * Out: one outcome per request, in request order. A decline is a decision; an unknown card is
  *   decided without a record (no vault to record on). A request repeating an earlier
  *   networkTransactionId (in the database or earlier in the batch) gets the first decision.
@@ -99,7 +101,7 @@ export async function authorizeBatch(
   ctx: StoreContext,
   tx: SqlQueryable | SqlTransaction,
   requests: readonly AuthorizeRequest[],
-  options: { readonly commit?: boolean } = {},
+  options: { readonly commit?: boolean; readonly known?: KnownState } = {},
 ): Promise<AuthorizationOutcome[]> {
   assert(
     requests.length > 0 && requests.length <= AUTHORIZE_BATCH_MAX,
@@ -117,21 +119,17 @@ export async function authorizeBatch(
   await loadCardPoliciesOf(ctx, tx, batch, nowMs);
   const { outcomes, recorded } = await decideInOrder(ctx, tx, requests, batch, spendDay, nowMs);
   if (recorded.length > 0) {
-    await recordAuthorizations(
-      commitWith ?? tx.query,
-      recorded,
-      [...batch.vaults.values()],
-      batch.cardPolicies,
-      spendDay,
-      nowMs,
-    );
+    await recordAuthorizations(commitWith ?? tx.query, recorded, batch, spendDay, nowMs);
+    // Committed (the write went with the COMMIT): the state the batch left is the state the
+    // database holds, for the next batch on these vaults to decide on (known-state.ts).
+    if (commitWith !== undefined) options.known?.remember(batch, spendDay, nowMs);
   }
   assert(outcomes.length === requests.length, 'one outcome per request');
   return outcomes;
 }
 
 /** What the lock and the reads after it found: the state the batch decides on. */
-interface LockedBatch extends AfterLock {
+export interface LockedBatch extends AfterLock {
   /** The requests' cards that exist, by cardKey, with their vault's state as locked. */
   readonly cards: Map<string, LockedRow>;
   /** The locked vaults by id, with what this batch adds to them as it decides. */
@@ -166,7 +164,8 @@ async function lockAndRead(
   const [{ rows: lockedRows }, afterLock] = await Promise.all([
     tx.query<LockedRow>(
       `SELECT c.id AS card_id, c.account_id, c.mode, c.status AS card_status, c.vault_id,
-              v.status AS vault_status, v.currency, v.ledger, v.pending
+              v.status AS vault_status, v.currency, v.ledger, v.pending,
+              c.xmin::text AS card_xmin, v.xmin::text AS vault_xmin
        FROM cards c JOIN vaults v ON v.id = c.vault_id
        WHERE (c.id, c.account_id, c.mode) IN (SELECT * FROM unnest($1::text[], $2::text[], $3::text[]))
        ORDER BY v.id
@@ -197,7 +196,7 @@ async function lockAndRead(
 }
 
 /** What the reads after the lock found. */
-interface AfterLock {
+export interface AfterLock {
   /** The first decision's transaction id of each repeated networkTransactionId, by repeat key. */
   readonly previous: Map<string, string>;
   /** The policy version of each vault read that has a policy. */
@@ -344,9 +343,8 @@ async function loadCardPoliciesOf(
 }
 
 /**
- * Decides each request in order, in memory: a later request sees the holds and spend of the
- * earlier ones on the same vault, exactly as if they had run one after another. Returns the
- * outcomes in request order and the transactions to record.
+ * Decides each request in order (decideEach), reading the first decision of each
+ * networkTransactionId the database already holds.
  */
 async function decideInOrder(
   ctx: StoreContext,
@@ -356,7 +354,34 @@ async function decideInOrder(
   spendDay: string,
   nowMs: number,
 ): Promise<{ outcomes: AuthorizationOutcome[]; recorded: TransactionRecord[] }> {
+  const { decided, recorded } = decideEach(requests, batch, spendDay, nowMs);
   const outcomes: AuthorizationOutcome[] = [];
+  for (const [index, outcome] of decided.entries()) {
+    if (typeof outcome !== 'string') {
+      outcomes.push(outcome);
+      continue;
+    }
+    const scope = requests[index]?.scope;
+    assert(scope !== undefined, 'one decision per request');
+    outcomes.push(replayedOutcome(await getTransaction(tx, scope, outcome)));
+  }
+  return { outcomes, recorded };
+}
+
+/**
+ * Decides each request in order, in memory: a later request sees the holds and spend of the
+ * earlier ones on the same vault, exactly as if they had run one after another. Synchronous,
+ * so the one-round-trip path (authorize-one-trip.ts) sends its write before any await. Returns,
+ * in request order, each outcome, or the id of the first decision of a networkTransactionId
+ * the database holds (batch.previous), and the transactions to record.
+ */
+export function decideEach(
+  requests: readonly AuthorizeRequest[],
+  batch: LockedBatch,
+  spendDay: string,
+  nowMs: number,
+): { decided: (AuthorizationOutcome | string)[]; recorded: TransactionRecord[] } {
+  const outcomes: (AuthorizationOutcome | string)[] = [];
   const decidedInBatch = new Map<string, AuthorizationOutcome>();
   const recorded: TransactionRecord[] = [];
   for (const request of requests) {
@@ -382,7 +407,7 @@ async function decideInOrder(
     }
     const previousId = batch.previous.get(repeatKey);
     if (previousId !== undefined) {
-      outcomes.push(replayedOutcome(await getTransaction(tx, scope, previousId)));
+      outcomes.push(previousId);
       continue;
     }
     const vault = batch.vaults.get(card.vault_id);
@@ -393,7 +418,7 @@ async function decideInOrder(
     recorded.push(outcome.transaction);
     outcomes.push(outcome);
   }
-  return { outcomes, recorded };
+  return { decided: outcomes, recorded };
 }
 
 /**
@@ -466,7 +491,7 @@ export function cardVaultsOf(ctx: StoreContext): RecentMap<string> {
   return cardVaults;
 }
 
-interface LockedRow {
+export interface LockedRow {
   card_id: string;
   account_id: string;
   mode: Scope['mode'];
@@ -476,6 +501,9 @@ interface LockedRow {
   currency: string;
   ledger: string;
   pending: string;
+  /** The row versions locked (the vault) and read (the card): what known-state.ts checks. */
+  card_xmin: string;
+  vault_xmin: string;
 }
 
 interface ReadRow {
@@ -509,8 +537,14 @@ function policyHintsOf(ctx: StoreContext): PolicyHints {
   return hints;
 }
 
-interface VaultState {
+export interface VaultState {
   readonly id: string;
+  /**
+   * The version of the vault's row this state is of (its xmin): as locked, then the one this
+   * batch's write made. Every change of a vault's totals or of its counters updates the row
+   * (changeVaultTotals, recordAuthorizations), so an equal xmin means both are as here.
+   */
+  xmin: string;
   readonly status: VaultStatus;
   readonly currency: TransactionRecord['currency'];
   readonly ledger: Decimal;
@@ -525,6 +559,7 @@ interface VaultState {
 function vaultStateOf(row: LockedRow): VaultState {
   return {
     id: row.vault_id,
+    xmin: row.vault_xmin,
     status: row.vault_status,
     currency: currencyFromRow(row.currency),
     ledger: new Decimal(row.ledger),
@@ -542,7 +577,7 @@ export const cardKey = (cardId: string, accountId: string, mode: string) =>
  * An authorization's idempotency key, exactly as the expression of the unique index
  * transactions_network_key (migration 0012) spells it, so the lookup can probe that index.
  */
-function repeatKeyOf(scope: Scope, input: AuthorizeInput): string {
+export function repeatKeyOf(scope: Scope, input: AuthorizeInput): string {
   return `${scope.accountId} ${scope.mode} ${input.networkTransactionId}`;
 }
 
@@ -589,18 +624,26 @@ function authorizationRecord(
  * and one event per transaction. The same rows changeVaultTotals, changeSpend and
  * appendEvent write, sharing their SQL pieces. Parameters are bound by name (SqlParams), in an
  * order fixed by the code, so the text is the same every batch (one prepared statement).
+ * In: `fresh`, the one-round-trip path's check (authorize-one-trip.ts): a condition on the
+ *   database as the statement sees it, bound in the same `params`; false fails the statement
+ *   with STALE_KNOWN_STATE, so nothing is written.
+ * Out: the batch's vaults' `xmin` set to the row versions this write made.
  */
-async function recordAuthorizations(
+export async function recordAuthorizations(
   query: SqlQueryable['query'],
   transactions: readonly TransactionRecord[],
-  vaults: readonly VaultState[],
-  cardPolicies: ReadonlyMap<string, CardPolicyState>,
+  batch: Pick<LockedBatch, 'vaults' | 'cardPolicies'>,
   spendDay: string,
   nowMs: number,
+  fresh?: (params: SqlParams) => string,
 ): Promise<void> {
   const approved = transactions.filter((transaction) => transaction.status === 'pending');
-  const changed = vaults.filter((vault) => !vault.pendingDelta.isZero());
+  // Every vault with an approval, its pending total changed or not: its row's version then
+  // tells whether its counters changed (VaultState.xmin).
+  const approvedVaults = new Set(approved.map((transaction) => transaction.vaultId));
+  const changed = [...batch.vaults.values()].filter((vault) => approvedVaults.has(vault.id));
   const params = new SqlParams();
+  const check = freshCheck(fresh?.(params));
   const at = params.value(new Date(nowMs));
   const inserted = transactionRows(params, transactions);
   const pendingDeltas = params.unnest('d', {
@@ -614,8 +657,9 @@ async function recordAuthorizations(
   });
   const events = authorizationEvents(params, transactions, nowMs);
   const vaultsChanged = params.value(changed.length, 'integer');
-  const { rows } = await query<{ updated: number }>(
-    `WITH inserted AS (
+  const { rows } = await query<{ updated: number; ids: string[] | null; xmins: string[] | null }>(
+    `WITH ${check.cte}
+     inserted AS (
        INSERT INTO transactions (id, account_id, mode, vault_id, type, status, currency, amount, hold_remaining, card_id,
                                  merchant, mcc, network_transaction_id, decline_code, decline_reason, shadow_matches,
                                  stand_in, spend_day, created_at, updated_at)
@@ -626,14 +670,15 @@ async function recordAuthorizations(
      ),
      totals AS (
        UPDATE vaults SET pending = vaults.pending + d.delta::numeric, updated_at = ${at}
-       FROM ${pendingDeltas} WHERE vaults.id = d.id RETURNING vaults.id
+       FROM ${pendingDeltas} WHERE vaults.id = d.id${check.andHolds}
+       RETURNING vaults.id, vaults.xmin::text AS xmin
      ),
      journal AS (
        INSERT INTO hold_changes (vault_id, transaction_id, delta, created_at)
        SELECT vault_id, id, delta::numeric, ${at} FROM ${holdChanges}
      ),
      counters AS (${spendUpsertManySql(params, spendRowDeltas(approved, spendDay))}),
-     ${cardSpendUpsertCte(params, approved, cardPolicies, spendDay)}
+     ${cardSpendUpsertCte(params, approved, batch.cardPolicies, spendDay)}
      events AS (
        INSERT INTO outbox_events (id, account_id, mode, type, payload, created_at)
        SELECT id, account_id, mode, type, payload::jsonb, ${at} FROM ${events}
@@ -643,13 +688,63 @@ async function recordAuthorizations(
      -- The postcondition, checked here rather than after the statement: the COMMIT may already
      -- be on its way behind it, and a failed statement turns that COMMIT into a ROLLBACK. The
      -- cast of a sentence to integer is the error PostgreSQL raises (evaluated only when due).
-     SELECT CASE WHEN count(*) = ${vaultsChanged} THEN count(*)::int
-                 ELSE ('postcondition failed: ' || count(*) || ' vaults updated of ' || ${vaultsChanged})::int END AS updated
+     SELECT CASE ${check.whenNot}WHEN count(*) = ${vaultsChanged} THEN count(*)::int
+                 ELSE ('postcondition failed: ' || count(*) || ' vaults updated of ' || ${vaultsChanged})::int END AS updated,
+            array_agg(id) AS ids, array_agg(xmin) AS xmins
      FROM totals`,
     params.values,
   );
-  assert(rows[0]?.updated === changed.length, 'every vault with new holds is updated once');
+  const row = rows[0];
+  assert(row?.updated === changed.length, 'every vault with approvals is updated once');
+  keepRowVersions(batch.vaults, row.ids ?? [], row.xmins ?? []);
 }
+
+/** The row versions the write made, on the batch's vaults it updated (VaultState.xmin). */
+function keepRowVersions(
+  vaults: ReadonlyMap<string, VaultState>,
+  vaultIds: readonly string[],
+  xmins: readonly string[],
+): void {
+  assert(vaultIds.length === xmins.length, 'a version per vault updated');
+  vaultIds.forEach((vaultId, index) => {
+    const vault = vaults.get(vaultId);
+    assert(vault !== undefined, 'a vault updated is of the batch');
+    vault.xmin = xmins[index] as string;
+  });
+}
+
+/**
+ * The pieces of recordAuthorizations' statement that make its writes depend on `freshSql`
+ * (none without it): the check as a CTE, made once on the statement's snapshot (before its
+ * writes), and the condition (FRESH_OR_FAIL) of the pending totals' update and of the result.
+ */
+function freshCheck(freshSql: string | undefined): {
+  cte: string;
+  andHolds: string;
+  whenNot: string;
+} {
+  if (freshSql === undefined) return { cte: '', andHolds: '', whenNot: '' };
+  return {
+    cte: `fresh AS MATERIALIZED (SELECT ${freshSql} AS ok),`,
+    andHolds: ` AND ${FRESH_OR_FAIL}`,
+    whenNot: `WHEN NOT ${FRESH_OR_FAIL} THEN 0 `,
+  };
+}
+
+/**
+ * What the one-round-trip path's statement fails with when the database no longer holds the
+ * state it decided on: the cast of this sentence to boolean is the error PostgreSQL raises
+ * (22P02, its text quoted in the message), as the postcondition's is.
+ */
+export const STALE_KNOWN_STATE = 'spendgate: the known state is stale';
+/**
+ * The check, true or the error: a condition of the pending totals' update, so that it fails
+ * before the first row is written (a stale guess could otherwise trip the available-balance
+ * CHECK first), and of the statement's result, so that it is made even when nothing is
+ * approved. `f.ok` joined to the sentence keeps the cast from being a constant, which the
+ * planner would fold, and fail, at once.
+ */
+const FRESH_OR_FAIL = `(SELECT CASE WHEN f.ok THEN true ELSE ('${STALE_KNOWN_STATE}: ' || f.ok)::boolean END FROM fresh f)`;
 
 /** The transactions' rows, for the INSERT of recordAuthorizations. */
 function transactionRows(params: SqlParams, transactions: readonly TransactionRecord[]): string {

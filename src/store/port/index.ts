@@ -99,8 +99,16 @@ export interface Store extends StoreOperations {
     scopes: readonly Scope[],
     rowsMax: number,
   ): Promise<OutboxEvent[]>;
-  /** Authorization batches run so far, and how many fell back to one request at a time. */
-  authorizeStats(): { readonly batches: number; readonly fallbacks: number };
+  /**
+   * Authorization batches run so far, how many fell back to one request at a time, how many
+   * were decided on known state in one round trip, and how many of those found it stale.
+   */
+  authorizeStats(): {
+    readonly batches: number;
+    readonly fallbacks: number;
+    readonly oneTrip: number;
+    readonly stale: number;
+  };
   /**
    * Calls `observer` with each authorization batch's size as it starts (the server's
    * histogram); returns its removal.

@@ -1,0 +1,123 @@
+import { assert, type AuthorizationOutcome } from '../../core/index.js';
+import type { SqlTransaction } from '../sql/client.js';
+import type { SqlParams } from '../sql/params.js';
+import {
+  decideEach,
+  recordAuthorizations,
+  repeatKeyOf,
+  STALE_KNOWN_STATE,
+  type AuthorizeRequest,
+  type LockedBatch,
+} from './decide-and-record.js';
+import type { KnownState } from './known-state.js';
+
+/**
+ * The known state of a batch was no longer the database's: nothing was written, and the
+ * batch runs again the two-round-trip way (authorizeBatch).
+ */
+export class StaleKnownState extends Error {
+  constructor() {
+    super('the state the batch decided on has changed');
+  }
+}
+
+/**
+ * authorizeOnKnownState: a batch decided on what this process last saw of its vaults and cards
+ * (known-state.ts), written in one round trip: BEGIN, the lock of the batch's vaults, the
+ * write, and COMMIT leave in one write to the socket and are answered together, where
+ * authorizeBatch waits for its lock and reads before it can decide.
+ *
+ * Why it is right: the write runs after the lock, on a snapshot taken once the lock is held
+ * (READ COMMITTED takes one per statement), and writes nothing unless that snapshot holds the
+ * state decided on (`freshSql`): each vault's row version (its totals, status and counters:
+ * every change of those updates the row), each card's row version (status, vault), each
+ * vault's policy version, no card policy, and no earlier decision of any networkTransactionId.
+ * That is everything authorizeBatch reads after its lock, so an answer is the one it would
+ * have given. BEGIN goes in the same write, before the lock: the server runs them in order on
+ * the connection, so the write never runs outside the transaction that holds the lock.
+ *
+ * In: requests whose every card and vault `batch` holds (KnownState.recall), all decided now.
+ * Out: one outcome per request, committed; the state the batch left is known again.
+ * Fails: StaleKnownState when the check finds the state changed (nothing written); any other
+ *   error as authorizeBatch fails (the batcher runs the requests one by one).
+ */
+export async function authorizeOnKnownState(
+  tx: SqlTransaction,
+  requests: readonly AuthorizeRequest[],
+  batch: LockedBatch,
+  known: KnownState,
+  spendDay: string,
+  nowMs: number,
+): Promise<AuthorizationOutcome[]> {
+  const { decided, recorded } = decideEach(requests, batch, spendDay, nowMs);
+  const outcomes = decided.map((outcome) => {
+    // Known state holds no earlier decisions: the check finds them, and the batch runs again.
+    assert(typeof outcome !== 'string', 'a batch on known state replays nothing it read');
+    return outcome;
+  });
+  // Every request's card is known (an unknown card is never recalled), so each first use of a
+  // networkTransactionId is decided and recorded.
+  assert(recorded.length > 0, 'a batch on known state records a decision');
+  const repeatKeys = requests.map(({ scope, input }) => repeatKeyOf(scope, input));
+  const locked = tx.query(
+    'SELECT id FROM vaults WHERE id = ANY($1::text[]) ORDER BY id FOR UPDATE',
+    [[...batch.vaults.keys()]],
+  );
+  const written = recordAuthorizations(
+    tx.queryAndCommit,
+    recorded,
+    batch,
+    spendDay,
+    nowMs,
+    (params) => freshSql(params, batch, repeatKeys),
+  );
+  try {
+    await Promise.all([locked, written]);
+  } catch (error) {
+    if (isStale(error)) {
+      known.settle(batch, 'stale');
+      throw new StaleKnownState();
+    }
+    throw error;
+  }
+  known.settle(batch, 'committed');
+  known.remember(batch, spendDay, nowMs);
+  return outcomes;
+}
+
+/**
+ * The check of the write's statement: true when the database, as the statement sees it, holds
+ * the state `batch` was decided on (authorizeOnKnownState says why these are all of it). Each
+ * part probes primary keys (and transactions_network_key), one row per vault, card or request.
+ */
+function freshSql(params: SqlParams, batch: LockedBatch, repeatKeys: readonly string[]): string {
+  const vaults = [...batch.vaults.values()];
+  const cards = [...batch.cards.values()];
+  const vaultIds = params.texts(vaults.map((vault) => vault.id));
+  const knownVaults = params.unnest('k', {
+    id: vaultIds,
+    xmin: params.texts(vaults.map((vault) => vault.xmin)),
+    version: params.texts(vaults.map((vault) => batch.versions.get(vault.id)?.toString() ?? null)),
+  });
+  const cardIds = params.texts(cards.map((card) => card.card_id));
+  // With its vault: a card is found by its distribution column (src/store/distribution.ts).
+  const knownCards = params.unnest('k', {
+    id: cardIds,
+    vault_id: params.texts(cards.map((card) => card.vault_id)),
+    xmin: params.texts(cards.map((card) => card.card_xmin)),
+  });
+  return `(SELECT count(*) FROM ${knownVaults} JOIN vaults v ON v.id = k.id AND v.xmin::text = k.xmin) = ${params.value(vaults.length, 'integer')}
+       AND NOT EXISTS (SELECT FROM ${knownVaults} LEFT JOIN policies p ON p.vault_id = k.id AND p.document IS NOT NULL
+                       WHERE p.version IS DISTINCT FROM k.version::integer)
+       AND (SELECT count(*) FROM ${knownCards} JOIN cards c ON c.vault_id = k.vault_id AND c.id = k.id AND c.xmin::text = k.xmin) = ${params.value(cards.length, 'integer')}
+       AND NOT EXISTS (SELECT FROM card_policies WHERE card_id = ANY(${cardIds}) AND document IS NOT NULL)
+       AND NOT EXISTS (SELECT FROM unnest(${params.texts(repeatKeys)}) AS n(key) CROSS JOIN LATERAL (
+             SELECT 1 FROM transactions
+             WHERE account_id || ' ' || mode || ' ' || network_transaction_id = n.key
+               AND network_transaction_id IS NOT NULL
+             LIMIT 1) AS t)`;
+}
+
+function isStale(error: unknown): boolean {
+  return error instanceof Error && error.message.includes(STALE_KNOWN_STATE);
+}

@@ -112,6 +112,12 @@ interface Row {
   readonly otherCores: number;
   readonly batches: number | null;
   readonly fallbacks: number | null;
+  /**
+   * Batches decided on known state in one round trip, and those of them found stale (and run
+   * again the two-round-trip way): src/store/ops/authorize-one-trip.ts.
+   */
+  readonly oneTrip: number | null;
+  readonly stale: number | null;
   /** Outbox events not yet relayed when the workload ended, and seconds to drain them. */
   readonly backlog: number | null;
   readonly drainS: number | null;
@@ -169,6 +175,8 @@ function cpuPerRequestUs(
 interface Stats {
   readonly batches: number;
   readonly fallbacks: number;
+  readonly oneTrip: number;
+  readonly stale: number;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -276,7 +284,8 @@ async function benchmark(
     await service.waitUntil(`${base}/readyz`, (status) => status === 200, START_MS_MAX);
     const stats = async (): Promise<Stats> => {
       const answer = (await httpJson(`${base}/v1/bench/authorize-stats`, headers)) as Stats;
-      if (typeof answer.batches !== 'number' || typeof answer.fallbacks !== 'number') {
+      const counts = [answer.batches, answer.fallbacks, answer.oneTrip, answer.stale];
+      if (!counts.every((count) => typeof count === 'number')) {
         throw new Error(`the batch stats route answered ${JSON.stringify(answer)}`);
       }
       return answer;
@@ -314,6 +323,8 @@ async function benchmark(
         walBytes: walBytes / Math.max(1, measured.requests),
         batches: statsAfter.batches - statsBefore.batches,
         fallbacks: statsAfter.fallbacks - statsBefore.fallbacks,
+        oneTrip: statsAfter.oneTrip - statsBefore.oneTrip,
+        stale: statsAfter.stale - statsBefore.stale,
         backlog: left,
         drainS,
         note: [
@@ -461,6 +472,8 @@ function row(
     otherCores: cpu.otherCores,
     batches: null,
     fallbacks: null,
+    oneTrip: null,
+    stale: null,
     backlog: null,
     drainS: null,
     note,
@@ -547,6 +560,8 @@ async function naiveSql(databaseUrl: string, database: string): Promise<Row> {
       otherCores: cpu.otherCores,
       batches: null,
       fallbacks: null,
+      oneTrip: null,
+      stale: null,
       backlog: null,
       drainS: null,
       note: 'its Node CPU is the SQL client (pg) in the bench process',
@@ -583,17 +598,17 @@ async function report(
     `\n${CONNECTIONS} connections (idle: 1), ${SECONDS} s per workload, loopback; latency measured by the bench client; CPU per request from the workload's start until the outbox is drained\n`,
   );
   console.log(
-    '| workload | req/s | p50 ms | p99 ms | max ms | non-200 | errors | approved | declined | Node CPU us/req | PostgreSQL CPU us/req | client CPU us/req | WAL bytes/req | batches | auth/batch | fallbacks | other load (cores) |',
+    '| workload | req/s | p50 ms | p99 ms | max ms | non-200 | errors | approved | declined | Node CPU us/req | PostgreSQL CPU us/req | client CPU us/req | WAL bytes/req | batches | auth/batch | one trip (stale) | fallbacks | other load (cores) |',
   );
   console.log(
-    '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
+    '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
   );
   for (const row of rows) {
     const authorizes = AUTHORIZING.has(row.role);
     const tally = row.tally;
     const authorizations = tally === null ? 0 : tally.approved + tally.declined;
     console.log(
-      `| ${row.name} | ${fixed(row.perSecond, 0)} | ${fixed(row.p50Ms, 2)} | ${fixed(row.p99Ms, 2)} | ${fixed(row.maxMs, 1)} | ${tally?.non200 ?? '-'} | ${row.errors} | ${authorizes ? (tally?.approved ?? '-') : '-'} | ${authorizes ? (tally?.declined ?? '-') : '-'} | ${fixed(row.nodeCpuUs, 0)} | ${fixed(row.postgresCpuUs, 0)} | ${fixed(row.clientCpuUs, 0)} | ${row.walBytes === null ? '-' : fixed(row.walBytes, 0)} | ${row.batches ?? '-'} | ${row.batches === null || row.batches === 0 ? '-' : fixed(authorizations / row.batches, 1)} | ${row.fallbacks ?? '-'} | ${fixed(row.otherCores, 2)} |`,
+      `| ${row.name} | ${fixed(row.perSecond, 0)} | ${fixed(row.p50Ms, 2)} | ${fixed(row.p99Ms, 2)} | ${fixed(row.maxMs, 1)} | ${tally?.non200 ?? '-'} | ${row.errors} | ${authorizes ? (tally?.approved ?? '-') : '-'} | ${authorizes ? (tally?.declined ?? '-') : '-'} | ${fixed(row.nodeCpuUs, 0)} | ${fixed(row.postgresCpuUs, 0)} | ${fixed(row.clientCpuUs, 0)} | ${row.walBytes === null ? '-' : fixed(row.walBytes, 0)} | ${row.batches ?? '-'} | ${row.batches === null || row.batches === 0 ? '-' : fixed(authorizations / row.batches, 1)} | ${row.oneTrip === null ? '-' : `${row.oneTrip} (${row.stale ?? 0})`} | ${row.fallbacks ?? '-'} | ${fixed(row.otherCores, 2)} |`,
     );
   }
   for (const row of rows) {

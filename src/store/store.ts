@@ -102,6 +102,12 @@ export interface StoreOptions {
   readonly authorizeSpareLaneAfterMs?: number;
   /** Authorizations waiting for a batch at most. Default 10,000. */
   readonly authorizeQueueMax?: number;
+  /**
+   * Whether a batch whose cards and vaults this process has seen is decided on that state and
+   * written in one round trip (ops/authorize-one-trip.ts). Default true; false reads first,
+   * every batch (to measure one against the other in one build).
+   */
+  readonly authorizeOnKnownState?: boolean;
   /** DATABASE_READ_URL's replica; without it every read goes to `client`. */
   readonly replica?: ReplicaOptions;
 }
@@ -339,7 +345,9 @@ function createAuthorizeBatcher(
   return new AuthorizeBatcher(
     async (requests) => {
       const outcomes =
-        (await authorizeOnKnown(ctx, known, requests)) ??
+        (options.authorizeOnKnownState === false
+          ? null
+          : await authorizeOnKnown(ctx, known, requests)) ??
         (await runTransaction(
           ctx.client,
           (tx) => authorizeBatch(ctx, tx, requests, { commit: true, known }),

@@ -649,6 +649,7 @@ export async function recordAuthorizations(
   const pendingDeltas = params.unnest('d', {
     id: params.texts(changed.map((vault) => vault.id)),
     delta: params.texts(changed.map((vault) => vault.pendingDelta.toFixed())),
+    ...(fresh === undefined ? {} : { xmin: params.texts(changed.map((vault) => vault.xmin)) }),
   });
   const holdChanges = params.unnest('h', {
     vault_id: params.texts(approved.map((t) => t.vaultId)),
@@ -717,6 +718,9 @@ function keepRowVersions(
  * The pieces of recordAuthorizations' statement that make its writes depend on `freshSql`
  * (none without it): the check as a CTE, made once on the statement's snapshot (before its
  * writes), and the condition (FRESH_OR_FAIL) of the pending totals' update and of the result.
+ * The update also names the row version it decided on (`d.xmin`): were the statement ever to
+ * run without the lock before it, a row changed since its snapshot would be rechecked on its
+ * new version and left alone, and the postcondition would fail the statement.
  */
 function freshCheck(freshSql: string | undefined): {
   cte: string;
@@ -726,7 +730,7 @@ function freshCheck(freshSql: string | undefined): {
   if (freshSql === undefined) return { cte: '', andHolds: '', whenNot: '' };
   return {
     cte: `fresh AS MATERIALIZED (SELECT ${freshSql} AS ok),`,
-    andHolds: ` AND ${FRESH_OR_FAIL}`,
+    andHolds: ` AND vaults.xmin::text = d.xmin AND ${FRESH_OR_FAIL}`,
     whenNot: `WHEN NOT ${FRESH_OR_FAIL} THEN 0 `,
   };
 }

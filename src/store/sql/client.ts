@@ -33,10 +33,11 @@ export interface TransactionOptions {
   readonly genericPlans?: boolean;
   /**
    * Send BEGIN together with the work's first statements rather than one round trip before
-   * them. Only for work whose statements before its first `await` are reads: were BEGIN to
-   * fail, they would have run outside the transaction, which a read survives. Every result
-   * the work awaits waits for BEGIN's answer too, so nothing that follows it can write
-   * outside the transaction.
+   * them. Only for work whose statements before its first `await` are reads, or a write that
+   * checks on its own snapshot everything it depends on (ops/authorize-one-trip.ts): were
+   * BEGIN to fail, they would have run outside the transaction, which a read survives, and
+   * such a write refuses. Every result the work awaits waits for BEGIN's answer too, so
+   * nothing that follows it can write outside the transaction.
    */
   readonly pipelineBegin?: boolean;
 }

@@ -16,7 +16,7 @@ export interface BatcherOptions {
    * at once. A lane past the first is a spare, for when a batch is held up (a lock another
    * process holds, a slow statement or commit): each batch in flight this long opens one
    * more, up to `batchesMax`. Why not all at once: two lanes halve the batches (lanes never
-   * share a vault), and each batch has a fixed cost (two round trips, a commit); on the spread
+   * share a vault), and each batch has a fixed cost (its round trips, a commit); on the spread
    * bench one lane cost 305-308 us of CPU per authorization (Node and PostgreSQL) against
    * 365-372 for two, and answered more a second with a lower p99 (docs/performance.md, "One
    * lane, and a spare").

@@ -102,6 +102,11 @@ export class SpendCounters {
   /** By `mcc|day`. */
   readonly #rows = new Map<string, CounterRow>();
 
+  /** Rows held: what the counters cost in memory. */
+  get rowCount(): number {
+    return this.#rows.size;
+  }
+
   /** Adds to the row (mcc, day): a row read, or an approval the database has not seen yet. */
   add(mcc: string, day: string, amount: Decimal, count: number): void {
     assert(Number.isSafeInteger(count), 'a count is an integer');

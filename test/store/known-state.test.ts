@@ -162,6 +162,31 @@ forEachDatabase('authorizing on known state', (database) => {
     await t.expectInvariants();
   });
 
+  it('is not kept for a vault whose counters hold more than 256 rows', async () => {
+    const { card } = await known('10000');
+    // Each MCC approved adds two rows (its day, its all time) to the vault's counters.
+    const buy = (mcc: string) =>
+      t.store.authorize(t.owner, {
+        cardId: card.id,
+        amount: usdc('1'),
+        currency: 'USDC',
+        merchant: merchant({ mcc }),
+        networkTransactionId: networkTransactionId(),
+      });
+    const kept = await counted(async () => {
+      for (let index = 0; index < 126; index++) await buy(String(1000 + index));
+    });
+    expect(kept).toMatchObject({ oneTrip: 126, stale: 0 });
+    const past = await counted(async () => {
+      for (let index = 126; index < 130; index++) await buy(String(1000 + index));
+    });
+    // The first purchase left 4 rows, each MCC since 2 more: the 127th MCC's batch, decided
+    // on 256 rows, leaves 258, which are not kept; so the next batch reads first (the vault
+    // has no policy: it reads no rows, and leaves its own 4), and the two after are one trip.
+    expect(past).toMatchObject({ oneTrip: 3, stale: 0 });
+    await t.expectInvariants();
+  });
+
   it('is set aside for a while when it goes stale in more than one batch in eight', async () => {
     // A store of its own, so that its first window of batches is this test's.
     const own = await openTestStore(database);

@@ -22,8 +22,16 @@ import {
  * the counters a batch adds its spend to are never another's.
  */
 
-/** Vaults and cards known at most; past it the oldest are forgotten (it only costs a read). */
-const VAULTS_MAX = 100_000;
+/**
+ * Vaults and cards known at most; past it the least recently committed on are forgotten (it
+ * only costs a read). A vault's entry holds its counter rows (its policy's windows, and two
+ * rows per MCC approved on that day), at most COUNTER_ROWS_MAX: a vault of the bench's policy
+ * (daily and monthly limits) holds about 35. Each row is about 250 bytes in memory (its key,
+ * the row, a Decimal), so the vaults' entries take 130 MB at the very most, and a few MB
+ * as the bench runs them. A card's entry is its row as locked, about 500 bytes.
+ */
+const VAULTS_MAX = 2_048;
+const COUNTER_ROWS_MAX = 256;
 const CARDS_MAX = 100_000;
 /**
  * How long what a batch saw may be decided on. The check compares row versions (xmin, 32 bits,
@@ -66,6 +74,11 @@ export class KnownState {
    */
   remember(batch: LockedBatch, spendDay: string, nowMs: number): void {
     for (const vault of batch.vaults.values()) {
+      // A policy over long windows or many MCCs: read each time rather than held.
+      if (vault.counters.rowCount > COUNTER_ROWS_MAX) {
+        this.#vaults.delete(vault.id);
+        continue;
+      }
       this.#vaults.set(vault.id, {
         state: vault,
         version: batch.versions.get(vault.id),

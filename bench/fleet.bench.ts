@@ -166,23 +166,25 @@ async function drainOutbox(checks: pg.Pool): Promise<number> {
   return left;
 }
 
-/** The API processes' batch counts, summed. */
+/**
+ * The API processes' batch counts, summed: batches, fallbacks, batches decided on known state
+ * in one round trip and those of them found stale (src/store/ops/authorize-one-trip.ts).
+ */
 async function batchStats(state: AuthorizeState, apis: readonly Service[]) {
   const headers = { authorization: `Bearer ${state.key}` };
-  let batches = 0;
-  let fallbacks = 0;
+  const sums = { batches: 0, fallbacks: 0, oneTrip: 0, stale: 0 };
   for (const api of apis) {
-    const answer = (await httpJson(`${api.base}/v1/bench/authorize-stats`, headers)) as {
-      batches?: unknown;
-      fallbacks?: unknown;
-    };
-    if (typeof answer.batches !== 'number' || typeof answer.fallbacks !== 'number') {
-      throw new Error(`the batch stats route answered ${JSON.stringify(answer)}`);
+    const answer = (await httpJson(`${api.base}/v1/bench/authorize-stats`, headers)) as Partial<
+      Record<keyof typeof sums, unknown>
+    >;
+    for (const key of Object.keys(sums) as (keyof typeof sums)[]) {
+      const count = answer[key];
+      if (typeof count !== 'number')
+        throw new Error(`the batch stats route answered ${JSON.stringify(answer)}`);
+      sums[key] += count;
     }
-    batches += answer.batches;
-    fallbacks += answer.fallbacks;
   }
-  return { batches, fallbacks };
+  return sums;
 }
 
 /** A warm-up, then the measured workload, on `apis` with `worker` relaying. */
@@ -225,6 +227,8 @@ async function measureAuthorizations(
   const statsAfter = await batchStats(state, apis);
   const batches = statsAfter.batches - statsBefore.batches;
   const fallbacks = statsAfter.fallbacks - statsBefore.fallbacks;
+  const oneTrip = statsAfter.oneTrip - statsBefore.oneTrip;
+  const stale = statsAfter.stale - statsBefore.stale;
   const operations = tally.latencies.count + tally.latencies.dropped;
   const { p50Ms, p99Ms } = tally.latencies.summary();
   return {
@@ -238,7 +242,7 @@ async function measureAuthorizations(
     cpu,
     otherCores,
     note: [
-      `${batches} batches (${(operations / Math.max(1, batches)).toFixed(1)} per batch), ${fallbacks} fallbacks`,
+      `${batches} batches (${(operations / Math.max(1, batches)).toFixed(1)} per batch, ${oneTrip} in one trip, ${stale} of them stale), ${fallbacks} fallbacks`,
       undrained === 0 ? '' : `${undrained} events still unrelayed after ${SETTLE_MS_MAX} ms`,
     ]
       .filter((part) => part.length > 0)

@@ -42,12 +42,16 @@ const KNOWN_AGE_MS_MAX = 60_000;
 /**
  * When known state goes stale in more than one batch of `STALE_SHARE_MAX` over a window of
  * `WINDOW_BATCHES`, other writers (another server process on the same vaults, captures) change
- * the vaults faster than this process sees them, and each stale guess costs a round trip: the
- * next `PAUSE_BATCHES` batches read first, as without known state.
+ * the vaults faster than this process sees them, and each stale guess costs a round trip and a
+ * rollback: the next batches read first, as without known state, `PAUSE_BATCHES_MIN` of them,
+ * twice as many after each window that goes stale again, up to `PAUSE_BATCHES_MAX` (so two
+ * processes on the same vaults spend about one batch in a thousand finding that out), and
+ * back to the least after a window that does not.
  */
 const WINDOW_BATCHES = 64;
 const STALE_SHARE_MAX = 8;
-const PAUSE_BATCHES = 512;
+const PAUSE_BATCHES_MIN = 512;
+const PAUSE_BATCHES_MAX = 65_536;
 
 interface KnownVault {
   readonly state: VaultState;
@@ -65,6 +69,8 @@ export class KnownState {
   #windowBatches = 0;
   #windowStale = 0;
   #pausedBatches = 0;
+  /** The pause after the next window that goes stale. */
+  #pauseBatches = PAUSE_BATCHES_MIN;
   /** Batches decided on known state, and those of them whose state had gone stale. */
   readonly stats = { oneTrip: 0, stale: 0 };
 
@@ -154,8 +160,12 @@ export class KnownState {
       for (const key of batch.cards.keys()) this.#cards.delete(key);
     }
     if (this.#windowBatches < WINDOW_BATCHES) return;
-    if (this.#windowStale * STALE_SHARE_MAX > this.#windowBatches)
-      this.#pausedBatches = PAUSE_BATCHES;
+    if (this.#windowStale * STALE_SHARE_MAX > this.#windowBatches) {
+      this.#pausedBatches = this.#pauseBatches;
+      this.#pauseBatches = Math.min(PAUSE_BATCHES_MAX, this.#pauseBatches * 2);
+    } else {
+      this.#pauseBatches = PAUSE_BATCHES_MIN;
+    }
     this.#windowBatches = 0;
     this.#windowStale = 0;
   }

@@ -75,7 +75,9 @@ export const AUTHORIZE_BATCH_MAX = 64;
  * authorizeBatch: one transaction for up to 64 authorizations (contract section 10), in a
  * fixed number of statements whatever their number, so that the per-transaction costs (round
  * trips, commit, statement overhead) are paid once per batch rather than once per
- * authorization. Two round trips in the steady state, BEGIN and COMMIT included:
+ * authorization. Two round trips in the steady state, BEGIN and COMMIT included (one, for a
+ * batch whose cards and vaults the process knows: authorize-one-trip.ts decides it on what the
+ * batch before it left, with decideEach, and writes it with recordAuthorizations):
  * 1. lockAndRead: lock every vault the requests' cards belong to, in vault id order (so
  *    batches, transfers and captures never deadlock), reading card and vault state; and, sent
  *    with it and run after it, with the locks held: the first outcome of any repeated

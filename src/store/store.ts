@@ -287,7 +287,8 @@ function perCallOperations(ctx: StoreContext, replica: ReplicaReads | null): Sto
 }
 
 // The authorize path's statements are fixed texts over parameter arrays: generic plans. Its
-// first statements are reads, so BEGIN goes out with them.
+// first statements are reads, or (on known state) a write that checks on its own snapshot what
+// it depends on, so BEGIN goes out with them (TransactionOptions.pipelineBegin).
 const authorizeTransaction = { genericPlans: true, pipelineBegin: true } as const;
 /**
  * A batch whose cards and vaults this process knows, decided on that and written in one round

@@ -3,6 +3,7 @@ import type { SqlTransaction } from '../sql/client.js';
 import type { SqlParams } from '../sql/params.js';
 import {
   decideEach,
+  FIRST_DECISION_OF_KEY,
   recordAuthorizations,
   repeatKeyOf,
   STALE_KNOWN_STATE,
@@ -111,11 +112,7 @@ function freshSql(params: SqlParams, batch: LockedBatch, repeatKeys: readonly st
                        WHERE p.version IS DISTINCT FROM k.version::integer)
        AND (SELECT count(*) FROM ${knownCards} JOIN cards c ON c.vault_id = k.vault_id AND c.id = k.id AND c.xmin::text = k.xmin) = ${params.value(cards.length, 'integer')}
        AND NOT EXISTS (SELECT FROM card_policies WHERE card_id = ANY(${cardIds}) AND document IS NOT NULL)
-       AND NOT EXISTS (SELECT FROM unnest(${params.texts(repeatKeys)}) AS n(key) CROSS JOIN LATERAL (
-             SELECT 1 FROM transactions
-             WHERE account_id || ' ' || mode || ' ' || network_transaction_id = n.key
-               AND network_transaction_id IS NOT NULL
-             LIMIT 1) AS t)`;
+       AND NOT EXISTS (SELECT FROM unnest(${params.texts(repeatKeys)}) AS n(key) ${FIRST_DECISION_OF_KEY})`;
 }
 
 function isStale(error: unknown): boolean {

@@ -197,6 +197,21 @@ async function lockAndRead(
   return { ...afterLock, cards, vaults, cardPolicies: new Map() };
 }
 
+/**
+ * The first decision (`t.id`) of each repeat key `n.key` (repeatKeyOf) the database holds, as a
+ * join to put after a FROM item `n(key)`: the read after the lock and the one-round-trip path's
+ * check (authorize-one-trip.ts) look up repeats alike. One probe of transactions_network_key
+ * (migration 0012) per key, the only index on this expression: LIMIT keeps the subquery from
+ * being flattened into a join the planner could answer with a scan, and the IS NOT NULL proves
+ * the partial index usable.
+ */
+export const FIRST_DECISION_OF_KEY = `CROSS JOIN LATERAL (
+       SELECT id FROM transactions
+       WHERE account_id || ' ' || mode || ' ' || network_transaction_id = n.key
+         AND network_transaction_id IS NOT NULL
+       LIMIT 1
+     ) AS t`;
+
 /** What the reads after the lock found. */
 export interface AfterLock {
   /** The first decision's transaction id of each repeated networkTransactionId, by repeat key. */
@@ -245,16 +260,7 @@ async function readAfterLock(
   const { rows } = await tx.query<ReadRow>(
     `SELECT 'previous' AS kind, n.key, t.id AS value,
             NULL::text AS mcc, NULL::text AS day, NULL::text AS amount, NULL::integer AS count
-     FROM unnest(${params.texts(repeatKeys)}) AS n(key)
-     -- One probe of transactions_network_key (migration 0012) per request, the only index on
-     -- this expression: LIMIT keeps the subquery from being flattened into a join the planner
-     -- could answer with a scan, and the IS NOT NULL proves the partial index usable.
-     CROSS JOIN LATERAL (
-       SELECT id FROM transactions
-       WHERE account_id || ' ' || mode || ' ' || network_transaction_id = n.key
-         AND network_transaction_id IS NOT NULL
-       LIMIT 1
-     ) AS t
+     FROM unnest(${params.texts(repeatKeys)}) AS n(key) ${FIRST_DECISION_OF_KEY}
      UNION ALL
      SELECT 'policy', vault_id, version::text, NULL, NULL, NULL, NULL
      FROM policies WHERE vault_id = ANY(${params.texts(vaultIds)}) AND document IS NOT NULL

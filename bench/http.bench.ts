@@ -25,7 +25,8 @@
  * 200, and the approvals and declines counted in the database; any of these failing fails the
  * run (exit code 1), a MISSED target does not.
  *
- * `--paced RATE` runs only the paced workload, at RATE a second. BENCH_CPU_PROF=<dir> writes a
+ * `--paced RATE` runs only the paced workload, at RATE a second; `--only spread,hot` runs only
+ * those workloads (of idle, paced, noop, spread, hot), without the baselines. BENCH_CPU_PROF=<dir> writes a
  * CPU profile of the service process there. BENCH_LOG_LEVEL sets its LOG_LEVEL (info by
  * default, as `npm start`). BENCH_FROM_DIST=1 runs the compiled service (dist/; run
  * `npm run build` first) instead of the sources through tsx.
@@ -70,10 +71,16 @@ const TARGETS = {
 
 const SECONDS = integerSetting('BENCH_SECONDS', 10, 1, 600);
 const WARMUP_SECONDS = Math.min(3, SECONDS);
-const { values: flags } = parseArgs({ options: { paced: { type: 'string' } } });
+const { values: flags } = parseArgs({
+  options: { paced: { type: 'string' }, only: { type: 'string' } },
+});
 const PACED_ONLY_RATE =
   flags.paced === undefined ? null : boundedInteger(flags.paced, 1, 100_000, '--paced');
 const LOG_LEVEL = process.env.BENCH_LOG_LEVEL ?? 'info';
+/** BENCH_SERVICE_NODE_FLAGS: node's flags for the service process, space-separated. */
+const SERVICE_NODE_FLAGS = (process.env.BENCH_SERVICE_NODE_FLAGS ?? '')
+  .split(' ')
+  .filter((flag) => flag.length > 0);
 const FROM_DIST = process.env.BENCH_FROM_DIST === '1';
 
 // ---------------------------------------------------------------------------------------------
@@ -81,6 +88,22 @@ const FROM_DIST = process.env.BENCH_FROM_DIST === '1';
 
 type RowRole = 'bare' | 'naive' | 'idle' | 'paced' | 'noop' | 'spread' | 'hot' | 'warm-up';
 const AUTHORIZING: ReadonlySet<RowRole> = new Set(['idle', 'paced', 'spread', 'hot']);
+const MEASURED: readonly RowRole[] = ['idle', 'paced', 'noop', 'spread', 'hot'];
+
+/** A workload's run against the service: its duration, and a note for the table. */
+type Work = (tally: Tally) => Promise<{ elapsedS: number; note?: string }>;
+
+function onlyRoles(list: string): ReadonlySet<RowRole> {
+  const roles = list.split(',').map((role) => role.trim());
+  const unknown = roles.filter((role) => !(MEASURED as readonly string[]).includes(role));
+  if (unknown.length > 0 || roles.length === 0) {
+    throw new Error(`--only takes some of ${MEASURED.join(', ')}; got ${list}`);
+  }
+  return new Set(roles as RowRole[]);
+}
+
+/** `--only spread,hot`: those workloads and no baselines, for a profile of one workload. */
+const ONLY = flags.only === undefined ? null : onlyRoles(flags.only);
 
 interface Row {
   readonly name: string;
@@ -229,7 +252,7 @@ async function benchmark(
     return tally;
   };
 
-  if (PACED_ONLY_RATE === null) {
+  if (PACED_ONLY_RATE === null && ONLY === null) {
     console.log('baselines: bare Fastify, naive SQL ...');
     const barePort = await freePort();
     const bare = new Child('bench/http-bare.ts', { PORT: String(barePort) });
@@ -274,7 +297,10 @@ async function benchmark(
       RATE_LIMIT_AUTHORIZATIONS_PER_SECOND: '1000000',
       ...(FROM_DIST ? { SG_BENCH_FROM_DIST: '1' } : {}),
     },
-    profileDir === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${profileDir}`],
+    [
+      ...(profileDir === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${profileDir}`]),
+      ...SERVICE_NODE_FLAGS,
+    ],
   );
   const base = `http://127.0.0.1:${port}`;
   const checks = new pg.Pool({ connectionString: databaseUrl, max: 1 });
@@ -300,7 +326,7 @@ async function benchmark(
       name: string,
       role: RowRole,
       authorizes: boolean,
-      work: (tally: Tally) => Promise<{ elapsedS: number; note?: string }>,
+      work: Work,
     ): Promise<Row> => {
       const tally = newTally(authorizes);
       const statsBefore = await stats();
@@ -378,58 +404,53 @@ async function benchmark(
       postgresCores: restCpu.postgresS / (REST_MS / 1000),
     };
 
-    if (PACED_ONLY_RATE === null) {
-      // The latency workloads first, while nothing else has run for long.
-      console.log('measuring ...');
-      rows.push(
-        await measure(
-          'idle: one at a time',
-          'idle',
-          true,
-          closed('/v1/authorizations', spreadCard, 1, SECONDS),
-        ),
-      );
-      rows.push(
-        await measure(
-          `paced: ${PACED_RATE_DEFAULT}/s open loop`,
-          'paced',
-          true,
-          paced(PACED_RATE_DEFAULT),
-        ),
-      );
-      rows.push(
-        await measure(
-          'no-op route, same hooks',
-          'noop',
-          false,
-          closed('/v1/bench/noop', spreadCard, CONNECTIONS, SECONDS),
-        ),
-      );
-      rows.push(
-        await measure(
-          `spread: ${SPREAD_VAULTS} vaults`,
-          'spread',
-          true,
-          closed('/v1/authorizations', spreadCard, CONNECTIONS, SECONDS),
-        ),
-      );
-      rows.push(
-        await measure(
-          'hot: one vault',
-          'hot',
-          true,
-          closed('/v1/authorizations', () => hotCard, CONNECTIONS, SECONDS),
-        ),
-      );
-    } else {
-      rows.push(
-        await measure(
-          `paced: ${PACED_ONLY_RATE}/s open loop`,
-          'paced',
-          true,
-          paced(PACED_ONLY_RATE),
-        ),
-      );
+    // The latency workloads first, while nothing else has run for long.
+    const workloads: readonly { role: RowRole; name: string; authorizes: boolean; work: Work }[] =
+      PACED_ONLY_RATE === null
+        ? [
+            {
+              role: 'idle',
+              name: 'idle: one at a time',
+              authorizes: true,
+              work: closed('/v1/authorizations', spreadCard, 1, SECONDS),
+            },
+            {
+              role: 'paced',
+              name: `paced: ${PACED_RATE_DEFAULT}/s open loop`,
+              authorizes: true,
+              work: paced(PACED_RATE_DEFAULT),
+            },
+            {
+              role: 'noop',
+              name: 'no-op route, same hooks',
+              authorizes: false,
+              work: closed('/v1/bench/noop', spreadCard, CONNECTIONS, SECONDS),
+            },
+            {
+              role: 'spread',
+              name: `spread: ${SPREAD_VAULTS} vaults`,
+              authorizes: true,
+              work: closed('/v1/authorizations', spreadCard, CONNECTIONS, SECONDS),
+            },
+            {
+              role: 'hot',
+              name: 'hot: one vault',
+              authorizes: true,
+              work: closed('/v1/authorizations', () => hotCard, CONNECTIONS, SECONDS),
+            },
+          ]
+        : [
+            {
+              role: 'paced',
+              name: `paced: ${PACED_ONLY_RATE}/s open loop`,
+              authorizes: true,
+              work: paced(PACED_ONLY_RATE),
+            },
+          ];
+    console.log('measuring ...');
+    for (const workload of workloads) {
+      if (ONLY !== null && !ONLY.has(workload.role)) continue;
+      rows.push(await measure(workload.name, workload.role, workload.authorizes, workload.work));
     }
     finalStats = await stats();
   } finally {

@@ -33,23 +33,41 @@ export const EVENT_TYPES = [
 
 export type EventType = (typeof EVENT_TYPES)[number];
 
-/** An event's id and stored payload (the row appendEvent writes; authorize writes it inline). */
-export function eventRow(
+/** An event as stored and delivered (contract section 13). */
+export interface EventPayload {
+  readonly id: string;
+  readonly object: 'event';
+  readonly type: EventType;
+  readonly createdAt: string;
+  readonly mode: Scope['mode'];
+  readonly data: { readonly object: object };
+}
+
+export function eventPayload(
   scope: Scope,
   type: EventType,
   object: object,
   nowMs: number,
-): { readonly id: string; readonly payload: string } {
-  const id = newId('event', nowMs);
-  const payload = {
-    id,
+): EventPayload {
+  return {
+    id: newId('event', nowMs),
     object: 'event',
     type,
     createdAt: isoTimestamp(nowMs),
     mode: scope.mode,
     data: { object },
   };
-  return { id, payload: JSON.stringify(payload) };
+}
+
+/** An event's id and stored payload (the row appendEvent writes). */
+export function eventRow(
+  scope: Scope,
+  type: EventType,
+  object: object,
+  nowMs: number,
+): { readonly id: string; readonly payload: string } {
+  const payload = eventPayload(scope, type, object, nowMs);
+  return { id: payload.id, payload: JSON.stringify(payload) };
 }
 
 export async function appendEvent(

@@ -21,7 +21,7 @@ import {
 } from '../../core/index.js';
 import { newId } from '../../ids.js';
 import type { StoreContext } from '../context.js';
-import { eventRow } from '../outbox.js';
+import { eventPayload } from '../outbox.js';
 import { RecentMap } from '../recent-map.js';
 import { currencyFromRow } from '../rows.js';
 import { spendDayOf, spendKeys, spendUpsertManySql, type SpendRowDelta } from '../spend.js';
@@ -690,7 +690,7 @@ export async function recordAuthorizations(
      ${cardSpendUpsertCte(params, approved, batch.cardPolicies, spendDay)}
      events AS (
        INSERT INTO outbox_events (id, account_id, mode, type, payload, created_at)
-       SELECT id, account_id, mode, type, payload::jsonb, ${at} FROM ${events}
+       SELECT payload->>'id', account_id, payload->>'mode', payload->>'type', payload, ${at} FROM ${events}
        RETURNING id
      ),
      queued AS (INSERT INTO outbox_unrelayed (id) SELECT id FROM events)
@@ -786,24 +786,24 @@ function transactionRows(params: SqlParams, transactions: readonly TransactionRe
   });
 }
 
-/** One event per transaction (approved or declined), for the INSERT of recordAuthorizations. */
+/**
+ * One event per transaction (approved or declined), for the INSERT of recordAuthorizations:
+ * the payloads as one JSON array (SqlParams.jsons), their id, mode and type read from them.
+ */
 function authorizationEvents(
   params: SqlParams,
   transactions: readonly TransactionRecord[],
   nowMs: number,
 ): string {
-  const events = transactions.map((transaction) => {
+  const payloads = transactions.map((transaction) => {
     const type =
       transaction.status === 'pending' ? 'authorization.approved' : 'authorization.declined';
     const scope = { accountId: transaction.accountId, mode: transaction.mode };
-    return { scope, type, ...eventRow(scope, type, presentTransaction(transaction), nowMs) };
+    return eventPayload(scope, type, presentTransaction(transaction), nowMs);
   });
   return params.unnest('e', {
-    id: params.texts(events.map((event) => event.id)),
-    account_id: params.texts(events.map((event) => event.scope.accountId)),
-    mode: params.texts(events.map((event) => event.scope.mode)),
-    type: params.texts(events.map((event) => event.type)),
-    payload: params.texts(events.map((event) => event.payload)),
+    account_id: params.texts(transactions.map((transaction) => transaction.accountId)),
+    payload: params.jsons(payloads),
   });
 }
 

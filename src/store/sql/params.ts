@@ -14,6 +14,8 @@ export class SqlParams {
   readonly values: unknown[] = [];
   /** Elements of each array bound, by reference: `unnest` checks its columns are parallel. */
   readonly #arrayLengths = new Map<string, number>();
+  /** The references bound by `jsons`: `unnest` reads them with jsonb_array_elements. */
+  readonly #jsonArrays = new Set<string>();
 
   /** One scalar value; `cast` names its SQL type where the server could not infer it. */
   value(value: unknown, cast?: string): string {
@@ -40,6 +42,19 @@ export class SqlParams {
   }
 
   /**
+   * Objects as one JSON array (`$7::jsonb`), a column of `unnest` whose rows are jsonb. Why not
+   * an array of JSON texts: each text would be made by JSON.stringify and then quoted again as
+   * an element of the array's literal (pg escapes every quote of it, and PostgreSQL unescapes
+   * them); one JSON.stringify of the whole array is the only encoding, in native code.
+   */
+  jsons(values: readonly object[]): string {
+    const ref = this.value(JSON.stringify(values), 'jsonb');
+    this.#arrayLengths.set(ref, values.length);
+    this.#jsonArrays.add(ref);
+    return ref;
+  }
+
+  /**
    * `unnest(...) AS alias(column, ...)`: rows made of parallel arrays, each named by the column
    * it becomes, so a name and its values cannot fall out of step. Every array is one of this
    * builder's and all have one element per row.
@@ -53,7 +68,15 @@ export class SqlParams {
       lengths.every((length) => length !== undefined && length === lengths[0]),
       `every column of ${alias} is an array of this statement with one element per row`,
     );
-    return `unnest(${refs.join(', ')}) AS ${alias}(${names.join(', ')})`;
+    const columnList = `${alias}(${names.join(', ')})`;
+    if (!refs.some((ref) => this.#jsonArrays.has(ref))) {
+      return `unnest(${refs.join(', ')}) AS ${columnList}`;
+    }
+    // unnest(a, b) is ROWS FROM (unnest(a), unnest(b)): the same rows, side by side in order.
+    const functions = refs.map((ref) =>
+      this.#jsonArrays.has(ref) ? `jsonb_array_elements(${ref})` : `unnest(${ref})`,
+    );
+    return `ROWS FROM (${functions.join(', ')}) AS ${columnList}`;
   }
 
   #array(values: readonly unknown[], cast: string): string {

@@ -8,6 +8,7 @@ import type {
   SqlTransaction,
   TransactionOptions,
 } from './client.js';
+import { withArrayLiterals } from './array-literal.js';
 import { TEXT_TYPE_OIDS } from './client.js';
 
 /** `pg` returns int8 and date as text only when told: a per-pool parser, never the global one. */
@@ -58,7 +59,7 @@ async function runQuery<Row>(
   params: readonly unknown[],
 ): Promise<SqlResult<Row>> {
   const name = params.length === 0 ? undefined : statementName(text);
-  const config: pg.QueryConfig = { text, values: params as unknown[] };
+  const config: pg.QueryConfig = { text, values: withArrayLiterals(params) };
   if (name !== undefined) config.name = name;
   const result = await target.query(config);
   return { rows: result.rows as Row[], rowCount: result.rowCount ?? 0 };

@@ -26,10 +26,12 @@
  * run (exit code 1), a MISSED target does not.
  *
  * `--paced RATE` runs only the paced workload, at RATE a second; `--only spread,hot` runs only
- * those workloads (of idle, paced, noop, spread, hot), without the baselines. BENCH_CPU_PROF=<dir> writes a
- * CPU profile of the service process there. BENCH_LOG_LEVEL sets its LOG_LEVEL (info by
- * default, as `npm start`). BENCH_FROM_DIST=1 runs the compiled service (dist/; run
- * `npm run build` first) instead of the sources through tsx.
+ * those workloads (of idle, paced, noop, spread, hot), without the baselines. BENCH_CPU_PROF=
+ * <dir> writes a CPU profile of the service process there. BENCH_LOG_LEVEL sets its LOG_LEVEL
+ * (info by default, as `npm start`); BENCH_SERVICE_ROLE its roles (all by default, as `npm
+ * start`; `api` leaves the workers out); BENCH_SERVICE_NODE_FLAGS its node flags.
+ * BENCH_FROM_DIST=1 runs the compiled service (dist/; run `npm run build` first) instead of
+ * the sources through tsx. The run's first line names the service's settings.
  */
 import { randomBytes, randomInt } from 'node:crypto';
 import { loadavg } from 'node:os';
@@ -77,6 +79,8 @@ const { values: flags } = parseArgs({
 const PACED_ONLY_RATE =
   flags.paced === undefined ? null : boundedInteger(flags.paced, 1, 100_000, '--paced');
 const LOG_LEVEL = process.env.BENCH_LOG_LEVEL ?? 'info';
+/** BENCH_SERVICE_ROLE: the service's roles, `all` (as `npm start`) unless told (src/cli/roles.ts). */
+const SERVICE_ROLE = process.env.BENCH_SERVICE_ROLE ?? 'all';
 /** BENCH_SERVICE_NODE_FLAGS: node's flags for the service process, space-separated. */
 const SERVICE_NODE_FLAGS = (process.env.BENCH_SERVICE_NODE_FLAGS ?? '')
   .split(' ')
@@ -104,6 +108,9 @@ function onlyRoles(list: string): ReadonlySet<RowRole> {
 
 /** `--only spread,hot`: those workloads and no baselines, for a profile of one workload. */
 const ONLY = flags.only === undefined ? null : onlyRoles(flags.only);
+if (ONLY !== null && PACED_ONLY_RATE !== null) {
+  throw new Error('--paced runs the paced workload alone; it takes no --only');
+}
 
 interface Row {
   readonly name: string;
@@ -214,7 +221,7 @@ async function main(): Promise<void> {
       .map((value) => value.toFixed(2))
       .join(
         ' ',
-      )} at start, ${SECONDS} s per workload, service from ${FROM_DIST ? 'dist/' : 'src/ (tsx)'}, LOG_LEVEL=${LOG_LEVEL}`,
+      )} at start, ${SECONDS} s per workload, service from ${FROM_DIST ? 'dist/' : 'src/ (tsx)'}, LOG_LEVEL=${LOG_LEVEL}, roles ${SERVICE_ROLE}${SERVICE_NODE_FLAGS.length === 0 ? '' : `, node flags ${SERVICE_NODE_FLAGS.join(' ')}`}`,
   );
   try {
     await withBenchDatabase(async (databaseUrl) => {
@@ -296,6 +303,9 @@ async function benchmark(
       // raised, so that the no-op baseline (~10,000/s and more) is not refused with 429s.
       RATE_LIMIT_AUTHORIZATIONS_PER_SECOND: '1000000',
       ...(FROM_DIST ? { SG_BENCH_FROM_DIST: '1' } : {}),
+      // The service's roles (all, as `npm start`, unless BENCH_SERVICE_ROLE says otherwise):
+      // with `api`, what the workers' polling adds to a workload's latency and CPU shows.
+      SG_BENCH_ROLE: SERVICE_ROLE,
     },
     [
       ...(profileDir === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${profileDir}`]),

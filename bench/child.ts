@@ -48,17 +48,17 @@ export function httpStatus(
   });
 }
 
-export function httpJson(url: string, headers: Record<string, string>): Promise<unknown> {
+export async function httpJson(url: string, headers: Record<string, string>): Promise<unknown> {
+  return JSON.parse(await httpText(url, headers));
+}
+
+export function httpText(url: string, headers: Record<string, string>): Promise<string> {
   return new Promise((resolve, reject) => {
     const request = http.get(url, { headers, timeout: 5000 }, (response) => {
       const chunks: Buffer[] = [];
       response.on('data', (chunk: Buffer) => chunks.push(chunk));
       response.on('end', () => {
-        try {
-          resolve(JSON.parse(Buffer.concat(chunks).toString()));
-        } catch (error) {
-          reject(error instanceof Error ? error : new Error(String(error)));
-        }
+        resolve(Buffer.concat(chunks).toString());
       });
     });
     request.on('timeout', () => request.destroy(new Error(`${url} timed out`)));

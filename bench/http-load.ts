@@ -51,6 +51,16 @@ export class LatencySamples {
     }
   }
 
+  /** The share of the samples over `ms`; NaN without samples. */
+  shareOver(ms: number): number {
+    if (this.#count === 0) return Number.NaN;
+    let over = 0;
+    for (let index = 0; index < this.#count; index += 1) {
+      if ((this.#samplesMs[index] ?? 0) > ms) over += 1;
+    }
+    return over / this.#count;
+  }
+
   /** p50, p99 and the largest, in milliseconds; NaN without samples. */
   summary(): { readonly p50Ms: number; readonly p99Ms: number; readonly maxMs: number } {
     const sorted = this.#samplesMs.slice(0, this.#count).sort();

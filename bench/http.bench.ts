@@ -37,7 +37,7 @@ import { randomBytes, randomInt } from 'node:crypto';
 import { loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
-import { Child, freePort, httpJson, sleep } from './child.js';
+import { Child, freePort, httpJson, httpText, sleep } from './child.js';
 import { runLoad } from './concurrency-harness.js';
 import { machineBusySeconds, postgresSeconds, postgresSince, processSeconds } from './cpu.js';
 import { withBenchDatabase } from './database.js';
@@ -45,6 +45,7 @@ import { checkLedger, hold } from './ledger-checks.js';
 import { boundedInteger, integerSetting } from './settings.js';
 import { forgetRedisPrefix, REDIS_URL } from './redis.js';
 import { runClosedLoop, runOpenLoop, Tally } from './http-load.js';
+import { authorizeHistogram, shareOver, type HistogramCounts } from './server-latency.js';
 import { authorizationTargets, setUpVaults } from './http-setup.js';
 import { HTTP_BENCH_DEPOSIT, HTTP_BENCH_PURCHASE } from './workloads.js';
 
@@ -286,7 +287,7 @@ async function benchmark(
     rows.push(await naiveSql(databaseUrl, database));
   }
 
-  console.log('starting the service (spendgate serve, all roles) ...');
+  console.log(`starting the service (spendgate serve, roles ${SERVICE_ROLE}) ...`);
   const port = await freePort();
   const profileDir = process.env.BENCH_CPU_PROF;
   const service = new Child(
@@ -326,6 +327,8 @@ async function benchmark(
       }
       return answer;
     };
+    const serverHistogram = async () =>
+      authorizeHistogram(await httpText(`${base}/metrics`, headers));
     const backlog = async () =>
       Number(
         (await checks.query<{ count: string }>('SELECT count(*) AS count FROM outbox_unrelayed'))
@@ -340,6 +343,7 @@ async function benchmark(
     ): Promise<Row> => {
       const tally = newTally(authorizes);
       const statsBefore = await stats();
+      const histogramBefore = await serverHistogram();
       const mark = cpuMark(service.pid, database);
       const walBefore = await walPosition(checks);
       const { elapsedS, note } = await work(tally);
@@ -354,6 +358,7 @@ async function benchmark(
       const walBytes = (await walPosition(checks)) - walBefore;
       const undrained = await backlog();
       const statsAfter = await stats();
+      const histogramAfter = await serverHistogram();
       return {
         ...measured,
         walBytes: walBytes / Math.max(1, measured.requests),
@@ -365,6 +370,7 @@ async function benchmark(
         drainS,
         note: [
           measured.note,
+          authorizes ? overBoundsNote(tally, histogramBefore, histogramAfter) : '',
           undrained === 0 ? '' : `${undrained} events still unrelayed after ${SETTLE_MS_MAX} ms`,
         ]
           .filter((part) => part.length > 0)
@@ -475,6 +481,19 @@ async function benchmark(
   if (profileDir !== undefined)
     console.log(`\nCPU profile of the service written to ${profileDir}`);
   if (!ok) process.exitCode = 1;
+}
+
+/**
+ * The idle and paced targets' bounds: the share of requests over each as the client measured
+ * and as the service's own request histogram did (server-latency.ts says why both).
+ */
+const BOUNDS_MS = [TARGETS.idleP99Ms, TARGETS.pacedP99Ms] as const;
+function overBoundsNote(tally: Tally, before: HistogramCounts, after: HistogramCounts): string {
+  const percent = (share: number | null) =>
+    share === null || Number.isNaN(share) ? '-' : `${(share * 100).toFixed(2)}%`;
+  const client = BOUNDS_MS.map((ms) => percent(tally.latencies.shareOver(ms))).join(' / ');
+  const server = BOUNDS_MS.map((ms) => percent(shareOver(before, after, ms))).join(' / ');
+  return `over ${BOUNDS_MS.join(' / ')} ms: client ${client}, service ${server}`;
 }
 
 function row(

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { LatencySamples, percentileMs, Tally } from '../bench/http-load.js';
+import { authorizeHistogram, shareOver } from '../bench/server-latency.js';
 
 /** The HTTP bench's judgements rest on these: a wrong percentile would misjudge a target. */
 describe('the HTTP bench load helpers', () => {
@@ -18,6 +19,40 @@ describe('the HTTP bench load helpers', () => {
     expect(samples.count).toBe(4);
     expect(samples.dropped).toBe(1);
     expect(samples.summary()).toEqual({ p50Ms: 2.6, p99Ms: 10, maxMs: 10 });
+  });
+
+  it('counts the share of samples over a bound', () => {
+    const samples = new LatencySamples(10);
+    expect(samples.shareOver(5)).toBeNaN();
+    for (const ms of [1, 5, 5.01, 12]) samples.record(ms);
+    expect(samples.shareOver(5)).toBe(0.5);
+    expect(samples.shareOver(10)).toBe(0.25);
+  });
+
+  it("reads the service's request histogram for the authorize route, every status summed", () => {
+    const metrics = (fiveMs: number, tenMs: number, count: number) =>
+      [
+        '# HELP spendgate_http_request_duration_seconds HTTP request latency by method, route and status.',
+        '# TYPE spendgate_http_request_duration_seconds histogram',
+        `spendgate_http_request_duration_seconds_bucket{le="0.005",method="POST",route="/v1/authorizations",status="200"} ${fiveMs}`,
+        `spendgate_http_request_duration_seconds_bucket{le="0.01",method="POST",route="/v1/authorizations",status="200"} ${tenMs}`,
+        `spendgate_http_request_duration_seconds_bucket{le="+Inf",method="POST",route="/v1/authorizations",status="200"} ${count}`,
+        `spendgate_http_request_duration_seconds_count{method="POST",route="/v1/authorizations",status="200"} ${count}`,
+        'spendgate_http_request_duration_seconds_bucket{le="0.005",method="POST",route="/v1/authorizations",status="429"} 1',
+        'spendgate_http_request_duration_seconds_bucket{le="0.01",method="POST",route="/v1/authorizations",status="429"} 1',
+        'spendgate_http_request_duration_seconds_count{method="POST",route="/v1/authorizations",status="429"} 1',
+        'spendgate_http_request_duration_seconds_bucket{le="0.005",method="POST",route="/v1/bench/noop",status="200"} 500',
+        'spendgate_http_request_duration_seconds_count{method="POST",route="/v1/bench/noop",status="200"} 900',
+      ].join('\n');
+    const before = authorizeHistogram(metrics(90, 99, 100));
+    expect(before.count).toBe(101);
+    expect(before.atOrUnderByMs.get(5)).toBe(91);
+    // 1,000 more answers: 950 within 5 ms, 990 within 10.
+    const after = authorizeHistogram(metrics(1040, 1089, 1100));
+    expect(shareOver(before, after, 5)).toBeCloseTo(0.05, 10);
+    expect(shareOver(before, after, 10)).toBeCloseTo(0.01, 10);
+    expect(shareOver(before, before, 5)).toBeNull();
+    expect(() => shareOver(before, after, 7)).toThrow(/not a bound/);
   });
 
   it('classifies answers by status and body', () => {

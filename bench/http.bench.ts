@@ -45,7 +45,12 @@ import { checkLedger, hold } from './ledger-checks.js';
 import { boundedInteger, integerSetting } from './settings.js';
 import { forgetRedisPrefix, REDIS_URL } from './redis.js';
 import { runClosedLoop, runOpenLoop, Tally } from './http-load.js';
-import { authorizeHistogram, shareOver, type HistogramCounts } from './server-latency.js';
+import {
+  authorizeHistogram,
+  eventLoopTicksMs,
+  shareOver,
+  type HistogramCounts,
+} from './server-latency.js';
 import { authorizationTargets, setUpVaults } from './http-setup.js';
 import { HTTP_BENCH_DEPOSIT, HTTP_BENCH_PURCHASE } from './workloads.js';
 
@@ -327,8 +332,10 @@ async function benchmark(
       }
       return answer;
     };
-    const serverHistogram = async () =>
-      authorizeHistogram(await httpText(`${base}/metrics`, headers));
+    const serverMetrics = async () => {
+      const text = await httpText(`${base}/metrics`, headers);
+      return { histogram: authorizeHistogram(text), ticksMs: eventLoopTicksMs(text) };
+    };
     const backlog = async () =>
       Number(
         (await checks.query<{ count: string }>('SELECT count(*) AS count FROM outbox_unrelayed'))
@@ -343,7 +350,7 @@ async function benchmark(
     ): Promise<Row> => {
       const tally = newTally(authorizes);
       const statsBefore = await stats();
-      const histogramBefore = await serverHistogram();
+      const before = await serverMetrics();
       const mark = cpuMark(service.pid, database);
       const walBefore = await walPosition(checks);
       const { elapsedS, note } = await work(tally);
@@ -358,7 +365,7 @@ async function benchmark(
       const walBytes = (await walPosition(checks)) - walBefore;
       const undrained = await backlog();
       const statsAfter = await stats();
-      const histogramAfter = await serverHistogram();
+      const after = await serverMetrics();
       return {
         ...measured,
         walBytes: walBytes / Math.max(1, measured.requests),
@@ -370,7 +377,10 @@ async function benchmark(
         drainS,
         note: [
           measured.note,
-          authorizes ? overBoundsNote(tally, histogramBefore, histogramAfter) : '',
+          authorizes ? overBoundsNote(tally, before.histogram, after.histogram) : '',
+          after.ticksMs === null
+            ? ''
+            : `event loop ticks (due every 10 ms) p50 ${after.ticksMs.p50.toFixed(1)}, p99 ${after.ticksMs.p99.toFixed(1)}, max ${after.ticksMs.max.toFixed(1)} ms`,
           undrained === 0 ? '' : `${undrained} events still unrelayed after ${SETTLE_MS_MAX} ms`,
         ]
           .filter((part) => part.length > 0)

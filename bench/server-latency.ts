@@ -4,7 +4,9 @@
  * read from /metrics before and after the workload. Why: a client's p99 that misses a target
  * is held either inside the service, from the request's parse to its answer's last write (the
  * histogram sees it too), or outside it: the kernel, the scheduler, the client. The share of
- * requests over a bound, measured on both sides, says which.
+ * requests over a bound, measured on both sides, says which. Inside, the event loop's lag (the
+ * monitor prom-client's default metrics keep, reset at each read of /metrics, so a reading
+ * after a workload covers that workload) tells a main thread held up from a slow transaction.
  */
 
 const HISTOGRAM = 'spendgate_http_request_duration_seconds';
@@ -67,4 +69,25 @@ export function shareOver(
   const atOrUnder = after.atOrUnderByMs.get(boundMs);
   if (atOrUnder === undefined) throw new Error(`${boundMs} ms is not a bound of ${HISTOGRAM}`);
   return (requests - (atOrUnder - (before.atOrUnderByMs.get(boundMs) ?? 0))) / requests;
+}
+
+/**
+ * The event loop's monitor since the last read of /metrics: the time between its ticks,
+ * milliseconds, at the median, p99 and most (null: not reported). A tick is due every 10 ms
+ * (prom-client's default precision), so a median near 10 is a free loop and what p99 and max
+ * exceed 10 by is how long the loop was held.
+ */
+export function eventLoopTicksMs(
+  metricsText: string,
+): { p50: number; p99: number; max: number } | null {
+  const lines = metricsText.split('\n');
+  const gauge = (name: string): number | null => {
+    const line = lines.find((text) => text.startsWith(`${name} `));
+    const seconds = line === undefined ? Number.NaN : Number(line.slice(name.length + 1));
+    return Number.isFinite(seconds) ? seconds * 1000 : null;
+  };
+  const p50 = gauge('nodejs_eventloop_lag_p50_seconds');
+  const p99 = gauge('nodejs_eventloop_lag_p99_seconds');
+  const max = gauge('nodejs_eventloop_lag_max_seconds');
+  return p50 === null || p99 === null || max === null ? null : { p50, p99, max };
 }

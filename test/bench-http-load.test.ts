@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { LatencySamples, percentileMs, Tally } from '../bench/http-load.js';
-import { authorizeHistogram, shareOver } from '../bench/server-latency.js';
+import { authorizeHistogram, eventLoopTicksMs, shareOver } from '../bench/server-latency.js';
 
 /** The HTTP bench's judgements rest on these: a wrong percentile would misjudge a target. */
 describe('the HTTP bench load helpers', () => {
@@ -53,6 +53,16 @@ describe('the HTTP bench load helpers', () => {
     expect(shareOver(before, after, 10)).toBeCloseTo(0.01, 10);
     expect(shareOver(before, before, 5)).toBeNull();
     expect(() => shareOver(before, after, 7)).toThrow(/not a bound/);
+  });
+
+  it("reads the event loop monitor's ticks from prom-client's default gauges", () => {
+    const text = [
+      'nodejs_eventloop_lag_p50_seconds 0.0101',
+      'nodejs_eventloop_lag_p99_seconds 0.0125',
+      'nodejs_eventloop_lag_max_seconds 0.0421',
+    ].join('\n');
+    expect(eventLoopTicksMs(text)).toEqual({ p50: 10.1, p99: 12.5, max: 42.1 });
+    expect(eventLoopTicksMs('nodejs_eventloop_lag_p99_seconds 0.01')).toBeNull();
   });
 
   it('classifies answers by status and body', () => {

@@ -3,10 +3,11 @@
  * it, for the arrays of strings, numbers and booleans the store binds.
  *
  * Why not pg's own (its utils.arrayString): it runs two regular-expression replaces over every
- * element, quote or not, and on the authorize path's write (a dozen arrays of 32 elements)
- * that was the largest single item of the service's CPU profile under load after the
- * socket writes (docs/performance.md). Here an element without a quote or a backslash, nearly
- * all of them, is copied as it is; the literal is byte for byte the one pg makes.
+ * element, quote or not, and on the authorize path's write (about twenty arrays of up to 32
+ * elements) that was the largest function of the service's CPU profile under load, after the
+ * socket writes and garbage collection (docs/performance.md). Here an element without a quote
+ * or a backslash, nearly all of them, is copied as it is; the literal is byte for byte the one
+ * pg makes.
  */
 const NEEDS_ESCAPE = /["\\]/;
 const ESCAPED = /["\\]/g;

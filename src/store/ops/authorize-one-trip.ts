@@ -113,11 +113,12 @@ function freshSql(params: SqlParams, batch: LockedBatch, repeatKeys: readonly st
   });
   const probe = (from: string, lookup: string) =>
     `(SELECT count(*) FROM ${from} CROSS JOIN LATERAL (${lookup} LIMIT 1) AS hit)`;
-  // The policy's version, or NULL for none: one row per known vault, whatever the policy.
-  const policyVersion = `SELECT p.version FROM policies p WHERE p.vault_id = k.id AND p.document IS NOT NULL`;
+  // The policy's version, or NULL for none: a scalar subquery, which the planner runs as one
+  // probe per known vault and cannot turn into a join either.
+  const policyVersion = `(SELECT p.version FROM policies p WHERE p.vault_id = k.id AND p.document IS NOT NULL)`;
   const vaultCount = params.value(vaults.length, 'integer');
   return `${probe(knownVaults, 'SELECT FROM vaults v WHERE v.id = k.id AND v.xmin::text = k.xmin')} = ${vaultCount}
-       AND ${probe(knownVaults, `SELECT FROM (SELECT (${policyVersion}) AS version) AS p WHERE p.version IS NOT DISTINCT FROM k.version::integer`)} = ${vaultCount}
+       AND (SELECT count(*) FROM ${knownVaults} WHERE ${policyVersion} IS NOT DISTINCT FROM k.version::integer) = ${vaultCount}
        AND ${probe(knownCards, 'SELECT FROM cards c WHERE c.vault_id = k.vault_id AND c.id = k.id AND c.xmin::text = k.xmin')} = ${params.value(cards.length, 'integer')}
        AND NOT EXISTS (SELECT FROM card_policies WHERE card_id = ANY(${cardIds}) AND document IS NOT NULL)
        AND NOT EXISTS (SELECT FROM unnest(${params.texts(repeatKeys)}) AS n(key) ${FIRST_DECISION_OF_KEY})`;

@@ -90,8 +90,9 @@ export async function authorizeOnKnownState(
  * The check of the write's statement: true when the database, as the statement sees it, holds
  * the state `batch` was decided on (authorizeOnKnownState says why these are all of it). The
  * vaults, cards, policies and repeat keys are probed by index, one row per vault, card or
- * request: a LATERAL subquery with LIMIT 1 cannot be turned into a join, so the planner cannot
- * choose a scan of the whole table and a hash join instead. With plain joins it did, for the
+ * request: a LATERAL subquery with LIMIT 1 (or, for the policies, a scalar subquery) cannot be
+ * turned into a join, so the planner cannot choose a scan of the whole table and a hash join
+ * instead. With plain joins it did, for the
  * vaults, cards and policies of a small fleet (200 vaults: a few pages each), and every batch
  * however small read all their rows (docs/performance.md, "The check's probes"). Card policies
  * stay a plain `= ANY`: there are none where no card has one, and then a scan costs nothing.

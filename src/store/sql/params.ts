@@ -48,8 +48,7 @@ export class SqlParams {
    * them); one JSON.stringify of the whole array is the only encoding, in native code.
    */
   jsons(values: readonly object[]): string {
-    const ref = this.value(JSON.stringify(values), 'jsonb');
-    this.#arrayLengths.set(ref, values.length);
+    const ref = this.#column(JSON.stringify(values), values.length, 'jsonb');
     this.#jsonArrays.add(ref);
     return ref;
   }
@@ -80,8 +79,13 @@ export class SqlParams {
   }
 
   #array(values: readonly unknown[], cast: string): string {
-    const ref = this.value(values, cast);
-    this.#arrayLengths.set(ref, values.length);
+    return this.#column(values, values.length, cast);
+  }
+
+  /** A value bound as a column of `unnest`, `rows` long. */
+  #column(value: unknown, rows: number, cast: string): string {
+    const ref = this.value(value, cast);
+    this.#arrayLengths.set(ref, rows);
     return ref;
   }
 }

@@ -431,37 +431,32 @@ async function benchmark(
     };
 
     // The latency workloads first, while nothing else has run for long.
-    const workloads: readonly { role: RowRole; name: string; authorizes: boolean; work: Work }[] =
+    const workloads: readonly { role: RowRole; name: string; work: Work }[] =
       PACED_ONLY_RATE === null
         ? [
             {
               role: 'idle',
               name: 'idle: one at a time',
-              authorizes: true,
               work: closed('/v1/authorizations', spreadCard, 1, SECONDS),
             },
             {
               role: 'paced',
               name: `paced: ${PACED_RATE_DEFAULT}/s open loop`,
-              authorizes: true,
               work: paced(PACED_RATE_DEFAULT),
             },
             {
               role: 'noop',
               name: 'no-op route, same hooks',
-              authorizes: false,
               work: closed('/v1/bench/noop', spreadCard, CONNECTIONS, SECONDS),
             },
             {
               role: 'spread',
               name: `spread: ${SPREAD_VAULTS} vaults`,
-              authorizes: true,
               work: closed('/v1/authorizations', spreadCard, CONNECTIONS, SECONDS),
             },
             {
               role: 'hot',
               name: 'hot: one vault',
-              authorizes: true,
               work: closed('/v1/authorizations', () => hotCard, CONNECTIONS, SECONDS),
             },
           ]
@@ -469,14 +464,15 @@ async function benchmark(
             {
               role: 'paced',
               name: `paced: ${PACED_ONLY_RATE}/s open loop`,
-              authorizes: true,
               work: paced(PACED_ONLY_RATE),
             },
           ];
     console.log('measuring ...');
     for (const workload of workloads) {
       if (ONLY !== null && !ONLY.has(workload.role)) continue;
-      rows.push(await measure(workload.name, workload.role, workload.authorizes, workload.work));
+      rows.push(
+        await measure(workload.name, workload.role, AUTHORIZING.has(workload.role), workload.work),
+      );
     }
     finalStats = await stats();
   } finally {

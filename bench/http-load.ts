@@ -82,6 +82,13 @@ export function percentileMs(sortedMs: Float64Array, fraction: number): number {
 /** Answers seen by a load generator, classified by their body. */
 export class Tally {
   readonly latencies: LatencySamples;
+  /**
+   * Each decision's own `decidedInMicros`, in ms: the authorize handler's time, from its start
+   * to the outcome (the store's batch and its wait for a lane). Why: with the client's latency
+   * and the service's request histogram, it says whether time over a bound went in the store's
+   * path or around it (HTTP, hooks, the event loop).
+   */
+  readonly decidedMs: LatencySamples;
   /** Ids sent and not (yet) answered: requests cut off when a run stopped, or lost. */
   readonly inFlight = new Set<string>();
   ok = 0;
@@ -100,6 +107,7 @@ export class Tally {
 
   constructor(samplesMax: number) {
     this.latencies = new LatencySamples(samplesMax);
+    this.decidedMs = new LatencySamples(samplesMax);
   }
 
   answer(status: number, body: string): void {
@@ -113,8 +121,10 @@ export class Tally {
       this.noop += 1;
     } else if (body.includes('"approved":true')) {
       this.approved += 1;
+      this.#decided(body);
     } else if (body.includes('"approved":false')) {
       this.declined += 1;
+      this.#decided(body);
       if (body.includes('"standIn":true')) this.standIn += 1;
       this.#sample(`declined ${body}`);
     } else {
@@ -123,12 +133,18 @@ export class Tally {
     }
   }
 
+  #decided(body: string): void {
+    const micros = DECIDED_IN_MICROS.exec(body)?.[1];
+    if (micros !== undefined) this.decidedMs.record(Number(micros) / 1000);
+  }
+
   #sample(text: string): void {
     if (this.samples.length < SAMPLES_SHOWN) this.samples.push(text.slice(0, 300));
   }
 }
 
 const SAMPLES_SHOWN = 5;
+const DECIDED_IN_MICROS = /"decidedInMicros":(\d{1,12})/;
 /** A request unanswered this long counts as an error (autocannon's default, too). */
 const TIMEOUT_S = 10;
 

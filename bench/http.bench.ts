@@ -490,8 +490,9 @@ async function benchmark(
 }
 
 /**
- * The idle and paced targets' bounds: the share of requests over each as the client measured
- * and as the service's own request histogram did (server-latency.ts says why both).
+ * The idle and paced targets' bounds: the share of requests over each as the client measured,
+ * as the service's own request histogram did (server-latency.ts says why both), and as the
+ * decisions' own decidedInMicros did (the store's part of the service's time).
  */
 const BOUNDS_MS = [TARGETS.idleP99Ms, TARGETS.pacedP99Ms] as const;
 function overBoundsNote(tally: Tally, before: HistogramCounts, after: HistogramCounts): string {
@@ -499,7 +500,9 @@ function overBoundsNote(tally: Tally, before: HistogramCounts, after: HistogramC
     share === null || Number.isNaN(share) ? '-' : `${(share * 100).toFixed(2)}%`;
   const client = BOUNDS_MS.map((ms) => percent(tally.latencies.shareOver(ms))).join(' / ');
   const server = BOUNDS_MS.map((ms) => percent(shareOver(before, after, ms))).join(' / ');
-  return `over ${BOUNDS_MS.join(' / ')} ms: client ${client}, service ${server}`;
+  const decided = BOUNDS_MS.map((ms) => percent(tally.decidedMs.shareOver(ms))).join(' / ');
+  const { p50Ms, p99Ms } = tally.decidedMs.summary();
+  return `over ${BOUNDS_MS.join(' / ')} ms: client ${client}, service ${server}, handler to decision ${decided} (p50 ${p50Ms.toFixed(2)}, p99 ${p99Ms.toFixed(2)} ms)`;
 }
 
 function row(

@@ -84,4 +84,15 @@ describe('the HTTP bench load helpers', () => {
     });
     expect(tally.samples.length).toBe(4);
   });
+
+  it("keeps each decision's decidedInMicros, in milliseconds, and nothing of other answers", () => {
+    const tally = new Tally(10);
+    tally.answer(200, '{"approved":true,"decidedInMicros":1500,"standIn":false}');
+    tally.answer(200, '{"approved":false,"decidedInMicros":250}');
+    tally.answer(200, '{"ok":true}');
+    tally.answer(500, '{"decidedInMicros":9999}');
+    expect(tally.decidedMs.count).toBe(2);
+    expect(tally.decidedMs.summary()).toMatchObject({ p50Ms: 0.25, maxMs: 1.5 });
+    expect(tally.decidedMs.shareOver(1)).toBe(0.5);
+  });
 });

@@ -164,4 +164,21 @@ describe('the authorize batch reads only its own rows [pg]', () => {
       expect(reads.indexes.length, `${table}: ${check}`).toBeGreaterThan(0);
     }
   });
+
+  it('the write finds the vaults whose totals it updates by primary key, on both paths', async () => {
+    // A batch that reads first, then one on known state (just seen).
+    t.clock.advance(61_000);
+    for (const statement of [
+      await statementOfOneAuthorization('UPDATE vaults SET pending'),
+      await statementOfOneAuthorization('fresh AS'),
+    ]) {
+      const plan = await genericPlan(client, statement);
+      // The totals' CTE, up to the next one: the UPDATE and what feeds it.
+      const totals = plan.slice(plan.indexOf('CTE totals'), plan.indexOf('CTE journal'));
+      expect(totals.length, plan).toBeGreaterThan(0);
+      const vaults = readsOf(totals, 'vaults');
+      expect(vaults.scansWhole, totals).toBe(false);
+      expect(vaults.indexes, totals).toContain('vaults_pkey');
+    }
+  });
 });

@@ -1,5 +1,6 @@
 import pg from 'pg';
 import type { SqlClient, SqlTransaction } from '../../src/store/sql/client.js';
+import { GENERIC_PLAN_SETTINGS } from '../../src/store/sql/pg-client.js';
 
 /**
  * The statements a store sends, recorded as sent, and the generic plans PostgreSQL makes of
@@ -57,7 +58,8 @@ async function explainGeneric(
   options: string,
 ): Promise<unknown[]> {
   return client.transaction(async (tx) => {
-    await tx.query('SET LOCAL plan_cache_mode = force_generic_plan');
+    // As the authorize transaction plans them (its BEGIN sets these).
+    await tx.exec(GENERIC_PLAN_SETTINGS);
     await tx.exec(`PREPARE authorize_plan_probe AS ${statement.text}`);
     // EXECUTE takes no bound parameters: the values go in as the literals pg would send.
     const args = statement.params.map((value) => literalOf(value)).join(', ');

@@ -95,7 +95,8 @@ export async function authorizeOnKnownState(
  * instead. With plain joins it did, for the
  * vaults, cards and policies of a small fleet (200 vaults: a few pages each), and every batch
  * however small read all their rows (docs/performance.md, "The check's probes"). Card policies
- * stay a plain `= ANY`: there are none where no card has one, and then a scan costs nothing.
+ * stay a plain `= ANY`, probed by their primary key as the transaction's settings ask
+ * (GENERIC_PLAN_SETTINGS, sql/pg-client.ts).
  */
 function freshSql(params: SqlParams, batch: LockedBatch, repeatKeys: readonly string[]): string {
   const vaults = [...batch.vaults.values()];

@@ -27,8 +27,9 @@ export interface TransactionOptions {
    * (`plan_cache_mode = force_generic_plan`), for the authorize path's fixed statements over
    * parameter arrays: PostgreSQL otherwise plans them again on each execution, as its cost
    * estimates for arrays never favour the generic plan (about 0.3 ms per statement, measured
-   * in docs/performance.md). Set in the statement that begins the transaction, so it costs no
-   * round trip; other transactions keep the server's default.
+   * in docs/performance.md); and by index wherever an index reaches the rows
+   * (GENERIC_PLAN_SETTINGS in pg-client.ts says why). Set in the statement that begins the
+   * transaction, so it costs no round trip; other transactions keep the server's default.
    */
   readonly genericPlans?: boolean;
   /**

@@ -190,6 +190,21 @@ export function createPgClient(options: PgClientOptions): SqlClient {
   };
 }
 
+/**
+ * The settings of a transaction with `genericPlans` (TransactionOptions), set with its BEGIN:
+ * - plan every prepared statement once, for any parameters: PostgreSQL otherwise plans the
+ *   authorize path's statements over parameter arrays again on each execution;
+ * - never a scan of a whole table where an index reaches the rows. The statements of such a
+ *   transaction read and write the rows their parameters name, and a generic plan guesses an
+ *   array parameter at 10 rows: against a small fleet's table of a few pages, a scan and a
+ *   hash join looked cheaper to the planner than ten probes, so every batch, however small,
+ *   read every row (the vaults' totals update did: 0.13 ms of an idle authorization's 1.2 ms
+ *   write, with 200 vaults; docs/performance.md). A scan remains where no index serves.
+ * Tests plan the statements under the same settings (test/support/recorded-statements.ts).
+ */
+export const GENERIC_PLAN_SETTINGS =
+  'SET LOCAL plan_cache_mode = force_generic_plan; SET LOCAL enable_seqscan = off';
+
 /** One transaction on a connection of its own, which goes back to the pool whole or not at all. */
 async function runPooledTransaction<T>(
   pool: pg.Pool,
@@ -207,11 +222,8 @@ async function runPooledTransaction<T>(
   connection.on('error', onError);
   const state: TransactionState = { commitSent: false };
   try {
-    // One simple-protocol message with both statements: one round trip, as BEGIN alone.
-    const beginText =
-      options.genericPlans === true
-        ? 'BEGIN; SET LOCAL plan_cache_mode = force_generic_plan'
-        : 'BEGIN';
+    // One simple-protocol message with all its statements: one round trip, as BEGIN alone.
+    const beginText = options.genericPlans === true ? `BEGIN; ${GENERIC_PLAN_SETTINGS}` : 'BEGIN';
     let result: T;
     if (options.pipelineBegin === true) {
       // The pool pipelines: BEGIN and the statements the work sends before its first await

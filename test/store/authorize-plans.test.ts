@@ -155,7 +155,7 @@ describe('the authorize batch reads only its own rows [pg]', () => {
     // The check reaches the batch's vaults, cards and policies one row each, by index: a
     // whole scan of a small fleet's table looked cheaper to the planner, and cost every batch,
     // however small, a read of every row (ops/authorize-one-trip.ts, freshSql). Card policies
-    // are left to the planner: no card here has one, and a scan of no rows is the cheapest.
+    // are a plain = ANY, left to the transaction's settings (GENERIC_PLAN_SETTINGS).
     const check = plan.slice(plan.indexOf('CTE fresh'), plan.indexOf('CTE inserted'));
     expect(check.length, plan).toBeGreaterThan(0);
     for (const table of ['vaults', 'cards', 'policies']) {

@@ -498,9 +498,11 @@ const BOUNDS_MS = [TARGETS.idleP99Ms, TARGETS.pacedP99Ms] as const;
 function overBoundsNote(tally: Tally, before: HistogramCounts, after: HistogramCounts): string {
   const percent = (share: number | null) =>
     share === null || Number.isNaN(share) ? '-' : `${(share * 100).toFixed(2)}%`;
-  const client = BOUNDS_MS.map((ms) => percent(tally.latencies.shareOver(ms))).join(' / ');
-  const server = BOUNDS_MS.map((ms) => percent(shareOver(before, after, ms))).join(' / ');
-  const decided = BOUNDS_MS.map((ms) => percent(tally.decidedMs.shareOver(ms))).join(' / ');
+  const shares = (shareOverMs: (ms: number) => number | null) =>
+    BOUNDS_MS.map((ms) => percent(shareOverMs(ms))).join(' / ');
+  const client = shares((ms) => tally.latencies.shareOver(ms));
+  const server = shares((ms) => shareOver(before, after, ms));
+  const decided = shares((ms) => tally.decidedMs.shareOver(ms));
   const { p50Ms, p99Ms } = tally.decidedMs.summary();
   return `over ${BOUNDS_MS.join(' / ')} ms: client ${client}, service ${server}, handler to decision ${decided} (p50 ${p50Ms.toFixed(2)}, p99 ${p99Ms.toFixed(2)} ms)`;
 }

@@ -4,7 +4,7 @@ import { GENERIC_PLAN_SETTINGS } from '../../src/store/sql/pg-client.js';
 
 /**
  * The statements a store sends, recorded as sent, and the generic plans PostgreSQL makes of
- * them (as the hot path prepares them: plan_cache_mode = force_generic_plan): the authorize
+ * them (as the hot path prepares them, under GENERIC_PLAN_SETTINGS): the authorize
  * batch's plans (test/store/authorize-plans.test.ts) and the distribution plan's keys
  * (test/store/distribution-plan.test.ts) are checked on the statements the code really sends.
  */

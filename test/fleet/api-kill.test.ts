@@ -21,8 +21,17 @@ import type { Outcome } from '../support/round-robin.js';
  */
 const BURST = 1_500;
 const FUNDED = 600;
-/** The kill falls once this many answers have arrived: well inside the burst. */
-const ANSWERED_AT_KILL = 30;
+/**
+ * The burst's clients, each sending its next authorization once the last is answered (or
+ * failed), as a network's connection pool does. Why not all 1,500 at once: then the whole
+ * burst is on the wire before the first answer is counted, and a fast victim could answer
+ * its whole share before the kill landed (CI saw it once). With a bounded pool, most of the
+ * burst is still to be sent when the kill falls, and a third of that goes to the dead
+ * process: the kill is mid-burst by construction.
+ */
+const CLIENTS = 48;
+/** The kill falls once the victim itself has given this many answers: well inside the burst. */
+const VICTIM_ANSWERED_AT_KILL = 10;
 
 describe('an API process SIGKILLed mid-burst', () => {
   const started = useFleet({ apis: 3, workers: 0, chain: false });
@@ -39,22 +48,26 @@ describe('an API process SIGKILLed mid-burst', () => {
     if (victim === undefined) throw new Error('no API process');
     const ids = Array.from({ length: BURST }, () => networkId());
 
-    let answers = 0;
+    let victimAnswers = 0;
     // Set from inside the requests' callbacks: a holder, which the compiler does not narrow.
     const kill = { exit: null as ReturnType<Child['stop']> | null };
-    const outcomes = await Promise.all(
-      ids.map(async (id) => {
+    const outcomes: { id: string; outcome: Outcome }[] = [];
+    let nextIndex = 0;
+    const client = async (): Promise<void> => {
+      for (let id = ids[nextIndex++]; id !== undefined; id = ids[nextIndex++]) {
         const outcome = await robin.send(
           networkKey,
           'POST',
           '/v1/authorizations',
           authorizationBody(cardId, id),
         );
-        if (outcome.answered && ++answers === ANSWERED_AT_KILL)
+        outcomes.push({ id, outcome });
+        if (outcome.answered && outcome.member === 0 && ++victimAnswers === VICTIM_ANSWERED_AT_KILL)
           kill.exit = victim.child.stop('SIGKILL');
-        return { id, outcome };
-      }),
-    );
+      }
+    };
+    await Promise.all(Array.from({ length: CLIENTS }, () => client()));
+    expect(outcomes).toHaveLength(BURST);
     expect(await kill.exit).toMatchObject({ signal: 'SIGKILL' });
 
     // Only the killed process left requests unanswered, and it did leave some: mid-burst.

@@ -70,11 +70,29 @@ export async function respond<Body>(
             body: errorBody(error.code, request.id, error.message, error.param),
           },
   );
-  if (result.replayed) void reply.header('Idempotent-Replayed', 'true');
   // Not replayed and the effect ran: its answer, whole. Otherwise (a replay, or a refusal the
   // record keeps) what the record holds.
   const body = !result.replayed && answered.ran ? answered.body : result.response.body;
+  if (result.replayed) {
+    void reply.header('Idempotent-Replayed', 'true');
+    // A stored refusal is replayed whole, its requestId the first request's (section 5), and
+    // the Request-Id header names the same id as the body (section 3): the one the client
+    // quotes finds the request that was decided. This request's own id stays in the log.
+    const originalId = storedRequestId(body);
+    if (originalId !== undefined) {
+      void reply.header('Request-Id', originalId);
+      request.log.info({ replayOf: originalId }, 'replayed a stored refusal');
+    }
+  }
   return reply.code(result.response.status).send(body);
+}
+
+/** The requestId of a stored error body (contract section 3); undefined for any other body. */
+function storedRequestId(body: unknown): string | undefined {
+  if (typeof body !== 'object' || body === null || !('error' in body)) return undefined;
+  const { error } = body;
+  if (typeof error !== 'object' || error === null || !('requestId' in error)) return undefined;
+  return typeof error.requestId === 'string' ? error.requestId : undefined;
 }
 
 /**

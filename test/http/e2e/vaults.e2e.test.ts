@@ -722,6 +722,9 @@ describe('vaults over the typed client', () => {
       expect(replay.response.status).toBe(409);
       expect(replay.error).toEqual(first.error);
       expect(replay.response.headers.get('idempotent-replayed')).toBe('true');
+      // Section 3: the Request-Id header names the body's id, on a replay too (refusalOf
+      // checks it): the first request's.
+      expect(refusalOf(replay)).toMatchObject({ status: 409, code: 'vault_closed' });
     });
 
     it('keeps keys per account: another account’s same key creates its own vault', async () => {

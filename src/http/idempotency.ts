@@ -73,18 +73,21 @@ export async function respond<Body>(
   // Not replayed and the effect ran: its answer, whole. Otherwise (a replay, or a refusal the
   // record keeps) what the record holds.
   const body = !result.replayed && answered.ran ? answered.body : result.response.body;
-  if (result.replayed) {
-    void reply.header('Idempotent-Replayed', 'true');
-    // A stored refusal is replayed whole, its requestId the first request's (section 5), and
-    // the Request-Id header names the same id as the body (section 3): the one the client
-    // quotes finds the request that was decided. This request's own id stays in the log.
-    const originalId = storedRequestId(body);
-    if (originalId !== undefined) {
-      void reply.header('Request-Id', originalId);
-      request.log.info({ replayOf: originalId }, 'replayed a stored refusal');
-    }
-  }
+  if (result.replayed) markReplay(request, reply, body);
   return reply.code(result.response.status).send(body);
+}
+
+/**
+ * A replay's headers. A stored refusal is replayed whole, its requestId the first request's
+ * (section 5), and the Request-Id header names the same id as the body (section 3): the one
+ * the client quotes finds the request that was decided. This request's own id stays in the log.
+ */
+function markReplay(request: FastifyRequest, reply: FastifyReply, body: unknown): void {
+  void reply.header('Idempotent-Replayed', 'true');
+  const originalId = storedRequestId(body);
+  if (originalId === undefined) return;
+  void reply.header('Request-Id', originalId);
+  request.log.info({ replayOf: originalId }, 'replayed a stored refusal');
 }
 
 /** The requestId of a stored error body (contract section 3); undefined for any other body. */

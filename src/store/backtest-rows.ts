@@ -15,6 +15,8 @@ import {
   type RecordedDecision,
   type ReplayRow,
   type SpendTotals,
+  type TransactionStatus,
+  type TransactionType,
 } from '../core/index.js';
 import { ALL_MERCHANTS, ALL_TIME_DAY } from './spend.js';
 import type { SqlQueryable } from './sql/client.js';
@@ -55,16 +57,55 @@ export function windowIdBounds(window: { readonly startMs: number; readonly endM
   };
 }
 
-/** The rows of the target in the window's id range, by the index that holds them in id order. */
-function targetRowsSql(params: SqlParams, target: BacktestTarget): string {
+/** Every status a row may have (the CHECK of migration 0001): a branch per status covers them. */
+const STATUSES = Object.keys({
+  pending: true,
+  completed: true,
+  failed: true,
+  declined: true,
+} satisfies Record<TransactionStatus, true>) as readonly TransactionStatus[];
+
+/**
+ * The target's rows of `types` with ids strictly between `after` and `before` (placeholders),
+ * at most `rowsMax` of them (a placeholder) in id order, as `columns`: a UNION ALL of one
+ * branch per (type, status), each a range of the (owner, type, status, id) indexes of
+ * migration 0008, which PostgreSQL merges by id. Why branches: the indexes on (owner, id)
+ * are gone (migration 0017), and with the status free between type and id, the id range
+ * bounds no scan of one index range: the owner's whole history of those types would be read.
+ */
+function targetRangeSql(
+  params: SqlParams,
+  target: BacktestTarget,
+  types: readonly TransactionType[],
+  range: { readonly after: string; readonly before: string; readonly rowsMax: string },
+  columns: string,
+): string {
+  const owner =
+    target.kind === 'vault'
+      ? `vault_id = ${params.value(target.vaultId)}`
+      : `card_id = ${params.value(target.cardId)}`;
+  const branches = types.flatMap((type) =>
+    STATUSES.map(
+      (status) =>
+        `(SELECT ${columns} FROM transactions
+          WHERE ${owner} AND type = '${type}' AND status = '${status}'
+            AND id COLLATE "C" > ${range.after} AND id COLLATE "C" < ${range.before}
+          ORDER BY id COLLATE "C" LIMIT ${range.rowsMax})`,
+    ),
+  );
+  return `SELECT * FROM (${branches.join(' UNION ALL ')}) AS branches ORDER BY id COLLATE "C" LIMIT ${range.rowsMax}`;
+}
+
+/** The types a target replays: a vault's card authorizations and external transfers, a card's authorizations. */
+function targetTypes(target: BacktestTarget): readonly TransactionType[] {
   return target.kind === 'vault'
-    ? `vault_id = ${params.value(target.vaultId)} AND type IN ('card_authorization', 'external_transfer')`
-    : `card_id = ${params.value(target.cardId)} AND type = 'card_authorization'`;
+    ? ['card_authorization', 'external_transfer']
+    : ['card_authorization'];
 }
 
 /**
- * Card authorizations of the target in the id range, counted up to `countMax` (the index range
- * is read that far and no further): how a request decides whether to replay at once.
+ * Card authorizations of the target in the id range, counted up to `countMax` (each index
+ * range is read that far and no further): how a request decides whether to replay at once.
  */
 export async function countAuthorizations(
   db: SqlQueryable,
@@ -74,17 +115,13 @@ export async function countAuthorizations(
 ): Promise<number> {
   assert(Number.isSafeInteger(countMax) && countMax > 0, 'a positive bound');
   const params = new SqlParams();
-  const owner =
-    target.kind === 'vault'
-      ? `vault_id = ${params.value(target.vaultId)}`
-      : `card_id = ${params.value(target.cardId)}`;
+  const range = {
+    after: params.value(bounds.after),
+    before: params.value(bounds.before),
+    rowsMax: params.value(countMax, 'integer'),
+  };
   const { rows } = await db.query<{ count: number }>(
-    `SELECT count(*)::int AS count FROM (
-       SELECT 1 FROM transactions
-       WHERE ${owner} AND type = 'card_authorization'
-         AND id COLLATE "C" > ${params.value(bounds.after)} AND id COLLATE "C" < ${params.value(bounds.before)}
-       LIMIT ${params.value(countMax, 'integer')}
-     ) AS counted`,
+    `SELECT count(*)::int AS count FROM (${targetRangeSql(params, target, ['card_authorization'], range, 'id')}) AS counted`,
     params.values,
   );
   const count = rows[0]?.count ?? 0;
@@ -113,10 +150,11 @@ export async function readReplayBatch(
 ): Promise<ReplayBatch> {
   assert(rowsMax > 0 && rowsMax <= REPLAY_BATCH_ROWS, 'a bounded batch');
   const params = new SqlParams();
-  const where = targetRowsSql(params, target);
-  const after = params.value(afterId);
-  const before = params.value(beforeId);
-  const limit = params.value(rowsMax, 'integer');
+  const range = {
+    after: params.value(afterId),
+    before: params.value(beforeId),
+    rowsMax: params.value(rowsMax, 'integer'),
+  };
   // Per row the database does little: the stored merchant and decline reason go out as the JSON
   // they are, a row's time is its id's, and the released amount is worked out once.
   const { rows } = await db.query<{ rows: number; last_id: string | null; rows_json: string }>(
@@ -128,14 +166,15 @@ export async function readReplayBatch(
               CASE WHEN released > 0 THEN floor(extract(epoch FROM coalesce(completed_at, updated_at)) * 1000)::bigint END,
               status = 'failed'
             ) ORDER BY id COLLATE "C"), '[]')::text AS rows_json
-     FROM (
-       SELECT id, type, status, amount, card_id, currency, merchant, decline_code, decline_reason, stand_in,
-              failure_reason, completed_at, updated_at,
-              CASE WHEN status <> 'declined' THEN amount - captured_amount - hold_remaining END AS released
-       FROM transactions
-       WHERE ${where} AND id COLLATE "C" > ${after} AND id COLLATE "C" < ${before}
-       ORDER BY id COLLATE "C" LIMIT ${limit}
-     ) AS batch`,
+     FROM (${targetRangeSql(
+       params,
+       target,
+       targetTypes(target),
+       range,
+       `id, type, status, amount, card_id, currency, merchant, decline_code, decline_reason, stand_in,
+        failure_reason, completed_at, updated_at,
+        CASE WHEN status <> 'declined' THEN amount - captured_amount - hold_remaining END AS released`,
+     )}) AS batch`,
     params.values,
   );
   const row = rows[0];

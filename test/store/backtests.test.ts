@@ -1,5 +1,12 @@
 import { afterAll, expect, it } from 'vitest';
 import { Decimal, isoDate, MS_PER_DAY, utcDayNumber, type Scope } from '../../src/core/index.js';
+import {
+  countAuthorizations,
+  readReplayBatch,
+  windowIdBounds,
+  type BacktestTarget,
+} from '../../src/store/backtest-rows.js';
+import type { SqlQueryable } from '../../src/store/sql/client.js';
 import { forEachDatabase } from '../support/databases.js';
 import { merchant, networkTransactionId, TestClock, useTestStore } from '../support/store.js';
 
@@ -126,4 +133,80 @@ forEachDatabase('backtests', (database) => {
     expect(backtest.result).toMatchObject({ approvedToDeclined: 1, unchanged: 1 });
     expect(backtest.result?.examples[0]?.transactionId).toBe(between.transaction?.id);
   });
+
+  it('reads a batch and a count from the (type, status) ranges merged in id order, never the whole history (PostgreSQL plans)', async () => {
+    if (database.kind !== 'pg') return;
+    const { scope, vaultId, cardId } = await setUp();
+    const startMs = t.clock.nowMs;
+    // Approvals and declines (over the balance), so that more than one range holds rows.
+    for (const amount of ['10', '20', '200000', '30', '300000', '40']) {
+      await buy(scope, cardId, amount);
+      t.clock.advance(1000);
+    }
+    const bounds = windowIdBounds({ startMs, endMs: t.clock.nowMs + 1 });
+    const sent: { text: string; params: readonly unknown[] }[] = [];
+    const recording: SqlQueryable = {
+      query: (text, params = []) => (
+        sent.push({ text, params }),
+        t.store.client.query(text, params)
+      ),
+      exec: (text) => t.store.client.exec(text),
+    };
+    const limit = 3;
+    const targets: { target: BacktestTarget; ranges: number }[] = [
+      { target: { kind: 'vault', vaultId }, ranges: 8 },
+      { target: { kind: 'card', vaultId, cardId }, ranges: 4 },
+    ];
+    for (const { target, ranges } of targets) {
+      sent.length = 0;
+      const batch = await readReplayBatch(recording, target, bounds.after, bounds.before, limit);
+      expect(batch.rows).toHaveLength(limit);
+      expect(await countAuthorizations(recording, target, bounds, 100)).toBe(6);
+      for (const statement of sent) {
+        // With table scans ruled out, the plan shows what the indexes can do for this text.
+        const plan = await t.store.client.transaction(async (tx) => {
+          await tx.exec('SET LOCAL enable_seqscan = off');
+          const { rows } = await tx.query<{ 'QUERY PLAN': { Plan: PlanNode }[] }>(
+            `EXPLAIN (ANALYZE, FORMAT JSON) ${statement.text}`,
+            statement.params,
+          );
+          return rows[0]?.['QUERY PLAN'][0]?.Plan;
+        });
+        if (plan === undefined) throw new Error('no plan');
+        const nodes = nodesOf(plan);
+        const label = `${target.kind}: ${statement.text.slice(0, 60)}`;
+        expect(
+          nodes.map((node) => node['Node Type']),
+          label,
+        ).not.toContain('Sort');
+        const scans = nodes.filter((node) => node['Index Name'] !== undefined);
+        // One range per (type, status) of the target's types (the count's: authorizations
+        // only), each of the (owner, type, status, id) index, reading at most the statement's
+        // bound and a row more from each range.
+        const counting = statement.text.includes('AS counted');
+        const expectedRanges = counting ? 4 : ranges;
+        expect(scans, label).toHaveLength(expectedRanges);
+        expect(new Set(scans.map((scan) => scan['Index Name'])), label).toEqual(
+          new Set([
+            target.kind === 'vault' ? 'transactions_by_vault_kind' : 'transactions_by_card_kind',
+          ]),
+        );
+        const read = scans.reduce((sum, scan) => sum + scan['Actual Rows'], 0);
+        expect(read, label).toBeLessThanOrEqual((counting ? 100 : limit) + expectedRanges);
+      }
+    }
+  });
 });
+
+/** A node of EXPLAIN (FORMAT JSON). */
+interface PlanNode {
+  readonly 'Node Type': string;
+  readonly 'Index Name'?: string;
+  readonly 'Actual Rows': number;
+  readonly Plans?: readonly PlanNode[];
+}
+
+/** Every node of a plan, the root first. */
+function nodesOf(node: PlanNode): PlanNode[] {
+  return [node, ...(node.Plans ?? []).flatMap(nodesOf)];
+}

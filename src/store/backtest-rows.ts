@@ -15,9 +15,9 @@ import {
   type RecordedDecision,
   type ReplayRow,
   type SpendTotals,
-  type TransactionStatus,
   type TransactionType,
 } from '../core/index.js';
+import { TRANSACTION_STATUSES } from './rows.js';
 import { ALL_MERCHANTS, ALL_TIME_DAY } from './spend.js';
 import type { SqlQueryable } from './sql/client.js';
 import { SqlParams } from './sql/params.js';
@@ -57,14 +57,6 @@ export function windowIdBounds(window: { readonly startMs: number; readonly endM
   };
 }
 
-/** Every status a row may have (the CHECK of migration 0001): a branch per status covers them. */
-const STATUSES = Object.keys({
-  pending: true,
-  completed: true,
-  failed: true,
-  declined: true,
-} satisfies Record<TransactionStatus, true>) as readonly TransactionStatus[];
-
 /**
  * The target's rows of `types` with ids strictly between `after` and `before` (placeholders),
  * at most `rowsMax` of them (a placeholder) in id order, as `columns`: a UNION ALL of one
@@ -85,7 +77,7 @@ function targetRangeSql(
       ? `vault_id = ${params.value(target.vaultId)}`
       : `card_id = ${params.value(target.cardId)}`;
   const branches = types.flatMap((type) =>
-    STATUSES.map(
+    TRANSACTION_STATUSES.map(
       (status) =>
         `(SELECT ${columns} FROM transactions
           WHERE ${owner} AND type = '${type}' AND status = '${status}'

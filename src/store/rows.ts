@@ -109,6 +109,27 @@ export function cardFromRow(row: CardRow): CardRecord {
   };
 }
 
+/**
+ * Every value of the type and status CHECK constraints of migration 0001 (the `satisfies` keeps
+ * each list whole): a statement with a branch per value covers every row, which is how the
+ * history reads the (owner, type, status, id) indexes in id order (ops/transaction-list.ts,
+ * backtest-rows.ts).
+ */
+export const TRANSACTION_TYPES = Object.keys({
+  card_authorization: true,
+  transfer_in: true,
+  transfer_out: true,
+  external_transfer: true,
+  deposit: true,
+  withdrawal: true,
+} satisfies Record<TransactionType, true>) as readonly TransactionType[];
+export const TRANSACTION_STATUSES = Object.keys({
+  pending: true,
+  completed: true,
+  failed: true,
+  declined: true,
+} satisfies Record<TransactionStatus, true>) as readonly TransactionStatus[];
+
 export const TRANSACTION_COLUMNS =
   'id, account_id, mode, vault_id, type, status, currency, amount, captured_amount, hold_remaining, card_id, transfer_id, merchant, mcc, network_transaction_id, decline_code, decline_reason, shadow_matches, failure_reason, stand_in, spend_day, metadata_enc IS NOT NULL AS has_metadata, created_at, completed_at, chain_deposit';
 

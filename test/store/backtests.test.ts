@@ -8,6 +8,7 @@ import {
 } from '../../src/store/backtest-rows.js';
 import type { SqlQueryable } from '../../src/store/sql/client.js';
 import { forEachDatabase } from '../support/databases.js';
+import { indexPlanNodes } from '../support/index-plans.js';
 import { merchant, networkTransactionId, TestClock, useTestStore } from '../support/store.js';
 
 /**
@@ -163,17 +164,7 @@ forEachDatabase('backtests', (database) => {
       expect(batch.rows).toHaveLength(limit);
       expect(await countAuthorizations(recording, target, bounds, 100)).toBe(6);
       for (const statement of sent) {
-        // With table scans ruled out, the plan shows what the indexes can do for this text.
-        const plan = await t.store.client.transaction(async (tx) => {
-          await tx.exec('SET LOCAL enable_seqscan = off');
-          const { rows } = await tx.query<{ 'QUERY PLAN': { Plan: PlanNode }[] }>(
-            `EXPLAIN (ANALYZE, FORMAT JSON) ${statement.text}`,
-            statement.params,
-          );
-          return rows[0]?.['QUERY PLAN'][0]?.Plan;
-        });
-        if (plan === undefined) throw new Error('no plan');
-        const nodes = nodesOf(plan);
+        const nodes = await indexPlanNodes(t.store.client, statement);
         const label = `${target.kind}: ${statement.text.slice(0, 60)}`;
         expect(
           nodes.map((node) => node['Node Type']),
@@ -197,16 +188,3 @@ forEachDatabase('backtests', (database) => {
     }
   });
 });
-
-/** A node of EXPLAIN (FORMAT JSON). */
-interface PlanNode {
-  readonly 'Node Type': string;
-  readonly 'Index Name'?: string;
-  readonly 'Actual Rows': number;
-  readonly Plans?: readonly PlanNode[];
-}
-
-/** Every node of a plan, the root first. */
-function nodesOf(node: PlanNode): PlanNode[] {
-  return [node, ...(node.Plans ?? []).flatMap(nodesOf)];
-}

@@ -15,6 +15,7 @@ import {
   type ListTransactionsQuery,
 } from '../../src/store/ops/transaction-list.js';
 import { forEachDatabase } from '../support/databases.js';
+import { indexPlanNodes, type PlanNode } from '../support/index-plans.js';
 import { openTestStore, type TestStore } from '../support/store.js';
 
 /**
@@ -46,15 +47,6 @@ function idAt(epochMs: number): string {
 }
 
 const idMsOf = (id: string): number => Number.parseInt(id.slice(4, 16), 16);
-
-/** A node of EXPLAIN (FORMAT JSON). */
-interface PlanNode {
-  readonly 'Node Type': string;
-  readonly 'Relation Name'?: string;
-  readonly 'Index Name'?: string;
-  readonly 'Actual Rows': number;
-  readonly Plans?: readonly PlanNode[];
-}
 
 /** A small deterministic generator (mulberry32), so that a failure reproduces. */
 function random(seed: number): () => number {
@@ -439,26 +431,13 @@ forEachDatabase('list transactions at scale', (database) => {
       expect(page.data.map((txn) => txn.id)).toEqual(expected(owner).slice(0, limit));
       const [statement] = recorder.sent;
       if (statement === undefined) throw new Error('no statement');
-      // With table scans ruled out, the plan shows what the indexes can do for this text: on a
-      // table of millions the planner takes them for the same reason (few rows read).
-      const plan = await t.store.client.transaction(async (tx) => {
-        await tx.exec('SET LOCAL enable_seqscan = off');
-        const { rows } = await tx.query<{ 'QUERY PLAN': { Plan: PlanNode }[] }>(
-          `EXPLAIN (ANALYZE, FORMAT JSON) ${statement.text}`,
-          statement.params,
-        );
-        return rows[0]?.['QUERY PLAN'][0]?.Plan;
-      });
-      if (plan === undefined) throw new Error('no plan');
-      const scans: { index: string; rows: number }[] = [];
-      const kinds: string[] = [];
-      const visit = (node: PlanNode) => {
-        kinds.push(node['Node Type']);
-        if (node['Index Name'] !== undefined)
-          scans.push({ index: node['Index Name'], rows: node['Actual Rows'] });
-        for (const child of node.Plans ?? []) visit(child);
-      };
-      visit(plan);
+      const nodes = await indexPlanNodes(t.store.client, statement);
+      const kinds = nodes.map((node) => node['Node Type']);
+      const scans = nodes.flatMap((node) =>
+        node['Index Name'] === undefined
+          ? []
+          : [{ index: node['Index Name'], rows: node['Actual Rows'] }],
+      );
       const label = JSON.stringify(owner);
       // The id order comes from the indexes, merged: nothing sorts the owner's history.
       expect(kinds, label).not.toContain('Sort');

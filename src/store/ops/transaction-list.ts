@@ -8,7 +8,13 @@ import {
   type TransactionType,
 } from '../../core/index.js';
 import { idTimePrefix } from '../../ids.js';
-import { TRANSACTION_COLUMNS, transactionFromRow, type TransactionRow } from '../rows.js';
+import {
+  TRANSACTION_COLUMNS,
+  TRANSACTION_STATUSES,
+  TRANSACTION_TYPES,
+  transactionFromRow,
+  type TransactionRow,
+} from '../rows.js';
 import type { SqlQueryable } from '../sql/client.js';
 import {
   byId,
@@ -32,8 +38,8 @@ import {
  * columns are equalities: the owner (the scope, a vault or a card), then (type, status). So a
  * filter on those reads only rows it lists. A filter on one of type and status reads one index
  * range per value of the other, and a list with neither one range per pair (24), merged by id
- * (PostgreSQL's Merge Append over the branches of a UNION ALL). The primary key, in the default collation,
- * cannot give the order, so no plan walks the whole table by id, filtering row by row: what a
+ * (PostgreSQL's Merge Append over the branches of a UNION ALL). The primary key, in the
+ * default collation, cannot give the order, so no plan walks the whole table by id, filtering row by row: what a
  * filter matching little in a busy vault did before.
  *
  * A date range is an id range: an id starts with the millisecond it was made for, which is
@@ -95,22 +101,6 @@ export const AMOUNT_PLAN: AmountPlan = { walkRows: 1_000, walkRowsMax: 20_000, m
 
 /** Walks longer than this per statement are never planned: a bound on any one statement. */
 const WALK_ROWS_LIMIT = 100_000;
-
-// Every value of the CHECK constraints of migration 0001: a branch per value covers them all.
-const TYPES = Object.keys({
-  card_authorization: true,
-  transfer_in: true,
-  transfer_out: true,
-  external_transfer: true,
-  deposit: true,
-  withdrawal: true,
-} satisfies Record<TransactionType, true>) as readonly TransactionType[];
-const STATUSES = Object.keys({
-  pending: true,
-  completed: true,
-  failed: true,
-  declined: true,
-} satisfies Record<TransactionStatus, true>) as readonly TransactionStatus[];
 
 /**
  * Whether a row's id was not made for the millisecond of its created_at: verbatim the
@@ -315,16 +305,16 @@ function idRangeSql(bound: Bound): string | null {
  */
 function kindsOf(bound: Bound): string[][] {
   if (bound.type === undefined && bound.status === undefined)
-    return TYPES.flatMap((type) =>
-      STATUSES.map((status) => [`type = '${type}'`, `status = '${status}'`]),
+    return TRANSACTION_TYPES.flatMap((type) =>
+      TRANSACTION_STATUSES.map((status) => [`type = '${type}'`, `status = '${status}'`]),
     );
   if (bound.type !== undefined && bound.status !== undefined) return [givenKindSql(bound)];
   if (bound.type !== undefined) {
     const type = `type = ${bound.type}`;
-    return STATUSES.map((status) => [type, `status = '${status}'`]);
+    return TRANSACTION_STATUSES.map((status) => [type, `status = '${status}'`]);
   }
   const status = `status = ${bound.status}`;
-  return TYPES.map((type) => [`type = '${type}'`, status]);
+  return TRANSACTION_TYPES.map((type) => [`type = '${type}'`, status]);
 }
 
 /** A WHERE clause of fixed clauses. */

@@ -40,7 +40,7 @@ const REPLICA_CONNECT_MS_MAX = 1_000;
  * newcomer runs the service with nothing installed.
  */
 export async function openDatabase(
-  config: Pick<Config, 'databaseUrl' | 'dataDir'>,
+  config: Pick<Config, 'databaseUrl' | 'dataDir'> & Partial<Pick<Config, 'databasePoolMax'>>,
   progress: Progress = SILENT,
 ): Promise<SqlClient> {
   const { databaseUrl } = config;
@@ -50,7 +50,10 @@ export async function openDatabase(
       () => checkDatabase(databaseUrl),
       SLOW_CONNECT_MS,
     );
-    return createPgClient({ connectionString: databaseUrl });
+    return createPgClient({
+      connectionString: databaseUrl,
+      ...(config.databasePoolMax === undefined ? {} : { connectionsMax: config.databasePoolMax }),
+    });
   }
   mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
   const folder = join(config.dataDir, 'pglite');
@@ -78,7 +81,8 @@ export interface OpenOptions {
  * while a rotation is unfinished).
  */
 export async function openConfiguredStore(
-  config: Pick<Config, 'databaseUrl' | 'dataDir'> & Partial<Pick<Config, 'databaseReadUrl'>>,
+  config: Pick<Config, 'databaseUrl' | 'dataDir'> &
+    Partial<Pick<Config, 'databaseReadUrl' | 'databasePoolMax'>>,
   options: OpenOptions = {},
 ): Promise<OpenedStore> {
   const progress = options.progress ?? SILENT;
@@ -98,6 +102,9 @@ export async function openConfiguredStore(
       ? null
       : createPgClient({
           connectionString: readUrl,
+          ...(config.databasePoolMax === undefined
+            ? {}
+            : { connectionsMax: config.databasePoolMax }),
           replica: { connectTimeoutMs: REPLICA_CONNECT_MS_MAX },
         });
   try {

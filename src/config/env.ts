@@ -87,6 +87,13 @@ const clusterNodes = z.string().transform((value, context): readonly RedisNode[]
   return nodes;
 });
 
+/**
+ * Connections a PostgreSQL pool holds by default. Why 20: a process's authorize batches use
+ * one or two at a time, and the rest (workers, lists, the API's other routes) a few each; a
+ * handful of processes then stay well inside PostgreSQL's default of 100 connections.
+ */
+export const DATABASE_POOL_MAX_DEFAULT = 20;
+
 function perSecond(fallback: number) {
   return z.coerce.number().int().min(1).max(1_000_000).default(fallback);
 }
@@ -105,6 +112,8 @@ const configSchema = z.object({
   DATABASE_READ_URL: z
     .url({ protocol: /^postgres(ql)?$/, error: 'must be a postgres:// or postgresql:// URL' })
     .optional(),
+  // Connections each pool of this process holds at most (DATABASE_URL's, and DATABASE_READ_URL's).
+  DATABASE_POOL_MAX: z.coerce.number().int().min(1).max(1000).default(DATABASE_POOL_MAX_DEFAULT),
   SPENDGATE_DATA_DIR: z.string().min(1).default('./data'),
   REDIS_URL: z
     .url({ protocol: /^rediss?$/, error: 'must be a redis:// or rediss:// URL' })
@@ -186,6 +195,8 @@ export interface Config {
   readonly databaseUrl: string | null;
   /** A streaming replica of `databaseUrl` for the reads that may lag; null: none. */
   readonly databaseReadUrl: string | null;
+  /** Connections each PostgreSQL pool holds at most (DATABASE_POOL_MAX). */
+  readonly databasePoolMax: number;
   /** Where the embedded database and its master key live. */
   readonly dataDir: string;
   /** The key modes served. */
@@ -275,6 +286,7 @@ export function loadConfig(
     logLevel: result.data.LOG_LEVEL,
     databaseUrl: result.data.DATABASE_URL ?? null,
     databaseReadUrl: result.data.DATABASE_READ_URL ?? null,
+    databasePoolMax: result.data.DATABASE_POOL_MAX,
     dataDir: result.data.SPENDGATE_DATA_DIR,
     modes: [...new Set(result.data.SPENDGATE_MODES)],
     redis:

@@ -201,6 +201,7 @@ describe('configuration', () => {
       logLevel: 'info',
       databaseUrl: null,
       databaseReadUrl: null,
+      databasePoolMax: 20,
       dataDir: './data',
       modes: ['test', 'live'],
       redis: redisServer('redis://127.0.0.1:6379'),

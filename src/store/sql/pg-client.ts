@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import pg from 'pg';
+import { DATABASE_POOL_MAX_DEFAULT } from '../../config/env.js';
 import { assert } from '../../core/index.js';
 import type {
   SqlClient,
@@ -26,7 +27,7 @@ const typeParsers = {
 
 export interface PgClientOptions {
   readonly connectionString: string;
-  /** Pool size; each concurrent transaction holds one connection. */
+  /** Pool size (DATABASE_POOL_MAX_DEFAULT unset); each concurrent transaction holds one connection. */
   readonly connectionsMax?: number;
   /**
    * A replica's pool (DATABASE_READ_URL): every transaction read-only, and a connection not
@@ -156,7 +157,7 @@ function transactionQueryable(
 export function createPgClient(options: PgClientOptions): SqlClient {
   const pool = new pg.Pool({
     connectionString: options.connectionString,
-    max: options.connectionsMax ?? 20,
+    max: options.connectionsMax ?? DATABASE_POOL_MAX_DEFAULT,
     // Statements sent before the previous one is answered go out at once (pg's pipelining,
     // each with its own Sync); the authorize path sends its reads, and its write with COMMIT,
     // this way. Code that awaits each statement behaves as without it.

@@ -52,7 +52,7 @@ export async function openDatabase(
     );
     return createPgClient({
       connectionString: databaseUrl,
-      ...(config.databasePoolMax === undefined ? {} : { connectionsMax: config.databasePoolMax }),
+      connectionsMax: config.databasePoolMax,
     });
   }
   mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
@@ -102,9 +102,7 @@ export async function openConfiguredStore(
       ? null
       : createPgClient({
           connectionString: readUrl,
-          ...(config.databasePoolMax === undefined
-            ? {}
-            : { connectionsMax: config.databasePoolMax }),
+          connectionsMax: config.databasePoolMax,
           replica: { connectTimeoutMs: REPLICA_CONNECT_MS_MAX },
         });
   try {

@@ -39,8 +39,8 @@ import {
  * filter on those reads only rows it lists. A filter on one of type and status reads one index
  * range per value of the other, and a list with neither one range per pair (24), merged by id
  * (PostgreSQL's Merge Append over the branches of a UNION ALL). The primary key, in the
- * default collation, cannot give the order, so no plan walks the whole table by id, filtering row by row: what a
- * filter matching little in a busy vault did before.
+ * default collation, cannot give the order, so no plan walks the whole table by id, filtering
+ * row by row: what a filter matching little in a busy vault did before.
  *
  * A date range is an id range: an id starts with the millisecond it was made for, which is
  * the millisecond of its created_at, except for "unaligned" rows (an id written ahead of its

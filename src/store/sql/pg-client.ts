@@ -27,8 +27,11 @@ const typeParsers = {
 
 export interface PgClientOptions {
   readonly connectionString: string;
-  /** Pool size (DATABASE_POOL_MAX_DEFAULT unset); each concurrent transaction holds one connection. */
-  readonly connectionsMax?: number;
+  /**
+   * Pool size, DATABASE_POOL_MAX_DEFAULT when undefined (so a caller passes its setting as it
+   * is); each concurrent transaction holds one connection.
+   */
+  readonly connectionsMax?: number | undefined;
   /**
    * A replica's pool (DATABASE_READ_URL): every transaction read-only, and a connection not
    * made within `connectTimeoutMs` fails, so that a replica that does not answer costs a read

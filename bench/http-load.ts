@@ -1,5 +1,5 @@
-import http from 'node:http';
 import autocannon from 'autocannon';
+import { KeepAliveSockets, postRequest } from './keep-alive-sockets.js';
 
 /**
  * The HTTP bench's load generators, both timing every request themselves to the microsecond
@@ -196,8 +196,8 @@ export async function runClosedLoop(
 
 /**
  * Open loop: `ratePerSecond` requests a second for `durationS` on at most `connections`
- * keep-alive connections (a request finding all of them busy waits for one, and that wait
- * counts in its latency), then waits for the answers (each bounded by TIMEOUT_S). Returns the
+ * keep-alive connections (KeepAliveSockets, the lightest client measured; a request finding
+ * them all busy waits for one, and that wait counts in its latency), then waits for the answers (each bounded by TIMEOUT_S). Returns the
  * seconds until the last answer and how late the client itself sent (its own event loop's
  * delay, to tell a slow client from a slow server).
  */
@@ -218,11 +218,7 @@ export async function runOpenLoop(
   const { tally } = options;
   if (typeof target.url !== 'string') throw new Error('the open loop sends to one url');
   const url = new URL(target.url);
-  const agent = new http.Agent({
-    keepAlive: true,
-    maxSockets: options.connections,
-    maxFreeSockets: options.connections,
-  });
+  const sockets = new KeepAliveSockets(url, options.connections, TIMEOUT_S * 1000);
   const total = Math.max(1, Math.round(options.ratePerSecond * options.durationS));
   const intervalMs = 1000 / options.ratePerSecond;
   const sendLag = new LatencySamples(total);
@@ -231,19 +227,12 @@ export async function runOpenLoop(
   let settled = 0;
   const started = performance.now();
   await new Promise<void>((resolve) => {
-    const settle = () => {
-      settled += 1;
-      if (settled === total) resolve();
-    };
     const send = (scheduledMs: number) => {
       const { id, body } = target.nextBody();
       tally.inFlight.add(id);
       const sentMs = performance.now();
       sendLag.record(sentMs - scheduledMs);
-      let done = false;
-      const finish = (status: number | null, answer: string) => {
-        if (done) return;
-        done = true;
+      sockets.send(postRequest(url, target.path, target.headers, body), (status, answer) => {
         if (status === null) {
           tally.errors += 1;
         } else {
@@ -253,33 +242,9 @@ export async function runOpenLoop(
           tally.inFlight.delete(id);
           tally.answer(status, answer);
         }
-        settle();
-      };
-      const request = http.request(
-        {
-          agent,
-          host: url.hostname,
-          port: url.port,
-          method: 'POST',
-          path: target.path,
-          headers: { ...target.headers, 'content-length': String(Buffer.byteLength(body)) },
-        },
-        (response) => {
-          const chunks: Buffer[] = [];
-          response.on('data', (chunk: Buffer) => chunks.push(chunk));
-          response.on('end', () => {
-            finish(response.statusCode ?? 0, Buffer.concat(chunks).toString());
-          });
-          response.on('error', () => {
-            finish(null, '');
-          });
-        },
-      );
-      request.setTimeout(TIMEOUT_S * 1000, () => request.destroy(new Error('timed out')));
-      request.on('error', () => {
-        finish(null, '');
+        settled += 1;
+        if (settled === total) resolve();
       });
-      request.end(body);
     };
     const tick = () => {
       const now = performance.now();
@@ -292,7 +257,7 @@ export async function runOpenLoop(
     };
     tick();
   });
-  agent.destroy();
+  sockets.close();
   return {
     elapsedS: (performance.now() - started) / 1000,
     sendLagP99Ms: sendLag.summary().p99Ms,

@@ -197,9 +197,10 @@ export async function runClosedLoop(
 /**
  * Open loop: `ratePerSecond` requests a second for `durationS` on at most `connections`
  * keep-alive connections (KeepAliveSockets, the lightest client measured; a request finding
- * them all busy waits for one, and that wait counts in its latency), then waits for the answers (each bounded by TIMEOUT_S). Returns the
- * seconds until the last answer and how late the client itself sent (its own event loop's
- * delay, to tell a slow client from a slow server).
+ * them all busy waits for one, and that wait counts in its latency), then waits for the
+ * answers (each bounded by TIMEOUT_S). Returns the seconds until the last answer and how late
+ * the client itself sent (its own event loop's delay, to tell a slow client from a slow
+ * server).
  */
 export async function runOpenLoop(
   target: Target,

@@ -29,6 +29,15 @@ export function vaultNotFound(vaultId: string, param = 'vaultId'): SpendgateErro
  * Reads a vault of `scope` and locks its row until the transaction ends. Every operation that
  * changes a vault's money locks it first, so its ledger, pending and the CHECK on available
  * balance are judged on the latest committed values.
+ *
+ * The lock is taken by writing the row (a new version of it, unchanged), not by SELECT ... FOR
+ * UPDATE. Why: an authorize batch on known state takes no lock before its write
+ * (authorize-one-trip.ts), and its write skips a vault whose row version is not the one it
+ * decided on. A writer that held the lock while the batch's statement ran (a card policy
+ * filled from the authorizations it could see, a policy changed) has then made a new version,
+ * so the batch finds it stale and reads again, instead of committing beside that writer on
+ * what it knew before. The new version is HOT (no indexed value changes) and these operations
+ * are rare beside authorizations, which never come through here.
  */
 export async function lockVault(
   tx: SqlQueryable,
@@ -37,9 +46,9 @@ export async function lockVault(
   param = 'vaultId',
 ): Promise<VaultRecord> {
   const { rows } = await tx.query<VaultRow>(
-    `SELECT ${VAULT_COLUMNS} FROM vaults
+    `UPDATE vaults SET id = id
      WHERE id = $1 AND mode = $2 AND ($3::text IS NULL OR account_id = $3)
-     FOR UPDATE`,
+     RETURNING ${VAULT_COLUMNS}`,
     [vaultId, scope.mode, scope.accountId],
   );
   const row = rows[0];

@@ -1,5 +1,7 @@
 import { beforeAll, expect, it } from 'vitest';
 import type { AuthorizationOutcome, Scope } from '../../src/core/index.js';
+import type { StoreOperations } from '../../src/store/store.js';
+import type { SqlClient } from '../../src/store/sql/client.js';
 import { forEachDatabase } from '../support/databases.js';
 import {
   merchant,
@@ -148,6 +150,89 @@ forEachDatabase('authorizing on known state', (database) => {
     await t.expectInvariants();
   });
 
+  /**
+   * Runs `change` in another process's transaction and holds that transaction open while a
+   * store of its own (so that its stale batches are not `t`'s) authorizes on known state: the
+   * batch's statement takes its snapshot with the change not yet committed and then waits on
+   * the vault the change holds. The change commits; then the batch ends. Returns the outcome,
+   * what the store's known state did, and the store.
+   */
+  async function authorizeBesideOpenChange(
+    change: (operations: StoreOperations) => Promise<unknown>,
+    cardId: string,
+    amount: string,
+  ) {
+    const own = await openTestStore(database);
+    expect((await authorize(own, t.owner, cardId, '1')).decision.approved).toBe(true);
+    let release = (): void => undefined;
+    const released = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    let changed = (): void => undefined;
+    const isChanged = new Promise<void>((resolve) => {
+      changed = resolve;
+    });
+    const changing = other.store.transaction(async (operations) => {
+      await change(operations);
+      changed();
+      await released;
+    });
+    await isChanged;
+    const before = own.store.authorizeStats();
+    const deciding = authorize(own, t.owner, cardId, amount);
+    await untilWaitingOnALock(await database.client());
+    release();
+    await changing;
+    const result = await deciding;
+    const after = own.store.authorizeStats();
+    return {
+      result,
+      oneTrip: after.oneTrip - before.oneTrip,
+      stale: after.stale - before.stale,
+      fallbacks: after.fallbacks - before.fallbacks,
+      own,
+    };
+  }
+
+  // PGlite runs one transaction at a time: a change cannot be open beside a batch there.
+  if (database.kind === 'pg') {
+    it("a card's own policy filled while the batch wrote: stale, and its counters count the approval", async () => {
+      const vault = await t.vault(t.owner, '100');
+      const card = await t.card(t.owner, vault.id);
+      const policy = { limits: [{ interval: 'daily', amount: '25' }] };
+      const first = await authorizeBesideOpenChange(
+        (operations) => operations.setCardPolicy(t.owner, card.id, policy),
+        card.id,
+        '10',
+      );
+      // Decided on known state before the policy committed, which filled the card's counters
+      // from the authorizations it could see: committed beside it, the approval would be in
+      // no counter of the card.
+      expect(first).toMatchObject({ oneTrip: 1, stale: 1, fallbacks: 0 });
+      expect(first.result.decision.approved).toBe(true);
+      // The card's spend today: 1 and 10, of 25.
+      const second = await authorize(first.own, t.owner, card.id, '15');
+      expect(second.decision.approved).toBe(false);
+      expect(second.decision.declineReason?.policy).toBe('card');
+      expect((await authorize(first.own, t.owner, card.id, '14')).decision.approved).toBe(true);
+      await t.expectInvariants();
+    });
+
+    it("a vault's policy set while the batch wrote: stale, and the new policy decides", async () => {
+      const vault = await t.vault(t.owner, '100');
+      const card = await t.card(t.owner, vault.id);
+      const policy = { limits: [{ interval: 'perTransaction', amount: '5' }] };
+      const limited = await authorizeBesideOpenChange(
+        (operations) => operations.setPolicy(t.owner, vault.id, policy),
+        card.id,
+        '6',
+      );
+      expect(limited).toMatchObject({ oneTrip: 1, stale: 1, fallbacks: 0 });
+      expect(limited.result.decision.declineReason?.rule).toBe('limits[0]');
+      await t.expectInvariants();
+    });
+  }
+
   it('what was known on another day, or long ago, is read again', async () => {
     const { card } = await known('100');
     t.clock.advance(24 * 3_600_000);
@@ -207,3 +292,19 @@ forEachDatabase('authorizing on known state', (database) => {
     await t.expectInvariants();
   });
 });
+
+const LOCK_WAIT_MS_MAX = 10_000;
+
+/** Resolves once a backend of the client's database waits on a lock (polled, bounded). */
+async function untilWaitingOnALock(client: SqlClient): Promise<void> {
+  const deadline = Date.now() + LOCK_WAIT_MS_MAX;
+  for (;;) {
+    const { rows } = await client.query<{ waiting: number }>(
+      `SELECT count(*)::int AS waiting FROM pg_stat_activity
+       WHERE datname = current_database() AND wait_event_type = 'Lock'`,
+    );
+    if ((rows[0]?.waiting ?? 0) > 0) return;
+    if (Date.now() > deadline) throw new Error('no backend came to wait on a lock');
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}

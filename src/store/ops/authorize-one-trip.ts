@@ -24,18 +24,26 @@ export class StaleKnownState extends Error {
 
 /**
  * authorizeOnKnownState: a batch decided on what this process last saw of its vaults and cards
- * (known-state.ts), written in one round trip: BEGIN, the lock of the batch's vaults, the
- * write, and COMMIT leave in one write to the socket and are answered together, where
- * authorizeBatch waits for its lock and reads before it can decide.
+ * (known-state.ts), written in one round trip: BEGIN, the write, and COMMIT leave in one write
+ * to the socket and are answered together, where authorizeBatch waits for its lock and reads
+ * before it can decide.
  *
- * Why it is right: the write runs after the lock, on a snapshot taken once the lock is held
- * (READ COMMITTED takes one per statement), and writes nothing unless that snapshot holds the
- * state decided on (`freshSql`): each vault's row version (its totals, status and counters:
- * every change of those updates the row), each card's row version (status, vault), each
- * vault's policy version, no card policy, and no earlier decision of any networkTransactionId.
- * That is everything authorizeBatch reads after its lock, so an answer is the one it would
- * have given. BEGIN goes in the same write, before the lock: the server runs them in order on
- * the connection, so the write never runs outside the transaction that holds the lock.
+ * Why it is right without a lock before the write: the write checks, on its own snapshot, that
+ * the database holds the state decided on (`freshSql`): each vault's row version (its totals,
+ * status and counters: every change of those updates the row), each card's row version
+ * (status, vault), each vault's policy version, no card policy, and no earlier decision of any
+ * networkTransactionId. That is everything authorizeBatch reads after its lock. What commits
+ * after that snapshot is caught by the vaults' update, which names the row version decided on:
+ * a vault another transaction has written meanwhile is rechecked on its new version, left
+ * alone, and the statement fails as stale (its count of vaults updated falls short). Every
+ * writer that holds a vault's lock writes a new version of its row to take it (lockVault,
+ * context.ts), so a writer of what the check reads (a policy, a card's policy and the counters
+ * it fills) cannot commit beside the batch unseen. What is left outside the vaults' update: a
+ * card frozen by a transaction that commits after the snapshot (no vault lock; the freeze
+ * applies from the next decision, as it would had it committed a moment later), the vaults of
+ * a batch's declines (a decline moves no money and counts no spend), and a networkTransactionId
+ * another process decides at the same moment (its unique index fails the write; the batcher
+ * then answers one request at a time, the first decision replayed).
  *
  * In: requests whose every card and vault `batch` holds (KnownState.recall), all decided now.
  * Out: one outcome per request, committed; the state the batch left is known again.
@@ -60,10 +68,6 @@ export async function authorizeOnKnownState(
   // networkTransactionId is decided and recorded.
   assert(recorded.length > 0, 'a batch on known state records a decision');
   const repeatKeys = requests.map(({ scope, input }) => repeatKeyOf(scope, input));
-  const locked = tx.query(
-    'SELECT id FROM vaults WHERE id = ANY($1::text[]) ORDER BY id FOR UPDATE',
-    [[...batch.vaults.keys()]],
-  );
   const written = recordAuthorizations(
     tx.queryAndCommit,
     recorded,
@@ -73,7 +77,7 @@ export async function authorizeOnKnownState(
     (params) => freshSql(params, batch, repeatKeys),
   );
   try {
-    await Promise.all([locked, written]);
+    await written;
   } catch (error) {
     if (isStale(error)) {
       known.settle(batch, 'stale');

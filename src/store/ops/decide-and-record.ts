@@ -646,10 +646,7 @@ export async function recordAuthorizations(
   fresh?: (params: SqlParams) => string,
 ): Promise<void> {
   const approved = transactions.filter((transaction) => transaction.status === 'pending');
-  // Every vault with an approval, its pending total changed or not: its row's version then
-  // tells whether its counters changed (VaultState.xmin).
-  const approvedVaults = new Set(approved.map((transaction) => transaction.vaultId));
-  const changed = [...batch.vaults.values()].filter((vault) => approvedVaults.has(vault.id));
+  const changed = vaultsApprovedOn(batch.vaults, approved);
   const params = new SqlParams();
   const check = freshCheck(fresh?.(params));
   const at = params.value(new Date(nowMs));
@@ -698,7 +695,7 @@ export async function recordAuthorizations(
      -- be on its way behind it, and a failed statement turns that COMMIT into a ROLLBACK. The
      -- cast of a sentence to integer is the error PostgreSQL raises (evaluated only when due).
      SELECT CASE ${check.whenNot}WHEN count(*) = ${vaultsChanged} THEN count(*)::int
-                 ELSE ('postcondition failed: ' || count(*) || ' vaults updated of ' || ${vaultsChanged})::int END AS updated,
+                 ELSE ('${check.shortBecause}: ' || count(*) || ' vaults updated of ' || ${vaultsChanged})::int END AS updated,
             array_agg(id) AS ids, array_agg(xmin) AS xmins
      FROM totals`,
     params.values,
@@ -706,6 +703,22 @@ export async function recordAuthorizations(
   const row = rows[0];
   assert(row?.updated === changed.length, 'every vault with approvals is updated once');
   keepRowVersions(batch.vaults, row.ids ?? [], row.xmins ?? []);
+}
+
+/**
+ * The batch's vaults with an approval, their pending totals changed or not (their rows'
+ * versions then tell whether their counters changed, VaultState.xmin), in id order: the order
+ * every vault lock is taken in (context.ts, lockVaultPair), since on known state the update of
+ * these rows takes their locks itself (authorize-one-trip.ts).
+ */
+function vaultsApprovedOn(
+  vaults: ReadonlyMap<string, VaultState>,
+  approved: readonly TransactionRecord[],
+): VaultState[] {
+  const approvedVaults = new Set(approved.map((transaction) => transaction.vaultId));
+  return [...vaults.values()]
+    .filter((vault) => approvedVaults.has(vault.id))
+    .sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
 }
 
 /** The row versions the write made, on the batch's vaults it updated (VaultState.xmin). */
@@ -726,20 +739,25 @@ function keepRowVersions(
  * The pieces of recordAuthorizations' statement that make its writes depend on `freshSql`
  * (none without it): the check as a CTE, made once on the statement's snapshot (before its
  * writes), and the condition (FRESH_OR_FAIL) of the pending totals' update and of the result.
- * The update also names the row version it decided on (`d.xmin`): were the statement ever to
- * run without the lock before it, a row changed since its snapshot would be rechecked on its
- * new version and left alone, and the postcondition would fail the statement.
+ * The update also names the row version it decided on (`d.xmin`): the statement runs without a
+ * lock before it (authorize-one-trip.ts), so a row another transaction wrote since its
+ * snapshot is rechecked on its new version and left alone, and the count of vaults updated
+ * falls short: stale (`shortBecause`), where without the check a short count is a bug.
  */
 function freshCheck(freshSql: string | undefined): {
   cte: string;
   andHolds: string;
   whenNot: string;
+  shortBecause: string;
 } {
-  if (freshSql === undefined) return { cte: '', andHolds: '', whenNot: '' };
+  if (freshSql === undefined) {
+    return { cte: '', andHolds: '', whenNot: '', shortBecause: 'postcondition failed' };
+  }
   return {
     cte: `fresh AS MATERIALIZED (SELECT ${freshSql} AS ok),`,
     andHolds: ` AND vaults.xmin::text = d.xmin AND ${FRESH_OR_FAIL}`,
     whenNot: `WHEN NOT ${FRESH_OR_FAIL} THEN 0 `,
+    shortBecause: STALE_KNOWN_STATE,
   };
 }
 

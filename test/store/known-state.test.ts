@@ -7,6 +7,7 @@ import {
   merchant,
   networkTransactionId,
   openTestStore,
+  signal,
   usdc,
   useTestStore,
   type TestStore,
@@ -164,14 +165,8 @@ forEachDatabase('authorizing on known state', (database) => {
   ) {
     const own = await openTestStore(database);
     expect((await authorize(own, t.owner, cardId, '1')).decision.approved).toBe(true);
-    let release = (): void => undefined;
-    const released = new Promise<void>((resolve) => {
-      release = resolve;
-    });
-    let changed = (): void => undefined;
-    const isChanged = new Promise<void>((resolve) => {
-      changed = resolve;
-    });
+    const { done: released, give: release } = signal();
+    const { done: isChanged, give: changed } = signal();
     const changing = other.store.transaction(async (operations) => {
       await change(operations);
       changed();

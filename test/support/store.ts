@@ -159,16 +159,19 @@ export function networkTransactionId(): string {
   return `ntx_${process.pid}_${networkIds}_${randomBytes(4).toString('hex')}`;
 }
 
+/** A promise and the call that resolves it: one side of a test waits for the other. */
+export function signal(): { readonly done: Promise<void>; readonly give: () => void } {
+  let give = (): void => undefined;
+  const done = new Promise<void>((resolve) => {
+    give = resolve;
+  });
+  return { done, give };
+}
+
 /** Holds the vault's row lock in a transaction of its own until `release` is called. */
 export function lockVault(store: Store, vaultId: string) {
-  let release = (): void => undefined;
-  const released = new Promise<void>((resolve) => {
-    release = resolve;
-  });
-  let locked = (): void => undefined;
-  const isLocked = new Promise<void>((resolve) => {
-    locked = resolve;
-  });
+  const { done: released, give: release } = signal();
+  const { done: isLocked, give: locked } = signal();
   const done = store.client.transaction(async (tx) => {
     await tx.query('SELECT id FROM vaults WHERE id = $1 FOR UPDATE', [vaultId]);
     locked();

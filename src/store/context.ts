@@ -37,7 +37,10 @@ export function vaultNotFound(vaultId: string, param = 'vaultId'): SpendgateErro
  * filled from the authorizations it could see, a policy changed) has then made a new version,
  * so the batch finds it stale and reads again, instead of committing beside that writer on
  * what it knew before. The new version is HOT (no indexed value changes) and these operations
- * are rare beside authorizations, which never come through here.
+ * are rare beside authorizations, which never come through here. The row lock is the UPDATE's
+ * (FOR NO KEY UPDATE): it excludes every other holder of this lock and the authorize batch's
+ * FOR UPDATE alike; only a foreign key's check on a row referring to the vault, which changes
+ * nothing of it, no longer waits.
  */
 export async function lockVault(
   tx: SqlQueryable,

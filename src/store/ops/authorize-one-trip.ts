@@ -68,16 +68,10 @@ export async function authorizeOnKnownState(
   // networkTransactionId is decided and recorded.
   assert(recorded.length > 0, 'a batch on known state records a decision');
   const repeatKeys = requests.map(({ scope, input }) => repeatKeyOf(scope, input));
-  const written = recordAuthorizations(
-    tx.queryAndCommit,
-    recorded,
-    batch,
-    spendDay,
-    nowMs,
-    (params) => freshSql(params, batch, repeatKeys),
-  );
   try {
-    await written;
+    await recordAuthorizations(tx.queryAndCommit, recorded, batch, spendDay, nowMs, (params) =>
+      freshSql(params, batch, repeatKeys),
+    );
   } catch (error) {
     if (isStale(error)) {
       known.settle(batch, 'stale');

@@ -29,7 +29,8 @@
  * those workloads (of idle, paced, noop, spread, hot), without the baselines. BENCH_CPU_PROF=
  * <dir> writes a CPU profile of the service process there. BENCH_LOG_LEVEL sets its LOG_LEVEL
  * (info by default, as `npm start`); BENCH_SERVICE_ROLE its roles (all by default, as `npm
- * start`; `api` leaves the workers out); BENCH_SERVICE_NODE_FLAGS its node flags.
+ * start`; `api` leaves the workers out); BENCH_SERVICE_NODE_FLAGS its node flags;
+ * BENCH_HEAP_GROWING_PERCENT its HEAP_GROWING_PERCENT (the default unless told; 0: V8's own).
  * BENCH_FROM_DIST=1 runs the compiled service (dist/; run `npm run build` first) instead of
  * the sources through tsx. The run's first line names the service's settings.
  */
@@ -46,9 +47,9 @@ import { boundedInteger, integerSetting } from './settings.js';
 import { forgetRedisPrefix, REDIS_URL } from './redis.js';
 import { runClosedLoop, runOpenLoop, Tally } from './http-load.js';
 import {
-  authorizeHistogram,
-  eventLoopTicksMs,
+  readServiceMetrics,
   shareOver,
+  type FullCollections,
   type HistogramCounts,
 } from './server-latency.js';
 import { authorizationTargets, setUpVaults } from './http-setup.js';
@@ -92,6 +93,8 @@ const SERVICE_NODE_FLAGS = (process.env.BENCH_SERVICE_NODE_FLAGS ?? '')
   .split(' ')
   .filter((flag) => flag.length > 0);
 const FROM_DIST = process.env.BENCH_FROM_DIST === '1';
+/** BENCH_HEAP_GROWING_PERCENT: the service's HEAP_GROWING_PERCENT; unset, its default. */
+const HEAP_GROWING_PERCENT = process.env.BENCH_HEAP_GROWING_PERCENT;
 
 // ---------------------------------------------------------------------------------------------
 // Measuring a workload.
@@ -227,7 +230,7 @@ async function main(): Promise<void> {
       .map((value) => value.toFixed(2))
       .join(
         ' ',
-      )} at start, ${SECONDS} s per workload, service from ${FROM_DIST ? 'dist/' : 'src/ (tsx)'}, LOG_LEVEL=${LOG_LEVEL}, roles ${SERVICE_ROLE}${SERVICE_NODE_FLAGS.length === 0 ? '' : `, node flags ${SERVICE_NODE_FLAGS.join(' ')}`}`,
+      )} at start, ${SECONDS} s per workload, service from ${FROM_DIST ? 'dist/' : 'src/ (tsx)'}, LOG_LEVEL=${LOG_LEVEL}, roles ${SERVICE_ROLE}${HEAP_GROWING_PERCENT === undefined ? '' : `, HEAP_GROWING_PERCENT=${HEAP_GROWING_PERCENT}`}${SERVICE_NODE_FLAGS.length === 0 ? '' : `, node flags ${SERVICE_NODE_FLAGS.join(' ')}`}`,
   );
   try {
     await withBenchDatabase(async (databaseUrl) => {
@@ -312,6 +315,7 @@ async function benchmark(
       // The service's roles (all, as `npm start`, unless BENCH_SERVICE_ROLE says otherwise):
       // with `api`, what the workers' polling adds to a workload's latency and CPU shows.
       SG_BENCH_ROLE: SERVICE_ROLE,
+      ...(HEAP_GROWING_PERCENT === undefined ? {} : { HEAP_GROWING_PERCENT }),
     },
     [
       ...(profileDir === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${profileDir}`]),
@@ -333,8 +337,7 @@ async function benchmark(
       return answer;
     };
     const serverMetrics = async () => {
-      const text = await httpText(`${base}/metrics`, headers);
-      return { histogram: authorizeHistogram(text), ticksMs: eventLoopTicksMs(text) };
+      return readServiceMetrics(await httpText(`${base}/metrics`, headers));
     };
     const backlog = async () =>
       Number(
@@ -381,6 +384,7 @@ async function benchmark(
           after.ticksMs === null
             ? ''
             : `event loop ticks (due every 10 ms) p50 ${after.ticksMs.p50.toFixed(1)}, p99 ${after.ticksMs.p99.toFixed(1)}, max ${after.ticksMs.max.toFixed(1)} ms`,
+          fullCollectionsNote(before.fullCollections, after.fullCollections),
           undrained === 0 ? '' : `${undrained} events still unrelayed after ${SETTLE_MS_MAX} ms`,
         ]
           .filter((part) => part.length > 0)
@@ -487,6 +491,16 @@ async function benchmark(
   if (profileDir !== undefined)
     console.log(`\nCPU profile of the service written to ${profileDir}`);
   if (!ok) process.exitCode = 1;
+}
+
+/**
+ * The service's full collections during a workload (server-latency.ts): each holds the
+ * requests for a few tens of milliseconds on two cores, so their number tells a run's tail.
+ */
+function fullCollectionsNote(before: FullCollections | null, after: FullCollections | null) {
+  if (before === null || after === null) return '';
+  const count = after.count - before.count;
+  return `full heap collections ${count} (pauses ${(after.ms - before.ms).toFixed(1)} ms)`;
 }
 
 /**

@@ -6,7 +6,9 @@
  * histogram sees it too), or outside it: the kernel, the scheduler, the client. The share of
  * requests over a bound, measured on both sides, says which. Inside, the event loop's lag (the
  * monitor prom-client's default metrics keep, reset at each read of /metrics, so a reading
- * after a workload covers that workload) tells a main thread held up from a slow transaction.
+ * after a workload covers that workload) tells a main thread held up from a slow transaction;
+ * and the full collections of its heap (prom-client's GC histogram, by kind), each of which
+ * marks everything live while the requests wait for a core (src/cli/heap-growth.ts).
  */
 
 const HISTOGRAM = 'spendgate_http_request_duration_seconds';
@@ -29,12 +31,33 @@ function labelsOf(line: string): Map<string, string> {
   return labels;
 }
 
-/** The authorize route's counts in a /metrics text (Prometheus' text format). */
-export function authorizeHistogram(metricsText: string): HistogramCounts {
-  const atOrUnderByMs = new Map<number, number>();
-  let count = 0;
+/** What the bench reads of one /metrics answer (Prometheus' text format), split once. */
+export interface ServiceMetrics {
+  readonly histogram: HistogramCounts;
+  readonly ticksMs: { readonly p50: number; readonly p99: number; readonly max: number } | null;
+  readonly fullCollections: FullCollections | null;
+}
+
+/** Full (mark-compact) collections of the service's heap since it started, and their time. */
+export interface FullCollections {
+  readonly count: number;
+  readonly ms: number;
+}
+
+export function readServiceMetrics(metricsText: string): ServiceMetrics {
   const lines = metricsText.split('\n');
   if (lines.length > LINES_MAX) throw new Error(`/metrics answered ${lines.length} lines`);
+  return {
+    histogram: authorizeHistogram(lines),
+    ticksMs: eventLoopTicksMs(lines),
+    fullCollections: fullCollections(lines),
+  };
+}
+
+/** The authorize route's counts. */
+function authorizeHistogram(lines: readonly string[]): HistogramCounts {
+  const atOrUnderByMs = new Map<number, number>();
+  let count = 0;
   for (const line of lines) {
     const bucket = line.startsWith(`${HISTOGRAM}_bucket{`);
     if (!bucket && !line.startsWith(`${HISTOGRAM}_count{`)) continue;
@@ -77,10 +100,7 @@ export function shareOver(
  * (prom-client's default precision), so a median near 10 is a free loop and what p99 and max
  * exceed 10 by is how long the loop was held.
  */
-export function eventLoopTicksMs(
-  metricsText: string,
-): { p50: number; p99: number; max: number } | null {
-  const lines = metricsText.split('\n');
+function eventLoopTicksMs(lines: readonly string[]): ServiceMetrics['ticksMs'] {
   const gauge = (name: string): number | null => {
     const line = lines.find((text) => text.startsWith(`${name} `));
     const seconds = line === undefined ? Number.NaN : Number(line.slice(name.length + 1));
@@ -90,4 +110,18 @@ export function eventLoopTicksMs(
   const p99 = gauge('nodejs_eventloop_lag_p99_seconds');
   const max = gauge('nodejs_eventloop_lag_max_seconds');
   return p50 === null || p99 === null || max === null ? null : { p50, p99, max };
+}
+
+/**
+ * prom-client's `nodejs_gc_duration_seconds` for kind="major": its count and sum (the pause of
+ * each, not the concurrent marking before it); null when not reported.
+ */
+function fullCollections(lines: readonly string[]): FullCollections | null {
+  const value = (name: string): number => {
+    const line = lines.find((text) => text.startsWith(`${name}{`) && text.includes('kind="major"'));
+    return line === undefined ? Number.NaN : Number(line.slice(line.lastIndexOf(' ') + 1));
+  };
+  const count = value('nodejs_gc_duration_seconds_count');
+  const seconds = value('nodejs_gc_duration_seconds_sum');
+  return Number.isFinite(count) && Number.isFinite(seconds) ? { count, ms: seconds * 1000 } : null;
 }

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { LatencySamples, percentileMs, Tally } from '../bench/http-load.js';
-import { authorizeHistogram, eventLoopTicksMs, shareOver } from '../bench/server-latency.js';
+import { readServiceMetrics, shareOver } from '../bench/server-latency.js';
 
 /** The HTTP bench's judgements rest on these: a wrong percentile would misjudge a target. */
 describe('the HTTP bench load helpers', () => {
@@ -44,11 +44,11 @@ describe('the HTTP bench load helpers', () => {
         'spendgate_http_request_duration_seconds_bucket{le="0.005",method="POST",route="/v1/bench/noop",status="200"} 500',
         'spendgate_http_request_duration_seconds_count{method="POST",route="/v1/bench/noop",status="200"} 900',
       ].join('\n');
-    const before = authorizeHistogram(metrics(90, 99, 100));
+    const before = readServiceMetrics(metrics(90, 99, 100)).histogram;
     expect(before.count).toBe(101);
     expect(before.atOrUnderByMs.get(5)).toBe(91);
     // 1,000 more answers: 950 within 5 ms, 990 within 10.
-    const after = authorizeHistogram(metrics(1040, 1089, 1100));
+    const after = readServiceMetrics(metrics(1040, 1089, 1100)).histogram;
     expect(shareOver(before, after, 5)).toBeCloseTo(0.05, 10);
     expect(shareOver(before, after, 10)).toBeCloseTo(0.01, 10);
     expect(shareOver(before, before, 5)).toBeNull();
@@ -61,8 +61,21 @@ describe('the HTTP bench load helpers', () => {
       'nodejs_eventloop_lag_p99_seconds 0.0125',
       'nodejs_eventloop_lag_max_seconds 0.0421',
     ].join('\n');
-    expect(eventLoopTicksMs(text)).toEqual({ p50: 10.1, p99: 12.5, max: 42.1 });
-    expect(eventLoopTicksMs('nodejs_eventloop_lag_p99_seconds 0.01')).toBeNull();
+    expect(readServiceMetrics(text).ticksMs).toEqual({ p50: 10.1, p99: 12.5, max: 42.1 });
+    expect(readServiceMetrics('nodejs_eventloop_lag_p99_seconds 0.01').ticksMs).toBeNull();
+  });
+
+  it("reads the full collections from prom-client's GC histogram, the major kind alone", () => {
+    const text = [
+      'nodejs_gc_duration_seconds_bucket{le="0.001",kind="minor"} 90',
+      'nodejs_gc_duration_seconds_sum{kind="minor"} 0.25',
+      'nodejs_gc_duration_seconds_count{kind="minor"} 100',
+      'nodejs_gc_duration_seconds_bucket{le="0.001",kind="major"} 0',
+      'nodejs_gc_duration_seconds_sum{kind="major"} 0.0425',
+      'nodejs_gc_duration_seconds_count{kind="major"} 7',
+    ].join('\n');
+    expect(readServiceMetrics(text).fullCollections).toEqual({ count: 7, ms: 42.5 });
+    expect(readServiceMetrics(text.replaceAll('major', 'incremental')).fullCollections).toBeNull();
   });
 
   it('classifies answers by status and body', () => {

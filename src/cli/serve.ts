@@ -17,6 +17,7 @@ import {
 import { DEFAULT_DEPOSIT_SETTINGS } from '../workers/deposit-jobs.js';
 import type { BeforeCredit } from '../workers/deposit-watcher.js';
 import { startWorkers, type Workers } from '../workers/start.js';
+import { setHeapGrowingPercent } from './heap-growth.js';
 import { openConfiguredStore } from './open-store.js';
 import { redisWritePositions } from './write-positions.js';
 import { loggerProgress, type Progress } from './progress.js';
@@ -61,6 +62,7 @@ export async function serve(
   // that stops the server the moment it says it listens) must stop it gracefully, never find
   // node's default disposition and kill it (exit 143) between a log line and a handler.
   const stopRequested = stopSignals();
+  setHeapGrowingPercent(settings.heapGrowingPercent);
   const store = await openConfiguredStore(settings, { progress, checkKeys: true });
   const { config, installationId, claim, claimed } = await claimPrefix(settings, store);
   if (role !== 'worker') await printFirstKey(config, store);

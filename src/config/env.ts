@@ -94,6 +94,14 @@ const clusterNodes = z.string().transform((value, context): readonly RedisNode[]
  */
 export const DATABASE_POOL_MAX_DEFAULT = 20;
 
+/**
+ * The most the serving process's old generation may grow between two full collections, in
+ * percent of what the last one left (src/cli/heap-growth.ts): 300 is V8's own highest factor
+ * (4x, `kHighFactor`, for a heap limit of 2 GB and more), the one it starts from on a server
+ * before its heuristic lowers it.
+ */
+export const HEAP_GROWING_PERCENT_MAX = 300;
+
 function perSecond(fallback: number) {
   return z.coerce.number().int().min(1).max(1_000_000).default(fallback);
 }
@@ -157,6 +165,8 @@ const configSchema = z.object({
   WEBHOOK_ENDPOINT_CONCURRENCY: z.coerce.number().int().min(1).max(1000).default(32),
   // Card holds not captured within this many hours are released (7 days by default).
   HOLD_EXPIRY_HOURS: z.coerce.number().int().min(1).max(8760).default(168),
+  // How far the serving process's heap grows between full collections (src/cli/heap-growth.ts).
+  HEAP_GROWING_PERCENT: z.coerce.number().int().min(0).max(HEAP_GROWING_PERCENT_MAX).default(300),
   // Test-mode external transfers: a cluster; unset, a local Solana runtime in-process.
   SOLANA_TEST_RPC_URL: z
     .url({ protocol: /^https?$/, error: 'must be an http:// or https:// URL' })
@@ -214,6 +224,8 @@ export interface Config {
   readonly webhooks: WebhookSettings;
   /** Card holds older than this are expired by the maintenance job. */
   readonly holdAgeMsMax: number;
+  /** The old generation's growth between full collections, in percent; 0: V8's own. */
+  readonly heapGrowingPercent: number;
   /** null: live external transfers are refused until a cluster is configured. */
   readonly solanaRpcUrl: string | null;
   readonly solana: SolanaSettings;
@@ -310,6 +322,7 @@ export function loadConfig(
       testDepositPause,
     },
     holdAgeMsMax: result.data.HOLD_EXPIRY_HOURS * 3_600_000,
+    heapGrowingPercent: result.data.HEAP_GROWING_PERCENT,
     webhooks: {
       retryDelaysMs: result.data.WEBHOOK_RETRY_DELAYS_MS,
       concurrency: result.data.WEBHOOK_CONCURRENCY,

@@ -218,6 +218,7 @@ describe('configuration', () => {
         testUsdcMint: '4zMMC9srt5Ri5X14GAgXhaHii3GnPAEERYPJgZJDncDU',
       },
       holdAgeMsMax: 7 * 24 * 3_600_000,
+      heapGrowingPercent: 300,
       webhooks: {
         retryDelaysMs: CONTRACT_RETRY_DELAYS_MS,
         concurrency: 128,
@@ -233,6 +234,9 @@ describe('configuration', () => {
     expect(() => loadConfig({ WEBHOOK_RETRY_DELAYS_MS: '5s' })).toThrow(/WEBHOOK_RETRY_DELAYS_MS/);
     expect(() => loadConfig({ STAND_IN: 'maybe' })).toThrow(/STAND_IN/);
     expect(() => loadConfig({ CARD_BIN: '42' })).toThrow(/CARD_BIN/);
+    expect(loadConfig({ HEAP_GROWING_PERCENT: '0' }).heapGrowingPercent).toBe(0);
+    expect(() => loadConfig({ HEAP_GROWING_PERCENT: '301' })).toThrow(/HEAP_GROWING_PERCENT/);
+    expect(() => loadConfig({ HEAP_GROWING_PERCENT: '1.5' })).toThrow(/HEAP_GROWING_PERCENT/);
     expect(loadConfig({ RATE_LIMIT_TEST_PER_SECOND: '40' }).rateLimits.testPerSecond).toBe(40);
     expect(loadConfig({ SPENDGATE_MODES: 'test' }).modes).toEqual(['test']);
     expect(() => loadConfig({ SPENDGATE_MODES: 'test,prod' })).toThrow(/SPENDGATE_MODES/);

@@ -5,20 +5,34 @@
  *
  * Sub-microsecond calls are timed in batches of BATCH calls (a timer read costs about as much
  * as a decision); their median and p99 are of the per-call average within a batch.
+ *
+ * fast-json-rules-engine, a compiled engine of json-rules-engine's format, is measured beside
+ * the evaluator too (issue 11: the evaluator stays at least 5x faster on the same rules) when
+ * BENCH_FAST_JSON_RULES_ENGINE names its built ESM entry. It is not on npm (its package.json
+ * says 0.0.0-development), so nothing here depends on it: build it outside the repository
+ * (docs/performance.md, "The core: compiling and parsing", says how). Unset, the run says the
+ * comparison was skipped.
  */
+import { pathToFileURL } from 'node:url';
 import { Bench, type Task } from 'tinybench';
 import { Engine } from 'json-rules-engine';
 import { compilePolicy, Decimal, decide, parseAmount } from '../src/index.js';
+import { decimalComparisons, TEXT_COMPARISONS } from '../test/support/reference-engine.js';
 import {
   flatInput,
   flatReferenceEngine,
+  flatReferenceRules,
   FLAT_RULES,
+  hundredReferenceRules,
   HUNDRED_RULE_POLICY,
   ORDINARY_PURCHASE,
   REALISTIC_POLICY,
   realisticReferenceEngine,
+  realisticReferenceRules,
   referenceFacts,
   spendgateInput,
+  withProjections,
+  type ReferenceRule,
 } from './workloads.js';
 
 const BATCH = 100;
@@ -201,6 +215,7 @@ const fasterBy = (name: string, pair: [Row, Row], minRatio: number): Target => (
   met: ratioOf(pair) >= minRatio,
 });
 
+const fastEngine = await fastEngineTargets();
 const targets: Target[] = [
   fasterBy('w1 compiled against json-rules-engine', w1, 200),
   fasterBy('w2 compiled against json-rules-engine', w2, 200),
@@ -209,6 +224,7 @@ const targets: Target[] = [
   atMost('w3 compiling 100 rules', w3, 300),
   // Parsing an amount, median at most 0.2 µs (docs/performance.md).
   atMost('w5 parseAmount of a decimal string', w5, 0.2),
+  ...fastEngine,
 ];
 console.log('');
 for (const { name, measured, target, met } of targets) {
@@ -221,4 +237,113 @@ console.log(
 console.log(
   `info   w6 parseAmount of a JSON number: median ${format(w6[0].medianUs)} µs (new Decimal: ${format(w6[1].medianUs)} µs)`,
 );
+if (fastEngine.length === 0) {
+  console.log('skipped fast-json-rules-engine: BENCH_FAST_JSON_RULES_ENGINE names no build of it');
+}
 if (sink === 0) console.log('(sink is zero: nothing was computed)');
+
+/**
+ * The workloads' paths (`$.city`: a property, or properties in turn), which is all the JSONPath
+ * fast-json-rules-engine needs here; it bundles none (json-rules-engine uses jsonpath-plus).
+ */
+function simplePath(value: unknown, path: string): unknown {
+  if (!/^\$(\.\w+)+$/.test(path)) throw new Error(`a path the bench does not resolve: ${path}`);
+  let found = value;
+  for (const key of path.slice(2).split('.')) {
+    found =
+      typeof found === 'object' && found !== null
+        ? (found as Record<string, unknown>)[key]
+        : undefined;
+  }
+  return found;
+}
+
+/** The part of fast-json-rules-engine's API the comparison calls. */
+interface FastEngineModule {
+  compile(
+    rules: readonly ReferenceRule[],
+    options: {
+      operators: Record<string, (a: never, b: never) => boolean>;
+      allowUndefinedFacts: boolean;
+      pathResolver: (value: unknown, path: string) => unknown;
+    },
+  ): { run(facts: Record<string, unknown>): { events: readonly { type: string }[] } };
+}
+
+/**
+ * fast-json-rules-engine on workloads 1 to 3's rules, with json-rules-engine's operators for
+ * money and text (so it compares as the reference does) and workload 1's derived facts computed
+ * on each call, as json-rules-engine computes them. Its rules' outcomes must be the reference's
+ * before any figure is printed. Empty without BENCH_FAST_JSON_RULES_ENGINE.
+ */
+async function fastEngineTargets(): Promise<Target[]> {
+  const entry = process.env.BENCH_FAST_JSON_RULES_ENGINE;
+  if (entry === undefined || entry === '') return [];
+  const fast = (await import(pathToFileURL(entry).href)) as FastEngineModule;
+  const options = {
+    operators: { ...decimalComparisons(), ...TEXT_COMPARISONS },
+    allowUndefinedFacts: true,
+    pathResolver: simplePath,
+  };
+  const realisticFast = fast.compile(realisticReferenceRules(), options);
+  const flatFast = fast.compile(flatReferenceRules(), options);
+  const hundredRules = hundredReferenceRules();
+  const matched = async (engine: Engine, facts: Record<string, unknown>) =>
+    (await engine.run(facts)).results.map((result) => result.name).join();
+  const fastMatched = (
+    engine: ReturnType<FastEngineModule['compile']>,
+    facts: Record<string, unknown>,
+  ) =>
+    engine
+      .run(facts)
+      .events.map((event) => event.type)
+      .join();
+  if (
+    fastMatched(realisticFast, withProjections(realisticFacts)) !==
+      (await matched(realisticEngine, realisticFacts)) ||
+    fastMatched(flatFast, realisticFacts) !== (await matched(flatEngine, realisticFacts))
+  ) {
+    throw new Error('fast-json-rules-engine and json-rules-engine disagree on the workloads');
+  }
+  const fastBench = new Bench({ time: TIME_MS, warmupTime: 500 });
+  fastBench
+    .add('f1 realistic policy: spendgate compiled decide()', () => {
+      for (let call = 0; call < BATCH; call++) sink += decide(realisticInput).approved ? 1 : 0;
+    })
+    .add('f1 realistic policy: fast-json-rules-engine', () => {
+      for (let call = 0; call < BATCH; call++) {
+        sink += realisticFast.run(withProjections(realisticFacts)).events.length;
+      }
+    })
+    .add('f2 30 flat rules: spendgate compiled (all rules)', () => {
+      for (let call = 0; call < BATCH; call++) {
+        sink += flatPolicy.shadowMatches(flatDecisionInput).length;
+      }
+    })
+    .add('f2 30 flat rules: fast-json-rules-engine (all rules)', () => {
+      for (let call = 0; call < BATCH; call++) sink += flatFast.run(realisticFacts).events.length;
+    })
+    .add('f3 compile a 100-rule policy: spendgate compilePolicy()', () => {
+      sink += compilePolicy(HUNDRED_RULE_POLICY, { currency: 'USDC' }).checks.length;
+    })
+    .add('f3 compile the same 100 rules: fast-json-rules-engine compile()', () => {
+      sink += fast.compile(hundredRules, options) === undefined ? 0 : 1;
+    });
+  await fastBench.run();
+  const [f1, f2, f3] = [0, 2, 4].map((index): [Row, Row] => {
+    const callsPerSample = index === 4 ? 1 : BATCH;
+    return [
+      row(fastBench.tasks[index], callsPerSample),
+      row(fastBench.tasks[index + 1], callsPerSample),
+    ];
+  });
+  if (f1 === undefined || f2 === undefined || f3 === undefined) throw new Error('missing pairs');
+  return [
+    fasterBy('f1 compiled against fast-json-rules-engine', f1, 5),
+    fasterBy('f2 compiled against fast-json-rules-engine', f2, 5),
+    {
+      ...atMost('f3 compiling 100 rules', f3, 300),
+      name: 'f3 compiling 100 rules, fast-json-rules-engine beside it',
+    },
+  ];
+}

@@ -301,26 +301,21 @@ const MONEY = new Set([
   'projectedMonthlyAt5812',
 ]);
 
+/** A rule as json-rules-engine and fast-json-rules-engine read it. */
+export interface ReferenceRule {
+  readonly name: string;
+  readonly priority: number;
+  readonly conditions: unknown;
+  readonly event: { readonly type: string };
+}
+
 /**
- * Workload 1 for json-rules-engine: the same checks in the same order, limits through derived
- * facts (spend plus this amount), the templates written out as the rules they expand to.
+ * Workload 1's rules for a json-rules-engine-format engine: the same checks in the same order,
+ * limits through derived facts (`projectedDaily`, `projectedMonthlyAt5812`: spend plus this
+ * amount), the templates written out as the rules they expand to, money compared by the
+ * `decimal:` operators (test/support/reference-engine.ts).
  */
-export function realisticReferenceEngine(): Engine {
-  const engine = referenceEngineBase();
-  engine.addFact('projectedDaily', async (_params, almanac) => {
-    const [spent, amount] = await Promise.all([
-      almanac.factValue<string>('spentDaily'),
-      almanac.factValue<string>('amount'),
-    ]);
-    return new Decimal(spent).plus(amount).toFixed();
-  });
-  engine.addFact('projectedMonthlyAt5812', async (_params, almanac) => {
-    const [spent, amount] = await Promise.all([
-      almanac.factValue<string>('spentMonthlyAt5812'),
-      almanac.factValue<string>('amount'),
-    ]);
-    return new Decimal(spent).plus(amount).toFixed();
-  });
+export function realisticReferenceRules(): ReferenceRule[] {
   const rules: { name: string; conditions: unknown }[] = [
     { name: 'merchantCategories', conditions: { all: [leaf('mcc', 'in', BLOCKED_MCCS)] } },
     {
@@ -355,15 +350,46 @@ export function realisticReferenceEngine(): Engine {
     },
     ...CUSTOM_RULES,
   ];
-  // Priorities make json-rules-engine report rules in policy order (higher runs first).
-  rules.forEach((rule, index) => {
-    engine.addRule({
-      name: rule.name,
-      priority: rules.length - index,
-      conditions: rewriteMoney(rule.conditions, MONEY) as never,
-      event: { type: rule.name },
-    });
+  // Priorities make the engines report rules in policy order (higher runs first).
+  return rules.map((rule, index) => ({
+    name: rule.name,
+    priority: rules.length - index,
+    conditions: rewriteMoney(rule.conditions, MONEY),
+    event: { type: rule.name },
+  }));
+}
+
+/**
+ * Workload 1's derived facts, computed as json-rules-engine's facts below compute them: for an
+ * engine without computed facts (fast-json-rules-engine), on each call.
+ */
+export function withProjections(facts: Record<string, unknown>): Record<string, unknown> {
+  const amount = facts.amount as string;
+  return {
+    ...facts,
+    projectedDaily: new Decimal(facts.spentDaily as string).plus(amount).toFixed(),
+    projectedMonthlyAt5812: new Decimal(facts.spentMonthlyAt5812 as string).plus(amount).toFixed(),
+  };
+}
+
+/** Workload 1 for json-rules-engine: its rules, the derived facts computed as it asks. */
+export function realisticReferenceEngine(): Engine {
+  const engine = referenceEngineBase();
+  engine.addFact('projectedDaily', async (_params, almanac) => {
+    const [spent, amount] = await Promise.all([
+      almanac.factValue<string>('spentDaily'),
+      almanac.factValue<string>('amount'),
+    ]);
+    return new Decimal(spent).plus(amount).toFixed();
   });
+  engine.addFact('projectedMonthlyAt5812', async (_params, almanac) => {
+    const [spent, amount] = await Promise.all([
+      almanac.factValue<string>('spentMonthlyAt5812'),
+      almanac.factValue<string>('amount'),
+    ]);
+    return new Decimal(spent).plus(amount).toFixed();
+  });
+  for (const rule of realisticReferenceRules()) engine.addRule(rule as never);
   return engine;
 }
 
@@ -396,16 +422,19 @@ export const FLAT_RULES = Array.from({ length: 30 }, (_, index) => {
   return { name: `flat-${index}`, conditions: { all: comparisons } };
 });
 
+/** Workload 2's rules for a json-rules-engine-format engine, reported in policy order. */
+export function flatReferenceRules(): ReferenceRule[] {
+  return FLAT_RULES.map((rule, index) => ({
+    name: rule.name,
+    priority: FLAT_RULES.length - index,
+    conditions: rule.conditions,
+    event: { type: rule.name },
+  }));
+}
+
 export function flatReferenceEngine(): Engine {
   const engine = referenceEngineBase();
-  FLAT_RULES.forEach((rule, index) => {
-    engine.addRule({
-      name: rule.name,
-      priority: FLAT_RULES.length - index,
-      conditions: rule.conditions,
-      event: { type: rule.name },
-    });
-  });
+  for (const rule of flatReferenceRules()) engine.addRule(rule as never);
   return engine;
 }
 
@@ -416,6 +445,17 @@ export const HUNDRED_RULE_POLICY = {
     name: `rule-${index}`,
   })),
 };
+
+/** The 100-rule policy's rules for a json-rules-engine-format engine (its compile time). */
+export function hundredReferenceRules(): ReferenceRule[] {
+  const rules = HUNDRED_RULE_POLICY.rules as { name: string; conditions: unknown }[];
+  return rules.map((rule, index) => ({
+    name: rule.name,
+    priority: rules.length - index,
+    conditions: rewriteMoney(rule.conditions, MONEY),
+    event: { type: rule.name },
+  }));
+}
 
 /**
  * The HTTP benchmark's policy: a per-transaction limit, a daily and a monthly amount

@@ -15,24 +15,41 @@ const MONEY: ReadonlySet<string> = new Set<string>(MONEY_FACTS);
 const decimalValidator = (value: unknown): boolean =>
   (typeof value === 'string' || typeof value === 'number') && !new DecimalJs(value).isNaN();
 
-function decimalOperators(): Operator[] {
+/**
+ * The comparisons of money facts, by operator name (`decimal:<op>`), on decimal.js's own
+ * default constructor: for json-rules-engine here, and for fast-json-rules-engine in
+ * bench/core.bench.ts, so both compare money the same way.
+ */
+export function decimalComparisons(): Record<string, (a: unknown, b: unknown) => boolean> {
   const compare = (a: unknown, b: unknown): number =>
     new DecimalJs(a as string).cmp(new DecimalJs(b as string));
   const list = (a: unknown, b: unknown): boolean =>
     (b as unknown[]).some((item) => compare(a, item) === 0);
-  return [
-    new Operator('decimal:equal', (a, b) => compare(a, b) === 0, decimalValidator),
-    new Operator('decimal:notEqual', (a, b) => compare(a, b) !== 0, decimalValidator),
-    new Operator('decimal:lessThan', (a, b) => compare(a, b) < 0, decimalValidator),
-    new Operator('decimal:lessThanInclusive', (a, b) => compare(a, b) <= 0, decimalValidator),
-    new Operator('decimal:greaterThan', (a, b) => compare(a, b) > 0, decimalValidator),
-    new Operator('decimal:greaterThanInclusive', (a, b) => compare(a, b) >= 0, decimalValidator),
-    new Operator('decimal:in', (a, b) => list(a, b), decimalValidator),
-    new Operator('decimal:notIn', (a, b) => !list(a, b), decimalValidator),
-  ];
+  return {
+    'decimal:equal': (a, b) => compare(a, b) === 0,
+    'decimal:notEqual': (a, b) => compare(a, b) !== 0,
+    'decimal:lessThan': (a, b) => compare(a, b) < 0,
+    'decimal:lessThanInclusive': (a, b) => compare(a, b) <= 0,
+    'decimal:greaterThan': (a, b) => compare(a, b) > 0,
+    'decimal:greaterThanInclusive': (a, b) => compare(a, b) >= 0,
+    'decimal:in': (a, b) => list(a, b),
+    'decimal:notIn': (a, b) => !list(a, b),
+  };
+}
+
+function decimalOperators(): Operator[] {
+  return Object.entries(decimalComparisons()).map(
+    ([name, compare]) => new Operator(name, compare, decimalValidator),
+  );
 }
 
 const isText = (value: unknown): boolean => typeof value === 'string' || Array.isArray(value);
+
+/** `contains` and `doesNotContain` on strings as on arrays (a substring test; see above). */
+export const TEXT_COMPARISONS: Readonly<Record<string, (a: string, b: string) => boolean>> = {
+  contains: (a, b) => a.indexOf(b) > -1,
+  doesNotContain: (a, b) => a.indexOf(b) === -1,
+};
 
 /**
  * Rewrites conditions on money facts to the decimal operators: those whose fact is money, and
@@ -58,10 +75,9 @@ export function rewriteMoney(node: unknown, money: ReadonlySet<string> = MONEY):
 export function referenceEngineBase(): Engine {
   const engine = new Engine([], { allowUndefinedFacts: true });
   for (const operator of decimalOperators()) engine.addOperator(operator);
-  engine.addOperator(new Operator('contains', (a: string, b: string) => a.indexOf(b) > -1, isText));
-  engine.addOperator(
-    new Operator('doesNotContain', (a: string, b: string) => a.indexOf(b) === -1, isText),
-  );
+  for (const [name, compare] of Object.entries(TEXT_COMPARISONS)) {
+    engine.addOperator(new Operator(name, compare, isText));
+  }
   return engine;
 }
 

@@ -114,9 +114,12 @@ function eventLoopTicksMs(lines: readonly string[]): ServiceMetrics['ticksMs'] {
 
 /**
  * prom-client's `nodejs_gc_duration_seconds` for kind="major": its count and sum (the pause of
- * each, not the concurrent marking before it); null when not reported.
+ * each, not the concurrent marking before it); none yet when the histogram has no such series
+ * (prom-client adds a kind at its first collection); null when the histogram is not reported.
  */
 function fullCollections(lines: readonly string[]): FullCollections | null {
+  if (!lines.includes('# TYPE nodejs_gc_duration_seconds histogram')) return null;
+  if (!lines.some((line) => line.includes('kind="major"'))) return { count: 0, ms: 0 };
   const value = (name: string): number => {
     const line = lines.find((text) => text.startsWith(`${name}{`) && text.includes('kind="major"'));
     return line === undefined ? Number.NaN : Number(line.slice(line.lastIndexOf(' ') + 1));

@@ -67,6 +67,7 @@ describe('the HTTP bench load helpers', () => {
 
   it("reads the full collections from prom-client's GC histogram, the major kind alone", () => {
     const text = [
+      '# TYPE nodejs_gc_duration_seconds histogram',
       'nodejs_gc_duration_seconds_bucket{le="0.001",kind="minor"} 90',
       'nodejs_gc_duration_seconds_sum{kind="minor"} 0.25',
       'nodejs_gc_duration_seconds_count{kind="minor"} 100',
@@ -75,7 +76,10 @@ describe('the HTTP bench load helpers', () => {
       'nodejs_gc_duration_seconds_count{kind="major"} 7',
     ].join('\n');
     expect(readServiceMetrics(text).fullCollections).toEqual({ count: 7, ms: 42.5 });
-    expect(readServiceMetrics(text.replaceAll('major', 'incremental')).fullCollections).toBeNull();
+    // No full collection yet since the histogram began: none, not unknown.
+    const minorOnly = text.replaceAll('major', 'incremental');
+    expect(readServiceMetrics(minorOnly).fullCollections).toEqual({ count: 0, ms: 0 });
+    expect(readServiceMetrics(text.split('\n').slice(1).join('\n')).fullCollections).toBeNull();
   });
 
   it('classifies answers by status and body', () => {

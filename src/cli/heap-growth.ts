@@ -12,7 +12,10 @@ import { assert } from '../core/index.js';
  * and PostgreSQL, and 50-80 requests of a paced run at 1,000/s answered in 10-40 ms, most of
  * that run's tail past 10 ms (docs/performance.md, "The paced tail was the full collections").
  * At 4x the collections come every half minute instead, each no dearer (marking costs what is
- * live, not what was freed), for about 150 MB more memory at that rate.
+ * live, not what was freed), for about 150 MB more memory at that rate and 2-10% of the
+ * throughput at saturation (measured; likely the scavenges, which treat every old object, dead
+ * or not, as live until the next full collection): a card network times out on the slowest
+ * answers, and a service runs below saturation, so the default favours the tail.
  *
  * V8 reads the flag each time it sets the next limit (after a full collection), so setting it
  * at the start of `serve` is in time; it is a process-wide setting, so the library leaves it to

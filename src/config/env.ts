@@ -97,8 +97,8 @@ export const DATABASE_POOL_MAX_DEFAULT = 20;
 /**
  * The most the serving process's old generation may grow between two full collections, in
  * percent of what the last one left (src/cli/heap-growth.ts): 300 is V8's own highest factor
- * (4x, `kHighFactor`, for a heap limit of 2 GB and more), the one it starts from on a server
- * before its heuristic lowers it.
+ * (4x, `kHighFactor`, for a heap limit of 2 GB and more), the most its heuristic would choose
+ * on a server.
  */
 export const HEAP_GROWING_PERCENT_MAX = 300;
 

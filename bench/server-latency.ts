@@ -22,6 +22,11 @@ export interface HistogramCounts {
   readonly count: number;
 }
 
+/** A sample line's value (its last field); NaN for no line or no number. */
+function sampleValue(line: string | undefined): number {
+  return line === undefined ? Number.NaN : Number(line.slice(line.lastIndexOf(' ') + 1));
+}
+
 function labelsOf(line: string): Map<string, string> {
   const labels = new Map<string, string>();
   const inside = line.slice(line.indexOf('{') + 1, line.lastIndexOf('}'));
@@ -63,7 +68,7 @@ function authorizeHistogram(lines: readonly string[]): HistogramCounts {
     if (!bucket && !line.startsWith(`${HISTOGRAM}_count{`)) continue;
     const labels = labelsOf(line);
     if (labels.get('method') !== 'POST' || labels.get('route') !== ROUTE) continue;
-    const value = Number(line.slice(line.lastIndexOf(' ') + 1));
+    const value = sampleValue(line);
     if (!Number.isFinite(value)) throw new Error(`not a count: ${line}`);
     if (!bucket) {
       count += value;
@@ -102,8 +107,7 @@ export function shareOver(
  */
 function eventLoopTicksMs(lines: readonly string[]): ServiceMetrics['ticksMs'] {
   const gauge = (name: string): number | null => {
-    const line = lines.find((text) => text.startsWith(`${name} `));
-    const seconds = line === undefined ? Number.NaN : Number(line.slice(name.length + 1));
+    const seconds = sampleValue(lines.find((text) => text.startsWith(`${name} `)));
     return Number.isFinite(seconds) ? seconds * 1000 : null;
   };
   const p50 = gauge('nodejs_eventloop_lag_p50_seconds');
@@ -120,10 +124,8 @@ function eventLoopTicksMs(lines: readonly string[]): ServiceMetrics['ticksMs'] {
 function fullCollections(lines: readonly string[]): FullCollections | null {
   if (!lines.includes('# TYPE nodejs_gc_duration_seconds histogram')) return null;
   if (!lines.some((line) => line.includes('kind="major"'))) return { count: 0, ms: 0 };
-  const value = (name: string): number => {
-    const line = lines.find((text) => text.startsWith(`${name}{`) && text.includes('kind="major"'));
-    return line === undefined ? Number.NaN : Number(line.slice(line.lastIndexOf(' ') + 1));
-  };
+  const value = (name: string): number =>
+    sampleValue(lines.find((text) => text.startsWith(`${name}{`) && text.includes('kind="major"')));
   const count = value('nodejs_gc_duration_seconds_count');
   const seconds = value('nodejs_gc_duration_seconds_sum');
   return Number.isFinite(count) && Number.isFinite(seconds) ? { count, ms: seconds * 1000 } : null;

@@ -350,7 +350,16 @@ export function realisticReferenceRules(): ReferenceRule[] {
     },
     ...CUSTOM_RULES,
   ];
-  // Priorities make the engines report rules in policy order (higher runs first).
+  return inReferenceFormat(rules);
+}
+
+/**
+ * Rules as json-rules-engine's format writes them: money compared by the `decimal:` operators,
+ * and priorities that make the engines report rules in policy order (higher runs first).
+ */
+function inReferenceFormat(
+  rules: readonly { readonly name: string; readonly conditions: unknown }[],
+): ReferenceRule[] {
   return rules.map((rule, index) => ({
     name: rule.name,
     priority: rules.length - index,
@@ -424,12 +433,8 @@ export const FLAT_RULES = Array.from({ length: 30 }, (_, index) => {
 
 /** Workload 2's rules for a json-rules-engine-format engine, reported in policy order. */
 export function flatReferenceRules(): ReferenceRule[] {
-  return FLAT_RULES.map((rule, index) => ({
-    name: rule.name,
-    priority: FLAT_RULES.length - index,
-    conditions: rule.conditions,
-    event: { type: rule.name },
-  }));
+  // No money fact among them: the rewrite leaves them as they are.
+  return inReferenceFormat(FLAT_RULES);
 }
 
 export function flatReferenceEngine(): Engine {
@@ -448,13 +453,7 @@ export const HUNDRED_RULE_POLICY = {
 
 /** The 100-rule policy's rules for a json-rules-engine-format engine (its compile time). */
 export function hundredReferenceRules(): ReferenceRule[] {
-  const rules = HUNDRED_RULE_POLICY.rules as { name: string; conditions: unknown }[];
-  return rules.map((rule, index) => ({
-    name: rule.name,
-    priority: rules.length - index,
-    conditions: rewriteMoney(rule.conditions, MONEY),
-    event: { type: rule.name },
-  }));
+  return inReferenceFormat(HUNDRED_RULE_POLICY.rules as { name: string; conditions: unknown }[]);
 }
 
 /**

@@ -426,6 +426,10 @@ export const ERROR_EXAMPLES: Readonly<Record<ErrorCode, Omit<ErrorExample, 'code
     message: 'The destination vault holds another currency.',
     param: 'toVaultId',
   },
+  invalid_signature: {
+    message: 'The Stripe-Signature header does not verify with the connection\'s signing secret.',
+  },
+  processor_not_found: { message: 'No processor connection pc_... exists.' },
   policy_invalid: {
     message:
       'interval must be one of "perTransaction", "daily", "weekly", "monthly", "yearly", "allTime".',

@@ -29,6 +29,14 @@ export const EVENT_TYPES = [
   'policy.updated',
   'policy.deleted',
   'webhook.test',
+  // v1.2 (contract sections 16-17): the transaction's whole life and card updates.
+  'authorization.incremented',
+  'authorization.advised',
+  'transaction.captured',
+  'transaction.refunded',
+  'vault.overdrawn',
+  'vault.restored',
+  'card.updated',
 ] as const;
 
 export type EventType = (typeof EVENT_TYPES)[number];

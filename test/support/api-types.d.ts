@@ -2299,7 +2299,7 @@ export interface components {
                 /** @enum {string} */
                 type: "invalid_request_error" | "authentication_error" | "permission_error" | "rate_limit_error" | "server_error";
                 /** @enum {string} */
-                code: "parameter_invalid" | "parameter_missing" | "invalid_json" | "invalid_currency" | "invalid_amount" | "invalid_address" | "currency_mismatch" | "policy_invalid" | "missing_api_key" | "invalid_api_key" | "expired_api_key" | "insufficient_balance" | "authorization_failed" | "card_declined" | "insufficient_scope" | "two_factor_required" | "invalid_two_factor_code" | "metadata_access_denied" | "vault_not_found" | "card_not_found" | "transaction_not_found" | "transfer_not_found" | "webhook_not_found" | "policy_not_found" | "settlement_not_found" | "route_not_found" | "vault_frozen" | "vault_closed" | "card_frozen" | "card_cancelled" | "vault_has_pending_transactions" | "transaction_not_pending" | "duplicate_idempotency_key" | "idempotency_key_in_use" | "payload_too_large" | "unsupported_media_type" | "rate_limit_exceeded" | "internal_error" | "service_unavailable";
+                code: "parameter_invalid" | "parameter_missing" | "invalid_json" | "invalid_currency" | "invalid_amount" | "invalid_address" | "currency_mismatch" | "policy_invalid" | "invalid_signature" | "missing_api_key" | "invalid_api_key" | "expired_api_key" | "insufficient_balance" | "authorization_failed" | "card_declined" | "insufficient_scope" | "two_factor_required" | "invalid_two_factor_code" | "metadata_access_denied" | "vault_not_found" | "card_not_found" | "transaction_not_found" | "transfer_not_found" | "webhook_not_found" | "policy_not_found" | "settlement_not_found" | "processor_not_found" | "route_not_found" | "vault_frozen" | "vault_closed" | "card_frozen" | "card_cancelled" | "vault_has_pending_transactions" | "transaction_not_pending" | "duplicate_idempotency_key" | "idempotency_key_in_use" | "payload_too_large" | "unsupported_media_type" | "rate_limit_exceeded" | "internal_error" | "service_unavailable";
                 message: string;
                 /** @description The JSON path of the field at fault. */
                 param?: string;
@@ -9871,7 +9871,7 @@ export interface operations {
                  */
                 "application/json": {
                     url: string;
-                    events: ("*" | "vault.created" | "vault.updated" | "vault.frozen" | "vault.unfrozen" | "vault.closed" | "card.created" | "card.frozen" | "card.unfrozen" | "card.cancelled" | "authorization.approved" | "authorization.declined" | "transaction.completed" | "transaction.failed" | "transfer.created" | "transfer.completed" | "transfer.failed" | "policy.updated" | "policy.deleted" | "webhook.test")[];
+                    events: ("*" | "vault.created" | "vault.updated" | "vault.frozen" | "vault.unfrozen" | "vault.closed" | "card.created" | "card.frozen" | "card.unfrozen" | "card.cancelled" | "authorization.approved" | "authorization.declined" | "transaction.completed" | "transaction.failed" | "transfer.created" | "transfer.completed" | "transfer.failed" | "policy.updated" | "policy.deleted" | "webhook.test" | "authorization.incremented" | "authorization.advised" | "transaction.captured" | "transaction.refunded" | "vault.overdrawn" | "vault.restored" | "card.updated")[];
                     description?: string;
                 };
             };

@@ -54,6 +54,11 @@ export const ERROR_CATALOGUE = {
     type: 'invalid_request_error',
     message: 'The authorization policy is invalid.',
   },
+  invalid_signature: {
+    status: 400,
+    type: 'invalid_request_error',
+    message: "The processor message's signature does not verify.",
+  },
   missing_api_key: {
     status: 401,
     type: 'authentication_error',
@@ -126,6 +131,11 @@ export const ERROR_CATALOGUE = {
     status: 404,
     type: 'invalid_request_error',
     message: 'No such settlement.',
+  },
+  processor_not_found: {
+    status: 404,
+    type: 'invalid_request_error',
+    message: 'No such processor connection.',
   },
   route_not_found: { status: 404, type: 'invalid_request_error', message: 'No such route.' },
   vault_frozen: { status: 409, type: 'invalid_request_error', message: 'The vault is frozen.' },

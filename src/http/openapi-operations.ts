@@ -427,7 +427,7 @@ export const ERROR_EXAMPLES: Readonly<Record<ErrorCode, Omit<ErrorExample, 'code
     param: 'toVaultId',
   },
   invalid_signature: {
-    message: 'The Stripe-Signature header does not verify with the connection\'s signing secret.',
+    message: "The Stripe-Signature header does not verify with the connection's signing secret.",
   },
   processor_not_found: { message: 'No processor connection pc_... exists.' },
   policy_invalid: {

@@ -644,7 +644,7 @@ export const OPERATION_DOCS: Readonly<Record<string, OperationDoc>> = {
     description:
       'A vault holds one currency (USDC or SOL, both on the `solana` network) and is what cards ' +
       'spend from. `initialDeposit` above 0 is for test mode only: a live vault starts empty ' +
-      'and is funded by a transfer from another vault. `metadata`: at most 50 keys of 1-40 ' +
+      'and is funded on chain at its `depositAddress` or by a transfer from another vault. `metadata`: at most 50 keys of 1-40 ' +
       'characters, values of at most 500.',
     returns: 'The vault created.',
     errors: [

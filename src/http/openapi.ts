@@ -73,7 +73,10 @@ interface OpenApiOperation {
   summary?: string;
   description?: string;
   security?: { bearer?: string[] }[];
-  requestBody?: { content?: Record<string, { schema?: unknown; example?: unknown }> };
+  requestBody?: {
+    required?: boolean;
+    content?: Record<string, { schema?: unknown; example?: unknown }>;
+  };
   responses?: Record<string, unknown>;
   parameters?: unknown[];
 }
@@ -288,6 +291,11 @@ function platformErrors(operation: OpenApiOperation): (ErrorCode | ErrorExample)
   return errors;
 }
 
+function acceptsNull(schema: unknown): boolean {
+  const anyOf = (schema as { anyOf?: unknown } | undefined)?.anyOf;
+  return Array.isArray(anyOf) && anyOf.some((member) => (member as SchemaNode).type === 'null');
+}
+
 interface SchemaNode {
   type?: unknown;
   properties?: Record<string, SchemaNode>;
@@ -429,8 +437,12 @@ function withOperationDocs<T>(generated: T): T {
         if (media !== undefined) media.example = doc.example;
       }
       const requestMedia = operation.requestBody?.content?.['application/json'];
-      if (requestMedia !== undefined && doc.requestExample !== undefined) {
-        requestMedia.example = doc.requestExample;
+      // An operation that takes no body (empty-body.ts) shows the empty one.
+      if (requestMedia !== undefined) requestMedia.example = doc.requestExample ?? {};
+      // A body that may be null may be left out (freeze's reason, the empty body): say so,
+      // so that a typed client does not demand one.
+      if (operation.requestBody !== undefined && acceptsNull(requestMedia?.schema)) {
+        operation.requestBody.required = false;
       }
     }
     // `default` stays last: the generic answer for what no status above names.

@@ -27,6 +27,7 @@ import { registerConsole } from './console.js';
 import { EventHub } from './event-hub.js';
 import { registerEventStreamRoutes } from './routes/event-stream.js';
 import { registerRateLimits } from './rate-limits.js';
+import { refuseBodiesWithoutSchema } from './empty-body.js';
 import { registerAuthorizationRoutes } from './routes/authorizations.js';
 import { registerCardDisplayRoutes } from './routes/card-display.js';
 import { registerCardPolicyRoutes } from './routes/card-policies.js';
@@ -315,6 +316,7 @@ function registerApi(
     done();
   });
   registerJsonBody(app);
+  refuseBodiesWithoutSchema(app);
   // The document must see every route, so it is registered before them.
   registerOpenApi(app);
   // The console's static page (outside /v1: it needs no key; it asks for one in the page).

@@ -11,10 +11,13 @@ export function validationError(
   request: { body: unknown; query: unknown; params: unknown; headers: unknown },
 ): SpendgateError {
   const issue = error.validation?.[0];
-  const path = (issue?.instancePath ?? '')
+  const path: (string | number)[] = (issue?.instancePath ?? '')
     .split('/')
     .filter((part) => part !== '')
     .map((part) => (/^\d+$/.test(part) ? Number(part) : part));
+  // zod reports a key the schema does not have at its object; the client's mistake is the key.
+  const unknownKey = unrecognizedKey(issue);
+  if (unknownKey !== undefined) path.push(unknownKey);
   const part = error.validationContext ?? 'body';
   const source =
     part === 'querystring'
@@ -31,7 +34,8 @@ export function validationError(
         ? (node as Record<string | number, unknown>)[key]
         : undefined;
   const param = path.length === 0 ? undefined : formatPath(path);
-  const message = issue?.message ?? 'is invalid';
+  const message =
+    unknownKey === undefined ? (issue?.message ?? 'is invalid') : 'is not a field of this request';
   if (param !== undefined && node === undefined) {
     return new SpendgateError('parameter_missing', `${param} is required.`, param);
   }
@@ -40,4 +44,12 @@ export function validationError(
     param === undefined ? `The ${part} is invalid: ${message}` : `${param}: ${message}`,
     param,
   );
+}
+
+function unrecognizedKey(
+  issue: { keyword?: string; params?: Record<string, unknown> } | undefined,
+): string | undefined {
+  if (issue?.keyword !== 'unrecognized_keys') return undefined;
+  const keys = issue.params?.['keys'];
+  return Array.isArray(keys) && typeof keys[0] === 'string' ? keys[0] : undefined;
 }

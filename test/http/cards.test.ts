@@ -129,6 +129,23 @@ describe('card routes', () => {
     expect([reveal.status, reveal.body.error?.code]).toEqual([409, 'card_cancelled']);
   });
 
+  it('refuses a body on an operation that takes none, naming the key, and changes nothing', async () => {
+    const { id: vaultId } = await vault();
+    const { id } = (await card(vaultId)).body;
+    for (const action of ['freeze', 'cancel']) {
+      const refused = await call('POST', `/v1/cards/${id}/${action}`, { reason: 'lost' });
+      expect([refused.status, refused.body.error?.code, refused.body.error?.param]).toEqual([
+        400,
+        'parameter_invalid',
+        'reason',
+      ]);
+    }
+    expect((await call('GET', `/v1/cards/${id}`)).body.status).toBe('active');
+    // No body, null and {} are all "no body".
+    expect((await call('POST', `/v1/cards/${id}/freeze`, {})).body.status).toBe('frozen');
+    expect((await call('POST', `/v1/cards/${id}/unfreeze`, null)).body.status).toBe('active');
+  });
+
   it('refuses a card on a frozen, closed or unknown vault, and cancels a closed vault’s cards', async () => {
     const frozen = await vault();
     await call('POST', `/v1/vaults/${frozen.id}/freeze`, { reason: 'audit' });

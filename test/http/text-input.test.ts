@@ -260,10 +260,12 @@ describe('text a request body carries', () => {
         const schema = operation.requestBody?.content['application/json']?.schema;
         const route = `${method.toUpperCase()} ${path}`;
         if (schema === undefined || OTHERWISE.has(route)) continue;
-        const body = BODIES[route];
-        expect(body, `no body for ${route}`).toBeDefined();
         const wanted = new Set<string>();
         stringPlaces(document, schema, '', wanted);
+        // The empty body of an operation that takes none has no text to carry.
+        if (wanted.size === 0) continue;
+        const body = BODIES[route];
+        expect(body, `no body for ${route}`).toBeDefined();
         const filled = new Set<string>();
         filledPlaces(body, '', false, filled);
         // A union (close's destination) is filled by one of its branches.

@@ -198,7 +198,8 @@ describe('vault routes', () => {
         'initialDeposit',
       ]);
       expect(body.error.message).toMatch(/transfer from another vault/);
-      expect(body.error.message).toMatch(/on-chain deposits/);
+      expect(body.error.message).toMatch(/depositAddress on chain/);
+      expect(body.error.message).not.toMatch(/coming/);
     }
     const listed = (await (await call('GET', '/v1/vaults', { key: live.key })).json()) as {
       data: unknown[];

@@ -79,7 +79,7 @@ export interface paths {
         put?: never;
         /**
          * Create a vault
-         * @description A vault holds one currency (USDC or SOL, both on the `solana` network) and is what cards spend from. `initialDeposit` above 0 is for test mode only: a live vault starts empty and is funded by a transfer from another vault. `metadata`: at most 50 keys of 1-40 characters, values of at most 500.
+         * @description A vault holds one currency (USDC or SOL, both on the `solana` network) and is what cards spend from. `initialDeposit` above 0 is for test mode only: a live vault starts empty and is funded on chain at its `depositAddress` or by a transfer from another vault. `metadata`: at most 50 keys of 1-40 characters, values of at most 500.
          */
         post: operations["createVault"];
         delete?: never;
@@ -3167,7 +3167,7 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody: {
+        requestBody?: {
             content: {
                 /**
                  * @example {
@@ -3334,7 +3334,12 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: never;
+        requestBody?: {
+            content: {
+                /** @example {} */
+                "application/json": Record<string, never> | null;
+            };
+        };
         responses: {
             /** @description The vault, active. */
             200: {
@@ -3366,6 +3371,21 @@ export interface operations {
                      *     }
                      */
                     "application/json": components["schemas"]["Vault"];
+                };
+            };
+            /**
+             * @description `parameter_invalid`: A parameter is invalid.
+             *
+             *     `invalid_json`: The request body is not valid JSON.
+             */
+            400: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /**
@@ -3424,6 +3444,28 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `payload_too_large`: The request body is too large. */
+            413: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `unsupported_media_type`: The request body must be application/json. */
+            415: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description `rate_limit_exceeded`: Too many requests. */
             429: {
                 headers: {
@@ -3453,7 +3495,7 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody: {
+        requestBody?: {
             content: {
                 /**
                  * @example {
@@ -4340,7 +4382,12 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: never;
+        requestBody?: {
+            content: {
+                /** @example {} */
+                "application/json": Record<string, never> | null;
+            };
+        };
         responses: {
             /** @description The deletion. */
             200: {
@@ -4364,6 +4411,21 @@ export interface operations {
                         /** @enum {boolean} */
                         deleted: true;
                     };
+                };
+            };
+            /**
+             * @description `parameter_invalid`: A parameter is invalid.
+             *
+             *     `invalid_json`: The request body is not valid JSON.
+             */
+            400: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /**
@@ -4415,6 +4477,28 @@ export interface operations {
              *     `idempotency_key_in_use`: A request with this idempotency key is still running.
              */
             409: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `payload_too_large`: The request body is too large. */
+            413: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `unsupported_media_type`: The request body must be application/json. */
+            415: {
                 headers: {
                     /** @description Also in the body. */
                     "Request-Id"?: string;
@@ -4895,7 +4979,12 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: never;
+        requestBody?: {
+            content: {
+                /** @example {} */
+                "application/json": Record<string, never> | null;
+            };
+        };
         responses: {
             /** @description The policy stored, with its new version. */
             200: {
@@ -4960,7 +5049,11 @@ export interface operations {
                     "application/json": components["schemas"]["Policy"];
                 };
             };
-            /** @description `parameter_invalid`: A parameter is invalid. */
+            /**
+             * @description `parameter_invalid`: A parameter is invalid.
+             *
+             *     `invalid_json`: The request body is not valid JSON.
+             */
             400: {
                 headers: {
                     /** @description Also in the body. */
@@ -5022,6 +5115,28 @@ export interface operations {
              *     `vault_closed`: The vault is closed.
              */
             409: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `payload_too_large`: The request body is too large. */
+            413: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `unsupported_media_type`: The request body must be application/json. */
+            415: {
                 headers: {
                     /** @description Also in the body. */
                     "Request-Id"?: string;
@@ -7708,7 +7823,12 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: never;
+        requestBody?: {
+            content: {
+                /** @example {} */
+                "application/json": Record<string, never> | null;
+            };
+        };
         responses: {
             /** @description The card details. */
             200: {
@@ -7727,6 +7847,21 @@ export interface operations {
                      *     }
                      */
                     "application/json": components["schemas"]["CardDetails"];
+                };
+            };
+            /**
+             * @description `parameter_invalid`: A parameter is invalid.
+             *
+             *     `invalid_json`: The request body is not valid JSON.
+             */
+            400: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /**
@@ -7785,6 +7920,28 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `payload_too_large`: The request body is too large. */
+            413: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `unsupported_media_type`: The request body must be application/json. */
+            415: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description `rate_limit_exceeded`: Too many requests. */
             429: {
                 headers: {
@@ -7814,7 +7971,12 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: never;
+        requestBody?: {
+            content: {
+                /** @example {} */
+                "application/json": Record<string, never> | null;
+            };
+        };
         responses: {
             /** @description The card, frozen. */
             200: {
@@ -7840,6 +8002,21 @@ export interface operations {
                      *     }
                      */
                     "application/json": components["schemas"]["Card"];
+                };
+            };
+            /**
+             * @description `parameter_invalid`: A parameter is invalid.
+             *
+             *     `invalid_json`: The request body is not valid JSON.
+             */
+            400: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /**
@@ -7889,6 +8066,28 @@ export interface operations {
              *     `card_cancelled`: The card is cancelled.
              */
             409: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `payload_too_large`: The request body is too large. */
+            413: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `unsupported_media_type`: The request body must be application/json. */
+            415: {
                 headers: {
                     /** @description Also in the body. */
                     "Request-Id"?: string;
@@ -7927,7 +8126,12 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: never;
+        requestBody?: {
+            content: {
+                /** @example {} */
+                "application/json": Record<string, never> | null;
+            };
+        };
         responses: {
             /** @description The card, active. */
             200: {
@@ -7953,6 +8157,21 @@ export interface operations {
                      *     }
                      */
                     "application/json": components["schemas"]["Card"];
+                };
+            };
+            /**
+             * @description `parameter_invalid`: A parameter is invalid.
+             *
+             *     `invalid_json`: The request body is not valid JSON.
+             */
+            400: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /**
@@ -8011,6 +8230,28 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `payload_too_large`: The request body is too large. */
+            413: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `unsupported_media_type`: The request body must be application/json. */
+            415: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description `rate_limit_exceeded`: Too many requests. */
             429: {
                 headers: {
@@ -8040,7 +8281,12 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: never;
+        requestBody?: {
+            content: {
+                /** @example {} */
+                "application/json": Record<string, never> | null;
+            };
+        };
         responses: {
             /** @description The card, cancelled. */
             200: {
@@ -8066,6 +8312,21 @@ export interface operations {
                      *     }
                      */
                     "application/json": components["schemas"]["Card"];
+                };
+            };
+            /**
+             * @description `parameter_invalid`: A parameter is invalid.
+             *
+             *     `invalid_json`: The request body is not valid JSON.
+             */
+            400: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /**
@@ -8113,6 +8374,28 @@ export interface operations {
              *     `idempotency_key_in_use`: A request with this idempotency key is still running.
              */
             409: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `payload_too_large`: The request body is too large. */
+            413: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `unsupported_media_type`: The request body must be application/json. */
+            415: {
                 headers: {
                     /** @description Also in the body. */
                     "Request-Id"?: string;
@@ -8153,7 +8436,12 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: never;
+        requestBody?: {
+            content: {
+                /** @example {} */
+                "application/json": Record<string, never> | null;
+            };
+        };
         responses: {
             /** @description The token, the page URL (relative to the API base) and its expiry. */
             201: {
@@ -8171,6 +8459,21 @@ export interface operations {
                      *     }
                      */
                     "application/json": components["schemas"]["CardDisplayToken"];
+                };
+            };
+            /**
+             * @description `parameter_invalid`: A parameter is invalid.
+             *
+             *     `invalid_json`: The request body is not valid JSON.
+             */
+            400: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /**
@@ -8220,6 +8523,28 @@ export interface operations {
             };
             /** @description `card_cancelled`: The card is cancelled. */
             409: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `payload_too_large`: The request body is too large. */
+            413: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `unsupported_media_type`: The request body must be application/json. */
+            415: {
                 headers: {
                     /** @description Also in the body. */
                     "Request-Id"?: string;
@@ -8749,7 +9074,12 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: never;
+        requestBody?: {
+            content: {
+                /** @example {} */
+                "application/json": Record<string, never> | null;
+            };
+        };
         responses: {
             /** @description The deletion. */
             200: {
@@ -8774,6 +9104,21 @@ export interface operations {
                         /** @enum {boolean} */
                         deleted: true;
                     };
+                };
+            };
+            /**
+             * @description `parameter_invalid`: A parameter is invalid.
+             *
+             *     `invalid_json`: The request body is not valid JSON.
+             */
+            400: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /**
@@ -8825,6 +9170,28 @@ export interface operations {
              *     `idempotency_key_in_use`: A request with this idempotency key is still running.
              */
             409: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `payload_too_large`: The request body is too large. */
+            413: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `unsupported_media_type`: The request body must be application/json. */
+            415: {
                 headers: {
                     /** @description Also in the body. */
                     "Request-Id"?: string;
@@ -9123,7 +9490,12 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: never;
+        requestBody?: {
+            content: {
+                /** @example {} */
+                "application/json": Record<string, never> | null;
+            };
+        };
         responses: {
             /** @description The card's policy stored, with its new version. */
             200: {
@@ -9159,7 +9531,11 @@ export interface operations {
                     "application/json": components["schemas"]["Policy"];
                 };
             };
-            /** @description `parameter_invalid`: A parameter is invalid. */
+            /**
+             * @description `parameter_invalid`: A parameter is invalid.
+             *
+             *     `invalid_json`: The request body is not valid JSON.
+             */
             400: {
                 headers: {
                     /** @description Also in the body. */
@@ -9221,6 +9597,28 @@ export interface operations {
              *     `card_cancelled`: The card is cancelled.
              */
             409: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `payload_too_large`: The request body is too large. */
+            413: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `unsupported_media_type`: The request body must be application/json. */
+            415: {
                 headers: {
                     /** @description Also in the body. */
                     "Request-Id"?: string;
@@ -9415,7 +9813,7 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody: {
+        requestBody?: {
             content: {
                 /**
                  * @example {
@@ -9592,7 +9990,7 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody: {
+        requestBody?: {
             content: {
                 /**
                  * @example {
@@ -10013,7 +10411,12 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: never;
+        requestBody?: {
+            content: {
+                /** @example {} */
+                "application/json": Record<string, never> | null;
+            };
+        };
         responses: {
             /** @description The deletion. */
             200: {
@@ -10035,6 +10438,21 @@ export interface operations {
                         /** @enum {boolean} */
                         deleted: true;
                     };
+                };
+            };
+            /**
+             * @description `parameter_invalid`: A parameter is invalid.
+             *
+             *     `invalid_json`: The request body is not valid JSON.
+             */
+            400: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /**
@@ -10091,6 +10509,28 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `payload_too_large`: The request body is too large. */
+            413: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `unsupported_media_type`: The request body must be application/json. */
+            415: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description `rate_limit_exceeded`: Too many requests. */
             429: {
                 headers: {
@@ -10120,7 +10560,12 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: never;
+        requestBody?: {
+            content: {
+                /** @example {} */
+                "application/json": Record<string, never> | null;
+            };
+        };
         responses: {
             /** @description The attempt's outcome. */
             200: {
@@ -10139,6 +10584,21 @@ export interface operations {
                      *     }
                      */
                     "application/json": components["schemas"]["WebhookTest"];
+                };
+            };
+            /**
+             * @description `parameter_invalid`: A parameter is invalid.
+             *
+             *     `invalid_json`: The request body is not valid JSON.
+             */
+            400: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /**
@@ -10171,6 +10631,28 @@ export interface operations {
             };
             /** @description `webhook_not_found`: No such webhook endpoint. */
             404: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `payload_too_large`: The request body is too large. */
+            413: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `unsupported_media_type`: The request body must be application/json. */
+            415: {
                 headers: {
                     /** @description Also in the body. */
                     "Request-Id"?: string;
@@ -10579,7 +11061,12 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody?: never;
+        requestBody?: {
+            content: {
+                /** @example {} */
+                "application/json": Record<string, never> | null;
+            };
+        };
         responses: {
             /** @description The secret, its otpauth URI and that URI as a QR code, shown this once. */
             200: {
@@ -10605,7 +11092,11 @@ export interface operations {
                     };
                 };
             };
-            /** @description `parameter_invalid`: A parameter is invalid. */
+            /**
+             * @description `parameter_invalid`: A parameter is invalid.
+             *
+             *     `invalid_json`: The request body is not valid JSON.
+             */
             400: {
                 headers: {
                     /** @description Also in the body. */
@@ -10644,6 +11135,28 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `payload_too_large`: The request body is too large. */
+            413: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `unsupported_media_type`: The request body must be application/json. */
+            415: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description `rate_limit_exceeded`: Too many requests. */
             429: {
                 headers: {
@@ -10672,7 +11185,12 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody?: never;
+        requestBody?: {
+            content: {
+                /** @example {} */
+                "application/json": Record<string, never> | null;
+            };
+        };
         responses: {
             /** @description The account, with two-factor off. */
             200: {
@@ -10692,7 +11210,11 @@ export interface operations {
                     "application/json": components["schemas"]["Account"];
                 };
             };
-            /** @description `parameter_invalid`: A parameter is invalid. */
+            /**
+             * @description `parameter_invalid`: A parameter is invalid.
+             *
+             *     `invalid_json`: The request body is not valid JSON.
+             */
             400: {
                 headers: {
                     /** @description Also in the body. */
@@ -10728,6 +11250,28 @@ export interface operations {
              *     `insufficient_scope`: The API key lacks the scope for this operation.
              */
             403: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `payload_too_large`: The request body is too large. */
+            413: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `unsupported_media_type`: The request body must be application/json. */
+            415: {
                 headers: {
                     /** @description Also in the body. */
                     "Request-Id"?: string;

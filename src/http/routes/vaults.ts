@@ -106,8 +106,8 @@ function createVaultInput(scope: Scope, body: z.infer<typeof createVaultBody>) {
     throw new SpendgateError(
       'parameter_invalid',
       'A live vault starts empty: initialDeposit above 0 is for test mode only. Fund a live ' +
-        'vault with a transfer from another vault (POST /v1/transfers); on-chain deposits ' +
-        'are coming.',
+        'vault by sending to its depositAddress on chain, or with a transfer from another ' +
+        'vault (POST /v1/transfers).',
       'initialDeposit',
     );
   }

@@ -111,6 +111,23 @@ export {
   type VaultStatus,
 } from './decision/decide.js';
 export {
+  isAtPar,
+  isDecision,
+  RATE_UNAVAILABLE,
+  toVaultAsset,
+  UNCONVERTIBLE_CURRENCY,
+  type AssetAmount,
+  type AssetConversionInput,
+  type AssetPrice,
+  type MoneyAmount,
+} from './decision/billing.js';
+export {
+  isAmountDecline,
+  partialApprovalCap,
+  withPartialApproval,
+  type PartialDecision,
+} from './decision/partial.js';
+export {
   BACKTEST_BOUNDS,
   BacktestReplay,
   backtestWindow,

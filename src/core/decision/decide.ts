@@ -126,6 +126,13 @@ function decideRead(input: DecisionInput): Decision {
   if (vault.status === 'frozen') return VAULT_FROZEN;
   if (vault.status === 'closed') return VAULT_CLOSED;
   if (request.currency !== vault.currency) return CURRENCY_MISMATCH;
+  // An account verification (contract v1.2, section 16: networks send 0.00 to check that a
+  // card is live) holds nothing and spends nothing, so no policy applies; an overdrawn vault
+  // declines it as it declines everything until restored.
+  if (request.amount.isZero()) {
+    assert(isDecimal(vault.available), 'available is a core Decimal');
+    return vault.available.isNegative() ? INSUFFICIENT_BALANCE : APPROVED;
+  }
 
   let shadowMatches = NO_SHADOW_MATCHES;
   let decision = APPROVED;

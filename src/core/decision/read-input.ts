@@ -357,7 +357,32 @@ function readVault(value: unknown, card: CardState | null): VaultState | null {
     throw refusal('parameter_invalid', 'vault.id', "must be the card's vault (its vaultId)");
   }
   const given = vault['available'];
-  const available = readAmount(given, currency, VAULT_AVAILABLE);
+  const available = readAvailable(given, currency);
   if (available === given) return vault as unknown as VaultState;
   return { id, status: vault['status'] as VaultStatus, currency: currency.code, available };
+}
+
+/**
+ * A vault's available balance, which may be below 0 while the vault is overdrawn (contract
+ * v1.2, section 16: postings the network mandates may take it there). Read as its magnitude,
+ * exactly as any total, then given its sign back.
+ */
+function readAvailable(given: unknown, currency: CurrencyInfo): Decimal {
+  if (!isNegativeAmount(given)) return readAmount(given, currency, VAULT_AVAILABLE);
+  const magnitude =
+    typeof given === 'string'
+      ? given.slice(1)
+      : typeof given === 'number'
+        ? -given
+        : (given as { negated(): unknown }).negated();
+  return readAmount(magnitude, currency, VAULT_AVAILABLE).negated();
+}
+
+function isNegativeAmount(value: unknown): boolean {
+  if (typeof value === 'string') return value.startsWith('-') && value !== '-0';
+  if (typeof value === 'number') return value < 0;
+  if (typeof value !== 'object' || value === null) return false;
+  // A Decimal of any copy of decimal.js: its sign is `s`, -1 below 0.
+  const decimal = value as { s?: unknown; isZero?: () => boolean; negated?: unknown };
+  return decimal.s === -1 && typeof decimal.negated === 'function' && decimal.isZero?.() === false;
 }

@@ -1,0 +1,100 @@
+import { assert } from '../assert.js';
+import { Decimal, isDecimal } from '../money/decimal.js';
+import { declined, type Decision } from './result.js';
+
+/*
+ * Billing currencies (contract v1.2, section 16): a card network asks in the card's billing
+ * currency (an ISO 4217 code, USD by default), having already converted the merchant's
+ * currency into it. The decision, the policy and the ledger all work in the vault's asset, so
+ * a request in the billing currency is converted here first, once, before `decide` sees it.
+ * Pure: the caller supplies the price of the asset, read elsewhere (the price feed is off the
+ * hot path; an authorization never waits on it).
+ */
+
+/** The price of one unit of an asset in a billing currency, where it was read and when. */
+export interface AssetPrice {
+  /** Billing currency per one unit of the asset (USD per SOL), exact. */
+  readonly value: Decimal;
+  /** Where the price came from: a feed's account address, or `par`. */
+  readonly source: string;
+  /** The price's publish time, epoch milliseconds. */
+  readonly atMs: number;
+}
+
+/** An amount of money with its currency, as a transaction records `billing` and `merchantAmount`. */
+export interface MoneyAmount {
+  readonly amount: Decimal;
+  readonly currency: string;
+}
+
+/** A request converted into the vault's asset. */
+export interface AssetAmount {
+  /** In the vault's asset, at the asset's scale. */
+  readonly amount: Decimal;
+  /** What the network asked, in the currency it asked in. */
+  readonly billing: MoneyAmount;
+  /** The price used; null when no conversion was made (the request was in the asset, or at par). */
+  readonly rate: AssetPrice | null;
+}
+
+/**
+ * Billing currencies an asset is worth one unit of, exactly: USDC is a dollar. A par pair
+ * converts with no price and no feed; the conversion is then the identity on the amount (the
+ * billing currency's scale, USD's 2, is coarser than the asset's, USDC's 6).
+ */
+const PAR: ReadonlyMap<string, ReadonlySet<string>> = new Map([['USDC', new Set(['USD'])]]);
+
+export function isAtPar(billingCurrency: string, asset: string): boolean {
+  return PAR.get(asset)?.has(billingCurrency) === true;
+}
+
+export const UNCONVERTIBLE_CURRENCY: Decision = declined(
+  'card_declined',
+  'currency_mismatch',
+  "The transaction currency is neither the vault's nor the card's billing currency",
+);
+
+export const RATE_UNAVAILABLE: Decision = declined(
+  'card_declined',
+  'rate_unavailable',
+  "No usable price converts the billing currency into the vault's asset",
+);
+
+export interface AssetConversionInput {
+  /** The request's amount, read at its currency's scale. */
+  readonly amount: Decimal;
+  /** The request's currency: the vault's asset or the card's billing currency. */
+  readonly currency: string;
+  readonly billingCurrency: string;
+  readonly asset: { readonly code: string; readonly scale: number };
+  /** The asset's price in the billing currency now, or null when none is usable. */
+  readonly price: AssetPrice | null;
+}
+
+/**
+ * The request's amount in the vault's asset, or the decline that answers it:
+ * - in the asset already: as it is;
+ * - in the card's billing currency at par (USD to USDC): the same amount, no rate;
+ * - in the card's billing currency otherwise: divided by the price and rounded up to the
+ *   asset's scale (the issuer's favour: never hold less than the network will collect), or
+ *   `rate_unavailable` with no usable price;
+ * - in any other currency: `currency_mismatch`.
+ */
+export function toVaultAsset(input: AssetConversionInput): AssetAmount | Decision {
+  const { amount, currency, asset } = input;
+  assert(isDecimal(amount) && !amount.isNegative(), 'a non-negative core Decimal amount');
+  const billing = { amount, currency };
+  if (currency === asset.code) return { amount, billing, rate: null };
+  if (currency !== input.billingCurrency) return UNCONVERTIBLE_CURRENCY;
+  if (isAtPar(currency, asset.code)) return { amount, billing, rate: null };
+  const price = input.price;
+  if (price === null) return RATE_UNAVAILABLE;
+  assert(isDecimal(price.value) && price.value.gt(0), 'a price is a positive core Decimal');
+  const converted = amount.dividedBy(price.value).toDecimalPlaces(asset.scale, Decimal.ROUND_UP);
+  return { amount: converted, billing, rate: price };
+}
+
+/** Whether `toVaultAsset` answered a decline rather than an amount. */
+export function isDecision(value: AssetAmount | Decision): value is Decision {
+  return 'approved' in value;
+}

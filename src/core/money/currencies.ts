@@ -4,7 +4,8 @@ import { SpendgateError } from '../errors/spendgate-error.js';
 export interface CurrencyInfo {
   readonly code: string;
   readonly name: string;
-  readonly network: 'solana';
+  /** Where the asset lives; null for a fiat billing currency (ISO 4217), which no vault holds. */
+  readonly network: 'solana' | null;
   readonly scale: number;
 }
 

@@ -30,6 +30,12 @@ export interface BatcherOptions {
    */
   readonly onBatch?: (size: number) => void;
   /**
+   * Whether a batch of one that failed with `error` runs again (the store's answer: a loss of
+   * the race to the networkTransactionId's unique index). Any other failure of a lone request
+   * is its caller's at once. Absent: none runs again.
+   */
+  readonly runsAgainAlone?: (error: unknown) => boolean;
+  /**
    * The vault of each card, by cardKey: the store passes the memory its batches fill from
    * their locks (ops/decide-and-record.ts, cardVaultsOf), so there is one per store. Without
    * it, the batcher keeps its own, learned from the outcomes.
@@ -230,7 +236,10 @@ export class AuthorizeBatcher {
         waiting.resolve(outcome);
       });
     } catch (error) {
-      if (batch.length === 1) {
+      // A batch of one runs again only after losing the race to the unique index: a first
+      // decline takes no vault lock, so the same callback at another process races this one,
+      // and the loser's second run answers the winner's record (issue 37), never a stand-in.
+      if (batch.length === 1 && this.options.runsAgainAlone?.(error) !== true) {
         batch[0]?.reject(error);
         return;
       }

@@ -364,6 +364,7 @@ function createAuthorizeBatcher(
       spareLaneAfterMs: options.authorizeSpareLaneAfterMs ?? AUTHORIZE_SPARE_LANE_AFTER_MS,
       queueMax: options.authorizeQueueMax ?? 10_000,
       vaultOfCard: cardVaultsOf(ctx),
+      runsAgainAlone: isUniqueViolation,
       onBatch: (size) => {
         for (const observe of batchObservers) observe(size);
       },

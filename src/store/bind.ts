@@ -17,7 +17,7 @@ import {
   getBacktest,
   markBacktestJobs,
 } from './ops/backtests.js';
-import { authorizeBatch } from './ops/decide-and-record.js';
+import { authorizeBatch } from './authorize/two-trips.js';
 import { createCard, revealCard, setCardStatus } from './ops/cards.js';
 import {
   createDisplayToken,

@@ -6,7 +6,7 @@ import {
   type TemplateLibrary,
 } from '../core/index.js';
 import { builtinRuleLibrary } from '../rule-library/load.js';
-import { AuthorizeBatcher } from './authorize-lanes.js';
+import { AuthorizeBatcher } from './authorize/lanes.js';
 import { areaBindersByOperation, bindOperations } from './bind.js';
 import type { StoreContext } from './context.js';
 import { ensureSystemAccounts } from './ledger.js';
@@ -19,8 +19,8 @@ import {
   cardVaultsOf,
   isUniqueViolation,
   type AuthorizeRequest,
-} from './ops/decide-and-record.js';
-import { authorizeOnKnownState, StaleKnownState } from './ops/authorize-one-trip.js';
+} from './authorize/two-trips.js';
+import { authorizeOnKnownState, StaleKnownState } from './authorize/one-trip.js';
 import { readOutboxBacklog } from './ops/events.js';
 import { readEventsAfter } from './ops/event-feed.js';
 import {
@@ -29,7 +29,7 @@ import {
   type IdempotentRequest,
   type StoredResponse,
 } from './ops/idempotency.js';
-import { KnownState } from './ops/known-state.js';
+import { KnownState } from './authorize/known-state.js';
 import { rewrapMasterKeySecrets } from './ops/master-key-rotation.js';
 import { deliveryTarget, recordDeliveryAttempt } from './ops/webhook-deliveries.js';
 import type { Store, StoreOperations } from './port/index.js';

@@ -5,14 +5,14 @@ import type {
   Scope,
   TransactionRecord,
 } from '../../core/index.js';
-import type { AuthorizeBudget, AuthorizeInput } from '../ops/decide-and-record.js';
+import type { AuthorizeBudget, AuthorizeInput } from '../authorize/two-trips.js';
 import type { ListTransactionsQuery, Page } from '../ops/lists.js';
 
 export {
   AUTHORIZE_BATCH_MAX,
   type AuthorizeBudget,
   type AuthorizeInput,
-} from '../ops/decide-and-record.js';
+} from '../authorize/two-trips.js';
 
 /** Why a hold is released: asked for, expired, or an approval answered as the stand-in decline. */
 export type ReleaseReason = 'reversed' | 'expired' | 'stand_in';

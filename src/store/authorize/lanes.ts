@@ -3,9 +3,9 @@ import {
   InvariantError,
   SpendgateError,
   type AuthorizationOutcome,
-} from '../core/index.js';
-import { AUTHORIZE_BATCH_MAX, cardKey, type AuthorizeRequest } from './ops/decide-and-record.js';
-import { RecentMap } from './recent-map.js';
+} from '../../core/index.js';
+import { AUTHORIZE_BATCH_MAX, cardKey, type AuthorizeRequest } from './two-trips.js';
+import { RecentMap } from '../recent-map.js';
 
 /** How the batcher runs: its bounds, its observer and where it learns each card's vault. */
 export interface BatcherOptions {

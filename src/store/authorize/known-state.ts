@@ -6,7 +6,7 @@ import {
   type LockedBatch,
   type LockedRow,
   type VaultState,
-} from './decide-and-record.js';
+} from './two-trips.js';
 
 /*
  * What this process last saw of the vaults and cards its authorize batches committed on: the

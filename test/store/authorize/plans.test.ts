@@ -1,15 +1,15 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Scope } from '../../src/core/index.js';
-import type { SqlClient } from '../../src/store/sql/client.js';
-import { testDatabase } from '../support/databases.js';
-import { genericPlan, recordingClient, type Statement } from '../support/recorded-statements.js';
+import type { Scope } from '../../../src/core/index.js';
+import type { SqlClient } from '../../../src/store/sql/client.js';
+import { testDatabase } from '../../support/databases.js';
+import { genericPlan, recordingClient, type Statement } from '../../support/recorded-statements.js';
 import {
   merchant,
   networkTransactionId,
   openTestStore,
   usdc,
   type TestStore,
-} from '../support/store.js';
+} from '../../support/store.js';
 
 /**
  * The authorize batch's reads stay reads of the batch's own rows however large the history

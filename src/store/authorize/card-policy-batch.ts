@@ -18,7 +18,7 @@ import {
 } from '../spend-window.js';
 import type { SqlQueryable } from '../sql/client.js';
 import type { SqlParams } from '../sql/params.js';
-import { loadCompiledCardPolicy } from './card-policies.js';
+import { loadCompiledCardPolicy } from '../ops/card-policies.js';
 
 /*
  * Card-level policies on the authorize path (decide-and-record.ts), kept apart from it. What

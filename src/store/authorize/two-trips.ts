@@ -44,8 +44,8 @@ import {
   type CardReads,
 } from './card-policy-batch.js';
 import type { KnownState } from './known-state.js';
-import { loadCompiledPolicy } from './policies.js';
-import { getTransaction } from './reads.js';
+import { loadCompiledPolicy } from '../ops/policies.js';
+import { getTransaction } from '../ops/reads.js';
 
 export interface AuthorizeInput extends AuthorizationRequest {
   /** The card network's id for this authorization: its idempotency key (contract section 5). */

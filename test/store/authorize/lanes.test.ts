@@ -4,14 +4,20 @@ import {
   type AuthorizationOutcome,
   type Scope,
   type TransactionRecord,
-} from '../../src/core/index.js';
-import { AuthorizeBatcher } from '../../src/store/authorize-lanes.js';
+} from '../../../src/core/index.js';
+import { AuthorizeBatcher } from '../../../src/store/authorize/lanes.js';
 import {
   AUTHORIZE_BATCH_MAX,
   type AuthorizeRequest,
-} from '../../src/store/ops/decide-and-record.js';
-import { forEachDatabase } from '../support/databases.js';
-import { merchant, openTestStore, usdc, useTestStore, type TestStore } from '../support/store.js';
+} from '../../../src/store/authorize/two-trips.js';
+import { forEachDatabase } from '../../support/databases.js';
+import {
+  merchant,
+  openTestStore,
+  usdc,
+  useTestStore,
+  type TestStore,
+} from '../../support/store.js';
 
 /**
  * Batched authorization decides as if every request had run alone, one after another: the

@@ -1,13 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { Decimal, ZERO, type Scope } from '../../src/core/index.js';
+import { Decimal, ZERO, type Scope } from '../../../src/core/index.js';
 import {
   cardKey,
   type AuthorizeRequest,
   type LockedBatch,
-} from '../../src/store/ops/decide-and-record.js';
-import { KnownState } from '../../src/store/ops/known-state.js';
-import { SpendCounters } from '../../src/store/spend-window.js';
-import { merchant } from '../support/store.js';
+} from '../../../src/store/authorize/two-trips.js';
+import { KnownState } from '../../../src/store/authorize/known-state.js';
+import { SpendCounters } from '../../../src/store/spend-window.js';
+import { merchant } from '../../support/store.js';
 
 /**
  * When known state keeps going stale (another process writing the same vaults), the store

@@ -1,8 +1,8 @@
 import { beforeAll, expect, it } from 'vitest';
-import type { AuthorizationOutcome, Scope } from '../../src/core/index.js';
-import type { StoreOperations } from '../../src/store/store.js';
-import type { SqlClient } from '../../src/store/sql/client.js';
-import { forEachDatabase } from '../support/databases.js';
+import type { AuthorizationOutcome, Scope } from '../../../src/core/index.js';
+import type { StoreOperations } from '../../../src/store/store.js';
+import type { SqlClient } from '../../../src/store/sql/client.js';
+import { forEachDatabase } from '../../support/databases.js';
 import {
   merchant,
   networkTransactionId,
@@ -11,7 +11,7 @@ import {
   usdc,
   useTestStore,
   type TestStore,
-} from '../support/store.js';
+} from '../../support/store.js';
 
 /**
  * A batch whose cards and vaults its store has seen is decided on what the store knows and

@@ -9,7 +9,7 @@ import {
   STALE_KNOWN_STATE,
   type AuthorizeRequest,
   type LockedBatch,
-} from './decide-and-record.js';
+} from './two-trips.js';
 import type { KnownState } from './known-state.js';
 
 /**

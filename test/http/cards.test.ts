@@ -129,6 +129,38 @@ describe('card routes', () => {
     expect([reveal.status, reveal.body.error?.code]).toEqual([409, 'card_cancelled']);
   });
 
+  it('updates the cardholder name and metadata, sending card.updated; a cancelled card stays as it is', async () => {
+    const { id: vaultId } = await vault();
+    const { id } = (await card(vaultId)).body;
+    const renamed = await call('PATCH', `/v1/cards/${id}`, {
+      cardholderName: 'Ada King',
+      metadata: { team: null, site: 'London' },
+    });
+    expect([renamed.status, renamed.body.cardholderName, renamed.body.metadata]).toEqual([
+      200,
+      'Ada King',
+      { site: 'London' },
+    ]);
+    expect((await call('GET', `/v1/cards/${id}`)).body.cardholderName).toBe('Ada King');
+    const tooMany = Object.fromEntries(
+      Array.from({ length: 50 }, (_, i) => [`k${String(i)}`, 'v']),
+    );
+    const refused = await call('PATCH', `/v1/cards/${id}`, { metadata: tooMany });
+    expect([refused.status, refused.body.error?.code, refused.body.error?.param]).toEqual([
+      400,
+      'parameter_invalid',
+      'metadata',
+    ]);
+    const blank = await call('PATCH', `/v1/cards/${id}`, { cardholderName: '' });
+    expect([blank.status, blank.body.error?.param]).toEqual([400, 'cardholderName']);
+    expect((await call('GET', `/v1/cards/${id}`)).body.metadata).toEqual({ site: 'London' });
+    await call('POST', `/v1/cards/${id}/cancel`);
+    const cancelled = await call('PATCH', `/v1/cards/${id}`, { cardholderName: 'Late' });
+    expect([cancelled.status, cancelled.body.error?.code]).toEqual([409, 'card_cancelled']);
+    const unknown = await call('PATCH', '/v1/cards/card_nope', { cardholderName: 'X' });
+    expect([unknown.status, unknown.body.error?.code]).toEqual([404, 'card_not_found']);
+  });
+
   it('refuses a body on an operation that takes none, naming the key, and changes nothing', async () => {
     const { id: vaultId } = await vault();
     const { id } = (await card(vaultId)).body;

@@ -108,6 +108,7 @@ describe('webhooks', () => {
       );
       const card = (await call('POST', '/v1/cards', { vaultId: vault.id, cardholderName: 'W' }, as))
         .body;
+      await call('PATCH', `/v1/cards/${card.id}`, { cardholderName: 'W2' }, as);
       await call('POST', `/v1/cards/${card.id}/freeze`, undefined, as);
       await call('POST', `/v1/cards/${card.id}/unfreeze`, undefined, as);
       const merchant = { name: 'Cafe', mcc: '5812', country: 'US' };

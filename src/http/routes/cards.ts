@@ -4,7 +4,13 @@ import { presentCard, presentCardDetails } from '../../core/index.js';
 import type { Store } from '../../store/store.js';
 import { authOf } from '../auth.js';
 import { respond } from '../idempotency.js';
-import { cardDetailsObject, cardObject, createCardBody, listCardsQuery } from '../schemas/card.js';
+import {
+  cardDetailsObject,
+  cardObject,
+  createCardBody,
+  listCardsQuery,
+  updateCardBody,
+} from '../schemas/card.js';
 import { idParams, listOf, presentPage, twoFactorHeaders } from '../schemas/common.js';
 import { twoFactorRefused } from './two-factor.js';
 
@@ -42,6 +48,16 @@ export function registerCardRoutes(
   routes.get('/v1/cards/:id', retrieveCardRoute, async (request) =>
     presentCard(await store.getCard(authOf(request).scope, request.params.id)),
   );
+
+  routes.patch('/v1/cards/:id', updateCardRoute, async (request, reply) => {
+    const { scope } = authOf(request);
+    const { cardholderName, metadata } = request.body;
+    return respond(store, request, reply, 200, async (operations) =>
+      presentCard(
+        await operations.updateCard(scope, request.params.id, { cardholderName, metadata }),
+      ),
+    );
+  });
 
   routes.post('/v1/cards/:id/reveal', revealCardRoute, async (request, reply) => {
     const { scope } = authOf(request);
@@ -112,6 +128,17 @@ const retrieveCardRoute = {
     operationId: 'retrieveCard',
     tags: ['cards'],
     params: idParams,
+    response: { 200: cardObject },
+  },
+} as const;
+
+const updateCardRoute = {
+  config: { requiredScope: 'cards:write' },
+  schema: {
+    operationId: 'updateCard',
+    tags: ['cards'],
+    params: idParams,
+    body: updateCardBody,
     response: { 200: cardObject },
   },
 } as const;

@@ -1,5 +1,11 @@
 import { z } from 'zod';
-import { metadataInput, paginationQuery, text, timestampOutput } from './common.js';
+import {
+  metadataChangesInput,
+  metadataInput,
+  paginationQuery,
+  text,
+  timestampOutput,
+} from './common.js';
 
 const cardStatus = z.enum(['active', 'frozen', 'cancelled']);
 
@@ -23,6 +29,11 @@ export const createCardBody = z.strictObject({
   vaultId: text(1, 64),
   cardholderName: text(1, 100),
   metadata: metadataInput.optional(),
+});
+
+export const updateCardBody = z.strictObject({
+  cardholderName: text(1, 100).optional(),
+  metadata: metadataChangesInput.optional(),
 });
 
 export const listCardsQuery = z.strictObject({

@@ -41,6 +41,9 @@ export const metadataInput = z
   .record(text(1, 40), text(0, 500))
   .refine((value) => Object.keys(value).length <= 50, { error: 'has more than 50 keys' });
 
+/** A metadata update: a key set to a string is set, a key set to null is removed (section 1). */
+export const metadataChangesInput = z.record(text(1, 40), text(0, 500).nullable());
+
 export const moneyOutput = z.string().meta({ description: 'A decimal amount, e.g. "125.50".' });
 export const timestampOutput = z.string().meta({ description: 'ISO 8601 UTC.' });
 

@@ -12,6 +12,7 @@ import type { SqlQueryable } from '../sql/client.js';
 import { oneRow } from '../sql/one-row.js';
 import { assertVaultActive, lockVault, vaultDataKey, type StoreContext } from '../context.js';
 import { appendEvent } from '../outbox.js';
+import { applyMetadataChanges, type MetadataChanges } from '../metadata-changes.js';
 import { CARD_COLUMNS, cardFromRow, type CardRow } from '../rows.js';
 
 /** Card numbers: 16 digits, the issuer's BIN first, a Luhn check digit last. */
@@ -113,14 +114,7 @@ export async function setCardStatus(
   target: 'active' | 'frozen' | 'cancelled',
 ): Promise<CardRecord> {
   const nowMs = ctx.clock();
-  const { rows } = await tx.query<CardRow>(
-    `SELECT ${CARD_COLUMNS} FROM cards WHERE id = $1 AND account_id = $2 AND mode = $3 FOR UPDATE`,
-    [cardId, scope.accountId, scope.mode],
-  );
-  const row = rows[0];
-  if (row === undefined)
-    throw new SpendgateError('card_not_found', `No card ${cardId.slice(0, 64)} exists.`, 'id');
-  const card = cardFromRow(row);
+  const card = await lockCard(tx, scope, cardId);
   if (card.status === target) return card;
   if (card.status === 'cancelled')
     throw new SpendgateError('card_cancelled', `Card ${card.id} is cancelled.`, 'id');
@@ -135,6 +129,59 @@ export async function setCardStatus(
     target === 'active' ? 'card.unfrozen' : target === 'frozen' ? 'card.frozen' : 'card.cancelled';
   await appendEvent(tx, scope, event, presentCard(result), nowMs);
   return result;
+}
+
+/** What Update Card may change (contract v1.2, section 3 amendments). */
+export interface CardChanges {
+  readonly cardholderName?: string | undefined;
+  readonly metadata?: MetadataChanges | undefined;
+}
+
+/**
+ * updateCard: one transaction.
+ * In: scope, cardId, a new cardholder name and/or metadata changes (a key set to null is
+ *   removed).  Out: the card.
+ * Writes: cards.cardholder_name, cards.metadata, outbox (card.updated).
+ * Fails: card_not_found; card_cancelled (a cancelled card is never changed again);
+ *   parameter_invalid (more than 50 metadata keys after the change).
+ */
+export async function updateCard(
+  ctx: StoreContext,
+  tx: SqlQueryable,
+  scope: Scope,
+  cardId: string,
+  changes: CardChanges,
+): Promise<CardRecord> {
+  const nowMs = ctx.clock();
+  const card = await lockCard(tx, scope, cardId);
+  if (card.status === 'cancelled')
+    throw new SpendgateError('card_cancelled', `Card ${card.id} is cancelled.`, 'id');
+  const metadata = applyMetadataChanges(card.metadata, changes.metadata, 'card');
+  const { rows } = await tx.query<CardRow>(
+    `UPDATE cards SET cardholder_name = $2, metadata = $3, updated_at = $4 WHERE id = $1
+     RETURNING ${CARD_COLUMNS}`,
+    [
+      card.id,
+      changes.cardholderName ?? card.cardholderName,
+      JSON.stringify(metadata),
+      new Date(nowMs),
+    ],
+  );
+  const updated = cardFromRow(oneRow(rows, 'the card UPDATE'));
+  await appendEvent(tx, scope, 'card.updated', presentCard(updated), nowMs);
+  return updated;
+}
+
+/** The card `cardId` of the caller, locked for the rest of the transaction. */
+async function lockCard(tx: SqlQueryable, scope: Scope, cardId: string): Promise<CardRecord> {
+  const { rows } = await tx.query<CardRow>(
+    `SELECT ${CARD_COLUMNS} FROM cards WHERE id = $1 AND account_id = $2 AND mode = $3 FOR UPDATE`,
+    [cardId, scope.accountId, scope.mode],
+  );
+  const row = rows[0];
+  if (row === undefined)
+    throw new SpendgateError('card_not_found', `No card ${cardId.slice(0, 64)} exists.`, 'id');
+  return cardFromRow(row);
 }
 
 /** A card's secrets, for Reveal Card Details only; never logged, never in an event. */

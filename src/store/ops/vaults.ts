@@ -29,6 +29,7 @@ import {
 import { post, systemAccountId, transferEntries } from '../ledger.js';
 import { depositAddressOf } from '../deposit-keys.js';
 import { appendEvent } from '../outbox.js';
+import { applyMetadataChanges, type MetadataChanges } from '../metadata-changes.js';
 import { watchDepositAddress } from './deposit-watch.js';
 import { sealMetadata } from './metadata.js';
 import {
@@ -210,9 +211,6 @@ export async function getVault(
   return vaultFromRow(row);
 }
 
-/** Metadata keys a vault may have (contract section 1). */
-export const METADATA_KEYS_MAX = 50;
-
 /**
  * updateVault: one transaction.
  * In: scope, vaultId, a new name and/or metadata changes (a key set to null is removed).
@@ -227,24 +225,14 @@ export async function updateVault(
   vaultId: string,
   changes: {
     readonly name?: string | undefined;
-    readonly metadata?: Readonly<Record<string, string | null>> | undefined;
+    readonly metadata?: MetadataChanges | undefined;
   },
 ): Promise<VaultRecord> {
   const nowMs = ctx.clock();
   const vault = await lockVault(tx, scope, vaultId, 'id');
   if (vault.status === 'closed')
     throw new SpendgateError('vault_closed', `Vault ${vault.id} is closed.`, 'id');
-  const merged = Object.entries({ ...vault.metadata, ...changes.metadata });
-  const metadata = Object.fromEntries(
-    merged.filter((entry): entry is [string, string] => entry[1] !== null),
-  );
-  if (Object.keys(metadata).length > METADATA_KEYS_MAX) {
-    throw new SpendgateError(
-      'parameter_invalid',
-      `A vault has at most ${METADATA_KEYS_MAX} metadata keys.`,
-      'metadata',
-    );
-  }
+  const metadata = applyMetadataChanges(vault.metadata, changes.metadata, 'vault');
   const { rows } = await tx.query<VaultRow>(
     `UPDATE vaults SET name = $2, metadata = $3, updated_at = $4 WHERE id = $1 RETURNING ${VAULT_COLUMNS}`,
     [vault.id, changes.name ?? vault.name, JSON.stringify(metadata), new Date(nowMs)],

@@ -1,9 +1,9 @@
 import type { CardRecord, Scope } from '../../core/index.js';
 import type { DisplayedCard, DisplayToken } from '../ops/card-display.js';
-import type { CardDetails, CreateCardInput } from '../ops/cards.js';
+import type { CardChanges, CardDetails, CreateCardInput } from '../ops/cards.js';
 import type { ListCardsQuery, Page } from '../ops/lists.js';
 
-export type { CardDetails, CreateCardInput } from '../ops/cards.js';
+export type { CardChanges, CardDetails, CreateCardInput } from '../ops/cards.js';
 export {
   DISPLAY_ORIGINS_MAX,
   DISPLAY_TOKEN_PATTERN,
@@ -16,6 +16,7 @@ export {
 export interface CardOperations {
   createCard(scope: Scope, input: CreateCardInput): Promise<CardRecord>;
   getCard(scope: Scope, cardId: string): Promise<CardRecord>;
+  updateCard(scope: Scope, cardId: string, changes: CardChanges): Promise<CardRecord>;
   listCards(scope: Scope, query: ListCardsQuery): Promise<Page<CardRecord>>;
   setCardStatus(
     scope: Scope,

@@ -18,6 +18,7 @@ interface Json {
   expMonth: number;
   expYear: number;
   cardholderName: string;
+  billingCurrency: string;
   metadata: Record<string, string>;
   cancelledAt: string | null;
   number: string;
@@ -159,6 +160,29 @@ describe('card routes', () => {
     expect([cancelled.status, cancelled.body.error?.code]).toEqual([409, 'card_cancelled']);
     const unknown = await call('PATCH', '/v1/cards/card_nope', { cardholderName: 'X' });
     expect([unknown.status, unknown.body.error?.code]).toEqual([404, 'card_not_found']);
+  });
+
+  it('bills in USD unless told, takes any ISO 4217 code, and refuses anything else', async () => {
+    const { id: vaultId } = await vault();
+    expect((await card(vaultId)).body.billingCurrency).toBe('USD');
+    const euro = await call('POST', '/v1/cards', {
+      vaultId,
+      cardholderName: 'E',
+      billingCurrency: 'EUR',
+    });
+    expect([euro.status, euro.body.billingCurrency]).toEqual([201, 'EUR']);
+    expect((await call('GET', `/v1/cards/${euro.body.id}`)).body.billingCurrency).toBe('EUR');
+    for (const billingCurrency of ['usd', 'USDC', 'XAU', 'ZZZ']) {
+      const refused = await call('POST', '/v1/cards', {
+        vaultId,
+        cardholderName: 'E',
+        billingCurrency,
+      });
+      expect([refused.status, refused.body.error?.param], billingCurrency).toEqual([
+        400,
+        'billingCurrency',
+      ]);
+    }
   });
 
   it('refuses a body on an operation that takes none, naming the key, and changes nothing', async () => {

@@ -36,6 +36,7 @@ export function registerCardRoutes(
           cardholderName: body.cardholderName,
           metadata: body.metadata ?? {},
           bin: options.cardBin,
+          ...(body.billingCurrency === undefined ? {} : { billingCurrency: body.billingCurrency }),
         }),
       ),
     );

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { isIsoCurrency } from '../iso-currencies.js';
 import {
   metadataChangesInput,
   metadataInput,
@@ -6,6 +7,11 @@ import {
   text,
   timestampOutput,
 } from './common.js';
+
+/** An ISO 4217 alphabetic code (contract v1.2, section 16), from the maintained table. */
+const isoCurrencyCode = z
+  .string()
+  .refine(isIsoCurrency, { error: 'must be an ISO 4217 currency code, such as USD' });
 
 const cardStatus = z.enum(['active', 'frozen', 'cancelled']);
 
@@ -20,6 +26,9 @@ export const cardObject = z
     expYear: z.number().int(),
     cardholderName: z.string(),
     metadata: z.record(z.string(), z.string()),
+    billingCurrency: z
+      .string()
+      .meta({ description: 'ISO 4217: the currency the network asks in.' }),
     createdAt: timestampOutput,
     cancelledAt: timestampOutput.nullable(),
   })
@@ -29,6 +38,7 @@ export const createCardBody = z.strictObject({
   vaultId: text(1, 64),
   cardholderName: text(1, 100),
   metadata: metadataInput.optional(),
+  billingCurrency: isoCurrencyCode.optional(),
 });
 
 export const updateCardBody = z.strictObject({

@@ -47,16 +47,21 @@ export function generatePan(bin: string): string {
   return `${payload}${luhnCheckDigit(payload)}`;
 }
 
+/** A card's billing currency when its creator names none: card networks bill most in USD. */
+export const DEFAULT_BILLING_CURRENCY = 'USD';
+
 export interface CreateCardInput {
   readonly vaultId: string;
   readonly cardholderName: string;
   readonly metadata: Metadata;
   readonly bin?: string;
+  /** ISO 4217, checked at the edge; default USD (contract v1.2, section 16). */
+  readonly billingCurrency?: string;
 }
 
 /**
  * createCard: one transaction.
- * In: scope, vaultId, cardholderName, metadata.  Out: the card (never its number or CVV).
+ * In: scope, vaultId, cardholderName, metadata, billingCurrency.  Out: the card (never its number or CVV).
  * Writes: cards (number and CVV encrypted under the vault's data key), outbox (card.created).
  * Fails: vault_not_found, vault_frozen, vault_closed (contract section 7, Create Card).
  */
@@ -77,8 +82,8 @@ export async function createCard(
   const issued = new Date(nowMs);
   const { rows } = await tx.query<CardRow>(
     `INSERT INTO cards (id, account_id, mode, vault_id, status, last4, exp_month, exp_year, cardholder_name,
-                        number_enc, cvv_enc, metadata, created_at, updated_at)
-     VALUES ($1, $2, $3, $4, 'active', $5, $6, $7, $8, $9, $10, $11, $12, $12)
+                        number_enc, cvv_enc, metadata, billing_currency, created_at, updated_at)
+     VALUES ($1, $2, $3, $4, 'active', $5, $6, $7, $8, $9, $10, $11, $13, $12, $12)
      RETURNING ${CARD_COLUMNS}`,
     [
       id,
@@ -93,6 +98,7 @@ export async function createCard(
       ctx.keyring.encrypt(vault.id, wrapped, cvv, `card:${id}:cvv`),
       JSON.stringify(input.metadata),
       issued,
+      input.billingCurrency ?? DEFAULT_BILLING_CURRENCY,
     ],
   );
   const card = cardFromRow(oneRow(rows, 'the card INSERT'));

@@ -165,6 +165,8 @@ const configSchema = z.object({
   WEBHOOK_ENDPOINT_CONCURRENCY: z.coerce.number().int().min(1).max(1000).default(32),
   // Card holds not captured within this many hours are released (7 days by default).
   HOLD_EXPIRY_HOURS: z.coerce.number().int().min(1).max(8760).default(168),
+  // Holds of lodging, car rental and cruise lines (contract section 16) live this long (31 days).
+  HOLD_EXPIRY_LONG_HOURS: z.coerce.number().int().min(1).max(8760).default(744),
   // How far the serving process's heap grows between full collections (src/cli/heap-growth.ts).
   HEAP_GROWING_PERCENT: z.coerce.number().int().min(0).max(HEAP_GROWING_PERCENT_MAX).default(300),
   // Test-mode external transfers: a cluster; unset, a local Solana runtime in-process.
@@ -224,6 +226,11 @@ export interface Config {
   readonly webhooks: WebhookSettings;
   /** Card holds older than this are expired by the maintenance job. */
   readonly holdAgeMsMax: number;
+  /**
+   * The life of a lodging, car rental or cruise line hold (core/holds/hold-expiry.ts, `longMs`;
+   * `holdAgeMsMax` is its `defaultMs`).
+   */
+  readonly holdLongAgeMsMax: number;
   /** The old generation's growth between full collections, in percent; 0: V8's own. */
   readonly heapGrowingPercent: number;
   /** null: live external transfers are refused until a cluster is configured. */
@@ -322,6 +329,7 @@ export function loadConfig(
       testDepositPause,
     },
     holdAgeMsMax: result.data.HOLD_EXPIRY_HOURS * 3_600_000,
+    holdLongAgeMsMax: result.data.HOLD_EXPIRY_LONG_HOURS * 3_600_000,
     heapGrowingPercent: result.data.HEAP_GROWING_PERCENT,
     webhooks: {
       retryDelaysMs: result.data.WEBHOOK_RETRY_DELAYS_MS,

@@ -178,6 +178,9 @@ export type {
   Mode,
   Scope,
   TransactionRecord,
+  TransactionLifecycle,
+  FiatAmount,
+  PolicyWouldDecline,
   TransactionStatus,
   TransactionType,
   TransferRecord,
@@ -216,3 +219,9 @@ export {
   presentPolicyVersion,
   type LimitsOf,
 } from './objects/policy-presenters.js';
+export {
+  DEFAULT_HOLD_EXPIRY,
+  holdExpiresAtMs,
+  isLongHoldMcc,
+  type HoldExpirySettings,
+} from './holds/hold-expiry.js';

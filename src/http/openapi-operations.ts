@@ -57,6 +57,7 @@ const VAULT = {
   frozenAt: null,
   closedAt: null,
   depositAddress: 'DepositAddressExampLeDoNotSendFundsHerexxxx',
+  overdrawnAt: null,
 };
 
 const NEW_VAULT = {
@@ -249,6 +250,15 @@ const CARD_TRANSACTION = {
   completedAt: null,
   hasMetadata: false,
   onChain: null,
+  billing: { amount: '42.50', currency: 'USD' },
+  merchantAmount: null,
+  rate: null,
+  refundedAmount: '0.00',
+  expiresAt: '2026-03-08T14:05:09.000Z',
+  advice: false,
+  partial: false,
+  policyWouldDecline: null,
+  originalTransactionId: null,
 };
 
 const BACKTEST_REQUEST = {
@@ -370,6 +380,15 @@ const TRANSFER_TRANSACTION = {
   completedAt: CREATED_AT,
   hasMetadata: true,
   onChain: null,
+  billing: { amount: '250.00', currency: 'USDC' },
+  merchantAmount: null,
+  rate: null,
+  refundedAmount: '0.00',
+  expiresAt: null,
+  advice: false,
+  partial: false,
+  policyWouldDecline: null,
+  originalTransactionId: null,
 };
 
 const WEBHOOK = {
@@ -1370,28 +1389,139 @@ export const OPERATION_DOCS: Readonly<Record<string, OperationDoc>> = {
   captureAuthorization: {
     summary: 'Capture an authorization',
     description:
-      'Settles an approved authorization: the amount (the whole hold without one) leaves the ' +
-      'vault, and the rest of the hold, if any, is released. Once captured it is completed; ' +
-      'a second capture is `transaction_not_pending`.',
-    returns: 'The transaction, completed.',
+      'Posts what the network captured (contract section 16: captures always post). The ' +
+      'amount (the whole remaining hold without one) leaves the vault, whatever the balance: ' +
+      'it may exceed the hold (tips, fuel), and a transaction that was reversed or expired is ' +
+      'captured too (late presentment), completing it. `final` (default `true`) releases what ' +
+      'is left of the hold; `final: false` keeps it open for later captures. A capture that ' +
+      'takes `available` below 0 makes the vault overdrawn (`vault.overdrawn`). Sends ' +
+      '`transaction.captured`, and `transaction.completed` when it completes. Only a malformed ' +
+      'request, an unknown id or a currency that does not match is refused.',
+    returns: 'The transaction: completed, or still pending after a capture with `final: false`.',
     errors: [
       ...IDEMPOTENT,
       'transaction_not_found',
-      'transaction_not_pending',
       {
         code: 'invalid_amount',
-        message: 'amount exceeds the remaining hold of 42.50 USDC.',
+        message:
+          'Authorization txn_0193a4f1c7d974c2b8e9f0a1b2c3d4e5 holds nothing; give the amount to capture.',
         param: 'amount',
+      },
+      {
+        code: 'currency_mismatch',
+        message:
+          'Authorization txn_0193a4f1c7d974c2b8e9f0a1b2c3d4e5 is in SOL; its vault holds USDC.',
+        param: 'id',
       },
     ],
     example: {
       ...CARD_TRANSACTION,
       status: 'completed',
-      capturedAmount: '40.00',
+      capturedAmount: '48.50',
       heldAmount: '0.00',
       completedAt: LATER,
     },
-    requestExample: { amount: '40.00' },
+    requestExample: { amount: '48.50', final: true },
+  },
+  forceCapture: {
+    summary: 'Force capture',
+    description:
+      'Records a posting with no authorization (an offline terminal, a network stand-in ' +
+      'never advised) as a completed `force_capture` transaction, whatever the balance, the ' +
+      "card's state or the policy: `policyWouldDecline` says what authorize would have " +
+      'answered. It may overdraw the vault (`vault.overdrawn`). Idempotent by ' +
+      '`networkTransactionId` (per kind of message: a force capture may reuse an ' +
+      "authorization's id): a repeat answers the transaction recorded, with " +
+      '`Idempotent-Replayed: true`. Sends `transaction.captured` and `transaction.completed`.',
+    returns: 'The force capture, completed.',
+    errors: [
+      ...IDEMPOTENT,
+      { ...ERROR_EXAMPLES.card_not_found, code: 'card_not_found', param: 'cardId' },
+      { ...ERROR_EXAMPLES.vault_closed, code: 'vault_closed', param: 'cardId' },
+      {
+        code: 'currency_mismatch',
+        message: "currency EUR is not the vault's USDC, nor at par with it.",
+        param: 'currency',
+      },
+      'invalid_amount',
+    ],
+    example: {
+      ...CARD_TRANSACTION,
+      type: 'force_capture',
+      status: 'completed',
+      capturedAmount: '42.50',
+      heldAmount: '0.00',
+      expiresAt: null,
+      completedAt: CREATED_AT,
+      policyWouldDecline: {
+        declineCode: 'insufficient_balance',
+        declineReason: {
+          rule: 'available_balance',
+          message: 'The available balance does not cover the amount',
+        },
+      },
+    },
+    requestExample: {
+      cardId: CARD_ID,
+      amount: '42.50',
+      currency: 'USDC',
+      merchant: MERCHANT,
+      networkTransactionId: 'visa_482910_clearing',
+    },
+  },
+  createRefund: {
+    summary: 'Record a refund',
+    description:
+      "A merchant's credit, recorded as a completed `refund` transaction that credits the " +
+      "vault's ledger (a posting from card settlement to the vault). With `transactionId` it " +
+      'is linked to that card transaction of the same card, whose `refundedAmount` grows by ' +
+      'the amount; a refund above what was captured is recorded too, never refused. A refund ' +
+      "gives no limit's remaining amount back. It may restore an overdrawn vault " +
+      '(`vault.restored`). Idempotent by `networkTransactionId`, per kind of message. Sends ' +
+      '`transaction.refunded`.',
+    returns: 'The refund, completed.',
+    errors: [
+      ...IDEMPOTENT,
+      { ...ERROR_EXAMPLES.card_not_found, code: 'card_not_found', param: 'cardId' },
+      {
+        ...ERROR_EXAMPLES.transaction_not_found,
+        code: 'transaction_not_found',
+        param: 'transactionId',
+      },
+      {
+        code: 'parameter_invalid',
+        message:
+          'transactionId txn_0193a4f1c9e07f13a4b5d1e2f3a4b5c6 is not a card transaction of card card_0193a4f1c5b27e44a1b2c3d4e5f60718.',
+        param: 'transactionId',
+      },
+      { ...ERROR_EXAMPLES.vault_closed, code: 'vault_closed', param: 'cardId' },
+      {
+        code: 'currency_mismatch',
+        message: "currency EUR is not the vault's USDC, nor at par with it.",
+        param: 'currency',
+      },
+      'invalid_amount',
+    ],
+    example: {
+      ...CARD_TRANSACTION,
+      id: DEPOSIT_ID,
+      type: 'refund',
+      status: 'completed',
+      amount: '12.00',
+      heldAmount: '0.00',
+      billing: { amount: '12.00', currency: 'USD' },
+      expiresAt: null,
+      completedAt: CREATED_AT,
+      originalTransactionId: AUTHORIZATION_ID,
+    },
+    requestExample: {
+      cardId: CARD_ID,
+      amount: '12.00',
+      currency: 'USD',
+      merchant: MERCHANT,
+      networkTransactionId: 'visa_482910_refund',
+      transactionId: AUTHORIZATION_ID,
+    },
   },
   reverseAuthorization: {
     summary: 'Reverse an authorization',

@@ -29,6 +29,7 @@ import { registerEventStreamRoutes } from './routes/event-stream.js';
 import { registerRateLimits } from './rate-limits.js';
 import { refuseBodiesWithoutSchema } from './empty-body.js';
 import { registerAuthorizationRoutes } from './routes/authorizations.js';
+import { registerClearingRoutes } from './routes/clearing.js';
 import { registerCardDisplayRoutes } from './routes/card-display.js';
 import { registerCardPolicyRoutes } from './routes/card-policies.js';
 import { registerBacktestRoutes } from './routes/backtests.js';
@@ -355,6 +356,7 @@ function registerApi(
     registerCardPolicyRoutes(api, dependencies.store);
     registerPolicyHistoryRoutes(api, dependencies.store, 'card');
     registerAuthorizationRoutes(api, dependencies.store, config.authorize, metrics.decisions);
+    registerClearingRoutes(api, dependencies.store);
     registerWebhookRoutes(api, dependencies.store);
     registerSettlementRoutes(api, dependencies.store);
     registerTwoFactorRoutes(api, dependencies.store);

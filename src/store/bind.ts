@@ -11,6 +11,7 @@ import {
   revokeApiKey,
 } from './ops/accounts.js';
 import { capture, reverse } from './ops/authorizations.js';
+import { forceCapture, refund } from './ops/clearing.js';
 import {
   backtestsAwaitingJobs,
   createBacktest,
@@ -270,7 +271,10 @@ function bindAuthorizations(ctx: StoreContext, tx: SqlQueryable): AuthorizationO
       assert(outcome !== undefined, 'a batch of one has one outcome');
       return outcome;
     },
-    capture: (scope, transactionId, amount) => capture(ctx, tx, scope, transactionId, amount),
+    capture: (scope, transactionId, amount, final) =>
+      capture(ctx, tx, scope, transactionId, amount, final),
+    forceCapture: (scope, input) => forceCapture(ctx, tx, scope, input),
+    refund: (scope, input) => refund(ctx, tx, scope, input),
     reverse: (scope, transactionId, amount, reason) =>
       reverse(ctx, tx, scope, transactionId, amount, reason),
     getTransaction: (scope, transactionId) => getTransaction(tx, scope, transactionId),

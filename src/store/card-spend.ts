@@ -14,8 +14,8 @@ import type { SqlQueryable } from './sql/client.js';
  */
 
 /**
- * Fills a card's counters from its authorizations, exactly as the approvals and releases
- * would have left them: per approved authorization (the ones with a spend day), what it still
+ * Fills a card's counters from its authorizations (and force captures, which count as spend:
+ * ops/clearing.ts), exactly as the approvals, captures and releases would have left them: per approved authorization (the ones with a spend day), what it still
  * counts (captured plus held) and one count while it is pending or completed, on the rows
  * `spendKeys` names (its day and all time, all merchants and its MCC). Rows of authorizations
  * released whole are written as zeros, as the vault's are. One statement over the card's
@@ -29,7 +29,8 @@ export async function fillCardSpend(tx: SqlQueryable, cardId: string): Promise<n
      FROM (SELECT spend_day, mcc, captured_amount + hold_remaining AS amount,
                   CASE WHEN status IN ('pending', 'completed') THEN 1 ELSE 0 END AS count
            FROM transactions
-           WHERE card_id = $1 AND type = 'card_authorization' AND spend_day IS NOT NULL) t
+           WHERE card_id = $1 AND type IN ('card_authorization', 'force_capture')
+             AND spend_day IS NOT NULL) t
      CROSS JOIN LATERAL (VALUES ($2, t.spend_day), ($2, $3::date), (t.mcc, t.spend_day), (t.mcc, $3::date))
        AS k(mcc, day)
      WHERE k.mcc IS NOT NULL

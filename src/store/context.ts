@@ -1,14 +1,17 @@
 import {
   assert,
+  presentVault,
   SpendgateError,
   type Decimal,
   type CompiledPolicyCache,
+  type HoldExpirySettings,
   type Scope,
   type TemplateLibrary,
   type VaultRecord,
 } from '../core/index.js';
 import type { Keyring } from './secrets/index.js';
 import type { SqlClient, SqlQueryable } from './sql/client.js';
+import { appendEvent } from './outbox.js';
 import { VAULT_COLUMNS, vaultFromRow, type VaultRow } from './rows.js';
 
 /** What every store operation works with. The clock is injected so tests can move time. */
@@ -19,6 +22,8 @@ export interface StoreContext {
   readonly keyring: Keyring;
   readonly policyCache: CompiledPolicyCache;
   readonly templates: TemplateLibrary;
+  /** How long holds live by merchant category (contract v1.2, section 16); default 7 and 31 days. */
+  readonly holdExpiry?: HoldExpirySettings;
 }
 
 export function vaultNotFound(vaultId: string, param = 'vaultId'): SpendgateError {
@@ -93,9 +98,27 @@ export function assertVaultActive(vault: VaultRecord, param = 'vaultId'): void {
   }
 }
 
+/** How a change of a vault's totals may treat its available balance. */
+export interface TotalsChangeOptions {
+  /**
+   * A posting the card network mandates (a capture above its hold, a late capture, a force
+   * capture, an approved advice): recorded even when it takes available below 0, which makes
+   * the vault overdrawn. Every other change is a decision of spendgate's and never may.
+   */
+  readonly mandated?: boolean;
+}
+
 /**
  * Updates a locked vault's totals by deltas and returns the new record. A change of pending is
  * also journaled in hold_changes against `transactionId`, so past pending totals can be rebuilt.
+ *
+ * Every change of a vault's totals but the authorize batch's (which only raises pending, and
+ * approves nothing on an overdrawn vault) passes through here, so this is the one place a vault
+ * becomes overdrawn and is restored (contract v1.2, section 16): a mandated change that leaves
+ * available below 0 sets overdrawn_at (vault.overdrawn); any change that leaves it at 0 or
+ * above clears it (vault.restored), both events in this transaction. A change that is not
+ * mandated and would take a vault that is not overdrawn below 0 is refused by the database
+ * (vaults_available_negative_only_overdrawn, migration 0019).
  */
 export async function changeVaultTotals(
   tx: SqlQueryable,
@@ -103,22 +126,42 @@ export async function changeVaultTotals(
   deltas: { readonly ledger: Decimal; readonly pending: Decimal },
   transactionId: string,
   nowMs: number,
+  options: TotalsChangeOptions = {},
 ): Promise<VaultRecord> {
   const at = new Date(nowMs);
-  const { rows } = await tx.query<VaultRow>(
-    `UPDATE vaults SET ledger = ledger + $2::numeric, pending = pending + $3::numeric, updated_at = $4
-     WHERE id = $1 RETURNING ${VAULT_COLUMNS}`,
-    [vaultId, deltas.ledger.toFixed(), deltas.pending.toFixed(), at],
+  const { rows } = await tx.query<VaultRow & { was_overdrawn_at: Date | null }>(
+    `UPDATE vaults SET ledger = ledger + $2::numeric, pending = pending + $3::numeric, updated_at = $4,
+       overdrawn_at = CASE WHEN ledger + $2::numeric - (pending + $3::numeric) >= 0 THEN NULL
+                           WHEN $5::boolean THEN coalesce(overdrawn_at, $4)
+                           ELSE overdrawn_at END
+     FROM (SELECT overdrawn_at AS was_overdrawn_at FROM vaults WHERE id = $1) AS before
+     WHERE id = $1 RETURNING ${VAULT_COLUMNS}, before.was_overdrawn_at`,
+    [vaultId, deltas.ledger.toFixed(), deltas.pending.toFixed(), at, options.mandated === true],
   );
   const row = rows[0];
   if (row === undefined) throw vaultNotFound(vaultId);
+  const vault = vaultFromRow(row);
+  const availableDelta = deltas.ledger.minus(deltas.pending);
+  assert(
+    options.mandated === true ||
+      !availableDelta.isNegative() ||
+      !vault.ledger.minus(vault.pending).isNegative(),
+    'only a posting the network mandates takes available below 0',
+  );
   if (!deltas.pending.isZero()) {
     await tx.query(
       'INSERT INTO hold_changes (vault_id, transaction_id, delta, created_at) VALUES ($1, $2, $3, $4)',
       [vaultId, transactionId, deltas.pending.toFixed(), at],
     );
   }
-  return vaultFromRow(row);
+  const wasOverdrawn = row.was_overdrawn_at !== null;
+  const isOverdrawn = row.overdrawn_at !== null;
+  if (wasOverdrawn !== isOverdrawn) {
+    const scope = { accountId: vault.accountId, mode: vault.mode };
+    const type = isOverdrawn ? 'vault.overdrawn' : 'vault.restored';
+    await appendEvent(tx, scope, type, presentVault(vault), nowMs);
+  }
+  return vault;
 }
 
 /** The wrapped data key of a vault (read inside the caller's transaction). */

@@ -44,21 +44,29 @@ const CHECKS: readonly { readonly invariant: string; readonly sql: string }[] = 
           WHERE v.pending <> coalesce(h.total, 0)`,
   },
   {
-    invariant: 'available balance is never negative',
-    sql: `SELECT id || ': available ' || (ledger - pending) AS detail FROM vaults WHERE ledger - pending < 0`,
+    // Contract v1.2, section 16: only a posting the network mandates overdraws a vault, and
+    // the vault says so (context.ts, changeVaultTotals).
+    invariant:
+      'available is negative only while the vault is overdrawn, and overdrawn_at is set exactly then',
+    sql: `SELECT id || ': available ' || (ledger - pending) || ', overdrawn_at ' || coalesce(overdrawn_at::text, 'null') AS detail
+          FROM vaults WHERE (ledger - pending < 0) <> (overdrawn_at IS NOT NULL)`,
   },
   {
     invariant: 'a closed vault holds nothing',
     sql: `SELECT id AS detail FROM vaults WHERE status = 'closed' AND (ledger <> 0 OR pending <> 0)`,
   },
   {
+    // What counts as spend: a card authorization's captured and still-held amounts while it is
+    // pending or completed (captures above the hold and late captures included: the money left
+    // the vault), a force capture's amount, and an external transfer's; one count each. A
+    // refund gives nothing back (a limit's remaining amount never rises with one).
     invariant: 'all-time spend counters equal approved card spend and external transfers',
     sql: `SELECT v.id || ': counted ' || coalesce(c.amount, 0) || '/' || coalesce(c.count, 0)
                  || ', spent ' || coalesce(t.amount, 0) || '/' || coalesce(t.count, 0) AS detail
           FROM vaults v
           LEFT JOIN spend_counters c ON c.vault_id = v.id AND c.mcc = '' AND c.day = '${ALL_TIME_DAY}'
           LEFT JOIN (SELECT vault_id, sum(hold_remaining + captured_amount) AS amount, count(*) AS count
-                     FROM transactions WHERE type IN ('card_authorization', 'external_transfer')
+                     FROM transactions WHERE type IN ('card_authorization', 'force_capture', 'external_transfer')
                        AND status IN ('pending', 'completed')
                      GROUP BY 1) t ON t.vault_id = v.id
           WHERE coalesce(c.amount, 0) <> coalesce(t.amount, 0) OR coalesce(c.count, 0) <> coalesce(t.count, 0)`,
@@ -71,7 +79,8 @@ const CHECKS: readonly { readonly invariant: string; readonly sql: string }[] = 
           FROM card_policies p
           LEFT JOIN card_spend_counters c ON c.card_id = p.card_id AND c.mcc = '' AND c.day = '${ALL_TIME_DAY}'
           LEFT JOIN (SELECT card_id, sum(hold_remaining + captured_amount) AS amount, count(*) AS count
-                     FROM transactions WHERE type = 'card_authorization' AND status IN ('pending', 'completed')
+                     FROM transactions WHERE type IN ('card_authorization', 'force_capture')
+                       AND status IN ('pending', 'completed')
                      GROUP BY 1) t ON t.card_id = p.card_id
           WHERE p.document IS NOT NULL
             AND (coalesce(c.amount, 0) <> coalesce(t.amount, 0) OR coalesce(c.count, 0) <> coalesce(t.count, 0))`,
@@ -101,7 +110,26 @@ const CHECKS: readonly { readonly invariant: string; readonly sql: string }[] = 
           WHERE NOT EXISTS (SELECT 1 FROM accounts a WHERE a.id = e.account_id)
           UNION ALL
           SELECT 'unrelayed event ' || u.id FROM outbox_unrelayed u
-          WHERE NOT EXISTS (SELECT 1 FROM outbox_events e WHERE e.id = u.id)`,
+          WHERE NOT EXISTS (SELECT 1 FROM outbox_events e WHERE e.id = u.id)
+          UNION ALL
+          SELECT 'transaction message ' || m.id FROM transaction_messages m
+          WHERE NOT EXISTS (SELECT 1 FROM transactions t WHERE t.id = m.transaction_id)`,
+  },
+  {
+    // Section 16: a linked refund credits a card transaction of its own card, and what linked
+    // refunds credited is the original's refunded_amount (which may exceed its capture: a
+    // refund the network sent is recorded, never refused).
+    invariant: "a transaction's refunded amount is the sum of the refunds linked to it",
+    sql: `SELECT t.id || ': refunded ' || t.refunded_amount || ', refunds ' || coalesce(r.total, 0) AS detail
+          FROM transactions t LEFT JOIN (SELECT original_transaction_id, sum(amount) AS total FROM transactions
+                                         WHERE type = 'refund' AND original_transaction_id IS NOT NULL GROUP BY 1) r
+            ON r.original_transaction_id = t.id
+          WHERE t.refunded_amount <> coalesce(r.total, 0)
+          UNION ALL
+          SELECT 'refund ' || r.id || ' names ' || r.original_transaction_id FROM transactions r
+          WHERE r.type = 'refund' AND r.original_transaction_id IS NOT NULL
+            AND NOT EXISTS (SELECT 1 FROM transactions t WHERE t.id = r.original_transaction_id
+                              AND t.card_id = r.card_id AND t.type IN ('card_authorization', 'force_capture'))`,
   },
   {
     // A display token shows the card it names to its account alone (ops/card-display.ts).

@@ -5,10 +5,13 @@ import {
   type CardRecord,
   type ChainDepositSource,
   type CurrencyCode,
+  type FiatAmount,
   type Merchant,
   type Metadata,
   type Mode,
+  type PolicyWouldDecline,
   type ShadowMatch,
+  type TransactionLifecycle,
   type TransactionRecord,
   type TransactionStatus,
   type TransactionType,
@@ -25,7 +28,7 @@ import { assert } from '../core/index.js';
  */
 
 export const VAULT_COLUMNS =
-  'id, account_id, mode, name, currency, network, status, metadata, ledger, pending, freeze_reason, created_at, updated_at, frozen_at, closed_at, deposit_address';
+  'id, account_id, mode, name, currency, network, status, metadata, ledger, pending, freeze_reason, created_at, updated_at, frozen_at, closed_at, deposit_address, overdrawn_at';
 
 export interface VaultRow {
   id: string;
@@ -44,6 +47,7 @@ export interface VaultRow {
   frozen_at: Date | null;
   closed_at: Date | null;
   deposit_address: string | null;
+  overdrawn_at: Date | null;
 }
 
 export function currencyFromRow(value: string): CurrencyCode {
@@ -71,11 +75,12 @@ export function vaultFromRow(row: VaultRow): VaultRecord {
     frozenAtMs: ms(row.frozen_at),
     closedAtMs: ms(row.closed_at),
     depositAddress: row.deposit_address,
+    overdrawnAtMs: ms(row.overdrawn_at),
   };
 }
 
 export const CARD_COLUMNS =
-  'id, account_id, mode, vault_id, status, last4, exp_month, exp_year, cardholder_name, metadata, created_at, cancelled_at';
+  'id, account_id, mode, vault_id, status, last4, exp_month, exp_year, cardholder_name, metadata, billing_currency, created_at, cancelled_at';
 
 export interface CardRow {
   id: string;
@@ -88,6 +93,7 @@ export interface CardRow {
   exp_year: number;
   cardholder_name: string;
   metadata: Metadata;
+  billing_currency: string;
   created_at: Date;
   cancelled_at: Date | null;
 }
@@ -104,6 +110,7 @@ export function cardFromRow(row: CardRow): CardRecord {
     expYear: row.exp_year,
     cardholderName: row.cardholder_name,
     metadata: row.metadata,
+    billingCurrency: row.billing_currency,
     createdAtMs: row.created_at.getTime(),
     cancelledAtMs: ms(row.cancelled_at),
   };
@@ -122,6 +129,8 @@ export const TRANSACTION_TYPES = Object.keys({
   external_transfer: true,
   deposit: true,
   withdrawal: true,
+  force_capture: true,
+  refund: true,
 } satisfies Record<TransactionType, true>) as readonly TransactionType[];
 export const TRANSACTION_STATUSES = Object.keys({
   pending: true,
@@ -131,7 +140,9 @@ export const TRANSACTION_STATUSES = Object.keys({
 } satisfies Record<TransactionStatus, true>) as readonly TransactionStatus[];
 
 export const TRANSACTION_COLUMNS =
-  'id, account_id, mode, vault_id, type, status, currency, amount, captured_amount, hold_remaining, card_id, transfer_id, merchant, mcc, network_transaction_id, decline_code, decline_reason, shadow_matches, failure_reason, stand_in, spend_day, metadata_enc IS NOT NULL AS has_metadata, created_at, completed_at, chain_deposit';
+  'id, account_id, mode, vault_id, type, status, currency, amount, captured_amount, hold_remaining, card_id, transfer_id, merchant, mcc, network_transaction_id, decline_code, decline_reason, shadow_matches, failure_reason, stand_in, spend_day, metadata_enc IS NOT NULL AS has_metadata, created_at, completed_at, chain_deposit, ' +
+  // Contract v1.2, section 16 (migration 0019).
+  'billing_amount, billing_currency, merchant_amount, merchant_currency, rate, requested_amount, partial, advice, expires_at, refunded_amount, policy_would_decline, original_transaction_id, message_network_transaction_id';
 
 export interface TransactionRow {
   id: string;
@@ -160,6 +171,39 @@ export interface TransactionRow {
   created_at: Date;
   completed_at: Date | null;
   chain_deposit: ChainDepositSource | null;
+  billing_amount: string | null;
+  billing_currency: string | null;
+  merchant_amount: string | null;
+  merchant_currency: string | null;
+  rate: { value: string; source: string; atMs: number } | null;
+  requested_amount: string | null;
+  partial: boolean;
+  advice: boolean;
+  expires_at: Date | null;
+  refunded_amount: string;
+  policy_would_decline: PolicyWouldDecline | null;
+  original_transaction_id: string | null;
+  /** A force capture's or refund's network id (its key: transactions_message_key). */
+  message_network_transaction_id: string | null;
+}
+
+function fiatFromRow(amount: string | null, currency: string | null): FiatAmount | null {
+  return amount === null || currency === null ? null : { amount: new Decimal(amount), currency };
+}
+
+function lifecycleFromRow(row: TransactionRow): TransactionLifecycle {
+  return {
+    billing: fiatFromRow(row.billing_amount, row.billing_currency),
+    merchantAmount: fiatFromRow(row.merchant_amount, row.merchant_currency),
+    rate: row.rate,
+    requestedAmount: row.requested_amount === null ? null : new Decimal(row.requested_amount),
+    partial: row.partial,
+    advice: row.advice,
+    expiresAtMs: ms(row.expires_at),
+    refundedAmount: new Decimal(row.refunded_amount),
+    policyWouldDecline: row.policy_would_decline,
+    originalTransactionId: row.original_transaction_id,
+  };
 }
 
 export function transactionFromRow(row: TransactionRow): TransactionRecord {
@@ -177,7 +221,7 @@ export function transactionFromRow(row: TransactionRow): TransactionRecord {
     cardId: row.card_id,
     transferId: row.transfer_id,
     merchant: row.merchant,
-    networkTransactionId: row.network_transaction_id,
+    networkTransactionId: row.network_transaction_id ?? row.message_network_transaction_id,
     declineCode: row.decline_code,
     declineReason: row.decline_reason,
     shadowMatches: row.shadow_matches ?? NO_SHADOW_MATCHES,
@@ -187,6 +231,7 @@ export function transactionFromRow(row: TransactionRow): TransactionRecord {
     createdAtMs: row.created_at.getTime(),
     completedAtMs: ms(row.completed_at),
     onChain: row.chain_deposit,
+    lifecycle: lifecycleFromRow(row),
   };
 }
 

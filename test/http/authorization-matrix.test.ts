@@ -82,6 +82,9 @@ const OWNER_OBJECT_ROUTES: Readonly<Record<string, Stranger>> = {
   'POST /v1/transfers/external': { notFound: 'vault_not_found' },
   'POST /v1/simulate/deposits': { notFound: 'vault_not_found' },
   'POST /v1/authorizations': 'declined',
+  // Clearing messages name a card: another account's is not found, and nothing is recorded.
+  'POST /v1/captures': { notFound: 'card_not_found' },
+  'POST /v1/refunds': { notFound: 'card_not_found' },
   'GET /v1/rule-templates': 'shared',
 };
 
@@ -140,6 +143,13 @@ describe('the authorization matrix', () => {
   const bodyOf = (route: Route): unknown => {
     const today = new Date().toISOString().slice(0, 10);
     const backtest = { policy: {}, startDate: today, endDate: today };
+    const clearing = () => ({
+      cardId: ids['cards'],
+      amount: '1',
+      currency: 'USDC',
+      merchant: { name: 'm', mcc: '5812', country: 'US' },
+      networkTransactionId: `ntx_matrix_${Math.random().toString(36).slice(2)}`,
+    });
     const bodies: Record<string, unknown> = {
       'POST /v1/vaults': { name: 'x', currency: 'USDC', network: 'solana' },
       'PATCH /v1/vaults/{id}': { name: 'taken' },
@@ -172,6 +182,8 @@ describe('the authorization matrix', () => {
         networkTransactionId: `ntx_matrix_${Math.random().toString(36).slice(2)}`,
       },
       'POST /v1/authorizations/{id}/capture': { amount: '0.5' },
+      'POST /v1/captures': clearing(),
+      'POST /v1/refunds': clearing(),
       'POST /v1/authorizations/{id}/reverse': { amount: '0.5' },
       'POST /v1/webhooks/{id}/test': {},
     };

@@ -126,7 +126,7 @@ forEachDatabase('ledger operations', (database) => {
     const { id: cardId } = await card(funded.id);
     const held = (await authorize(cardId, '50')).transaction;
     if (held === null) throw new Error('no transaction');
-    expect((await refusal(t.store.capture(t.owner, held.id, usdc('50.000001')))).code).toBe(
+    expect((await refusal(t.store.capture(t.owner, held.id, usdc('0.0000001')))).code).toBe(
       'invalid_amount',
     );
     const captured = await t.store.capture(t.owner, held.id, usdc('45.25'));
@@ -134,9 +134,8 @@ forEachDatabase('ledger operations', (database) => {
     expect(captured.capturedAmount.toFixed()).toBe('45.25');
     const after = await t.store.getVault(t.owner, funded.id);
     expect([after.ledger.toFixed(), after.pending.toFixed()]).toEqual(['54.75', '0']);
-    expect((await refusal(t.store.capture(t.owner, held.id, null))).code).toBe(
-      'transaction_not_pending',
-    );
+    // Completed: nothing is held, so a capture must say what it posts (section 16).
+    expect((await refusal(t.store.capture(t.owner, held.id, null))).code).toBe('invalid_amount');
     await t.expectInvariants();
   });
 
@@ -350,9 +349,11 @@ forEachDatabase('ledger operations', (database) => {
         ),
       ),
     ).rejects.toThrow(/does not balance/);
+    // Only an overdrawn vault (overdrawn_at set, by a posting the network mandates) may have a
+    // negative available balance (migration 0019).
     await expect(
       t.store.client.query('UPDATE vaults SET pending = ledger + 1 WHERE id = $1', [funded.id]),
-    ).rejects.toThrow(/vaults_available_not_negative/);
+    ).rejects.toThrow(/vaults_available_negative_only_overdrawn/);
     await t.expectInvariants();
   });
 });

@@ -625,7 +625,7 @@ export interface paths {
         delete?: never;
         options?: never;
         head?: never;
-        patch?: never;
+        patch: operations["updateCard"];
         trace?: never;
     };
     "/v1/cards/{id}/reveal": {
@@ -871,7 +871,7 @@ export interface paths {
         put?: never;
         /**
          * Capture an authorization
-         * @description Settles an approved authorization: the amount (the whole hold without one) leaves the vault, and the rest of the hold, if any, is released. Once captured it is completed; a second capture is `transaction_not_pending`.
+         * @description Posts what the network captured (contract section 16: captures always post). The amount (the whole remaining hold without one) leaves the vault, whatever the balance: it may exceed the hold (tips, fuel), and a transaction that was reversed or expired is captured too (late presentment), completing it. `final` (default `true`) releases what is left of the hold; `final: false` keeps it open for later captures. A capture that takes `available` below 0 makes the vault overdrawn (`vault.overdrawn`). Sends `transaction.captured`, and `transaction.completed` when it completes. Only a malformed request, an unknown id or a currency that does not match is refused.
          */
         post: operations["captureAuthorization"];
         delete?: never;
@@ -894,6 +894,46 @@ export interface paths {
          * @description Releases a hold, whole (without an amount) or in part. A whole reversal fails the transaction (`failureReason: "reversed"`); a partial one leaves it pending, smaller.
          */
         post: operations["reverseAuthorization"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/captures": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Force capture
+         * @description Records a posting with no authorization (an offline terminal, a network stand-in never advised) as a completed `force_capture` transaction, whatever the balance, the card's state or the policy: `policyWouldDecline` says what authorize would have answered. It may overdraw the vault (`vault.overdrawn`). Idempotent by `networkTransactionId` (per kind of message: a force capture may reuse an authorization's id): a repeat answers the transaction recorded, with `Idempotent-Replayed: true`. Sends `transaction.captured` and `transaction.completed`.
+         */
+        post: operations["forceCapture"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/refunds": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Record a refund
+         * @description A merchant's credit, recorded as a completed `refund` transaction that credits the vault's ledger (a posting from card settlement to the vault). With `transactionId` it is linked to that card transaction of the same card, whose `refundedAmount` grows by the amount; a refund above what was captured is recorded too, never refused. A refund gives no limit's remaining amount back. It may restore an overdrawn vault (`vault.restored`). Idempotent by `networkTransactionId`, per kind of message. Sends `transaction.refunded`.
+         */
+        post: operations["createRefund"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1257,7 +1297,7 @@ export interface components {
             /** @constant */
             object: "transaction";
             /** @enum {string} */
-            type: "card_authorization" | "transfer_in" | "transfer_out" | "external_transfer" | "deposit" | "withdrawal";
+            type: "card_authorization" | "transfer_in" | "transfer_out" | "external_transfer" | "deposit" | "withdrawal" | "force_capture" | "refund";
             /** @enum {string} */
             status: "pending" | "completed" | "failed" | "declined";
             vaultId: string;
@@ -1309,6 +1349,46 @@ export interface components {
                 sender: string;
                 slot: number;
             } | null;
+            /** @description What the network asked, in the cardholder's billing currency (contract section 16). For a transaction recorded without one (before billing currencies, and every transfer), the amount and currency as recorded. */
+            billing: {
+                amount: string;
+                currency: string;
+            };
+            /** @description What the merchant charged, in its own currency; null when not told. */
+            merchantAmount: {
+                amount: string;
+                currency: string;
+            } | null;
+            /** @description The price that converted billing into the vault asset; null when none was needed (at par, or asked in the asset). */
+            rate: {
+                value: string;
+                source: string;
+                /** @description ISO 8601 UTC. */
+                at: string;
+            } | null;
+            /** @description What linked refunds (`POST /v1/refunds` with `transactionId`) credited. */
+            refundedAmount: string;
+            /** @description When the hold expires: 31 days for lodging, car rental and cruise lines, 7 days otherwise (settings); null when it has no expiry recorded (then it expires 7 days after createdAt). */
+            expiresAt: string | null;
+            /** @description The network took this decision (advice). */
+            advice: boolean;
+            /** @description Approved for less than was asked. */
+            partial: boolean;
+            /** @description A force capture: the decline authorize would have given it (the card, the vault, the policy, the balance), recorded though it posted; null when it would have been approved, and for every other type. */
+            policyWouldDecline: {
+                declineCode: string;
+                declineReason: {
+                    rule: string;
+                    message: string;
+                    /**
+                     * @description `card` when the card's own policy (Set Card Policy) gave this reason; absent when the vault's policy or a fixed check did.
+                     * @constant
+                     */
+                    policy?: "card";
+                } | null;
+            } | null;
+            /** @description A linked refund: the transaction it credits. Null for every other transaction. */
+            originalTransactionId: string | null;
         };
         TransferInput: {
             id: string;
@@ -1455,6 +1535,8 @@ export interface components {
             metadata: {
                 [key: string]: string;
             };
+            /** @description ISO 4217: the currency the network asks in. */
+            billingCurrency: string;
             /** @description ISO 8601 UTC. */
             createdAt: string;
             cancelledAt: string | null;
@@ -1625,6 +1707,8 @@ export interface components {
             closedAt: string | null;
             /** @description The Solana address that funds this vault: send its currency (USDC or SOL) there. Null only for a vault made before deposit addresses, until the deposit watcher gives it one. */
             depositAddress: string | null;
+            /** @description Since when `available` has been below 0: a posting the network mandates (a capture above its hold, a late capture, a force capture, an approved advice) was recorded though it overdrew the vault. Every authorization declines `insufficient_balance` until available is back at 0 or above; then null again (`vault.restored`). */
+            overdrawnAt: string | null;
         };
         BalanceInput: {
             /** @constant */
@@ -1858,7 +1942,7 @@ export interface components {
             /** @constant */
             object: "transaction";
             /** @enum {string} */
-            type: "card_authorization" | "transfer_in" | "transfer_out" | "external_transfer" | "deposit" | "withdrawal";
+            type: "card_authorization" | "transfer_in" | "transfer_out" | "external_transfer" | "deposit" | "withdrawal" | "force_capture" | "refund";
             /** @enum {string} */
             status: "pending" | "completed" | "failed" | "declined";
             vaultId: string;
@@ -1910,6 +1994,46 @@ export interface components {
                 sender: string;
                 slot: number;
             } | null;
+            /** @description What the network asked, in the cardholder's billing currency (contract section 16). For a transaction recorded without one (before billing currencies, and every transfer), the amount and currency as recorded. */
+            billing: {
+                amount: string;
+                currency: string;
+            };
+            /** @description What the merchant charged, in its own currency; null when not told. */
+            merchantAmount: {
+                amount: string;
+                currency: string;
+            } | null;
+            /** @description The price that converted billing into the vault asset; null when none was needed (at par, or asked in the asset). */
+            rate: {
+                value: string;
+                source: string;
+                /** @description ISO 8601 UTC. */
+                at: string;
+            } | null;
+            /** @description What linked refunds (`POST /v1/refunds` with `transactionId`) credited. */
+            refundedAmount: string;
+            /** @description When the hold expires: 31 days for lodging, car rental and cruise lines, 7 days otherwise (settings); null when it has no expiry recorded (then it expires 7 days after createdAt). */
+            expiresAt: string | null;
+            /** @description The network took this decision (advice). */
+            advice: boolean;
+            /** @description Approved for less than was asked. */
+            partial: boolean;
+            /** @description A force capture: the decline authorize would have given it (the card, the vault, the policy, the balance), recorded though it posted; null when it would have been approved, and for every other type. */
+            policyWouldDecline: {
+                declineCode: string;
+                declineReason: {
+                    rule: string;
+                    message: string;
+                    /**
+                     * @description `card` when the card's own policy (Set Card Policy) gave this reason; absent when the vault's policy or a fixed check did.
+                     * @constant
+                     */
+                    policy?: "card";
+                } | null;
+            } | null;
+            /** @description A linked refund: the transaction it credits. Null for every other transaction. */
+            originalTransactionId: string | null;
         };
         Transfer: {
             id: string;
@@ -2056,6 +2180,8 @@ export interface components {
             metadata: {
                 [key: string]: string;
             };
+            /** @description ISO 4217: the currency the network asks in. */
+            billingCurrency: string;
             /** @description ISO 8601 UTC. */
             createdAt: string;
             cancelledAt: string | null;
@@ -2226,6 +2352,8 @@ export interface components {
             closedAt: string | null;
             /** @description The Solana address that funds this vault: send its currency (USDC or SOL) there. Null only for a vault made before deposit addresses, until the deposit watcher gives it one. */
             depositAddress: string | null;
+            /** @description Since when `available` has been below 0: a posting the network mandates (a capture above its hold, a late capture, a force capture, an approved advice) was recorded though it overdrew the vault. Every authorization declines `insufficient_balance` until available is back at 0 or above; then null again (`vault.restored`). */
+            overdrawnAt: string | null;
         };
         Balance: {
             /** @constant */
@@ -2640,7 +2768,8 @@ export interface operations {
                      *           "updatedAt": "2026-03-02T14:05:09.412Z",
                      *           "frozenAt": null,
                      *           "closedAt": null,
-                     *           "depositAddress": "DepositAddressExampLeDoNotSendFundsHerexxxx"
+                     *           "depositAddress": "DepositAddressExampLeDoNotSendFundsHerexxxx",
+                     *           "overdrawnAt": null
                      *         }
                      *       ],
                      *       "hasMore": true,
@@ -2773,7 +2902,8 @@ export interface operations {
                      *       "updatedAt": "2026-03-02T14:05:09.412Z",
                      *       "frozenAt": null,
                      *       "closedAt": null,
-                     *       "depositAddress": "DepositAddressExampLeDoNotSendFundsHerexxxx"
+                     *       "depositAddress": "DepositAddressExampLeDoNotSendFundsHerexxxx",
+                     *       "overdrawnAt": null
                      *     }
                      */
                     "application/json": components["schemas"]["Vault"];
@@ -2919,7 +3049,8 @@ export interface operations {
                      *       "updatedAt": "2026-03-02T14:05:09.412Z",
                      *       "frozenAt": null,
                      *       "closedAt": null,
-                     *       "depositAddress": "DepositAddressExampLeDoNotSendFundsHerexxxx"
+                     *       "depositAddress": "DepositAddressExampLeDoNotSendFundsHerexxxx",
+                     *       "overdrawnAt": null
                      *     }
                      */
                     "application/json": components["schemas"]["Vault"];
@@ -3039,7 +3170,8 @@ export interface operations {
                      *       "updatedAt": "2026-03-02T15:30:00.000Z",
                      *       "frozenAt": null,
                      *       "closedAt": null,
-                     *       "depositAddress": "DepositAddressExampLeDoNotSendFundsHerexxxx"
+                     *       "depositAddress": "DepositAddressExampLeDoNotSendFundsHerexxxx",
+                     *       "overdrawnAt": null
                      *     }
                      */
                     "application/json": components["schemas"]["Vault"];
@@ -3206,7 +3338,8 @@ export interface operations {
                      *       "updatedAt": "2026-03-02T15:30:00.000Z",
                      *       "frozenAt": "2026-03-02T15:30:00.000Z",
                      *       "closedAt": null,
-                     *       "depositAddress": "DepositAddressExampLeDoNotSendFundsHerexxxx"
+                     *       "depositAddress": "DepositAddressExampLeDoNotSendFundsHerexxxx",
+                     *       "overdrawnAt": null
                      *     }
                      */
                     "application/json": components["schemas"]["Vault"];
@@ -3367,7 +3500,8 @@ export interface operations {
                      *       "updatedAt": "2026-03-02T15:30:00.000Z",
                      *       "frozenAt": null,
                      *       "closedAt": null,
-                     *       "depositAddress": "DepositAddressExampLeDoNotSendFundsHerexxxx"
+                     *       "depositAddress": "DepositAddressExampLeDoNotSendFundsHerexxxx",
+                     *       "overdrawnAt": null
                      *     }
                      */
                     "application/json": components["schemas"]["Vault"];
@@ -3540,7 +3674,8 @@ export interface operations {
                      *       "updatedAt": "2026-03-02T15:30:00.000Z",
                      *       "frozenAt": null,
                      *       "closedAt": "2026-03-02T15:30:00.000Z",
-                     *       "depositAddress": "DepositAddressExampLeDoNotSendFundsHerexxxx"
+                     *       "depositAddress": "DepositAddressExampLeDoNotSendFundsHerexxxx",
+                     *       "overdrawnAt": null
                      *     }
                      */
                     "application/json": components["schemas"]["Vault"];
@@ -6915,7 +7050,7 @@ export interface operations {
                 cardId?: string;
                 status?: "pending" | "completed" | "failed" | "declined";
                 /** @description Only transactions of this type, one of the types a transaction has. */
-                type?: "card_authorization" | "transfer_in" | "transfer_out" | "external_transfer" | "deposit" | "withdrawal";
+                type?: "card_authorization" | "transfer_in" | "transfer_out" | "external_transfer" | "deposit" | "withdrawal" | "force_capture" | "refund";
                 minAmount?: string;
                 maxAmount?: string;
                 /** @description Inclusive. A date-time (with its offset) is that instant; a date alone, YYYY-MM-DD, is the start of that UTC day. */
@@ -6965,7 +7100,19 @@ export interface operations {
                      *           "createdAt": "2026-03-02T14:05:09.412Z",
                      *           "completedAt": null,
                      *           "hasMetadata": false,
-                     *           "onChain": null
+                     *           "onChain": null,
+                     *           "billing": {
+                     *             "amount": "42.50",
+                     *             "currency": "USD"
+                     *           },
+                     *           "merchantAmount": null,
+                     *           "rate": null,
+                     *           "refundedAmount": "0.00",
+                     *           "expiresAt": "2026-03-08T14:05:09.000Z",
+                     *           "advice": false,
+                     *           "partial": false,
+                     *           "policyWouldDecline": null,
+                     *           "originalTransactionId": null
                      *         },
                      *         {
                      *           "id": "txn_0193a4f1c9e07f13a4b5d1e2f3a4b5c6",
@@ -6987,7 +7134,19 @@ export interface operations {
                      *           "createdAt": "2026-03-02T14:05:09.412Z",
                      *           "completedAt": "2026-03-02T14:05:09.412Z",
                      *           "hasMetadata": true,
-                     *           "onChain": null
+                     *           "onChain": null,
+                     *           "billing": {
+                     *             "amount": "250.00",
+                     *             "currency": "USDC"
+                     *           },
+                     *           "merchantAmount": null,
+                     *           "rate": null,
+                     *           "refundedAmount": "0.00",
+                     *           "expiresAt": null,
+                     *           "advice": false,
+                     *           "partial": false,
+                     *           "policyWouldDecline": null,
+                     *           "originalTransactionId": null
                      *         }
                      *       ],
                      *       "hasMore": true,
@@ -7107,7 +7266,19 @@ export interface operations {
                      *       "createdAt": "2026-03-02T14:05:09.412Z",
                      *       "completedAt": null,
                      *       "hasMetadata": false,
-                     *       "onChain": null
+                     *       "onChain": null,
+                     *       "billing": {
+                     *         "amount": "42.50",
+                     *         "currency": "USD"
+                     *       },
+                     *       "merchantAmount": null,
+                     *       "rate": null,
+                     *       "refundedAmount": "0.00",
+                     *       "expiresAt": "2026-03-08T14:05:09.000Z",
+                     *       "advice": false,
+                     *       "partial": false,
+                     *       "policyWouldDecline": null,
+                     *       "originalTransactionId": null
                      *     }
                      */
                     "application/json": components["schemas"]["Transaction"];
@@ -7316,7 +7487,19 @@ export interface operations {
                      *       "createdAt": "2026-03-02T14:05:09.412Z",
                      *       "completedAt": "2026-03-02T14:05:09.412Z",
                      *       "hasMetadata": false,
-                     *       "onChain": null
+                     *       "onChain": null,
+                     *       "billing": {
+                     *         "amount": "250.00",
+                     *         "currency": "USDC"
+                     *       },
+                     *       "merchantAmount": null,
+                     *       "rate": null,
+                     *       "refundedAmount": "0.00",
+                     *       "expiresAt": null,
+                     *       "advice": false,
+                     *       "partial": false,
+                     *       "policyWouldDecline": null,
+                     *       "originalTransactionId": null
                      *     }
                      */
                     "application/json": components["schemas"]["Transaction"];
@@ -7572,6 +7755,7 @@ export interface operations {
                     metadata?: {
                         [key: string]: string;
                     };
+                    billingCurrency?: string;
                 };
             };
         };
@@ -7783,6 +7967,120 @@ export interface operations {
             };
             /** @description `card_not_found`: No such card. */
             404: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `rate_limit_exceeded`: Too many requests. */
+            429: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    /** @description Seconds to wait. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            default: components["responses"]["Error"];
+        };
+    };
+    updateCard: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the request safe to retry: 24 hours long, the same key with the same request answers the stored response. */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                /** @description The object id; one that names nothing the caller can see is a 404. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    cardholderName?: string;
+                    metadata?: {
+                        [key: string]: string | null;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Card"];
+                };
+            };
+            /**
+             * @description `parameter_invalid`: A parameter is invalid.
+             *
+             *     `invalid_json`: The request body is not valid JSON.
+             */
+            400: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description `missing_api_key`: No API key was provided.
+             *
+             *     `invalid_api_key`: The API key is invalid.
+             *
+             *     `expired_api_key`: The API key has expired.
+             */
+            401: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `insufficient_scope`: The API key lacks the scope for this operation. */
+            403: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `payload_too_large`: The request body is too large. */
+            413: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `unsupported_media_type`: The request body must be application/json. */
+            415: {
                 headers: {
                     /** @description Also in the body. */
                     "Request-Id"?: string;
@@ -9817,17 +10115,20 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "amount": "40.00"
+                 *       "amount": "48.50",
+                 *       "final": true
                  *     }
                  */
                 "application/json": {
-                    /** @description A decimal amount: a JSON number or a decimal string such as "125.50". */
+                    /** @description What the network captured, in the authorization's currency: may exceed the hold (tips, fuel); the excess posts too. Without it, the whole remaining hold. */
                     amount?: number | string;
+                    /** @description True (the default): the last capture, which releases what is left of the hold. False: the hold stays open, less this amount, for later captures (split shipments). */
+                    final?: boolean;
                 } | null;
             };
         };
         responses: {
-            /** @description The transaction, completed. */
+            /** @description The transaction: completed, or still pending after a capture with `final: false`. */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -9843,7 +10144,7 @@ export interface operations {
                      *       "cardId": "card_0193a4f1c5b27e44a1b2c3d4e5f60718",
                      *       "transferId": null,
                      *       "amount": "42.50",
-                     *       "capturedAmount": "40.00",
+                     *       "capturedAmount": "48.50",
                      *       "heldAmount": "0.00",
                      *       "currency": "USDC",
                      *       "merchant": {
@@ -9860,7 +10161,208 @@ export interface operations {
                      *       "createdAt": "2026-03-02T14:05:09.412Z",
                      *       "completedAt": "2026-03-02T15:30:00.000Z",
                      *       "hasMetadata": false,
-                     *       "onChain": null
+                     *       "onChain": null,
+                     *       "billing": {
+                     *         "amount": "42.50",
+                     *         "currency": "USD"
+                     *       },
+                     *       "merchantAmount": null,
+                     *       "rate": null,
+                     *       "refundedAmount": "0.00",
+                     *       "expiresAt": "2026-03-08T14:05:09.000Z",
+                     *       "advice": false,
+                     *       "partial": false,
+                     *       "policyWouldDecline": null,
+                     *       "originalTransactionId": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Transaction"];
+                };
+            };
+            /**
+             * @description `invalid_amount`: The amount is invalid.
+             *
+             *     `currency_mismatch`: The currencies of the vaults differ.
+             *
+             *     `parameter_invalid`: A parameter is invalid.
+             *
+             *     `invalid_json`: The request body is not valid JSON.
+             */
+            400: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description `missing_api_key`: No API key was provided.
+             *
+             *     `invalid_api_key`: The API key is invalid.
+             *
+             *     `expired_api_key`: The API key has expired.
+             */
+            401: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `insufficient_scope`: The API key lacks the scope for this operation. */
+            403: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `transaction_not_found`: No such transaction. */
+            404: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description `duplicate_idempotency_key`: The idempotency key was used with a different request.
+             *
+             *     `idempotency_key_in_use`: A request with this idempotency key is still running.
+             */
+            409: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `payload_too_large`: The request body is too large. */
+            413: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `unsupported_media_type`: The request body must be application/json. */
+            415: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `rate_limit_exceeded`: Too many requests. */
+            429: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    /** @description Seconds to wait. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            default: components["responses"]["Error"];
+        };
+    };
+    reverseAuthorization: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the request safe to retry: 24 hours long, the same key with the same request answers the stored response. */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                /** @description The object id; one that names nothing the caller can see is a 404. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                /**
+                 * @example {
+                 *       "amount": "42.50"
+                 *     }
+                 */
+                "application/json": {
+                    /** @description A decimal amount: a JSON number or a decimal string such as "125.50". */
+                    amount?: number | string;
+                } | null;
+            };
+        };
+        responses: {
+            /** @description The transaction: failed when nothing is left held, else still pending. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "txn_0193a4f1c7d974c2b8e9f0a1b2c3d4e5",
+                     *       "object": "transaction",
+                     *       "type": "card_authorization",
+                     *       "status": "failed",
+                     *       "vaultId": "vlt_0193a4f1c2e47d01a5b6c7d8e9f0a1b2",
+                     *       "cardId": "card_0193a4f1c5b27e44a1b2c3d4e5f60718",
+                     *       "transferId": null,
+                     *       "amount": "42.50",
+                     *       "capturedAmount": "0.00",
+                     *       "heldAmount": "0.00",
+                     *       "currency": "USDC",
+                     *       "merchant": {
+                     *         "name": "Blue Bottle Coffee",
+                     *         "mcc": "5814",
+                     *         "country": "US",
+                     *         "city": "Oakland",
+                     *         "id": null
+                     *       },
+                     *       "declineCode": null,
+                     *       "declineReason": null,
+                     *       "shadowMatches": [],
+                     *       "failureReason": "reversed",
+                     *       "createdAt": "2026-03-02T14:05:09.412Z",
+                     *       "completedAt": null,
+                     *       "hasMetadata": false,
+                     *       "onChain": null,
+                     *       "billing": {
+                     *         "amount": "42.50",
+                     *         "currency": "USD"
+                     *       },
+                     *       "merchantAmount": null,
+                     *       "rate": null,
+                     *       "refundedAmount": "0.00",
+                     *       "expiresAt": "2026-03-08T14:05:09.000Z",
+                     *       "advice": false,
+                     *       "partial": false,
+                     *       "policyWouldDecline": null,
+                     *       "originalTransactionId": null
                      *     }
                      */
                     "application/json": components["schemas"]["Transaction"];
@@ -9977,35 +10479,53 @@ export interface operations {
             default: components["responses"]["Error"];
         };
     };
-    reverseAuthorization: {
+    forceCapture: {
         parameters: {
             query?: never;
             header?: {
                 /** @description Makes the request safe to retry: 24 hours long, the same key with the same request answers the stored response. */
                 "Idempotency-Key"?: string;
             };
-            path: {
-                /** @description The object id; one that names nothing the caller can see is a 404. */
-                id: string;
-            };
+            path?: never;
             cookie?: never;
         };
-        requestBody?: {
+        requestBody: {
             content: {
                 /**
                  * @example {
-                 *       "amount": "42.50"
+                 *       "cardId": "card_0193a4f1c5b27e44a1b2c3d4e5f60718",
+                 *       "amount": "42.50",
+                 *       "currency": "USDC",
+                 *       "merchant": {
+                 *         "name": "Blue Bottle Coffee",
+                 *         "mcc": "5814",
+                 *         "country": "US",
+                 *         "city": "Oakland"
+                 *       },
+                 *       "networkTransactionId": "visa_482910_clearing"
                  *     }
                  */
                 "application/json": {
+                    cardId: string;
                     /** @description A decimal amount: a JSON number or a decimal string such as "125.50". */
-                    amount?: number | string;
-                } | null;
+                    amount: number | string;
+                    /** @description The vault's asset (USDC, SOL) or a billing currency at par with it (USD for a USDC vault). */
+                    currency: string;
+                    merchant: {
+                        name: string;
+                        mcc: string;
+                        country: string;
+                        city?: string;
+                        id?: string;
+                    };
+                    /** @description The network's id of this message: its idempotency key (per kind of message: a refund may carry the id of the authorization it refunds). */
+                    networkTransactionId: string;
+                };
             };
         };
         responses: {
-            /** @description The transaction: failed when nothing is left held, else still pending. */
-            200: {
+            /** @description The force capture, completed. */
+            201: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -10014,13 +10534,13 @@ export interface operations {
                      * @example {
                      *       "id": "txn_0193a4f1c7d974c2b8e9f0a1b2c3d4e5",
                      *       "object": "transaction",
-                     *       "type": "card_authorization",
-                     *       "status": "failed",
+                     *       "type": "force_capture",
+                     *       "status": "completed",
                      *       "vaultId": "vlt_0193a4f1c2e47d01a5b6c7d8e9f0a1b2",
                      *       "cardId": "card_0193a4f1c5b27e44a1b2c3d4e5f60718",
                      *       "transferId": null,
                      *       "amount": "42.50",
-                     *       "capturedAmount": "0.00",
+                     *       "capturedAmount": "42.50",
                      *       "heldAmount": "0.00",
                      *       "currency": "USDC",
                      *       "merchant": {
@@ -10033,18 +10553,40 @@ export interface operations {
                      *       "declineCode": null,
                      *       "declineReason": null,
                      *       "shadowMatches": [],
-                     *       "failureReason": "reversed",
+                     *       "failureReason": null,
                      *       "createdAt": "2026-03-02T14:05:09.412Z",
-                     *       "completedAt": null,
+                     *       "completedAt": "2026-03-02T14:05:09.412Z",
                      *       "hasMetadata": false,
-                     *       "onChain": null
+                     *       "onChain": null,
+                     *       "billing": {
+                     *         "amount": "42.50",
+                     *         "currency": "USD"
+                     *       },
+                     *       "merchantAmount": null,
+                     *       "rate": null,
+                     *       "refundedAmount": "0.00",
+                     *       "expiresAt": null,
+                     *       "advice": false,
+                     *       "partial": false,
+                     *       "policyWouldDecline": {
+                     *         "declineCode": "insufficient_balance",
+                     *         "declineReason": {
+                     *           "rule": "available_balance",
+                     *           "message": "The available balance does not cover the amount"
+                     *         }
+                     *       },
+                     *       "originalTransactionId": null
                      *     }
                      */
                     "application/json": components["schemas"]["Transaction"];
                 };
             };
             /**
-             * @description `invalid_amount`: The amount is invalid.
+             * @description `currency_mismatch`: The currencies of the vaults differ.
+             *
+             *     `invalid_amount`: The amount is invalid.
+             *
+             *     `parameter_missing`: A required parameter is missing.
              *
              *     `parameter_invalid`: A parameter is invalid.
              *
@@ -10088,7 +10630,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `transaction_not_found`: No such transaction. */
+            /** @description `card_not_found`: No such card. */
             404: {
                 headers: {
                     /** @description Also in the body. */
@@ -10104,7 +10646,225 @@ export interface operations {
              *
              *     `idempotency_key_in_use`: A request with this idempotency key is still running.
              *
-             *     `transaction_not_pending`: The transaction is no longer pending.
+             *     `vault_closed`: The vault is closed.
+             */
+            409: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `payload_too_large`: The request body is too large. */
+            413: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `unsupported_media_type`: The request body must be application/json. */
+            415: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `rate_limit_exceeded`: Too many requests. */
+            429: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    /** @description Seconds to wait. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            default: components["responses"]["Error"];
+        };
+    };
+    createRefund: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the request safe to retry: 24 hours long, the same key with the same request answers the stored response. */
+                "Idempotency-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "cardId": "card_0193a4f1c5b27e44a1b2c3d4e5f60718",
+                 *       "amount": "12.00",
+                 *       "currency": "USD",
+                 *       "merchant": {
+                 *         "name": "Blue Bottle Coffee",
+                 *         "mcc": "5814",
+                 *         "country": "US",
+                 *         "city": "Oakland"
+                 *       },
+                 *       "networkTransactionId": "visa_482910_refund",
+                 *       "transactionId": "txn_0193a4f1c7d974c2b8e9f0a1b2c3d4e5"
+                 *     }
+                 */
+                "application/json": {
+                    cardId: string;
+                    /** @description A decimal amount: a JSON number or a decimal string such as "125.50". */
+                    amount: number | string;
+                    /** @description The vault's asset (USDC, SOL) or a billing currency at par with it (USD for a USDC vault). */
+                    currency: string;
+                    merchant: {
+                        name: string;
+                        mcc: string;
+                        country: string;
+                        city?: string;
+                        id?: string;
+                    };
+                    /** @description The network's id of this message: its idempotency key (per kind of message: a refund may carry the id of the authorization it refunds). */
+                    networkTransactionId: string;
+                    /** @description The card transaction (an authorization or a force capture of this card) the refund credits: its refundedAmount grows by the amount. */
+                    transactionId?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The refund, completed. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "txn_0193a4f1cab17d20b1c2d3e4f5a6b7c8",
+                     *       "object": "transaction",
+                     *       "type": "refund",
+                     *       "status": "completed",
+                     *       "vaultId": "vlt_0193a4f1c2e47d01a5b6c7d8e9f0a1b2",
+                     *       "cardId": "card_0193a4f1c5b27e44a1b2c3d4e5f60718",
+                     *       "transferId": null,
+                     *       "amount": "12.00",
+                     *       "capturedAmount": "0.00",
+                     *       "heldAmount": "0.00",
+                     *       "currency": "USDC",
+                     *       "merchant": {
+                     *         "name": "Blue Bottle Coffee",
+                     *         "mcc": "5814",
+                     *         "country": "US",
+                     *         "city": "Oakland",
+                     *         "id": null
+                     *       },
+                     *       "declineCode": null,
+                     *       "declineReason": null,
+                     *       "shadowMatches": [],
+                     *       "failureReason": null,
+                     *       "createdAt": "2026-03-02T14:05:09.412Z",
+                     *       "completedAt": "2026-03-02T14:05:09.412Z",
+                     *       "hasMetadata": false,
+                     *       "onChain": null,
+                     *       "billing": {
+                     *         "amount": "12.00",
+                     *         "currency": "USD"
+                     *       },
+                     *       "merchantAmount": null,
+                     *       "rate": null,
+                     *       "refundedAmount": "0.00",
+                     *       "expiresAt": null,
+                     *       "advice": false,
+                     *       "partial": false,
+                     *       "policyWouldDecline": null,
+                     *       "originalTransactionId": "txn_0193a4f1c7d974c2b8e9f0a1b2c3d4e5"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Transaction"];
+                };
+            };
+            /**
+             * @description `parameter_invalid`: A parameter is invalid.
+             *
+             *     `currency_mismatch`: The currencies of the vaults differ.
+             *
+             *     `invalid_amount`: The amount is invalid.
+             *
+             *     `parameter_missing`: A required parameter is missing.
+             *
+             *     `invalid_json`: The request body is not valid JSON.
+             */
+            400: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description `missing_api_key`: No API key was provided.
+             *
+             *     `invalid_api_key`: The API key is invalid.
+             *
+             *     `expired_api_key`: The API key has expired.
+             */
+            401: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `insufficient_scope`: The API key lacks the scope for this operation. */
+            403: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description `card_not_found`: No such card.
+             *
+             *     `transaction_not_found`: No such transaction.
+             */
+            404: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description `duplicate_idempotency_key`: The idempotency key was used with a different request.
+             *
+             *     `idempotency_key_in_use`: A request with this idempotency key is still running.
+             *
+             *     `vault_closed`: The vault is closed.
              */
             409: {
                 headers: {

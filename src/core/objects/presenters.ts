@@ -1,12 +1,13 @@
 import { formatAmount } from '../money/amount.js';
 import { isoTimestamp } from '../time.js';
-import type { CurrencyInfo } from '../money/currencies.js';
-import type { Decimal } from '../money/decimal.js';
+import { isCurrencyCode, type CurrencyInfo } from '../money/currencies.js';
+import { ZERO, type Decimal } from '../money/decimal.js';
 import type {
   AuthorizationOutcome,
   BalanceSnapshotRecord,
   CardRecord,
   ChainDepositRecord,
+  FiatAmount,
   Metadata,
   TransactionRecord,
   TransferRecord,
@@ -43,6 +44,7 @@ export function presentVault(vault: VaultRecord) {
     frozenAt: iso(vault.frozenAtMs),
     closedAt: iso(vault.closedAtMs),
     depositAddress: vault.depositAddress ?? null,
+    overdrawnAt: iso(vault.overdrawnAtMs ?? null),
   };
 }
 
@@ -57,6 +59,7 @@ export function presentCard(card: CardRecord) {
     expYear: card.expYear,
     cardholderName: card.cardholderName,
     metadata: card.metadata,
+    billingCurrency: card.billingCurrency,
     createdAt: iso(card.createdAtMs),
     cancelledAt: iso(card.cancelledAtMs),
   };
@@ -106,6 +109,62 @@ export function presentTransaction(transaction: TransactionRecord) {
             sender: transaction.onChain.sender,
             slot: transaction.onChain.slot,
           },
+    ...presentLifecycle(transaction),
+  };
+}
+
+/**
+ * ISO 4217 currencies whose minor unit is not the cent (JPY 0, BHD 3): their amounts are shown
+ * to that many digits; every other billing or merchant currency to two. The table is ISO's
+ * (currency-codes at the HTTP edge checks the codes); the core keeps the exceptions only.
+ */
+const MINOR_UNITS: ReadonlyMap<string, number> = new Map([
+  ...['BIF', 'CLP', 'DJF', 'GNF', 'ISK', 'JPY', 'KMF', 'KRW', 'PYG', 'RWF', 'UGX', 'UYI', 'VND']
+    .concat(['VUV', 'XAF', 'XOF', 'XPF'])
+    .map((code): [string, number] => [code, 0]),
+  ...['BHD', 'IQD', 'JOD', 'KWD', 'LYD', 'OMR', 'TND'].map((code): [string, number] => [code, 3]),
+  ['CLF', 4],
+  ['UYW', 4],
+]);
+
+function presentFiat(value: FiatAmount) {
+  if (isCurrencyCode(value.currency)) {
+    return { amount: formatAmount(value.amount, value.currency), currency: value.currency };
+  }
+  const places = Math.max(MINOR_UNITS.get(value.currency) ?? 2, value.amount.decimalPlaces());
+  return { amount: value.amount.toFixed(places), currency: value.currency };
+}
+
+/** The section 16 fields of a transaction; a record without them shows the column defaults. */
+function presentLifecycle(transaction: TransactionRecord) {
+  const lifecycle = transaction.lifecycle;
+  // A row from before billing columns: what it was billed is what it recorded.
+  const billing = lifecycle?.billing ?? {
+    amount: transaction.amount,
+    currency: transaction.currency,
+  };
+  const decline = lifecycle?.policyWouldDecline ?? null;
+  return {
+    billing: presentFiat(billing),
+    merchantAmount:
+      lifecycle?.merchantAmount == null ? null : presentFiat(lifecycle.merchantAmount),
+    rate:
+      lifecycle?.rate == null
+        ? null
+        : {
+            value: lifecycle.rate.value,
+            source: lifecycle.rate.source,
+            at: isoTimestamp(lifecycle.rate.atMs),
+          },
+    refundedAmount: formatAmount(lifecycle?.refundedAmount ?? ZERO, transaction.currency),
+    expiresAt: iso(lifecycle?.expiresAtMs ?? null),
+    advice: lifecycle?.advice ?? false,
+    partial: lifecycle?.partial ?? false,
+    policyWouldDecline:
+      decline === null
+        ? null
+        : { declineCode: decline.declineCode, declineReason: decline.declineReason },
+    originalTransactionId: lifecycle?.originalTransactionId ?? null,
   };
 }
 

@@ -43,6 +43,12 @@ export interface VaultRecord {
    * addresses until the deposit watcher gives it one. Optional for records built by hand.
    */
   readonly depositAddress?: string | null;
+  /**
+   * Since when `available` has been below 0 (contract v1.2, section 16): set by a posting the
+   * network mandates, cleared once available is back at 0 or above. Optional for records built
+   * by hand; absent reads as null.
+   */
+  readonly overdrawnAtMs?: number | null;
 }
 
 export interface CardRecord {
@@ -56,6 +62,8 @@ export interface CardRecord {
   readonly expYear: number;
   readonly cardholderName: string;
   readonly metadata: Metadata;
+  /** ISO 4217: the currency the network asks in (contract v1.2, section 16). */
+  readonly billingCurrency: string;
   readonly createdAtMs: number;
   readonly cancelledAtMs: number | null;
 }
@@ -66,7 +74,10 @@ export type TransactionType =
   | 'transfer_out'
   | 'external_transfer'
   | 'deposit'
-  | 'withdrawal';
+  | 'withdrawal'
+  // v1.2 (contract section 16): a posting with no authorization, and a merchant's credit.
+  | 'force_capture'
+  | 'refund';
 export type TransactionStatus = 'pending' | 'completed' | 'failed' | 'declined';
 
 /** The on-chain origin of a deposit credited by the deposit watcher. */
@@ -108,6 +119,40 @@ export interface TransactionRecord {
    * other transaction.
    */
   readonly onChain?: ChainDepositSource | null;
+  /**
+   * The transaction's whole life (contract v1.2, section 16). Optional, so records built by
+   * hand (the authorize path's) need not name them; absent reads as the column defaults.
+   */
+  readonly lifecycle?: TransactionLifecycle;
+}
+
+/** An amount in an ISO 4217 currency (billing, merchant): exact, the code as recorded. */
+export interface FiatAmount {
+  readonly amount: Decimal;
+  readonly currency: string;
+}
+
+/** What a force capture's policy would have said: the decline it would have given. */
+export interface PolicyWouldDecline {
+  readonly declineCode: DeclineCode;
+  readonly declineReason: DeclineReason | null;
+}
+
+/** A transaction's section 16 fields (migration 0019). */
+export interface TransactionLifecycle {
+  /** null on rows written without billing columns: billing is then the amount as recorded. */
+  readonly billing: FiatAmount | null;
+  readonly merchantAmount: FiatAmount | null;
+  /** null: at par, or no conversion. */
+  readonly rate: { readonly value: string; readonly source: string; readonly atMs: number } | null;
+  readonly requestedAmount: Decimal | null;
+  readonly partial: boolean;
+  readonly advice: boolean;
+  readonly expiresAtMs: number | null;
+  readonly refundedAmount: Decimal;
+  readonly policyWouldDecline: PolicyWouldDecline | null;
+  /** The transaction a linked refund credits. */
+  readonly originalTransactionId: string | null;
 }
 
 export type TransferStatus = 'pending' | 'completed' | 'failed';

@@ -6,21 +6,22 @@ import {
   presentAuthorization,
   presentTransaction,
   type AuthorizationOutcome,
-  type Scope,
 } from '../../core/index.js';
 import type { AuthorizeSettings } from '../../config/env.js';
-import type { Store, StoreOperations } from '../../store/store.js';
+import type { Store } from '../../store/store.js';
 import { authOf } from '../auth.js';
 import { authorizeWithinBudget } from '../authorize-budget.js';
 import { respond } from '../idempotency.js';
 import type { Metrics } from '../metrics.js';
 import { authorizeBody, holdAmountBody } from '../schemas/authorization.js';
+import { captureBody } from '../schemas/clearing.js';
 import { idParams } from '../schemas/common.js';
 import { decisionObject } from '../schemas/policy.js';
 import { transactionObject } from '../schemas/transaction.js';
 
 /**
- * The card network's money path (contract sections 7 and 10): Authorize, Capture, Reverse.
+ * The card network's money path (contract sections 7, 10 and 16): Authorize, Capture (which
+ * always posts), Reverse.
  * A decline is a decision, answered 200. The authorize route is never refused because Redis
  * is down (`rateLimitFailOpen`), and answers the stand-in decision past its time budget.
  */
@@ -66,35 +67,45 @@ export function registerAuthorizationRoutes(
     },
   );
 
-  const holdChanges = [
-    { path: 'capture', operationId: 'captureAuthorization' },
-    { path: 'reverse', operationId: 'reverseAuthorization' },
-  ] as const;
-  for (const change of holdChanges) {
-    routes.post(
-      `/v1/authorizations/:id/${change.path}`,
-      holdChangeRoute(change.operationId),
-      async (request, reply) => {
-        const { scope } = authOf(request);
-        const { id } = request.params;
-        // The store reads the amount in the authorization's currency, with the hold locked.
-        const amount = request.body?.amount ?? null;
-        return respond(store, request, reply, 200, async (operations) =>
-          presentTransaction(await changeHold(operations, change.path, scope, id, amount)),
-        );
-      },
-    );
-  }
+  routes.post(
+    '/v1/authorizations/:id/capture',
+    holdChangeRoute('captureAuthorization', captureBody),
+    async (request, reply) => {
+      const { scope } = authOf(request);
+      const { id } = request.params;
+      // The store reads the amount in the authorization's currency, with the hold locked.
+      const amount = request.body?.amount ?? null;
+      const final = request.body?.final ?? true;
+      return respond(store, request, reply, 200, async (operations) =>
+        presentTransaction(await operations.capture(scope, id, amount, final)),
+      );
+    },
+  );
+  routes.post(
+    '/v1/authorizations/:id/reverse',
+    holdChangeRoute('reverseAuthorization', holdAmountBody),
+    async (request, reply) => {
+      const { scope } = authOf(request);
+      const { id } = request.params;
+      const amount = request.body?.amount ?? null;
+      return respond(store, request, reply, 200, async (operations) =>
+        presentTransaction(await operations.reverse(scope, id, amount)),
+      );
+    },
+  );
 }
 
-function holdChangeRoute(operationId: 'captureAuthorization' | 'reverseAuthorization') {
+function holdChangeRoute<Body extends typeof captureBody | typeof holdAmountBody>(
+  operationId: 'captureAuthorization' | 'reverseAuthorization',
+  body: Body,
+) {
   return {
     config: { requiredScope: 'authorizations:write' },
     schema: {
       operationId,
       tags: ['authorizations'],
       params: idParams,
-      body: holdAmountBody,
+      body,
       response: { 200: transactionObject },
     },
   } as const;
@@ -106,18 +117,6 @@ function countDecision(decisions: Metrics['decisions'], outcome: AuthorizationOu
     decline_code: outcome.decision.declineCode ?? '',
     stand_in: String(outcome.standIn),
   });
-}
-
-function changeHold(
-  operations: StoreOperations,
-  change: 'capture' | 'reverse',
-  scope: Scope,
-  id: string,
-  amount: Parameters<StoreOperations['capture']>[2],
-) {
-  return change === 'capture'
-    ? operations.capture(scope, id, amount)
-    : operations.reverse(scope, id, amount);
 }
 
 const authorizeRoute = {

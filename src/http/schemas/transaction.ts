@@ -18,7 +18,12 @@ const transactionType = z.enum([
   'external_transfer',
   'deposit',
   'withdrawal',
+  'force_capture',
+  'refund',
 ]);
+
+/** An amount in an ISO 4217 currency (billing, merchant), to that currency's minor units. */
+const fiatAmount = z.object({ amount: z.string(), currency: z.string() });
 
 export const transactionObject = z
   .object({
@@ -65,6 +70,38 @@ export const transactionObject = z
         description:
           "A deposit credited from the chain (sent to the vault's depositAddress): the transfer's signature, sender and slot. Null for every other transaction.",
       }),
+    billing: fiatAmount.meta({
+      description:
+        "What the network asked, in the cardholder's billing currency (contract section 16). For " +
+        'a transaction recorded without one (before billing currencies, and every transfer), ' +
+        'the amount and currency as recorded.',
+    }),
+    merchantAmount: fiatAmount.nullable().meta({
+      description: 'What the merchant charged, in its own currency; null when not told.',
+    }),
+    rate: z.object({ value: z.string(), source: z.string(), at: timestampOutput }).nullable().meta({
+      description:
+        'The price that converted billing into the vault asset; null when none was needed (at par, or asked in the asset).',
+    }),
+    refundedAmount: moneyOutput.meta({
+      description: 'What linked refunds (`POST /v1/refunds` with `transactionId`) credited.',
+    }),
+    expiresAt: timestampOutput.nullable().meta({
+      description:
+        'When the hold expires: 31 days for lodging, car rental and cruise lines, 7 days otherwise (settings); null when it has no expiry recorded (then it expires 7 days after createdAt).',
+    }),
+    advice: z.boolean().meta({ description: 'The network took this decision (advice).' }),
+    partial: z.boolean().meta({ description: 'Approved for less than was asked.' }),
+    policyWouldDecline: z
+      .object({ declineCode: z.string(), declineReason: declineReason.nullable() })
+      .nullable()
+      .meta({
+        description:
+          'A force capture: the decline authorize would have given it (the card, the vault, the policy, the balance), recorded though it posted; null when it would have been approved, and for every other type.',
+      }),
+    originalTransactionId: z.string().nullable().meta({
+      description: 'A linked refund: the transaction it credits. Null for every other transaction.',
+    }),
   })
   .meta({ id: 'Transaction' });
 

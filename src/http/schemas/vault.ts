@@ -31,6 +31,10 @@ export const vaultObject = z
       description:
         'The Solana address that funds this vault: send its currency (USDC or SOL) there. Null only for a vault made before deposit addresses, until the deposit watcher gives it one.',
     }),
+    overdrawnAt: timestampOutput.nullable().meta({
+      description:
+        'Since when `available` has been below 0: a posting the network mandates (a capture above its hold, a late capture, a force capture, an approved advice) was recorded though it overdrew the vault. Every authorization declines `insufficient_balance` until available is back at 0 or above; then null again (`vault.restored`).',
+    }),
   })
   .meta({ id: 'Vault' });
 

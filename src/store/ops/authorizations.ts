@@ -3,32 +3,35 @@ import {
   assert,
   formatAmount,
   presentTransaction,
+  Decimal,
   SpendgateError,
   ZERO,
   type AmountInput,
-  type Decimal,
   type Scope,
   type TransactionRecord,
+  type VaultRecord,
 } from '../../core/index.js';
 import { changeVaultTotals, lockVault, type StoreContext } from '../context.js';
 import { post, systemAccountId, transferEntries } from '../ledger.js';
 import { appendEvent } from '../outbox.js';
 import { TRANSACTION_COLUMNS, transactionFromRow, type TransactionRow } from '../rows.js';
 import { releaseKeysAndCardSpend } from '../card-spend.js';
+import { addPostedSpend, recordMessage } from '../lifecycle.js';
 import { changeSpend } from '../spend.js';
 import type { SqlQueryable } from '../sql/client.js';
 import { oneRow } from '../sql/one-row.js';
 
 /*
- * What happens to a card authorization after its decision (decide-and-record.ts): capture,
- * reverse, and expiry of holds that were never captured.
+ * What happens to a card authorization after its decision (decide-and-record.ts): captures
+ * (which always post, contract v1.2 section 16), reverse, and expiry of holds that were never
+ * captured. Force captures and refunds, which have no authorization: ops/clearing.ts.
  */
 
-async function lockAuthorization(
+export async function lockAuthorization(
   tx: SqlQueryable,
   scope: Scope,
   transactionId: string,
-): Promise<TransactionRecord> {
+): Promise<{ transaction: TransactionRecord; vault: VaultRecord }> {
   // Vault first, then the transaction: the order authorize uses, so the two never deadlock.
   const { rows: found } = await tx.query<{ vault_id: string }>(
     `SELECT vault_id FROM transactions WHERE id = $1 AND account_id = $2 AND mode = $3 AND type = 'card_authorization'`,
@@ -42,18 +45,26 @@ async function lockAuthorization(
       'id',
     );
   }
-  await lockVault(tx, { mode: scope.mode, accountId: null }, vaultId);
+  const vault = await lockVault(tx, { mode: scope.mode, accountId: null }, vaultId);
   const { rows } = await tx.query<TransactionRow>(
     `SELECT ${TRANSACTION_COLUMNS} FROM transactions WHERE id = $1 FOR UPDATE`,
     [transactionId],
   );
-  const transaction = transactionFromRow(oneRow(rows, 'the locked transaction SELECT'));
+  return { transaction: transactionFromRow(oneRow(rows, 'the locked transaction SELECT')), vault };
+}
+
+async function lockPendingAuthorization(
+  tx: SqlQueryable,
+  scope: Scope,
+  transactionId: string,
+): Promise<TransactionRecord> {
+  const { transaction } = await lockAuthorization(tx, scope, transactionId);
   // Captured, reversed, expired or declined: a state conflict, not a malformed request
   // (contract section 3, amendments).
   if (transaction.status !== 'pending') {
     throw new SpendgateError(
       'transaction_not_pending',
-      `Authorization ${transaction.id} is ${transaction.status}; only a pending authorization can be captured or reversed.`,
+      `Authorization ${transaction.id} is ${transaction.status}; only a pending authorization can be reversed.`,
       'id',
     );
   }
@@ -79,15 +90,54 @@ function amountWithinHold(transaction: TransactionRecord, requested: AmountInput
 }
 
 /**
- * capture: one transaction (contract section 9).
- * In: scope, authorization id, amount (null: the whole remaining hold).
- * Out: the completed transaction.
- * Writes: a posting vault -> card_settlement of the amount; vaults.ledger -= amount and
- *   vaults.pending -= the whole remaining hold (a partial capture releases the rest);
- *   spend_counters -= the released part (and the card's own counters, when it has a policy);
- *   transactions; outbox (transaction.completed).
- * Fails: transaction_not_found, transaction_not_pending, invalid_amount (above the
- *   remaining hold, or zero).
+ * What a capture posts: the amount asked (any, above the hold too), or without one the whole
+ * remaining hold. Refused only for what is malformed: a capture with nothing to name (no
+ * amount and nothing held), an amount in another currency's form, or a transaction whose
+ * money cannot post to its vault (its currency is not the vault's: a currency_mismatch
+ * decline; a closed vault, which holds nothing and never will again).
+ */
+function captureAmount(
+  held: TransactionRecord,
+  vault: VaultRecord,
+  requested: AmountInput | null,
+): Decimal {
+  if (held.currency !== vault.currency) {
+    throw new SpendgateError(
+      'currency_mismatch',
+      `Authorization ${held.id} is in ${held.currency}; its vault holds ${vault.currency}.`,
+      'id',
+    );
+  }
+  if (vault.status === 'closed') {
+    throw new SpendgateError('vault_closed', `Vault ${vault.id} is closed.`, 'id');
+  }
+  const open = held.status === 'pending';
+  if (requested === null && !(open && held.holdRemaining.gt(0))) {
+    throw new SpendgateError(
+      'invalid_amount',
+      `Authorization ${held.id} holds nothing; give the amount to capture.`,
+      'amount',
+    );
+  }
+  return requested === null
+    ? held.holdRemaining
+    : amountIn(requested, held.currency, { param: 'amount', allowZero: false });
+}
+
+/**
+ * capture: one transaction (contract v1.2, section 16: captures always post).
+ * In: scope, authorization id, amount (null: the whole remaining hold), final (true: release
+ *   what is left of the hold; false: keep it open for later captures).
+ * Out: the transaction: completed, or still pending while a non-final capture leaves a hold.
+ * Writes: a posting vault -> card_settlement of the amount, whatever the balance (a mandated
+ *   posting: it may overdraw the vault, changeVaultTotals); vaults.ledger -= amount and
+ *   vaults.pending -= the hold released (the amount, or all of it when final); the spend
+ *   counters by what the transaction now counts (captured plus held: down for a release,
+ *   up for a capture above the hold or a late one); transactions (a late capture of a reversed,
+ *   expired or declined authorization completes it); transaction_messages (capture); outbox
+ *   (transaction.captured, transaction.completed when it completes, vault.overdrawn).
+ * Fails: transaction_not_found, invalid_amount (malformed, or none with nothing held),
+ *   currency_mismatch (an authorization not in its vault's currency), vault_closed.
  */
 export async function capture(
   ctx: StoreContext,
@@ -95,11 +145,13 @@ export async function capture(
   scope: Scope,
   transactionId: string,
   requested: AmountInput | null,
+  final = true,
 ): Promise<TransactionRecord> {
   const nowMs = ctx.clock();
-  const held = await lockAuthorization(tx, scope, transactionId);
-  const amount = amountWithinHold(held, requested);
-  const released = held.holdRemaining.minus(amount);
+  const { transaction: held, vault } = await lockAuthorization(tx, scope, transactionId);
+  const amount = captureAmount(held, vault, requested);
+  const hold = held.status === 'pending' ? held.holdRemaining : ZERO;
+  const holdAfter = final ? ZERO : Decimal.max(hold.minus(amount), ZERO);
   await post(tx, {
     mode: scope.mode,
     currency: held.currency,
@@ -114,28 +166,77 @@ export async function capture(
   await changeVaultTotals(
     tx,
     held.vaultId,
-    { ledger: amount.negated(), pending: held.holdRemaining.negated() },
+    { ledger: amount.negated(), pending: holdAfter.minus(hold) },
     held.id,
     nowMs,
+    { mandated: true },
   );
-  if (released.gt(0)) await releaseSpend(tx, held, released, 0);
+  await countCapturedSpend(tx, held, held.capturedAmount.plus(amount).plus(holdAfter), nowMs);
+  const completes = holdAfter.isZero();
   const { rows } = await tx.query<TransactionRow>(
-    `UPDATE transactions SET status = 'completed', captured_amount = $2, hold_remaining = 0, completed_at = $3, updated_at = $3
+    `UPDATE transactions SET status = $2, captured_amount = captured_amount + $3::numeric,
+       hold_remaining = $4, failure_reason = CASE WHEN $5 THEN NULL ELSE failure_reason END,
+       completed_at = CASE WHEN $5 THEN coalesce(completed_at, $6) END, updated_at = $6
      WHERE id = $1 RETURNING ${TRANSACTION_COLUMNS}`,
-    [held.id, amount.toFixed(), new Date(nowMs)],
+    [
+      held.id,
+      completes ? 'completed' : 'pending',
+      amount.toFixed(),
+      holdAfter.toFixed(),
+      completes,
+      new Date(nowMs),
+    ],
   );
-  const completed = transactionFromRow(oneRow(rows, 'the capture UPDATE'));
-  await appendEvent(tx, scope, 'transaction.completed', presentTransaction(completed), nowMs);
-  return completed;
+  const captured = transactionFromRow(oneRow(rows, 'the capture UPDATE'));
+  await recordMessage(tx, {
+    transactionId: held.id,
+    kind: 'capture',
+    amount,
+    holdAfter,
+    networkTransactionId: null,
+    nowMs,
+  });
+  const presented = presentTransaction(captured);
+  await appendEvent(tx, scope, 'transaction.captured', presented, nowMs);
+  if (completes && held.status !== 'completed') {
+    await appendEvent(tx, scope, 'transaction.completed', presented, nowMs);
+  }
+  return captured;
+}
+
+/**
+ * Moves the spend counters to what a captured authorization counts now (`countedAfter`:
+ * captured plus still held). What counts as spend: a card authorization's held and captured
+ * amounts while it is pending or completed, with one count; a capture above the hold, or of an
+ * authorization that was released or declined, is spend too (the money left the vault), and
+ * a release of what was held but not captured gives it back.
+ */
+async function countCapturedSpend(
+  tx: SqlQueryable,
+  held: TransactionRecord,
+  countedAfter: Decimal,
+  nowMs: number,
+): Promise<void> {
+  const counted = held.status === 'pending' || held.status === 'completed';
+  const countedBefore = counted ? held.capturedAmount.plus(held.holdRemaining) : ZERO;
+  const delta = countedAfter.minus(countedBefore);
+  if (delta.isNegative()) {
+    assert(counted, 'only a counted authorization gives spend back');
+    await releaseSpend(tx, held, delta.negated(), 0);
+    return;
+  }
+  await addPostedSpend(tx, held.id, delta, counted ? 0 : 1, nowMs);
 }
 
 /**
  * reverse (and expiry): one transaction (contract section 9).
  * In: scope, authorization id, amount (null: the whole remaining hold), the failure reason.
- * Out: the transaction: failed when nothing remains held, else still pending, smaller.
- * Writes: vaults.pending -= amount; spend_counters -= amount (and the count, when the whole
- *   authorization fails), the card's own counters alike when it has a policy; transactions;
- *   outbox (transaction.failed when it fails).
+ * Out: the transaction: still pending while a hold remains; else failed, or completed when
+ *   earlier non-final captures posted part of it.
+ * Writes: vaults.pending -= amount (which may restore an overdrawn vault); spend_counters -=
+ *   amount (and the count, when the whole authorization fails), the card's own counters alike
+ *   when it has a policy; transactions; transaction_messages (reversal, expiry); outbox
+ *   (transaction.failed or transaction.completed when nothing remains held; vault.restored).
  * Fails: transaction_not_found, transaction_not_pending, invalid_amount.
  */
 export async function reverse(
@@ -147,10 +248,12 @@ export async function reverse(
   reason: 'reversed' | 'expired' | 'stand_in' = 'reversed',
 ): Promise<TransactionRecord> {
   const nowMs = ctx.clock();
-  const held = await lockAuthorization(tx, scope, transactionId);
+  const held = await lockPendingAuthorization(tx, scope, transactionId);
   const amount = amountWithinHold(held, requested);
   const remaining = held.holdRemaining.minus(amount);
-  const fails = remaining.isZero();
+  const ends = remaining.isZero();
+  // Part of it captured already (final: false): what was captured stands, so it completes.
+  const status = !ends ? 'pending' : held.capturedAmount.gt(0) ? 'completed' : 'failed';
   await changeVaultTotals(
     tx,
     held.vaultId,
@@ -158,20 +261,26 @@ export async function reverse(
     held.id,
     nowMs,
   );
-  await releaseSpend(tx, held, amount, fails ? 1 : 0);
+  await releaseSpend(tx, held, amount, status === 'failed' ? 1 : 0);
   const { rows } = await tx.query<TransactionRow>(
-    `UPDATE transactions SET hold_remaining = $2, status = $3, failure_reason = $4, updated_at = $5
+    `UPDATE transactions SET hold_remaining = $2, status = $3, failure_reason = $4, updated_at = $5,
+       completed_at = CASE WHEN $3 = 'completed' THEN $5 ELSE completed_at END
      WHERE id = $1 RETURNING ${TRANSACTION_COLUMNS}`,
-    [
-      held.id,
-      remaining.toFixed(),
-      fails ? 'failed' : 'pending',
-      fails ? reason : null,
-      new Date(nowMs),
-    ],
+    [held.id, remaining.toFixed(), status, status === 'failed' ? reason : null, new Date(nowMs)],
   );
   const result = transactionFromRow(oneRow(rows, 'the reversal UPDATE'));
-  if (fails) await appendEvent(tx, scope, 'transaction.failed', presentTransaction(result), nowMs);
+  await recordMessage(tx, {
+    transactionId: held.id,
+    kind: reason === 'expired' ? 'expiry' : 'reversal',
+    amount,
+    holdAfter: remaining,
+    networkTransactionId: null,
+    nowMs,
+  });
+  if (status === 'failed')
+    await appendEvent(tx, scope, 'transaction.failed', presentTransaction(result), nowMs);
+  if (status === 'completed')
+    await appendEvent(tx, scope, 'transaction.completed', presentTransaction(result), nowMs);
   return result;
 }
 
@@ -194,9 +303,12 @@ async function releaseSpend(
 }
 
 /**
- * Lists card holds older than `ageMsMax`, at most `batchMax`, oldest first: the work of one
- * expiry round. Each is then expired in a transaction of its own (`reverse`, reason
- * `expired`), so one failure cannot hold the others back.
+ * Lists card holds past their expiry, at most `batchMax`, soonest due first: the work of one
+ * expiry round. A hold expires at its `expires_at` (set at approval by merchant category,
+ * core/holds/hold-expiry.ts); a hold written without one (before migration 0019) at its
+ * created_at + `ageMsMax`, the default hold life. Each is then expired in a transaction of its
+ * own (`reverse`, reason `expired`), so one failure cannot hold the others back. Each branch
+ * reads an index of open holds in due order (transactions_hold_expiry, transactions_open_holds).
  */
 export async function listExpiredHolds(
   ctx: StoreContext,
@@ -205,11 +317,19 @@ export async function listExpiredHolds(
   batchMax: number,
 ): Promise<{ id: string; scope: Scope }[]> {
   assert(ageMsMax > 0 && batchMax > 0 && batchMax <= 10_000, 'positive, bounded expiry parameters');
+  const nowMs = ctx.clock();
   const { rows } = await tx.query<{ id: string; account_id: string; mode: Scope['mode'] }>(
-    `SELECT id, account_id, mode FROM transactions
-     WHERE hold_remaining > 0 AND type = 'card_authorization' AND created_at < $1
-     ORDER BY created_at LIMIT $2`,
-    [new Date(ctx.clock() - ageMsMax), batchMax],
+    `SELECT id, account_id, mode FROM (
+       (SELECT id, account_id, mode, expires_at AS due FROM transactions
+        WHERE hold_remaining > 0 AND type = 'card_authorization' AND expires_at <= $1
+        ORDER BY expires_at LIMIT $3)
+       UNION ALL
+       (SELECT id, account_id, mode, created_at AS due FROM transactions
+        WHERE hold_remaining > 0 AND type = 'card_authorization' AND expires_at IS NULL
+          AND created_at < $2
+        ORDER BY created_at LIMIT $3)
+     ) AS due ORDER BY due LIMIT $3`,
+    [new Date(nowMs), new Date(nowMs - ageMsMax), batchMax],
   );
   return rows.map((row) => ({ id: row.id, scope: { accountId: row.account_id, mode: row.mode } }));
 }

@@ -6,6 +6,7 @@ import type {
   TransactionRecord,
 } from '../../core/index.js';
 import type { AuthorizeBudget, AuthorizeInput } from '../authorize/two-trips.js';
+import type { ClearingInput, ClearingOutcome, RefundInput } from '../ops/clearing.js';
 import type { ListTransactionsQuery, Page } from '../ops/lists.js';
 
 export {
@@ -13,6 +14,8 @@ export {
   type AuthorizeBudget,
   type AuthorizeInput,
 } from '../authorize/two-trips.js';
+
+export type { ClearingInput, ClearingOutcome, RefundInput } from '../ops/clearing.js';
 
 /** Why a hold is released: asked for, expired, or an approval answered as the stand-in decline. */
 export type ReleaseReason = 'reversed' | 'expired' | 'stand_in';
@@ -29,12 +32,21 @@ export interface AuthorizationOperations {
     input: AuthorizeInput,
     budget?: AuthorizeBudget,
   ): Promise<AuthorizationOutcome>;
-  /** Captures `amount` (read in the hold's currency) of a pending hold (null: all of it). */
+  /**
+   * Captures `amount` (read in the hold's currency; null: the whole remaining hold). Captures
+   * always post (contract v1.2, section 16): above the hold, late, on any balance. `final`
+   * (default true) releases what is left of the hold; false keeps it open.
+   */
   capture(
     scope: Scope,
     transactionId: string,
     amount: AmountInput | null,
+    final?: boolean,
   ): Promise<TransactionRecord>;
+  /** Records a posting with no authorization (POST /v1/captures); may overdraw the vault. */
+  forceCapture(scope: Scope, input: ClearingInput): Promise<ClearingOutcome>;
+  /** Records a merchant's credit (POST /v1/refunds), linked to a card transaction or not. */
+  refund(scope: Scope, input: RefundInput): Promise<ClearingOutcome>;
   /** Releases `amount` of a pending hold (null: all of it). */
   reverse(
     scope: Scope,

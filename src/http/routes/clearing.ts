@@ -1,0 +1,59 @@
+import type { FastifyInstance } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { presentTransaction } from '../../core/index.js';
+import type { Store } from '../../store/store.js';
+import { authOf } from '../auth.js';
+import { respond } from '../idempotency.js';
+import { forceCaptureBody, refundBody } from '../schemas/clearing.js';
+import { transactionObject } from '../schemas/transaction.js';
+
+/**
+ * Force Capture and Refund (contract v1.2, section 16): clearing messages with no hold to
+ * capture. Each answers 201 with the completed transaction; a repeat of its
+ * networkTransactionId answers the transaction recorded, with Idempotent-Replayed.
+ */
+export function registerClearingRoutes(app: FastifyInstance, store: Store): void {
+  const routes = app.withTypeProvider<ZodTypeProvider>();
+
+  routes.post(
+    '/v1/captures',
+    {
+      config: { requiredScope: 'authorizations:write' },
+      schema: {
+        operationId: 'forceCapture',
+        tags: ['authorizations'],
+        body: forceCaptureBody,
+        response: { 201: transactionObject },
+      },
+    },
+    async (request, reply) => {
+      const { scope } = authOf(request);
+      return respond(store, request, reply, 201, async (operations) => {
+        const outcome = await operations.forceCapture(scope, request.body);
+        if (outcome.replayed) void reply.header('Idempotent-Replayed', 'true');
+        return presentTransaction(outcome.transaction);
+      });
+    },
+  );
+
+  routes.post(
+    '/v1/refunds',
+    {
+      config: { requiredScope: 'authorizations:write' },
+      schema: {
+        operationId: 'createRefund',
+        tags: ['authorizations'],
+        body: refundBody,
+        response: { 201: transactionObject },
+      },
+    },
+    async (request, reply) => {
+      const { scope } = authOf(request);
+      return respond(store, request, reply, 201, async (operations) => {
+        const outcome = await operations.refund(scope, request.body);
+        if (outcome.replayed) void reply.header('Idempotent-Replayed', 'true');
+        return presentTransaction(outcome.transaction);
+      });
+    },
+  );
+}

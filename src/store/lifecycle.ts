@@ -1,0 +1,88 @@
+import { assert, type Decimal } from '../core/index.js';
+import { changeSpend, spendDayOf, spendKeys } from './spend.js';
+import type { SqlQueryable } from './sql/client.js';
+import { oneRow } from './sql/one-row.js';
+
+/*
+ * Pieces the lifecycle operations share (contract v1.2, section 16; ops/authorizations.ts and
+ * ops/clearing.ts): a transaction's timeline of messages, and the spend a posting adds.
+ */
+
+/** The kinds of lifecycle message a transaction's timeline holds (transaction_messages). */
+export type MessageKind =
+  'authorization' | 'increment' | 'capture' | 'reversal' | 'expiry' | 'advice' | 'refund';
+
+export interface LifecycleMessage {
+  readonly transactionId: string;
+  readonly kind: MessageKind;
+  /** What the message moved: captured, released, raised or refunded. */
+  readonly amount: Decimal;
+  /** What the transaction still held after it. */
+  readonly holdAfter: Decimal;
+  readonly networkTransactionId: string | null;
+  readonly nowMs: number;
+}
+
+/** Appends one message to its transaction's timeline, in the caller's transaction. */
+export async function recordMessage(tx: SqlQueryable, message: LifecycleMessage): Promise<void> {
+  assert(
+    !message.amount.isNegative() && !message.holdAfter.isNegative(),
+    'a message moves and leaves non-negative amounts',
+  );
+  await tx.query(
+    `INSERT INTO transaction_messages (transaction_id, kind, amount, hold_after, network_transaction_id, created_at)
+     VALUES ($1, $2, $3, $4, $5, $6)`,
+    [
+      message.transactionId,
+      message.kind,
+      message.amount.toFixed(),
+      message.holdAfter.toFixed(),
+      message.networkTransactionId,
+      new Date(message.nowMs),
+    ],
+  );
+}
+
+/**
+ * Adds a posting's spend to the counters a card transaction counts in (a capture above its
+ * hold, a late capture, a force capture): the vault's, and the card's own while it has a
+ * policy. A transaction without a spend day (never approved: a declined authorization the
+ * network captured anyway, a force capture) is given today's, so later releases find the same
+ * rows. Needs: the vault locked (every writer of these counters holds it).
+ */
+export async function addPostedSpend(
+  tx: SqlQueryable,
+  transactionId: string,
+  amountDelta: Decimal,
+  countDelta: 0 | 1,
+  nowMs: number,
+): Promise<void> {
+  assert(!amountDelta.isNegative(), 'posted spend only adds');
+  if (amountDelta.isZero() && countDelta === 0) return;
+  const { rows } = await tx.query<{
+    vault_id: string;
+    card_id: string | null;
+    spend_day: string;
+    mcc: string | null;
+  }>(
+    `UPDATE transactions SET spend_day = coalesce(spend_day, $2::date) WHERE id = $1
+     RETURNING vault_id, card_id, spend_day::text AS spend_day, mcc`,
+    [transactionId, spendDayOf(nowMs)],
+  );
+  const row = oneRow(rows, 'the spend day UPDATE');
+  const change = { day: row.spend_day, mcc: row.mcc, amountDelta, countDelta };
+  await changeSpend(tx, { vaultId: row.vault_id, ...change });
+  if (row.card_id === null) return;
+  const { mccs, days } = spendKeys(change);
+  await tx.query(
+    `INSERT INTO card_spend_counters (card_id, mcc, day, amount, count)
+     SELECT $1, k.mcc, k.day::date, $4::numeric, $5::integer
+     FROM unnest($2::text[], $3::text[]) AS k(mcc, day)
+     WHERE EXISTS (SELECT 1 FROM card_policies p WHERE p.card_id = $1 AND p.document IS NOT NULL)
+     ORDER BY k.mcc, k.day
+     ON CONFLICT (card_id, mcc, day) DO UPDATE
+       SET amount = card_spend_counters.amount + EXCLUDED.amount,
+           count = card_spend_counters.count + EXCLUDED.count`,
+    [row.card_id, mccs, days, amountDelta.toFixed(), countDelta],
+  );
+}

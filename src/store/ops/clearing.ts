@@ -1,0 +1,335 @@
+import {
+  amountIn,
+  isAtPar,
+  presentTransaction,
+  SpendgateError,
+  ZERO,
+  type AmountInput,
+  type Decimal,
+  type Merchant,
+  type PolicyWouldDecline,
+  type Scope,
+  type TransactionRecord,
+  type VaultRecord,
+} from '../../core/index.js';
+import { newId } from '../../ids.js';
+import { changeVaultTotals, lockVault, type StoreContext } from '../context.js';
+import { addPostedSpend, recordMessage } from '../lifecycle.js';
+import { post, systemAccountId, transferEntries } from '../ledger.js';
+import { appendEvent } from '../outbox.js';
+import { TRANSACTION_COLUMNS, transactionFromRow, type TransactionRow } from '../rows.js';
+import type { SqlQueryable } from '../sql/client.js';
+import { spendDayOf } from '../spend.js';
+import { simulatePolicy } from './policies.js';
+
+/*
+ * The network's clearing messages that have no authorization to capture (contract v1.2,
+ * section 16): force captures (offline terminals, a stand-in never advised) and refunds. Money
+ * the network has already moved is never refused: both post whatever the balance, the card's
+ * state or the policy. Each is idempotent by its own networkTransactionId, per kind
+ * (transactions_message_key, migration 0019): a repeat answers what was recorded.
+ */
+
+/** A force capture or refund as the network sends it. */
+export interface ClearingInput {
+  readonly cardId: string;
+  readonly amount: AmountInput;
+  /** The vault's asset, or a billing currency at par with it (USD for USDC). */
+  readonly currency: string;
+  readonly merchant: Merchant;
+  readonly networkTransactionId: string;
+}
+
+export interface RefundInput extends ClearingInput {
+  /** The captured transaction the refund credits; absent for an unlinked refund. */
+  readonly transactionId?: string | null | undefined;
+}
+
+/** A recorded clearing message; `replayed` when its networkTransactionId was recorded before. */
+export interface ClearingOutcome {
+  readonly transaction: TransactionRecord;
+  readonly replayed: boolean;
+}
+
+/** The card's vault, locked: the card is found first, as authorize finds it. */
+async function lockCardVault(tx: SqlQueryable, scope: Scope, cardId: string): Promise<VaultRecord> {
+  const { rows } = await tx.query<{ vault_id: string }>(
+    'SELECT vault_id FROM cards WHERE id = $1 AND account_id = $2 AND mode = $3',
+    [cardId, scope.accountId, scope.mode],
+  );
+  const vaultId = rows[0]?.vault_id;
+  if (vaultId === undefined) {
+    throw new SpendgateError('card_not_found', `No card ${cardId.slice(0, 64)} exists.`, 'cardId');
+  }
+  const vault = await lockVault(tx, scope, vaultId, 'cardId');
+  // A closed vault holds nothing and never will again (vaults_closed_empty): nothing posts.
+  if (vault.status === 'closed') {
+    throw new SpendgateError('vault_closed', `Vault ${vault.id} is closed.`, 'cardId');
+  }
+  return vault;
+}
+
+/**
+ * The amount in the vault's asset: the request is in the asset, or in a billing currency at
+ * par with it (USD for USDC, 1:1). Any other currency is `currency_mismatch`: no conversion at
+ * a price is made for a message that cannot be declined.
+ */
+function clearingAmount(vault: VaultRecord, input: ClearingInput): Decimal {
+  if (input.currency !== vault.currency && !isAtPar(input.currency, vault.currency)) {
+    throw new SpendgateError(
+      'currency_mismatch',
+      `currency ${input.currency.slice(0, 16)} is not the vault's ${vault.currency}, nor at par with it.`,
+      'currency',
+    );
+  }
+  return amountIn(input.amount, vault.currency, { param: 'amount', allowZero: false });
+}
+
+/** The recorded message of this kind and networkTransactionId, if any. */
+async function recordedMessage(
+  tx: SqlQueryable,
+  scope: Scope,
+  type: 'force_capture' | 'refund',
+  networkTransactionId: string,
+): Promise<TransactionRecord | null> {
+  const { rows } = await tx.query<TransactionRow>(
+    `SELECT ${TRANSACTION_COLUMNS} FROM transactions
+     WHERE account_id = $1 AND mode = $2 AND type = $3 AND message_network_transaction_id = $4`,
+    [scope.accountId, scope.mode, type, networkTransactionId],
+  );
+  const row = rows[0];
+  return row === undefined ? null : transactionFromRow(row);
+}
+
+interface NewClearingRow {
+  readonly type: 'force_capture' | 'refund';
+  readonly vault: VaultRecord;
+  readonly input: ClearingInput;
+  readonly amount: Decimal;
+  readonly policyWouldDecline: PolicyWouldDecline | null;
+  readonly originalTransactionId: string | null;
+  readonly nowMs: number;
+}
+
+/**
+ * Inserts the message's completed transaction, or nothing when its key is taken (a concurrent
+ * repeat that committed first: the insert waits for it, then returns null).
+ */
+async function insertClearingRow(
+  tx: SqlQueryable,
+  scope: Scope,
+  row: NewClearingRow,
+): Promise<TransactionRecord | null> {
+  const { input, amount, nowMs } = row;
+  const at = new Date(nowMs);
+  const { rows } = await tx.query<TransactionRow>(
+    `INSERT INTO transactions (id, account_id, mode, vault_id, type, status, currency, amount,
+       captured_amount, card_id, merchant, mcc, message_network_transaction_id, billing_amount,
+       billing_currency, policy_would_decline, original_transaction_id, spend_day, created_at,
+       updated_at, completed_at)
+     VALUES ($1, $2, $3, $4, $5, 'completed', $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16,
+       $17, $18, $18, $18)
+     ON CONFLICT (account_id, mode, type, message_network_transaction_id)
+       WHERE message_network_transaction_id IS NOT NULL DO NOTHING
+     RETURNING ${TRANSACTION_COLUMNS}`,
+    [
+      newId('transaction', nowMs),
+      scope.accountId,
+      scope.mode,
+      row.vault.id,
+      row.type,
+      row.vault.currency,
+      amount.toFixed(),
+      row.type === 'force_capture' ? amount.toFixed() : '0',
+      input.cardId,
+      JSON.stringify(input.merchant),
+      input.merchant.mcc,
+      input.networkTransactionId,
+      // At par, what was billed is the amount (contract section 16): recorded as asked.
+      amount.toFixed(),
+      input.currency,
+      row.policyWouldDecline === null ? null : JSON.stringify(row.policyWouldDecline),
+      row.originalTransactionId,
+      row.type === 'force_capture' ? spendDayOf(nowMs) : null,
+      at,
+    ],
+  );
+  const inserted = rows[0];
+  return inserted === undefined ? null : transactionFromRow(inserted);
+}
+
+/** What authorize would have answered: the decline it would have given, or null. */
+async function wouldDecline(
+  ctx: StoreContext,
+  tx: SqlQueryable,
+  scope: Scope,
+  vault: VaultRecord,
+  input: ClearingInput,
+  amount: Decimal,
+): Promise<PolicyWouldDecline | null> {
+  const { decision } = await simulatePolicy(ctx, tx, scope, vault.id, {
+    draft: null,
+    request: { cardId: input.cardId, amount, currency: vault.currency, merchant: input.merchant },
+  });
+  if (decision.approved || decision.declineCode === null) return null;
+  return { declineCode: decision.declineCode, declineReason: decision.declineReason };
+}
+
+/**
+ * forceCapture: one transaction (POST /v1/captures).
+ * In: scope, the card, amount and currency, merchant, networkTransactionId.
+ * Out: the completed force_capture transaction (its policyWouldDecline: what authorize would
+ *   have said, against the balance before it), or the one recorded under that id (replayed).
+ * Writes: transactions (the force capture); a posting vault -> card_settlement of the amount,
+ *   whatever the balance (mandated: it may overdraw the vault); vaults.ledger; the spend
+ *   counters (a force capture is card spend, one count); transaction_messages (capture);
+ *   outbox (transaction.captured, transaction.completed, vault.overdrawn).
+ * Fails: card_not_found, vault_closed, currency_mismatch, invalid_amount.
+ */
+export async function forceCapture(
+  ctx: StoreContext,
+  tx: SqlQueryable,
+  scope: Scope,
+  input: ClearingInput,
+): Promise<ClearingOutcome> {
+  const nowMs = ctx.clock();
+  const vault = await lockCardVault(tx, scope, input.cardId);
+  const earlier = await recordedMessage(tx, scope, 'force_capture', input.networkTransactionId);
+  if (earlier !== null) return { transaction: earlier, replayed: true };
+  const amount = clearingAmount(vault, input);
+  const policyWouldDecline = await wouldDecline(ctx, tx, scope, vault, input, amount);
+  const type = 'force_capture';
+  const row = { type, vault, input, amount, policyWouldDecline, nowMs } as const;
+  const recorded = await insertClearingRow(tx, scope, { ...row, originalTransactionId: null });
+  if (recorded === null) return replayOf(tx, scope, type, input.networkTransactionId);
+  const settlement = systemAccountId(scope.mode, vault.currency, 'card_settlement');
+  await post(tx, {
+    mode: scope.mode,
+    currency: vault.currency,
+    transactionId: recorded.id,
+    entries: transferEntries(vault.id, settlement, amount),
+    nowMs,
+  });
+  const totals = { ledger: amount.negated(), pending: ZERO };
+  await changeVaultTotals(tx, vault.id, totals, recorded.id, nowMs, { mandated: true });
+  await addPostedSpend(tx, recorded.id, amount, 1, nowMs);
+  await recordMessage(tx, {
+    transactionId: recorded.id,
+    kind: 'capture',
+    amount,
+    holdAfter: ZERO,
+    networkTransactionId: input.networkTransactionId,
+    nowMs,
+  });
+  const presented = presentTransaction(recorded);
+  await appendEvent(tx, scope, 'transaction.captured', presented, nowMs);
+  await appendEvent(tx, scope, 'transaction.completed', presented, nowMs);
+  return { transaction: recorded, replayed: false };
+}
+
+async function replayOf(
+  tx: SqlQueryable,
+  scope: Scope,
+  type: 'force_capture' | 'refund',
+  networkTransactionId: string,
+): Promise<ClearingOutcome> {
+  const recorded = await recordedMessage(tx, scope, type, networkTransactionId);
+  if (recorded === null) throw new Error('a taken key names a recorded transaction');
+  return { transaction: recorded, replayed: true };
+}
+
+/**
+ * The transaction a linked refund credits, locked (its vault is the card's, locked first): a
+ * card transaction of the same card. Its state is not checked: a merchant may refund what was
+ * captured in any way, and the network has moved the money already.
+ */
+async function lockOriginal(
+  tx: SqlQueryable,
+  scope: Scope,
+  input: RefundInput,
+  transactionId: string,
+): Promise<TransactionRecord> {
+  const { rows } = await tx.query<TransactionRow>(
+    `SELECT ${TRANSACTION_COLUMNS} FROM transactions
+     WHERE id = $1 AND account_id = $2 AND mode = $3 FOR UPDATE`,
+    [transactionId, scope.accountId, scope.mode],
+  );
+  const row = rows[0];
+  if (row === undefined) {
+    throw new SpendgateError(
+      'transaction_not_found',
+      `No transaction ${transactionId.slice(0, 64)} exists.`,
+      'transactionId',
+    );
+  }
+  const original = transactionFromRow(row);
+  const cardTransaction =
+    original.type === 'card_authorization' || original.type === 'force_capture';
+  if (!cardTransaction || original.cardId !== input.cardId) {
+    throw new SpendgateError(
+      'parameter_invalid',
+      `transactionId ${original.id} is not a card transaction of card ${input.cardId.slice(0, 64)}.`,
+      'transactionId',
+    );
+  }
+  return original;
+}
+
+/**
+ * refund: one transaction (POST /v1/refunds).
+ * In: scope, the card, amount and currency, merchant, networkTransactionId, and the captured
+ *   transaction it credits (optional).
+ * Out: the completed refund transaction, or the one recorded under that id (replayed).
+ * Writes: transactions (the refund; a linked one adds to the original's refunded_amount,
+ *   whatever it captured: a refund above the capture is recorded, never refused, for the
+ *   operations team to see); a posting card_settlement -> vault of the amount; vaults.ledger
+ *   (which may restore an overdrawn vault); no spend counter (a refund gives no limit back);
+ *   transaction_messages (refund, on the refund and on the original); outbox
+ *   (transaction.refunded, vault.restored).
+ * Fails: card_not_found, vault_closed, currency_mismatch, invalid_amount,
+ *   transaction_not_found and parameter_invalid (transactionId: not a card transaction of
+ *   this card).
+ */
+export async function refund(
+  ctx: StoreContext,
+  tx: SqlQueryable,
+  scope: Scope,
+  input: RefundInput,
+): Promise<ClearingOutcome> {
+  const nowMs = ctx.clock();
+  const vault = await lockCardVault(tx, scope, input.cardId);
+  const earlier = await recordedMessage(tx, scope, 'refund', input.networkTransactionId);
+  if (earlier !== null) return { transaction: earlier, replayed: true };
+  const amount = clearingAmount(vault, input);
+  const linked = input.transactionId ?? null;
+  const original = linked === null ? null : await lockOriginal(tx, scope, input, linked);
+  const row = { type: 'refund', vault, input, amount, policyWouldDecline: null, nowMs } as const;
+  const recorded = await insertClearingRow(tx, scope, { ...row, originalTransactionId: linked });
+  if (recorded === null) return replayOf(tx, scope, 'refund', input.networkTransactionId);
+  const settlement = systemAccountId(scope.mode, vault.currency, 'card_settlement');
+  await post(tx, {
+    mode: scope.mode,
+    currency: vault.currency,
+    transactionId: recorded.id,
+    entries: transferEntries(settlement, vault.id, amount),
+    nowMs,
+  });
+  await changeVaultTotals(tx, vault.id, { ledger: amount, pending: ZERO }, recorded.id, nowMs);
+  const message = {
+    kind: 'refund',
+    amount,
+    networkTransactionId: input.networkTransactionId,
+  } as const;
+  await recordMessage(tx, { ...message, transactionId: recorded.id, holdAfter: ZERO, nowMs });
+  if (original !== null) {
+    await tx.query(
+      `UPDATE transactions SET refunded_amount = refunded_amount + $2::numeric, updated_at = $3
+       WHERE id = $1`,
+      [original.id, amount.toFixed(), new Date(nowMs)],
+    );
+    const holdAfter = original.holdRemaining;
+    await recordMessage(tx, { ...message, transactionId: original.id, holdAfter, nowMs });
+  }
+  await appendEvent(tx, scope, 'transaction.refunded', presentTransaction(recorded), nowMs);
+  return { transaction: recorded, replayed: false };
+}

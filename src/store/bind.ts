@@ -18,7 +18,7 @@ import {
   getBacktest,
   markBacktestJobs,
 } from './ops/backtests.js';
-import { authorizeBatch } from './authorize/two-trips.js';
+import type { AuthorizeEngine } from './authorize/engine.js';
 import { createCard, revealCard, setCardStatus } from './ops/cards.js';
 import {
   createDisplayToken,
@@ -140,13 +140,17 @@ import type { SqlQueryable } from './sql/client.js';
  * The store port (port/index.ts) implemented over one SQL connection or transaction `tx`: each
  * area's operations bound to the store's context and `tx`. store.ts runs them in transactions.
  */
-export function bindOperations(ctx: StoreContext, tx: SqlQueryable): StoreOperations {
+export function bindOperations(
+  ctx: StoreContext,
+  tx: SqlQueryable,
+  engine: AuthorizeEngine,
+): StoreOperations {
   return {
     ...bindAccounts(ctx, tx),
     ...bindVaults(ctx, tx),
     ...bindPolicies(ctx, tx),
     ...bindCards(ctx, tx),
-    ...bindAuthorizations(ctx, tx),
+    ...bindAuthorizations(ctx, tx, engine),
     ...bindTransfers(ctx, tx),
     ...bindWebhooks(ctx, tx),
     ...bindSettlements(ctx, tx),
@@ -157,7 +161,11 @@ export function bindOperations(ctx: StoreContext, tx: SqlQueryable): StoreOperat
   };
 }
 
-type AreaBinder = (ctx: StoreContext, tx: SqlQueryable) => Partial<StoreOperations>;
+type AreaBinder = (
+  ctx: StoreContext,
+  tx: SqlQueryable,
+  engine: AuthorizeEngine,
+) => Partial<StoreOperations>;
 
 const AREA_BINDERS: readonly AreaBinder[] = [
   bindAccounts,
@@ -184,10 +192,11 @@ const AREA_BINDERS: readonly AreaBinder[] = [
 export function areaBindersByOperation(
   ctx: StoreContext,
   tx: SqlQueryable,
+  engine: AuthorizeEngine,
 ): Map<keyof StoreOperations, AreaBinder> {
   const byOperation = new Map<keyof StoreOperations, AreaBinder>();
   for (const bind of AREA_BINDERS) {
-    for (const name of Object.keys(bind(ctx, tx)) as (keyof StoreOperations)[]) {
+    for (const name of Object.keys(bind(ctx, tx, engine)) as (keyof StoreOperations)[]) {
       assert(!byOperation.has(name), `the operation ${name} belongs to one area`);
       byOperation.set(name, bind);
     }
@@ -262,15 +271,13 @@ function bindCards(ctx: StoreContext, tx: SqlQueryable): CardOperations {
   };
 }
 
-function bindAuthorizations(ctx: StoreContext, tx: SqlQueryable): AuthorizationOperations {
+function bindAuthorizations(
+  ctx: StoreContext,
+  tx: SqlQueryable,
+  engine: AuthorizeEngine,
+): AuthorizationOperations {
   return {
-    authorize: async (scope, input, budget) => {
-      const [outcome] = await authorizeBatch(ctx, tx, [
-        { scope, input, ...(budget === undefined ? {} : { budget }) },
-      ]);
-      assert(outcome !== undefined, 'a batch of one has one outcome');
-      return outcome;
-    },
+    authorize: (scope, input, budget) => engine.authorizeIn(tx, scope, input, budget),
     capture: (scope, transactionId, amount, final) =>
       capture(ctx, tx, scope, transactionId, amount, final),
     forceCapture: (scope, input) => forceCapture(ctx, tx, scope, input),

@@ -115,7 +115,7 @@ export const HOT_PATH_GAPS: readonly HotPathGap[] = [
     statement: LOCK,
     why: 'a request names its card, not its vault: the lock finds the cards by id on every node',
     change:
-      "the vaults first: from the process's card-to-vault map (cardVaultsOf), and on a miss from card_vaults (card id to vault id, distributed by card id: one node); then the lock reads cards by vault_id = ANY($vaults) AND id = ANY($cards)",
+      "the vaults first: from the process's card-to-vault map (AuthorizeContext.cardVaults), and on a miss from card_vaults (card id to vault id, distributed by card id: one node); then the lock reads cards by vault_id = ANY($vaults) AND id = ANY($cards)",
   },
   {
     table: 'vaults',

@@ -2,11 +2,10 @@ import {
   assert,
   CompiledPolicyCache,
   SpendgateError,
-  type AuthorizationOutcome,
   type TemplateLibrary,
 } from '../core/index.js';
 import { builtinRuleLibrary } from '../rule-library/load.js';
-import { AuthorizeBatcher } from './authorize/lanes.js';
+import { AuthorizeEngine, type AuthorizeOptions } from './authorize/engine.js';
 import { areaBindersByOperation, bindOperations } from './bind.js';
 import type { StoreContext } from './context.js';
 import { ensureSystemAccounts } from './ledger.js';
@@ -14,13 +13,6 @@ import { migrate } from './migrations/runner.js';
 import { authenticateApiKey } from './ops/accounts.js';
 import { runBacktest } from './ops/backtests.js';
 import { listExpiredHolds } from './ops/authorizations.js';
-import {
-  authorizeBatch,
-  cardVaultsOf,
-  isUniqueViolation,
-  type AuthorizeRequest,
-} from './authorize/two-trips.js';
-import { authorizeOnKnownState, StaleKnownState } from './authorize/one-trip.js';
 import { readOutboxBacklog } from './ops/events.js';
 import { readEventsAfter } from './ops/event-feed.js';
 import {
@@ -29,7 +21,6 @@ import {
   type IdempotentRequest,
   type StoredResponse,
 } from './ops/idempotency.js';
-import { KnownState } from './authorize/known-state.js';
 import { rewrapMasterKeySecrets } from './ops/master-key-rotation.js';
 import { deliveryTarget, recordDeliveryAttempt } from './ops/webhook-deliveries.js';
 import type { Store, StoreOperations } from './port/index.js';
@@ -40,7 +31,6 @@ import {
   type WritePositions,
 } from './replica-reads.js';
 import { Keyring } from './secrets/index.js';
-import { spendDayOf } from './spend.js';
 import type { SqlClient } from './sql/client.js';
 import { runTransaction } from './sql/transaction.js';
 
@@ -74,7 +64,7 @@ export interface ReplicaOptions {
   readonly retryAfterMs?: number;
 }
 
-export interface StoreOptions {
+export interface StoreOptions extends AuthorizeOptions {
   readonly client: SqlClient;
   /** Wraps and encrypts; never logged. */
   readonly masterKey: Buffer;
@@ -87,27 +77,6 @@ export interface StoreOptions {
   readonly clock?: () => number;
   readonly templates?: TemplateLibrary;
   readonly policyCacheEntriesMax?: number;
-  /**
-   * Authorization batches in flight at once (each holds a connection). Default 2: one lane,
-   * and a spare that opens beside a batch held up for `authorizeSpareLaneAfterMs`
-   * (authorize-lanes.ts); fewer, larger batches share each transaction's cost.
-   */
-  readonly authorizeBatchesMax?: number;
-  /**
-   * How long a batch runs before a spare lane opens beside it. Default 25 ms: about three times
-   * a batch's time under the spread bench's saturating load (32 authorizations in about 8 ms:
-   * the answers' p50 is 15.6 ms, a wait for the batch before and then its own), so a batch
-   * past it is held up; and well below the stand-in budget. 0: every lane opens at once.
-   */
-  readonly authorizeSpareLaneAfterMs?: number;
-  /** Authorizations waiting for a batch at most. Default 10,000. */
-  readonly authorizeQueueMax?: number;
-  /**
-   * Whether a batch whose cards and vaults this process has seen is decided on that state and
-   * written in one round trip (ops/authorize-one-trip.ts). Default true; false reads first,
-   * every batch (to measure one against the other in one build).
-   */
-  readonly authorizeOnKnownState?: boolean;
   /** DATABASE_READ_URL's replica; without it every read goes to `client`. */
   readonly replica?: ReplicaOptions;
 }
@@ -118,13 +87,10 @@ export async function openStore(options: StoreOptions): Promise<OpenedStore> {
   await options.client.transaction(ensureSystemAccounts);
   const ctx = contextOf(options);
   const replica = replicaReadsOf(ctx, options.replica);
+  const engine = new AuthorizeEngine(ctx, options, replica);
   const run = <T>(work: (operations: StoreOperations) => Promise<T>): Promise<T> =>
-    runTransaction(ctx.client, (tx) => work(bindOperations(ctx, tx)));
-  const single = perCallOperations(ctx, replica);
-  // Several servers may share one store (tests, embedding services): each observes every batch.
-  const batchObservers = new Set<(size: number) => void>();
-  const known = new KnownState();
-  const batcher = createAuthorizeBatcher(ctx, options, known, batchObservers, replica);
+    runTransaction(ctx.client, (tx) => work(bindOperations(ctx, tx, engine)));
+  const single = perCallOperations(ctx, engine, replica);
 
   return {
     ...single,
@@ -138,16 +104,13 @@ export async function openStore(options: StoreOptions): Promise<OpenedStore> {
     keepWritePositions(positions) {
       replica?.keepPositionsIn(positions);
     },
-    authorize: (scope, input, budget) =>
-      batcher.submit({ scope, input, ...(budget === undefined ? {} : { budget }) }),
-    transaction: (work) => (replica === null ? run(work) : runRecordingWrites(ctx, replica, work)),
-    authorizeStats: () => ({ ...batcher.stats, ...known.stats }),
-    observeAuthorizeBatches(observer) {
-      batchObservers.add(observer);
-      return () => batchObservers.delete(observer);
-    },
+    authorize: engine.authorize,
+    transaction: (work) =>
+      replica === null ? run(work) : runRecordingWrites(ctx, engine, replica, work),
+    authorizeStats: () => engine.stats(),
+    observeAuthorizeBatches: (observer) => engine.observeBatches(observer),
     idempotent: async (scope, request, work, keepRefusal) => {
-      const outcome = await runIdempotent(ctx, scope, request, work, keepRefusal);
+      const outcome = await runIdempotent(ctx, engine, scope, request, work, keepRefusal);
       if (!outcome.replayed) await replica?.wrote([scope.accountId]);
       return outcome;
     },
@@ -208,6 +171,7 @@ function accountOf(args: readonly unknown[]): string | null {
  */
 async function runRecordingWrites<T>(
   ctx: StoreContext,
+  engine: AuthorizeEngine,
   replica: ReplicaReads,
   work: (operations: StoreOperations) => Promise<T>,
 ): Promise<T> {
@@ -215,7 +179,7 @@ async function runRecordingWrites<T>(
   const result = await runTransaction(ctx.client, (tx) => {
     // A retried transaction starts again: only the committed attempt's accounts count.
     written = new Set<string>();
-    return work(notingWrites(bindOperations(ctx, tx), written));
+    return work(notingWrites(bindOperations(ctx, tx, engine), written));
   });
   await replica.wrote(written);
   return result;
@@ -254,15 +218,20 @@ const REPLICA_OPERATION_NAMES: ReadonlySet<keyof StoreOperations> = new Set(REPL
  * replica, the reads that may lag are routed (replica-reads.ts), and every other operation
  * made for an account raises that account's write position once it has committed.
  */
-function perCallOperations(ctx: StoreContext, replica: ReplicaReads | null): StoreOperations {
+function perCallOperations(
+  ctx: StoreContext,
+  engine: AuthorizeEngine,
+  replica: ReplicaReads | null,
+): StoreOperations {
   const perCall = {} as Record<keyof StoreOperations, unknown>;
-  const areaBinders = areaBindersByOperation(ctx, ctx.client);
-  for (const name of Object.keys(bindOperations(ctx, ctx.client)) as (keyof StoreOperations)[]) {
+  const areaBinders = areaBindersByOperation(ctx, ctx.client, engine);
+  const names = Object.keys(bindOperations(ctx, ctx.client, engine)) as (keyof StoreOperations)[];
+  for (const name of names) {
     const bindArea = areaBinders.get(name);
     assert(bindArea !== undefined, `the operation ${name} belongs to an area`);
     const onPrimary = (...args: unknown[]) =>
       runTransaction(ctx.client, (tx) =>
-        (bindArea(ctx, tx)[name] as (...inner: unknown[]) => Promise<unknown>)(...args),
+        (bindArea(ctx, tx, engine)[name] as (...inner: unknown[]) => Promise<unknown>)(...args),
       );
     perCall[name] = onPrimary;
     if (replica === null) continue;
@@ -271,7 +240,7 @@ function perCallOperations(ctx: StoreContext, replica: ReplicaReads | null): Sto
         const account = accountOf(args);
         assert(account !== null, `${name} reads for a scope`);
         return replica.read(account, (tx) =>
-          (bindArea(ctx, tx)[name] as (...inner: unknown[]) => Promise<unknown>)(...args),
+          (bindArea(ctx, tx, engine)[name] as (...inner: unknown[]) => Promise<unknown>)(...args),
         );
       };
     } else if (!PRIMARY_READ_OPERATIONS.has(name)) {
@@ -286,95 +255,10 @@ function perCallOperations(ctx: StoreContext, replica: ReplicaReads | null): Sto
   return perCall as StoreOperations;
 }
 
-// The authorize path's statements are fixed texts over parameter arrays: generic plans. Its
-// first statements are reads, or (on known state) a write that checks on its own snapshot what
-// it depends on, so BEGIN goes out with them (TransactionOptions.pipelineBegin).
-const authorizeTransaction = { genericPlans: true, pipelineBegin: true } as const;
-/**
- * A batch whose cards and vaults this process knows, decided on that and written in one round
- * trip (ops/authorize-one-trip.ts); null when they are not all known, or when the database no
- * longer held what was known (nothing was written): the caller reads first.
- */
-async function authorizeOnKnown(
-  ctx: StoreContext,
-  known: KnownState,
-  requests: readonly AuthorizeRequest[],
-): Promise<AuthorizationOutcome[] | null> {
-  const nowMs = ctx.clock();
-  const spendDay = spendDayOf(nowMs);
-  const batch = known.recall(requests, spendDay, nowMs);
-  if (batch === null) return null;
-  try {
-    return await runTransaction(
-      ctx.client,
-      (tx) => authorizeOnKnownState(tx, requests, batch, known, spendDay, nowMs),
-      authorizeTransaction,
-    );
-  } catch (error) {
-    if (error instanceof StaleKnownState) return null;
-    throw error;
-  }
-}
-
-/** authorizeSpareLaneAfterMs's default (its comment says why). */
-const AUTHORIZE_SPARE_LANE_AFTER_MS = 25;
-
-/** Authorizations gathered into batches, a transaction each (authorize-lanes.ts). */
-function createAuthorizeBatcher(
-  ctx: StoreContext,
-  options: StoreOptions,
-  known: KnownState,
-  batchObservers: ReadonlySet<(size: number) => void>,
-  replica: ReplicaReads | null,
-): AuthorizeBatcher {
-  // A request alone, once more after a unique-index race: the retry finds the first decision.
-  const authorizeAlone = async (request: AuthorizeRequest) => {
-    for (let attempt = 1; ; attempt++) {
-      try {
-        const outcome = await runTransaction(
-          ctx.client,
-          (tx) => bindOperations(ctx, tx).authorize(request.scope, request.input, request.budget),
-          authorizeTransaction,
-        );
-        await replica?.wrote([request.scope.accountId]);
-        return outcome;
-      } catch (error) {
-        if (!isUniqueViolation(error) || attempt >= 2) throw error;
-      }
-    }
-  };
-  return new AuthorizeBatcher(
-    async (requests) => {
-      const outcomes =
-        (options.authorizeOnKnownState === false
-          ? null
-          : await authorizeOnKnown(ctx, known, requests)) ??
-        (await runTransaction(
-          ctx.client,
-          (tx) => authorizeBatch(ctx, tx, requests, { commit: true, known }),
-          authorizeTransaction,
-        ));
-      // One position read for the whole batch (replica only): its accounts' next lists see it.
-      await replica?.wrote(requests.map((request) => request.scope.accountId));
-      return outcomes;
-    },
-    authorizeAlone,
-    {
-      batchesMax: options.authorizeBatchesMax ?? 2,
-      spareLaneAfterMs: options.authorizeSpareLaneAfterMs ?? AUTHORIZE_SPARE_LANE_AFTER_MS,
-      queueMax: options.authorizeQueueMax ?? 10_000,
-      vaultOfCard: cardVaultsOf(ctx),
-      runsAgainAlone: isUniqueViolation,
-      onBatch: (size) => {
-        for (const observe of batchObservers) observe(size);
-      },
-    },
-  );
-}
-
 /** Store.idempotent: the effect in a savepoint, so that a kept refusal is stored without it. */
 async function runIdempotent(
   ctx: StoreContext,
+  engine: AuthorizeEngine,
   scope: Parameters<Store['idempotent']>[0],
   request: IdempotentRequest,
   work: (operations: StoreOperations) => Promise<StoredResponse>,
@@ -386,7 +270,7 @@ async function runIdempotent(
     await tx.exec('SAVEPOINT idempotent_effect');
     let response: StoredResponse;
     try {
-      response = await work(bindOperations(ctx, tx));
+      response = await work(bindOperations(ctx, tx, engine));
     } catch (error) {
       const kept = error instanceof SpendgateError ? keepRefusal(error) : null;
       if (kept === null) throw error;

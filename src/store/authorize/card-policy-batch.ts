@@ -2,13 +2,10 @@ import {
   assert,
   Decimal,
   ZERO,
-  type AggregateSpec,
   type CompiledPolicy,
   type CurrencyCode,
   type TransactionRecord,
 } from '../../core/index.js';
-import type { StoreContext } from '../context.js';
-import { RecentMap } from '../recent-map.js';
 import { CARD_SPEND, counterUpsertSql, spendKeys, type CounterRowDelta } from '../spend.js';
 import {
   readSpendCounters,
@@ -19,9 +16,11 @@ import {
 import type { SqlQueryable } from '../sql/client.js';
 import type { SqlParams } from '../sql/params.js';
 import { loadCompiledCardPolicy } from '../ops/card-policies.js';
+import type { CardPolicyState, CardReads, PolicyHint } from './batch.js';
+import type { AuthorizeContext } from './memory.js';
 
 /*
- * Card-level policies on the authorize path (decide-and-record.ts), kept apart from it. What
+ * Card-level policies on the authorize path (two-trips.ts), kept apart from it. What
  * they cost a batch whose cards have no policy of their own: no round trip and no write. The
  * read after the lock, which the batch sends anyway, also reads the requests' cards' policy
  * versions (one probe of card_policies' primary key per card: about 1 us of PostgreSQL's time
@@ -32,22 +31,7 @@ import { loadCompiledCardPolicy } from '../ops/card-policies.js';
  * as a vault's does.
  */
 
-/** A card's own policy as a batch decides with it, and its counters as the batch leaves them. */
-export interface CardPolicyState {
-  readonly policy: CompiledPolicy;
-  /** The rows its policy sums over, as read, plus this batch's approvals on the card. */
-  readonly counters: SpendCounters;
-}
-
-/** What the read after the lock found of the requests' cards' own policies. */
-export interface CardReads {
-  /** The policy version of each card read that has a policy. */
-  readonly versions: Map<string, number>;
-  /** The counters read for the cards with a hint, and the hint they were read for. */
-  readonly hinted: Map<string, { readonly hint: CardHint; readonly counters: SpendCounters }>;
-}
-
-/** A row of the read after the lock (decide-and-record's ReadRow), of one of the kinds here. */
+/** A row of the read after the lock (lock-and-read.ts, ReadRow), of one of the kinds here. */
 export interface CardReadRow {
   readonly kind: string;
   readonly key: string;
@@ -62,37 +46,19 @@ export interface CardReadRow {
 export const CARD_READ_KINDS: ReadonlySet<string> = new Set(['card_policy', 'card_counter']);
 
 /**
- * What a card's policy sums over, as of the version this process last read (as a vault's
- * policy hint is): the counters are read with the version exactly when they are the right
- * ones. Bounded: past the limit the oldest goes, and a card without one costs one more read.
- */
-const CARD_HINTS_MAX = 100_000;
-type CardHint = { readonly version: number; readonly aggregates: readonly AggregateSpec[] };
-const cardHintsByStore = new WeakMap<StoreContext, RecentMap<CardHint>>();
-
-function cardHintsOf(ctx: StoreContext): RecentMap<CardHint> {
-  let hints = cardHintsByStore.get(ctx);
-  if (hints === undefined) {
-    hints = new RecentMap(CARD_HINTS_MAX);
-    cardHintsByStore.set(ctx, hints);
-  }
-  return hints;
-}
-
-/**
  * The part of the read after the lock that reads `cardIds`' policy versions and the counters
  * of those with a hint, as SQL to append (`UNION ALL ...`) to that statement, binding its
  * parameters in `params`; and the reads its rows fill (takeCardRow). Two texts only (with
  * the counter part, or without when no card has a hint), so two prepared statements at most.
  */
 export function cardPolicyReads(
-  ctx: StoreContext,
+  ctx: AuthorizeContext,
   params: SqlParams,
   cardIds: readonly string[],
   nowMs: number,
 ): { readonly sql: string; readonly reads: CardReads } {
-  const hints = cardHintsOf(ctx);
-  const hinted = new Map<string, { hint: CardHint; counters: SpendCounters }>();
+  const hints = ctx.cardHints;
+  const hinted = new Map<string, { hint: PolicyHint; counters: SpendCounters }>();
   for (const cardId of cardIds) {
     const hint = hints.get(cardId);
     if (hint !== undefined && hint.aggregates.length > 0)
@@ -138,7 +104,7 @@ export function takeCardRow(reads: CardReads, row: CardReadRow): void {
  * other is declined before a policy is reached.
  */
 export async function loadCardPolicies(
-  ctx: StoreContext,
+  ctx: AuthorizeContext,
   tx: SqlQueryable,
   reads: CardReads,
   cards: Iterable<{ readonly card_id: string; readonly vault_id: string }>,
@@ -147,7 +113,7 @@ export async function loadCardPolicies(
 ): Promise<Map<string, CardPolicyState>> {
   const states = new Map<string, CardPolicyState>();
   if (reads.versions.size === 0) return states;
-  const hints = cardHintsOf(ctx);
+  const hints = ctx.cardHints;
   const unread: { cardId: string; policy: CompiledPolicy }[] = [];
   for (const card of cards) {
     const version = reads.versions.get(card.card_id);

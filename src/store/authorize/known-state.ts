@@ -6,14 +6,14 @@ import {
   type LockedBatch,
   type LockedRow,
   type VaultState,
-} from './two-trips.js';
+} from './batch.js';
 
 /*
  * What this process last saw of the vaults and cards its authorize batches committed on: the
  * state as each batch left it (pending totals with its holds, counters with its spend, the row
  * versions its write made). A batch whose every card and vault is known decides on that state
  * before it reads anything, and its one statement checks in the database that the state still
- * holds (authorize-one-trip.ts): one round trip instead of two. What is known is only ever a
+ * holds (one-trip.ts): one round trip instead of two. What is known is only ever a
  * guess the database confirms; a guess gone stale costs the batch one more round trip, never a
  * wrong answer.
  *

@@ -4,8 +4,8 @@ import {
   SpendgateError,
   type AuthorizationOutcome,
 } from '../../core/index.js';
-import { AUTHORIZE_BATCH_MAX, cardKey, type AuthorizeRequest } from './two-trips.js';
-import { RecentMap } from '../recent-map.js';
+import type { RecentMap } from '../recent-map.js';
+import { AUTHORIZE_BATCH_MAX, cardKey, type AuthorizeRequest } from './batch.js';
 
 /** How the batcher runs: its bounds, its observer and where it learns each card's vault. */
 export interface BatcherOptions {
@@ -36,11 +36,11 @@ export interface BatcherOptions {
    */
   readonly runsAgainAlone?: (error: unknown) => boolean;
   /**
-   * The vault of each card, by cardKey: the store passes the memory its batches fill from
-   * their locks (ops/decide-and-record.ts, cardVaultsOf), so there is one per store. Without
-   * it, the batcher keeps its own, learned from the outcomes.
+   * The vault of each card, by cardKey: the engine passes the memory its batches fill from
+   * their locks (AuthorizeContext.cardVaults, memory.ts), so there is one per store and one
+   * bound; the batcher adds what the outcomes show.
    */
-  readonly vaultOfCard?: RecentMap<string>;
+  readonly vaultOfCard: RecentMap<string>;
 }
 
 interface Waiting {
@@ -49,8 +49,6 @@ interface Waiting {
   readonly reject: (error: unknown) => void;
 }
 
-/** Cards whose vault is remembered at most; past it the oldest is forgotten (it only slows). */
-const CARD_VAULTS_MAX = 100_000;
 /** Waiting requests looked at per batch formed: bounds the work of one pump. */
 const QUEUE_SCAN_MAX = 1024;
 /** A spare lane's wait, at most: past a minute the bound is a mistake, not a setting. */
@@ -60,11 +58,14 @@ const cardKeyOf = (request: AuthorizeRequest): string =>
   cardKey(request.input.cardId, request.scope.accountId, request.scope.mode);
 
 /**
- * Gathers concurrent authorizations into batches (ops/decide-and-record.ts decides and records
- * a batch in one database transaction). No timer: a request starts a batch at once while fewer
- * than `batchesMax` run; otherwise it waits in the queue and joins the next batch when one ends.
- * Under light load every batch holds one request and nothing waits; under heavy load batches
- * fill, and the cost of each transaction is shared.
+ * Gathers concurrent authorizations into batches (the engine decides and records a batch in
+ * one database transaction: one-trip.ts or two-trips.ts). A request starts a batch at once
+ * while a lane is open; otherwise it waits in the queue and joins the next batch when one ends
+ * (no timer gathers requests). The first lane is always open; each further one, up to
+ * `batchesMax`, opens beside a batch in flight for `spareLaneAfterMs` (0: all are open), woken
+ * by one timer that is armed only while requests wait and a lane could still open. Under light load every batch
+ * holds one request and nothing waits; under heavy load batches fill, and the cost of each
+ * transaction is shared.
  *
  * Lanes never share a vault. A batch locks every vault it touches until it commits, so two
  * batches with one vault in common run one after the other in the database whatever their
@@ -72,9 +73,9 @@ const cardKeyOf = (request: AuthorizeRequest): string =>
  * share one, and a second lane only waited on the first's locks. So a request whose vault a
  * running batch holds stays in the queue (it would have waited for that lock anyway) and the
  * free lane takes requests for other vaults. The vault of a card is what the batches' locks
- * found (`vaultOfCard`; without it, learned from the outcomes: a card never changes vault); a
- * card not seen yet may join any batch, which is only slower, never wrong: the database's locks
- * decide, not this hint.
+ * found and the outcomes show (`vaultOfCard`: a card never changes vault); a card not seen yet
+ * may join any batch, which is only slower, never wrong: the database's locks decide, not this
+ * hint.
  */
 export class AuthorizeBatcher {
   #queue: Waiting[] = [];
@@ -116,7 +117,7 @@ export class AuthorizeBatcher {
         this.#spareLaneAfterMs <= SPARE_LANE_AFTER_MS_MAX,
       'a spare lane waits a bounded time',
     );
-    this.#vaultOfCard = options.vaultOfCard ?? new RecentMap(CARD_VAULTS_MAX);
+    this.#vaultOfCard = options.vaultOfCard;
   }
 
   submit(request: AuthorizeRequest): Promise<AuthorizationOutcome> {

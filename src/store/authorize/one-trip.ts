@@ -1,16 +1,11 @@
 import { assert, type AuthorizationOutcome } from '../../core/index.js';
 import type { SqlTransaction } from '../sql/client.js';
 import type { SqlParams } from '../sql/params.js';
-import {
-  decideEach,
-  FIRST_DECISION_OF_KEY,
-  recordAuthorizations,
-  repeatKeyOf,
-  STALE_KNOWN_STATE,
-  type AuthorizeRequest,
-  type LockedBatch,
-} from './two-trips.js';
+import { repeatKeyOf, type AuthorizeRequest, type LockedBatch } from './batch.js';
+import { decideEach } from './decide-in-memory.js';
 import type { KnownState } from './known-state.js';
+import { FIRST_DECISION_OF_KEY } from './lock-and-read.js';
+import { recordAuthorizations, STALE_KNOWN_STATE } from './write.js';
 
 /**
  * The known state of a batch was no longer the database's: nothing was written, and the

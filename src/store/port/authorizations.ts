@@ -5,7 +5,7 @@ import type {
   Scope,
   TransactionRecord,
 } from '../../core/index.js';
-import type { AuthorizeBudget, AuthorizeInput } from '../authorize/two-trips.js';
+import type { AuthorizeBudget, AuthorizeInput } from '../authorize/batch.js';
 import type { ClearingInput, ClearingOutcome, RefundInput } from '../ops/clearing.js';
 import type { ListTransactionsQuery, Page } from '../ops/lists.js';
 
@@ -13,7 +13,7 @@ export {
   AUTHORIZE_BATCH_MAX,
   type AuthorizeBudget,
   type AuthorizeInput,
-} from '../authorize/two-trips.js';
+} from '../authorize/batch.js';
 
 export type { ClearingInput, ClearingOutcome, RefundInput } from '../ops/clearing.js';
 
@@ -23,9 +23,8 @@ export type ReleaseReason = 'reversed' | 'expired' | 'stand_in';
 /** The card network's money path (contract section 10) and the transactions it records. */
 export interface AuthorizationOperations {
   /**
-   * Decides and records one authorization. On `Store`, it joins a batch (store/authorize-
-   * lanes.ts, store/ops/decide-and-record.ts); a repeated networkTransactionId gets the first
-   * decision back.
+   * Decides and records one authorization. On `Store`, it joins a batch (store/authorize/,
+   * engine.ts); a repeated networkTransactionId gets the first decision back.
    */
   authorize(
     scope: Scope,

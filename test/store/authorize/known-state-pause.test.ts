@@ -4,7 +4,7 @@ import {
   cardKey,
   type AuthorizeRequest,
   type LockedBatch,
-} from '../../../src/store/authorize/two-trips.js';
+} from '../../../src/store/authorize/batch.js';
 import { KnownState } from '../../../src/store/authorize/known-state.js';
 import { SpendCounters } from '../../../src/store/spend-window.js';
 import { merchant } from '../../support/store.js';

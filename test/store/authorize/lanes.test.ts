@@ -6,10 +6,8 @@ import {
   type TransactionRecord,
 } from '../../../src/core/index.js';
 import { AuthorizeBatcher } from '../../../src/store/authorize/lanes.js';
-import {
-  AUTHORIZE_BATCH_MAX,
-  type AuthorizeRequest,
-} from '../../../src/store/authorize/two-trips.js';
+import { RecentMap } from '../../../src/store/recent-map.js';
+import { AUTHORIZE_BATCH_MAX, type AuthorizeRequest } from '../../../src/store/authorize/batch.js';
 import { forEachDatabase } from '../../support/databases.js';
 import {
   merchant,
@@ -152,7 +150,7 @@ describe('AuthorizeBatcher', () => {
         return items.map(outcomeFor);
       },
       () => Promise.reject(new Error('not used')),
-      { batchesMax: 2, queueMax: 100 },
+      { batchesMax: 2, queueMax: 100, vaultOfCard: new RecentMap(1_000) },
     );
     const pending = Array.from({ length: 10 }, (_, index) => batcher.submit(request(index)));
     release();
@@ -173,7 +171,7 @@ describe('AuthorizeBatcher', () => {
         item.input.cardId === 'card-3'
           ? Promise.reject(new Error('card-3 fails'))
           : Promise.resolve(outcomeFor(item)),
-      { batchesMax: 1, queueMax: 100 },
+      { batchesMax: 1, queueMax: 100, vaultOfCard: new RecentMap(1_000) },
     );
     const results = await Promise.allSettled(
       Array.from({ length: 6 }, (_, index) => batcher.submit(request(index))),
@@ -212,7 +210,7 @@ describe('AuthorizeBatcher', () => {
         }));
       },
       () => Promise.reject(new Error('not used')),
-      { batchesMax: 2, queueMax: 1000 },
+      { batchesMax: 2, queueMax: 1000, vaultOfCard: new RecentMap(1_000) },
     );
     // Teach it every card's vault, one at a time.
     for (let index = 0; index < 20; index += 1) await batcher.submit(request(index));
@@ -241,7 +239,7 @@ describe('AuthorizeBatcher', () => {
         return items.map(outcomeFor);
       },
       () => Promise.reject(new Error('not used')),
-      { batchesMax: 2, queueMax: 1000, spareLaneAfterMs: 2_000 },
+      { batchesMax: 2, queueMax: 1000, spareLaneAfterMs: 2_000, vaultOfCard: new RecentMap(1_000) },
     );
     const outcomes = await Promise.all(
       Array.from({ length: 300 }, (_, index) => batcher.submit(request(index))),
@@ -269,7 +267,7 @@ describe('AuthorizeBatcher', () => {
         return items.map(outcomeFor);
       },
       () => Promise.reject(new Error('not used')),
-      { batchesMax: 2, queueMax: 100, spareLaneAfterMs },
+      { batchesMax: 2, queueMax: 100, spareLaneAfterMs, vaultOfCard: new RecentMap(1_000) },
     );
     const pending = Array.from({ length: 5 }, (_, index) => batcher.submit(request(index)));
     // The held batch's four followers go through the spare lane while it is still held (were
@@ -287,7 +285,7 @@ describe('AuthorizeBatcher', () => {
     const batcher = new AuthorizeBatcher(
       () => new Promise<AuthorizationOutcome[]>(() => undefined),
       () => Promise.reject(new Error('not used')),
-      { batchesMax: 1, queueMax: 3 },
+      { batchesMax: 1, queueMax: 3, vaultOfCard: new RecentMap(1_000) },
     );
     const submitted = Array.from({ length: 5 }, (_, index) =>
       batcher.submit(request(index)).catch((error: unknown) => error),

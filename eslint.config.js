@@ -80,6 +80,30 @@ export default tseslint.config(
     },
   },
   {
+    // No module-level mutable state in the store (ARCHITECTURE.md): what a store remembers (the
+    // authorize engine's known state and hints, a policy cache) lives in objects its opener
+    // makes, so two stores in one process never share it and a new store starts empty. A
+    // constant set or map is typed Readonly*; a state that is the process's own by nature says
+    // why beside the line that disables this rule.
+    files: ['src/store/**/*.ts'],
+    rules: {
+      'no-restricted-syntax': [
+        'error',
+        {
+          selector:
+            ":matches(Program, ExportNamedDeclaration) > VariableDeclaration[kind!='const']",
+          message: 'No module-level let or var in src/store: keep state in the store that owns it.',
+        },
+        {
+          selector:
+            ':matches(Program, ExportNamedDeclaration) > VariableDeclaration > VariableDeclarator:not([id.typeAnnotation.typeAnnotation.typeName.name=/^Readonly/]) > NewExpression.init[callee.name=/^(Map|Set|WeakMap|WeakSet|RecentMap)$/]',
+          message:
+            'No module-level Map, Set, WeakMap or RecentMap in src/store: keep state in the store that owns it (a constant one is typed Readonly*).',
+        },
+      ],
+    },
+  },
+  {
     // Plain Node scripts outside the TypeScript project (scripts/ runs before any build).
     files: ['eslint.config.js', 'scripts/**/*.mjs'],
     extends: [tseslint.configs.disableTypeChecked],

@@ -1,4 +1,4 @@
-import { readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
@@ -151,4 +151,65 @@ describe("ARCHITECTURE.md's table of imports", () => {
       expect([...actual].sort()).toEqual(stated(folder));
     },
   );
+});
+
+describe('the authorize engine, src/store/authorize (ARCHITECTURE.md)', () => {
+  const engine = join(root, 'src', 'store', 'authorize');
+  const inside = (path: string) => path.startsWith(`${engine}/`);
+  // The engine's insides: its lanes, its state and the steps of a batch. The rest of the store
+  // names the engine (engine.ts), the request's shapes (batch.ts) and the messages beside it.
+  const insides = [
+    'lanes.ts',
+    'known-state.ts',
+    'memory.ts',
+    'two-trips.ts',
+    'one-trip.ts',
+    'lock-and-read.ts',
+    'decide-in-memory.ts',
+    'write.ts',
+    'card-policy-batch.ts',
+  ].map((name) => join(engine, name));
+  const resolved = (target: string) => target.replace(/\.js$/, '.ts');
+
+  it('is reached from outside src/store through the port alone', () => {
+    const outside = ['http', 'workers', 'cli', 'outbound', 'solana', 'rule-library', 'core']
+      .flatMap((layer) => relativeImports(join(root, 'src', layer)))
+      .concat(relativeImports(join(root, 'src')).filter(([file]) => !file.includes('/', 4)));
+    expect(outside.length).toBeGreaterThan(50);
+    expect(outside.filter(([, target]) => inside(target))).toEqual([]);
+  });
+
+  it('keeps its lanes, known state, caches and batch steps to itself', () => {
+    for (const file of insides) expect(existsSync(file), file).toBe(true);
+    const store = relativeImports(join(root, 'src', 'store')).filter(
+      ([file]) => !inside(join(root, file)),
+    );
+    const reaching = store.filter(([, target]) => inside(target));
+    expect(reaching.length).toBeGreaterThan(0);
+    expect(reaching.filter(([, target]) => insides.includes(resolved(target)))).toEqual([]);
+  });
+
+  it('has no import circle among its files', () => {
+    const edges = new Map<string, string[]>();
+    for (const [file, target] of relativeImports(engine)) {
+      if (!inside(target)) continue;
+      const from = join(root, file);
+      edges.set(from, [...(edges.get(from) ?? []), resolved(target)]);
+    }
+    expect(edges.size).toBeGreaterThan(5);
+    // Depth first: a file met again while still on the path closes a circle.
+    const done = new Set<string>();
+    const circles: string[][] = [];
+    const visit = (file: string, path: string[]): void => {
+      if (path.includes(file)) {
+        circles.push([...path.slice(path.indexOf(file)), file].map((f) => relative(engine, f)));
+        return;
+      }
+      if (done.has(file)) return;
+      for (const next of edges.get(file) ?? []) visit(next, [...path, file]);
+      done.add(file);
+    };
+    for (const file of edges.keys()) visit(file, []);
+    expect(circles).toEqual([]);
+  });
 });

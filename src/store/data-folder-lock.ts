@@ -90,6 +90,7 @@ export interface DataFolderLock {
 }
 
 /** Lock files this process holds, by path: a second open in one process is refused too. */
+// eslint-disable-next-line no-restricted-syntax -- the process's by nature: what it holds
 const heldHere = new Set<string>();
 
 /** Locks `folder` (made if missing) for this process, or throws DataFolderInUseError. */

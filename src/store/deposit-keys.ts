@@ -24,6 +24,7 @@ export function depositSeedAad(id: string): string {
 }
 
 /** The seed decrypted once per keyring (so per process), kept off every object a log prints. */
+// eslint-disable-next-line no-restricted-syntax -- per keyring, and on no object a log prints
 const seeds = new WeakMap<Keyring, Buffer>();
 
 /**

@@ -47,6 +47,7 @@ export interface PgClientOptions {
  * so by a bounded shape); past the bound, queries run unnamed rather than grow without end.
  */
 const STATEMENT_NAMES_MAX = 2000;
+// eslint-disable-next-line no-restricted-syntax -- the process's: one name per text, on every pool
 const statementNames = new Map<string, string>();
 
 function statementName(text: string): string | undefined {

@@ -113,6 +113,7 @@ import {
   listWebhookEndpoints,
   webhookSecret,
 } from './ops/webhook-endpoints.js';
+import { overdueDeliveries, oweDeliveries, settleOwedDeliveries } from './ops/owed-deliveries.js';
 import {
   createTestEvent,
   deliveryTarget,
@@ -318,6 +319,10 @@ function bindWebhooks(ctx: StoreContext, tx: SqlQueryable): WebhookOperations {
     createTestEvent: (scope, endpoint) => createTestEvent(ctx, tx, scope, endpoint),
     relayEvents: (batchMax) => relayEvents(tx, batchMax),
     subscribedEndpoints: (events) => subscribedEndpoints(tx, events),
+    oweDeliveries: (deliveries) => oweDeliveries(ctx, tx, deliveries),
+    overdueDeliveries: (graceMs, batchMax) => overdueDeliveries(ctx, tx, graceMs, batchMax),
+    settleOwedDeliveries: (ended, rechecked, recheckMs) =>
+      settleOwedDeliveries(ctx, tx, ended, rechecked, recheckMs),
     deliveryTarget: (eventId, endpointId) => deliveryTarget(ctx, tx, eventId, endpointId),
     recordDeliveryAttempt: (attempt) => recordDeliveryAttempt(ctx, tx, attempt),
   };

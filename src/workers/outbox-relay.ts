@@ -25,6 +25,9 @@ export const DEFAULT_RELAY_OPTIONS: RelayOptions = { batchMax: 200, idleMs: 100 
  * - A crash after the commit: the jobs are in Redis; nothing is lost or repeated.
  * - A Redis Cluster master killed after the add: `confirmAdded` (queues.ts, confirmReplicated)
  *   waits for a replica to have the jobs before the commit, or rolls the round back.
+ * - Redis losing the jobs after the commit (a restart without persistence, a failover that
+ *   lost writes): each delivery is a row of webhook_deliveries_owed, written in the round's
+ *   transaction, and the re-queue loop (delivery-requeue.ts) adds its job again.
  */
 export class OutboxRelay {
   readonly #loop: PollingLoop;
@@ -73,6 +76,10 @@ export class OutboxRelay {
         }),
       );
       if (jobs.length > 0) {
+        // What is owed, in the claim's transaction: a job Redis loses later is added again
+        // from these rows (delivery-requeue.ts). Written before the add, so that a round
+        // whose add fails has written nothing either.
+        await operations.oweDeliveries(jobs.map((job) => job.data));
         await this.queue.addBulk(jobs);
         await this.confirmAdded();
       }

@@ -24,6 +24,12 @@ export function queuePrefix(redisPrefix: string): string {
 export interface WebhookJob {
   readonly eventId: string;
   readonly endpointId: string;
+  /**
+   * Attempts made before this job existed: a job added again after Redis lost the first
+   * (delivery-requeue.ts) goes on with the attempts and the retry schedule where they were.
+   * Absent: 0.
+   */
+  readonly attemptsBefore?: number;
 }
 
 /**

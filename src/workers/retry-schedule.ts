@@ -12,3 +12,8 @@ export function retryDelayMs(
   const base = schedule[Math.min(Math.max(attemptsMade, 1), schedule.length) - 1] ?? 0;
   return Math.round(base * (1 + 0.1 * random()));
 }
+
+/** The latest an attempt scheduled by retryDelayMs can be due: its entry with the whole 10%. */
+export function retryDelayMsMax(schedule: readonly number[], attemptsMade: number): number {
+  return retryDelayMs(schedule, attemptsMade, () => 1);
+}

@@ -12,6 +12,11 @@ import {
 } from './backtests.js';
 import { DEFAULT_RELAY_OPTIONS, OutboxRelay, type RelayOptions } from './outbox-relay.js';
 import {
+  DEFAULT_REQUEUE_SETTINGS,
+  DeliveryRequeue,
+  type RequeueSettings,
+} from './delivery-requeue.js';
+import {
   BACKTEST_QUEUE,
   confirmReplicated,
   producerConnection,
@@ -61,6 +66,8 @@ import {
 
 export interface Workers {
   readonly relay: OutboxRelay;
+  /** Adds again the delivery jobs Redis lost (delivery-requeue.ts). */
+  readonly requeue: DeliveryRequeue;
   readonly queue: Queue<WebhookJob>;
   readonly metrics: WorkerMetrics;
   stop(): Promise<void>;
@@ -72,6 +79,8 @@ export interface WorkerDependencies {
   readonly redisPrefix: string;
   readonly delivery: DeliverySettings;
   readonly relay?: RelayOptions;
+  /** The re-queue loop over what is owed; DEFAULT_REQUEUE_SETTINGS unless given. */
+  readonly requeue?: RequeueSettings;
   readonly settlement?: SettlementOptions;
   readonly maintenance?: MaintenanceSettings;
   /** Policy backtests run as jobs (workers/backtests.ts); DEFAULT_BACKTEST_SETTINGS unless given. */
@@ -96,6 +105,7 @@ interface Running {
   readonly consumer: RedisConnection;
   readonly queue: Queue<WebhookJob>;
   readonly relay: OutboxRelay;
+  readonly requeue: DeliveryRequeue;
   readonly worker: Worker<WebhookJob>;
   readonly backtests: {
     readonly queue: Queue<BacktestJob>;
@@ -141,13 +151,7 @@ export function startWorkers(dependencies: WorkerDependencies): Workers {
     defaultJobOptions: deliveryJobOptions(dependencies.delivery.retryDelaysMs),
   });
   queue.on('error', () => undefined);
-  const relay = new OutboxRelay(
-    dependencies.store,
-    queue,
-    dependencies.log,
-    dependencies.relay ?? DEFAULT_RELAY_OPTIONS,
-    () => confirmReplicated(producer, dependencies.redisPrefix),
-  );
+  const { relay, requeue } = webhookProducersOf(dependencies, queue, producer);
   const worker = startWebhookWorker({
     store: dependencies.store,
     connection: consumer,
@@ -175,6 +179,7 @@ export function startWorkers(dependencies: WorkerDependencies): Workers {
     consumer,
     queue,
     relay,
+    requeue,
     worker,
     backtests,
     settlement,
@@ -194,7 +199,33 @@ export function startWorkers(dependencies: WorkerDependencies): Workers {
   if (dependencies.prefixClaimed === undefined) startRedisWork();
   // Refused: the Redis work never starts (the caller reports the refusal and stops).
   else dependencies.prefixClaimed.then(startRedisWork, () => undefined);
-  return { relay, queue, metrics, stop: () => stopWorkers(running, redisWork) };
+  return { relay, requeue, queue, metrics, stop: () => stopWorkers(running, redisWork) };
+}
+
+/** What adds delivery jobs: the outbox relay, and the re-queue loop over what is owed. */
+function webhookProducersOf(
+  dependencies: WorkerDependencies,
+  queue: Queue<WebhookJob>,
+  producer: RedisConnection,
+): { relay: OutboxRelay; requeue: DeliveryRequeue } {
+  const confirmAdded = () => confirmReplicated(producer, dependencies.redisPrefix);
+  return {
+    relay: new OutboxRelay(
+      dependencies.store,
+      queue,
+      dependencies.log,
+      dependencies.relay ?? DEFAULT_RELAY_OPTIONS,
+      confirmAdded,
+    ),
+    requeue: new DeliveryRequeue(
+      dependencies.store,
+      queue,
+      dependencies.log,
+      dependencies.delivery.retryDelaysMs.length + 1,
+      dependencies.requeue ?? DEFAULT_REQUEUE_SETTINGS,
+      confirmAdded,
+    ),
+  };
 }
 
 /** The backtest queue, its relay and its worker: started with the rest of the Redis work. */
@@ -256,6 +287,7 @@ function reconcilerOf(
 function startOnRedis(work: RedisWork, dependencies: WorkerDependencies, running: Running): void {
   if (work.stopped) return;
   running.relay.start();
+  running.requeue.start();
   // Its own promise, which ends when the worker closes; errors are reported by 'error'.
   void running.worker.run().catch(() => undefined);
   running.backtests.relay.start();
@@ -298,6 +330,7 @@ async function stopWorkers(running: Running, work: RedisWork): Promise<void> {
   running.unwatchOutbox();
   work.unwatchQueues();
   await running.relay.stop();
+  await running.requeue.stop();
   await running.settlement.stop();
   await running.transfers?.stop();
   await running.reserves?.stop();

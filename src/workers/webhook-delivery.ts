@@ -6,7 +6,7 @@ import { attemptDisablesEndpoint, type Store } from '../store/store.js';
 import { EndpointGate } from './endpoint-gate.js';
 import type { WebhookOutcome, WorkerMetrics } from './metrics.js';
 import { queuePrefix, WEBHOOK_QUEUE, type WebhookJob } from './queues.js';
-import { retryDelayMs } from './retry-schedule.js';
+import { retryDelayMs, retryDelayMsMax } from './retry-schedule.js';
 
 export interface DeliverySettings {
   /** Deliveries in flight at once in this process. */
@@ -104,10 +104,11 @@ function deliveryProcessor(
         endpointId,
         eventId,
         eventType: target.eventType,
-        attempt: job.attemptsMade + 1,
+        attempt: attemptsBefore(job) + job.attemptsMade + 1,
         statusCode: result.statusCode,
         durationMs: result.durationMs,
         error: result.error,
+        owed: { nextAttemptDueMs: nextAttemptDueMs(job, result, settings.retryDelaysMs) },
       });
       if (result.delivered) return 'delivered';
       const status = result.statusCode;
@@ -152,7 +153,9 @@ export function startWebhookWorker(dependencies: WebhookWorkerDependencies): Wor
     stalledInterval: 5_000,
     maxStalledCount: STALLS_MAX,
     settings: {
-      backoffStrategy: (attemptsMade) => retryDelayMs(settings.retryDelaysMs, attemptsMade),
+      // A job added again after Redis lost the first goes on along the schedule.
+      backoffStrategy: (attemptsMade, _type, _error, job) =>
+        retryDelayMs(settings.retryDelaysMs, attemptsMade + attemptsBefore(job)),
     },
   });
   worker.on('failed', (job, error) => {
@@ -170,6 +173,30 @@ export function startWebhookWorker(dependencies: WebhookWorkerDependencies): Wor
   // Redis going away is reported by /readyz; the worker reconnects by itself.
   worker.on('error', () => undefined);
   return worker;
+}
+
+/** Attempts made before the job existed (queues.ts, WebhookJob.attemptsBefore). */
+function attemptsBefore(job: { readonly data: unknown } | undefined): number {
+  const data = job?.data;
+  const before =
+    typeof data === 'object' && data !== null && 'attemptsBefore' in data ? data.attemptsBefore : 0;
+  assert(typeof before === 'number' && Number.isSafeInteger(before) && before >= 0, 'a count');
+  return before;
+}
+
+/**
+ * When the delivery's next attempt is due, for its row of what is owed: null when this attempt
+ * ends it (delivered, endpoint gone, or no attempt left). The latest the backoff can choose, so
+ * that the re-queue loop never takes a job merely waiting out its jitter for a lost one.
+ */
+function nextAttemptDueMs(
+  job: Job<WebhookJob>,
+  result: { readonly delivered: boolean; readonly statusCode: number | null },
+  schedule: readonly number[],
+): number | null {
+  const outcome = attemptOutcome(job, result);
+  if (outcome !== 'failed_will_retry') return null;
+  return Date.now() + retryDelayMsMax(schedule, attemptsBefore(job) + job.attemptsMade + 1);
 }
 
 /** What one attempt's answer means for its job (metrics.ts, WEBHOOK_OUTCOMES). */

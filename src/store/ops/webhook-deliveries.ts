@@ -193,6 +193,13 @@ export interface DeliveryAttempt {
   readonly statusCode: number | null;
   readonly durationMs: number;
   readonly error: string | null;
+  /**
+   * What the attempt means for the delivery still owed (owed-deliveries.ts), for the delivery
+   * worker: `nextAttemptDueMs` null, the delivery ended (delivered, endpoint gone, last attempt
+   * failed) and its row is deleted; a time, it will be retried then and its row says so.
+   * Absent (Test Webhook, sent by the request): no owed row is touched.
+   */
+  readonly owed?: { readonly nextAttemptDueMs: number | null };
 }
 
 /**
@@ -207,7 +214,9 @@ export function attemptDisablesEndpoint(statusCode: number | null): boolean {
 /**
  * recordDeliveryAttempt: one statement.
  * In: the attempt.  Out: its record; succeeded when the status is 2xx.
- * Writes: webhook_deliveries; the endpoint disabled when `attemptDisablesEndpoint`.
+ * Writes: webhook_deliveries; the endpoint disabled when `attemptDisablesEndpoint`; with
+ *   `owed`, the delivery's row of webhook_deliveries_owed deleted (ended) or moved to its next
+ *   attempt, in the same statement, so that keeping what is owed costs no round trip.
  */
 export async function recordDeliveryAttempt(
   ctx: StoreContext,
@@ -224,6 +233,12 @@ export async function recordDeliveryAttempt(
     `WITH gone AS (
        UPDATE webhook_endpoints SET status = 'disabled', disabled_reason = 'gone'
        WHERE id = $4 AND $13::boolean AND status = 'enabled'
+     ), owed_ended AS (
+       DELETE FROM webhook_deliveries_owed
+       WHERE event_id = $5 AND endpoint_id = $4 AND $14::boolean AND $15::timestamptz IS NULL
+     ), owed_retried AS (
+       UPDATE webhook_deliveries_owed SET attempts_made = GREATEST(attempts_made, $7), due_at = $15
+       WHERE event_id = $5 AND endpoint_id = $4 AND $15::timestamptz IS NOT NULL
      )
      INSERT INTO webhook_deliveries (id, account_id, mode, endpoint_id, event_id, event_type, attempt, succeeded,
                                      status_code, duration_ms, error, created_at)
@@ -242,9 +257,18 @@ export async function recordDeliveryAttempt(
       failureClass(input.error),
       new Date(nowMs),
       attemptDisablesEndpoint(input.statusCode),
+      input.owed !== undefined,
+      nextAttemptDue(input),
     ],
   );
   return deliveryFromRow(oneRow(rows, 'the delivery INSERT'));
+}
+
+/** When the owed delivery's next attempt is due: null when none (ended, or no owed row). */
+function nextAttemptDue(input: DeliveryAttempt): Date | null {
+  const dueMs = input.owed?.nextAttemptDueMs ?? null;
+  assert(dueMs === null || Number.isSafeInteger(dueMs), 'a due time in whole ms');
+  return dueMs === null ? null : new Date(dueMs);
 }
 
 /**

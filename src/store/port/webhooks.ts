@@ -1,6 +1,7 @@
 import type { Scope, WebhookDeliveryRecord, WebhookEndpointRecord } from '../../core/index.js';
 import type { RelayedEvent } from '../ops/events.js';
 import type { Page } from '../ops/lists.js';
+import type { DeliveryKey, OwedDelivery } from '../ops/owed-deliveries.js';
 import type { DeliveryAttempt, DeliveryLookup } from '../ops/webhook-deliveries.js';
 
 export type { OutboxEvent, RelayedEvent } from '../ops/events.js';
@@ -11,6 +12,7 @@ export {
   type DeliveryTarget,
 } from '../ops/webhook-deliveries.js';
 export { WEBHOOK_ENDPOINTS_MAX } from '../ops/webhook-endpoints.js';
+export { OWED_ROWS_MAX, type DeliveryKey, type OwedDelivery } from '../ops/owed-deliveries.js';
 
 export interface CreateWebhookEndpointInput {
   readonly url: string;
@@ -45,6 +47,18 @@ export interface WebhookOperations {
    */
   relayEvents(batchMax: number): Promise<RelayedEvent[]>;
   subscribedEndpoints(events: readonly RelayedEvent[]): Promise<Map<string, string[]>>;
+  /**
+   * What is owed (contract section 18): the relay records its round's deliveries with its
+   * claim; the re-queue loop reads those overdue (locked) and settles them: ended ones
+   * forgotten, live or re-added ones looked at again after `recheckMs`.
+   */
+  oweDeliveries(deliveries: readonly DeliveryKey[]): Promise<void>;
+  overdueDeliveries(graceMs: number, batchMax: number): Promise<OwedDelivery[]>;
+  settleOwedDeliveries(
+    ended: readonly DeliveryKey[],
+    rechecked: readonly DeliveryKey[],
+    recheckMs: number,
+  ): Promise<void>;
   /** The delivery worker's side: what to send where, and the record of each attempt. */
   deliveryTarget(eventId: string, endpointId: string): Promise<DeliveryLookup>;
   recordDeliveryAttempt(attempt: DeliveryAttempt): Promise<WebhookDeliveryRecord>;

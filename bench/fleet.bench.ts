@@ -168,7 +168,7 @@ async function drainOutbox(checks: pg.Pool): Promise<number> {
 
 /**
  * The API processes' batch counts, summed: batches, fallbacks, batches decided on known state
- * in one round trip and those of them found stale (src/store/ops/authorize-one-trip.ts).
+ * in one round trip and those of them found stale (src/store/authorize/one-trip.ts).
  */
 async function batchStats(state: AuthorizeState, apis: readonly Service[]) {
   const headers = { authorization: `Bearer ${state.key}` };

@@ -153,7 +153,7 @@ interface Row {
   readonly fallbacks: number | null;
   /**
    * Batches decided on known state in one round trip, and those of them found stale (and run
-   * again the two-round-trip way): src/store/ops/authorize-one-trip.ts.
+   * again the two-round-trip way): src/store/authorize/one-trip.ts.
    */
   readonly oneTrip: number | null;
   readonly stale: number | null;

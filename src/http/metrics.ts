@@ -14,7 +14,7 @@ export interface Metrics {
   readonly requestSeconds: Histogram<'method' | 'route' | 'status'>;
   /** `stand_in` is "true" for a stand-in decision (past the budget, or the store failed). */
   readonly decisions: Counter<'outcome' | 'decline_code' | 'stand_in'>;
-  /** Authorizations per database batch (store/authorize-lanes.ts). */
+  /** Authorizations per database batch (store/authorize/lanes.ts). */
   readonly authorizeBatchRequests: Histogram;
   readonly rateLimitRefusals: Counter<'key_class'>;
   /** Reads that may lag, by where they were served and why (DATABASE_READ_URL). */

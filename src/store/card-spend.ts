@@ -7,7 +7,7 @@ import type { SqlQueryable } from './sql/client.js';
  * limits and spend facts sum, the same rows a vault's spend_counters has, per card. They are
  * kept only while the card has a policy, so a card without one costs the authorize path no
  * write: filled from the card's authorizations when its policy is set (fillCardSpend), added
- * to by the authorize batch in its one write (ops/card-policy-batch.ts), taken back down by
+ * to by the authorize batch in its one write (authorize/card-policy-batch.ts), taken back down by
  * releases (releaseKeysAndCardSpend), and deleted with the policy (dropCardSpend). Every one of
  * these runs under the lock of the card's vault, which every writer of the vault's counters
  * holds too, so the two never disagree about which approvals are counted.

@@ -37,7 +37,7 @@ export function vaultNotFound(vaultId: string, param = 'vaultId'): SpendgateErro
  *
  * The lock is taken by writing the row (a new version of it, unchanged), not by SELECT ... FOR
  * UPDATE. Why: an authorize batch on known state takes no lock before its write
- * (authorize-one-trip.ts), and its write skips a vault whose row version is not the one it
+ * (authorize/one-trip.ts), and its write skips a vault whose row version is not the one it
  * decided on. A writer that held the lock while the batch's statement ran (a card policy
  * filled from the authorizations it could see, a policy changed) has then made a new version,
  * so the batch finds it stale and reads again, instead of committing beside that writer on

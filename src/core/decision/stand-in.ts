@@ -8,7 +8,7 @@ import { APPROVED, declined, type Decision } from './result.js';
  * - the HTTP adapter answers `standInOutcome` when the budget runs out or the store fails, and
  *   releases a late approval (http/authorize-budget.ts);
  * - the store records `STAND_IN_DECLINED` for a request it decides after its budget, so that no
- *   hold is placed (store/ops/decide-and-record.ts), and answers a replay with `replayedOutcome`,
+ *   hold is placed (store/authorize/decide-in-memory.ts), and answers a replay with `replayedOutcome`,
  *   which agrees with what the network was first told.
  */
 

@@ -22,7 +22,7 @@ import type { SqlQueryable } from '../sql/client.js';
 import { oneRow } from '../sql/one-row.js';
 
 /*
- * What happens to a card authorization after its decision (decide-and-record.ts): captures
+ * What happens to a card authorization after its decision (authorize/): captures
  * (which always post, contract v1.2 section 16), reverse, and expiry of holds that were never
  * captured. Force captures and refunds, which have no authorization: ops/clearing.ts.
  */

@@ -35,7 +35,7 @@ export interface TransactionOptions {
   /**
    * Send BEGIN together with the work's first statements rather than one round trip before
    * them. Only for work whose statements before its first `await` are reads, or a write that
-   * checks on its own snapshot everything it depends on (ops/authorize-one-trip.ts): were
+   * checks on its own snapshot everything it depends on (authorize/one-trip.ts): were
    * BEGIN to fail, they would have run outside the transaction, which a read survives, and
    * such a write refuses. Every result the work awaits waits for BEGIN's answer too, so
    * nothing that follows it can write outside the transaction.

@@ -15,7 +15,7 @@ import {
 
 /**
  * A batch whose cards and vaults its store has seen is decided on what the store knows and
- * written in one round trip (src/store/ops/authorize-one-trip.ts); the write checks that the
+ * written in one round trip (src/store/authorize/one-trip.ts); the write checks that the
  * database still holds that state. Here a second store on the same database (another server
  * process) changes each thing a decision depends on, and the first store's next decision must
  * be the one the database's state gives, never the one its memory would.

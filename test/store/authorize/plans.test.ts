@@ -112,7 +112,7 @@ describe('the authorize batch reads only its own rows [pg]', () => {
 
   /**
    * The read after the lock: what the store knew of the card is older than it may use (a
-   * minute, ops/known-state.ts), so the batch reads first.
+   * minute, known-state.ts), so the batch reads first.
    */
   async function statementsOfOneAuthorization(): Promise<Statement> {
     t.clock.advance(61_000);
@@ -154,7 +154,7 @@ describe('the authorize batch reads only its own rows [pg]', () => {
     expect(transactions.scansWhole, plan).toBe(false);
     // The check reaches the batch's vaults, cards and policies one row each, by index: a
     // whole scan of a small fleet's table looked cheaper to the planner, and cost every batch,
-    // however small, a read of every row (ops/authorize-one-trip.ts, freshSql). Card policies
+    // however small, a read of every row (one-trip.ts, freshSql). Card policies
     // are a plain = ANY, left to the transaction's settings (GENERIC_PLAN_SETTINGS).
     const check = plan.slice(plan.indexOf('CTE fresh'), plan.indexOf('CTE inserted'));
     expect(check.length, plan).toBeGreaterThan(0);

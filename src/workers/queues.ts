@@ -117,32 +117,70 @@ async function answers(pipeline: ReturnType<Cluster['pipeline']>): Promise<unkno
 /** Waits between attempts to upsert the schedulers while Redis does not answer. */
 const SCHEDULER_RETRY_MS_MIN = 200;
 const SCHEDULER_RETRY_MS_MAX = 5_000;
+/**
+ * How often the schedulers are upserted again while Redis answers: a Redis that restarted
+ * empty (or a failover that lost them) has them back within this long, whatever the process.
+ */
+export const SCHEDULER_CHECK_MS = 30_000;
 
 /**
- * Puts `schedulers` (job name -> every ms) on `queue`. Upserting a scheduler is idempotent, so
- * every process does it at start; while Redis is down it is tried again, backing off from
- * 200 ms to 5 s, until it answers (contract section 15: background work starts as soon as
- * Redis does) or the returned stop is called. The stop resolves once the attempts have ended.
+ * Keeps `schedulers` (job name -> every ms) on `queue`, upserting them at once and again every
+ * `checkEveryMs` for as long as it runs: upserting an unchanged scheduler keeps its next run
+ * (BullMQ replaces the delayed job at the same time), so this costs nothing while they are
+ * there, and brings them back when Redis lost them (contract section 18: background work whose
+ * loss would lose work, here holds that would never expire). While Redis does not answer it
+ * tries again, backing off from 200 ms to 5 s (contract section 15: background work starts as
+ * soon as Redis does). The returned stop resolves at once, even with an upsert in flight that
+ * waits for a Redis that never came (BullMQ waits for its connection to be ready): that upsert
+ * is left to fail when the connection closes.
  */
 export function keepSchedulers(
   queue: Queue,
   schedulers: Readonly<Record<string, number>>,
+  checkEveryMs: number = SCHEDULER_CHECK_MS,
 ): () => Promise<void> {
   let stopping = false;
-  const scheduled = (async () => {
-    for (let attempt = 0; !stopping; attempt++) {
+  let wake: () => void = () => undefined;
+  const stopped = new Promise<void>((resolve) => {
+    wake = resolve;
+  });
+  const pause = (ms: number): Promise<void> => {
+    let timer: NodeJS.Timeout | undefined;
+    const waited = new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, ms);
+    });
+    return Promise.race([waited, stopped]).finally(() => {
+      clearTimeout(timer);
+    });
+  };
+  const kept = (async () => {
+    for (let failures = 0; !stopping;) {
+      const upserted = upsertSchedulers(queue, schedulers);
+      upserted.catch(() => undefined);
       try {
-        for (const [name, every] of Object.entries(schedulers))
-          await queue.upsertJobScheduler(name, { every });
-        return;
+        await Promise.race([upserted, stopped]);
+        failures = 0;
       } catch {
-        const waitMs = Math.min(SCHEDULER_RETRY_MS_MIN * 2 ** attempt, SCHEDULER_RETRY_MS_MAX);
-        await new Promise((resolve) => setTimeout(resolve, waitMs));
+        failures += 1;
       }
+      const retryMs = Math.min(
+        SCHEDULER_RETRY_MS_MIN * 2 ** (failures - 1),
+        SCHEDULER_RETRY_MS_MAX,
+      );
+      if (!stopping) await pause(failures === 0 ? checkEveryMs : retryMs);
     }
   })();
   return async () => {
     stopping = true;
-    await scheduled;
+    wake();
+    await kept;
   };
+}
+
+async function upsertSchedulers(
+  queue: Queue,
+  schedulers: Readonly<Record<string, number>>,
+): Promise<void> {
+  for (const [name, every] of Object.entries(schedulers))
+    await queue.upsertJobScheduler(name, { every });
 }

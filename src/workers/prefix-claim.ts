@@ -1,4 +1,5 @@
 import { ConfigError, type RedisTarget } from '../config/env.js';
+import { assert } from '../core/index.js';
 import { redisClient } from '../redis.js';
 import { queuePrefix } from './queues.js';
 
@@ -8,14 +9,37 @@ import { queuePrefix } from './queues.js';
  * its own database, and the deliveries are lost. So:
  * - the default prefix is `spendgate-<installation id>`, the id made with the database
  *   (migration 0005), so that two databases left on the default never meet;
- * - the prefix is claimed in Redis by the database's id: `SET {prefix}:installation <id> NX
- *   GET`, one atomic command that claims an unclaimed prefix and answers who holds a claimed
- *   one. The key is in the queues' hash tag (queues.ts), so it lives in their slot on a Redis
- *   Cluster. A claim never expires: a prefix is handed to another database only by deleting the
- *   key, by hand, once the first database is gone for good.
- * The claim is made again at every (re)connection, so a Redis restarted empty is claimed anew,
- * and a claim found taken by another database at any time is reported through `lost`.
+ * - the prefix is claimed in Redis by the database's id at `{prefix}:installation`, one atomic
+ *   step (CLAIM_SCRIPT) that claims an unclaimed prefix and answers who holds a claimed one.
+ *   The key is in the queues' hash tag (queues.ts), so it lives in their slot on a Redis
+ *   Cluster;
+ * - a claim lasts CLAIM_TTL_MS (7 days) and every process of the holding database renews it
+ *   every hour: a prefix is held as long as its database runs, and one left behind (a test
+ *   run's, a dropped staging database's) expires by itself instead of staying forever. A
+ *   database stopped for longer finds its prefix free again or, if another took it meanwhile,
+ *   is refused as always. Handing a prefix over sooner is deleting the key by hand.
+ * The claim is made again at every (re)connection and renewal, so a Redis restarted empty is
+ * claimed anew, and a claim found taken by another database at any time is reported through
+ * `lost`.
  */
+
+/** How long a claim lasts unless renewed. */
+export const CLAIM_TTL_MS = 7 * 24 * 3_600_000;
+/** How often a running process renews its database's claim. */
+export const CLAIM_RENEW_EVERY_MS = 3_600_000;
+
+/**
+ * The claim, atomic: an unclaimed prefix is set to this database's id (with its expiry) and
+ * nil answered; a prefix this database holds has its expiry renewed; the holder is answered.
+ */
+const CLAIM_SCRIPT = `
+local holder = redis.call('GET', KEYS[1])
+if not holder then
+  redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+  return false
+end
+if holder == ARGV[1] then redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
+return holder`;
 
 export function defaultRedisPrefix(installationId: string): string {
   return `spendgate-${installationId}`;
@@ -58,8 +82,14 @@ export function claimRedisPrefix(options: {
   readonly redis: RedisTarget;
   readonly redisPrefix: string;
   readonly installationId: string;
+  /** CLAIM_TTL_MS and CLAIM_RENEW_EVERY_MS unless given (tests shorten them). */
+  readonly ttlMs?: number;
+  readonly renewEveryMs?: number;
 }): RedisPrefixClaim {
   const { redisPrefix, installationId } = options;
+  const ttlMs = options.ttlMs ?? CLAIM_TTL_MS;
+  const renewEveryMs = options.renewEveryMs ?? CLAIM_RENEW_EVERY_MS;
+  assert(renewEveryMs > 0 && renewEveryMs * 2 <= ttlMs, 'a claim renewed well before it expires');
   const key = claimKey(redisPrefix);
   let holds: () => void = () => undefined;
   let refused: (error: RedisPrefixClaimedError) => void = () => undefined;
@@ -83,7 +113,8 @@ export function claimRedisPrefix(options: {
   const claim = async (): Promise<void> => {
     let holder: string | null;
     try {
-      holder = await redis.set(key, installationId, 'NX', 'GET');
+      const answer = await redis.eval(CLAIM_SCRIPT, 1, key, installationId, ttlMs);
+      holder = typeof answer === 'string' ? answer : null;
     } catch {
       return; // the connection dropped again: the next 'ready' claims
     }
@@ -98,10 +129,14 @@ export function claimRedisPrefix(options: {
   redis.on('ready', () => {
     void claim();
   });
+  // Renewed while the process runs; never what keeps the process alive.
+  const renewal = setInterval(() => void claim(), renewEveryMs);
+  renewal.unref();
   return {
     held,
     lost,
     close() {
+      clearInterval(renewal);
       redis.disconnect();
     },
   };

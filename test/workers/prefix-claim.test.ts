@@ -106,6 +106,35 @@ describe('the Redis prefix claim', () => {
     expect((lost as RedisPrefixClaimedError | null)?.message).toContain('another0database');
   });
 
+  it('renews its claim while it runs, and leaves none behind once stopped (the claim expires)', async () => {
+    const redisPrefix = prefix();
+    const id = installationId();
+    const made = claimRedisPrefix({
+      redis: redisServer(LOCAL_REDIS_URL),
+      redisPrefix,
+      installationId: id,
+      ttlMs: 1_000,
+      renewEveryMs: 200,
+    });
+    claims.push(made);
+    await made.held;
+    const ttlMs = await redis.pttl(claimKey(redisPrefix));
+    expect(ttlMs).toBeGreaterThan(0);
+    expect(ttlMs).toBeLessThanOrEqual(1_000);
+    // Past its first expiry: renewed, still this database's.
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    expect(await redis.get(claimKey(redisPrefix))).toBe(id);
+    made.close();
+    await waitFor(
+      async () => (await redis.exists(claimKey(redisPrefix))) === 0,
+      3_000,
+      () => 'the claim of a stopped database never expired',
+    );
+    // The default claim expires too, in days rather than never.
+    await claim(redisPrefix, id).held;
+    expect(await redis.pttl(claimKey(redisPrefix))).toBeGreaterThan(6 * 24 * 3_600_000);
+  });
+
   it('waits for a Redis that is down, and claims once it answers', async () => {
     const port = await freePort();
     const redisPrefix = prefix();

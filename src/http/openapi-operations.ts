@@ -213,6 +213,8 @@ const APPROVED = {
   standIn: false,
   decidedInMicros: 412,
   shadowMatches: [],
+  partial: false,
+  requestedAmount: null,
 };
 
 const CARD = {
@@ -225,6 +227,7 @@ const CARD = {
   expYear: 2029,
   cardholderName: 'Ada Lovelace',
   metadata: { employeeId: 'e-2291' },
+  billingCurrency: 'USD',
   createdAt: CREATED_AT,
   cancelledAt: null,
 };
@@ -1246,7 +1249,9 @@ export const OPERATION_DOCS: Readonly<Record<string, OperationDoc>> = {
     summary: 'Issue a card',
     description:
       'Issues a virtual card that spends from a vault, under its policy. The number and CVV ' +
-      'are never in this answer: Reveal Card Details shows them. The vault must be active.',
+      'are never in this answer: Reveal Card Details shows them. The vault must be active. ' +
+      '`billingCurrency` (ISO 4217, default USD) is the currency the card network asks in: an ' +
+      "authorization in it is converted into the vault's asset (USD to USDC at par).",
     returns: 'The card issued.',
     errors: [
       ...IDEMPOTENT,
@@ -1280,6 +1285,17 @@ export const OPERATION_DOCS: Readonly<Record<string, OperationDoc>> = {
     returns: 'The card.',
     errors: ['card_not_found'],
     example: CARD,
+  },
+  updateCard: {
+    summary: 'Update a card',
+    description:
+      "Changes a card's cardholder name or its metadata: given keys are set, a key set to " +
+      '`null` is removed, others are kept. Sends `card.updated`. A cancelled card cannot be ' +
+      'changed.',
+    returns: 'The card, updated.',
+    errors: [...IDEMPOTENT, 'card_not_found', 'card_cancelled'],
+    example: { ...CARD, cardholderName: 'Ada King', metadata: { team: 'ops' } },
+    requestExample: { cardholderName: 'Ada King', metadata: { employeeId: null, team: 'ops' } },
   },
   revealCard: {
     summary: 'Reveal card details',
@@ -1374,9 +1390,15 @@ export const OPERATION_DOCS: Readonly<Record<string, OperationDoc>> = {
       '`declineCode` and `declineReason`, never an error. An approval holds the amount on the ' +
       'vault until Capture or Reverse (or expiry). `networkTransactionId` is the idempotency ' +
       'key: a repeated callback answers the first decision with `Idempotent-Replayed: true`. ' +
-      'Past `AUTHORIZE_BUDGET_MS` the stand-in decision is answered (`standIn: true`).',
+      'Past `AUTHORIZE_BUDGET_MS` the stand-in decision is answered (`standIn: true`). ' +
+      "`currency` is the vault's asset or the card's `billingCurrency` (USD to USDC at par; " +
+      'a SOL vault declines a billing currency with rule `rate_unavailable` until its price ' +
+      'feed); `merchantAmount` and `merchantCurrency` (ISO 4217) are recorded. With ' +
+      '`partialApprovalAllowed: true`, a decline for the balance or an amount limit becomes an ' +
+      'approval of what they allow (`partial: true`, `requestedAmount`). `amount: 0` is an ' +
+      'account verification: approved with no hold when the card and vault are active.',
     returns: 'The decision.',
-    errors: ['invalid_currency', 'invalid_amount'],
+    errors: ['invalid_currency', 'invalid_amount', 'parameter_missing'],
     example: APPROVED,
     requestExample: {
       cardId: CARD_ID,
@@ -1385,6 +1407,48 @@ export const OPERATION_DOCS: Readonly<Record<string, OperationDoc>> = {
       merchant: MERCHANT,
       networkTransactionId: 'ntx_example_8f14e45f',
     },
+  },
+  adviseAuthorization: {
+    summary: 'Record an advice',
+    description:
+      "A decision the network took on spendgate's behalf (stand-in while spendgate was not " +
+      "answering, or a decline of its own), with the authorize request's fields, `approved` " +
+      'and `reason`. An approved advice places the hold whatever the balance and the policy ' +
+      '(it may overdraw the vault: `vault.overdrawn`); a declined one records the decline. It ' +
+      'wins over a decision already recorded for the `networkTransactionId`: a hold spendgate ' +
+      'placed is released if the network declined, placed if it approved. Sends ' +
+      '`authorization.advised`. A repeat answers what was recorded, with `Idempotent-Replayed`.',
+    returns: 'The decision as now recorded.',
+    errors: ['invalid_currency', 'invalid_amount', 'card_not_found', 'currency_mismatch'],
+    example: APPROVED,
+    requestExample: {
+      cardId: CARD_ID,
+      amount: '42.50',
+      currency: 'USD',
+      merchant: MERCHANT,
+      networkTransactionId: 'ntx_example_8f14e45f',
+      approved: true,
+      reason: 'stand_in',
+    },
+  },
+  incrementAuthorization: {
+    summary: 'Increment an authorization',
+    description:
+      'Raises a pending hold (hotels, car rentals, fuel). The increment is decided as an ' +
+      'authorization of its own amount: the card and vault must be active, the policy and its ' +
+      'limits see it, the balance must cover it. Approved, the hold grows ' +
+      '(`authorization.incremented`); declined, it is unchanged. The answer is a decision, ' +
+      "with the authorization's amount after it. `networkTransactionId` is its idempotency " +
+      'key: a repeat answers the recorded decision.',
+    returns: 'The decision on the increment.',
+    errors: [
+      'transaction_not_found',
+      'transaction_not_pending',
+      'invalid_amount',
+      'currency_mismatch',
+    ],
+    example: { ...APPROVED, amount: '180.00' },
+    requestExample: { amount: '30.00', networkTransactionId: 'ntx_example_inc_1' },
   },
   captureAuthorization: {
     summary: 'Capture an authorization',

@@ -12,6 +12,8 @@ import {
 } from './ops/accounts.js';
 import { capture, reverse } from './ops/authorizations.js';
 import { forceCapture, refund } from './ops/clearing.js';
+import { advise } from './authorize/advice.js';
+import { incrementAuthorization } from './authorize/increment.js';
 import {
   backtestsAwaitingJobs,
   createBacktest,
@@ -19,7 +21,7 @@ import {
   markBacktestJobs,
 } from './ops/backtests.js';
 import type { AuthorizeEngine } from './authorize/engine.js';
-import { createCard, revealCard, setCardStatus } from './ops/cards.js';
+import { createCard, revealCard, setCardStatus, updateCard } from './ops/cards.js';
 import {
   createDisplayToken,
   displayOrigins,
@@ -264,6 +266,7 @@ function bindCards(ctx: StoreContext, tx: SqlQueryable): CardOperations {
     getCard: (scope, cardId) => getCard(tx, scope, cardId),
     listCards: (scope, query) => listCards(tx, scope, query),
     setCardStatus: (scope, cardId, status) => setCardStatus(ctx, tx, scope, cardId, status),
+    updateCard: (scope, cardId, changes) => updateCard(ctx, tx, scope, cardId, changes),
     revealCard: (scope, cardId) => revealCard(ctx, tx, scope, cardId),
     createDisplayToken: (scope, cardId) => createDisplayToken(ctx, tx, scope, cardId),
     spendDisplayToken: (token) => spendDisplayToken(ctx, tx, token),
@@ -281,6 +284,9 @@ function bindAuthorizations(
     authorize: (scope, input, budget) => engine.authorizeIn(tx, scope, input, budget),
     capture: (scope, transactionId, amount, final) =>
       capture(ctx, tx, scope, transactionId, amount, final),
+    incrementAuthorization: (scope, transactionId, input) =>
+      incrementAuthorization(ctx, tx, scope, transactionId, input),
+    advise: (scope, input) => advise(ctx, tx, scope, input),
     forceCapture: (scope, input) => forceCapture(ctx, tx, scope, input),
     refund: (scope, input) => refund(ctx, tx, scope, input),
     reverse: (scope, transactionId, amount, reason) =>

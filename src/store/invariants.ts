@@ -11,6 +11,12 @@ export interface Violation {
   readonly detail: string;
 }
 
+/**
+ * A 0.00 account verification (contract v1.2, section 16) is approved and completed with
+ * nothing held or spent: it counts in no spend window.
+ */
+const NOT_A_VERIFICATION = `NOT (type = 'card_authorization' AND amount = 0 AND captured_amount = 0)`;
+
 const CHECKS: readonly { readonly invariant: string; readonly sql: string }[] = [
   {
     invariant: 'entries sum to zero per mode and currency',
@@ -67,7 +73,7 @@ const CHECKS: readonly { readonly invariant: string; readonly sql: string }[] = 
           LEFT JOIN spend_counters c ON c.vault_id = v.id AND c.mcc = '' AND c.day = '${ALL_TIME_DAY}'
           LEFT JOIN (SELECT vault_id, sum(hold_remaining + captured_amount) AS amount, count(*) AS count
                      FROM transactions WHERE type IN ('card_authorization', 'force_capture', 'external_transfer')
-                       AND status IN ('pending', 'completed')
+                       AND status IN ('pending', 'completed') AND ${NOT_A_VERIFICATION}
                      GROUP BY 1) t ON t.vault_id = v.id
           WHERE coalesce(c.amount, 0) <> coalesce(t.amount, 0) OR coalesce(c.count, 0) <> coalesce(t.count, 0)`,
   },
@@ -80,7 +86,7 @@ const CHECKS: readonly { readonly invariant: string; readonly sql: string }[] = 
           LEFT JOIN card_spend_counters c ON c.card_id = p.card_id AND c.mcc = '' AND c.day = '${ALL_TIME_DAY}'
           LEFT JOIN (SELECT card_id, sum(hold_remaining + captured_amount) AS amount, count(*) AS count
                      FROM transactions WHERE type IN ('card_authorization', 'force_capture')
-                       AND status IN ('pending', 'completed')
+                       AND status IN ('pending', 'completed') AND ${NOT_A_VERIFICATION}
                      GROUP BY 1) t ON t.card_id = p.card_id
           WHERE p.document IS NOT NULL
             AND (coalesce(c.amount, 0) <> coalesce(t.amount, 0) OR coalesce(c.count, 0) <> coalesce(t.count, 0))`,

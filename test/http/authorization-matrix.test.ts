@@ -85,6 +85,8 @@ const OWNER_OBJECT_ROUTES: Readonly<Record<string, Stranger>> = {
   // Clearing messages name a card: another account's is not found, and nothing is recorded.
   'POST /v1/captures': { notFound: 'card_not_found' },
   'POST /v1/refunds': { notFound: 'card_not_found' },
+  // An advice names a card too: another account's is not found, and nothing is recorded.
+  'POST /v1/authorizations/advice': { notFound: 'card_not_found' },
   'GET /v1/rule-templates': 'shared',
 };
 
@@ -182,6 +184,19 @@ describe('the authorization matrix', () => {
         networkTransactionId: `ntx_matrix_${Math.random().toString(36).slice(2)}`,
       },
       'POST /v1/authorizations/{id}/capture': { amount: '0.5' },
+      'POST /v1/authorizations/{id}/increment': {
+        amount: '0.5',
+        networkTransactionId: `ntx_matrix_${Math.random().toString(36).slice(2)}`,
+      },
+      'POST /v1/authorizations/advice': {
+        cardId: ids['cards'],
+        amount: '1',
+        currency: 'USDC',
+        merchant: { name: 'm', mcc: '5812', country: 'US' },
+        networkTransactionId: `ntx_matrix_${Math.random().toString(36).slice(2)}`,
+        approved: true,
+        reason: 'stand_in',
+      },
       'POST /v1/captures': clearing(),
       'POST /v1/refunds': clearing(),
       'POST /v1/authorizations/{id}/reverse': { amount: '0.5' },

@@ -271,13 +271,14 @@ describe('authorizations', () => {
 
   it('refuses a malformed callback with the contract error, and a key without the scope', async () => {
     const { cardId } = await fundedCard(harness, '100');
-    const unknownCurrency = await authorize(cardId, '1', { currency: 'EUR' });
+    // Neither a vault asset nor an ISO 4217 code (EUR is one: declined currency_mismatch).
+    const unknownCurrency = await authorize(cardId, '1', { currency: 'EURC' });
     expect([unknownCurrency.status, unknownCurrency.body.error?.code]).toEqual([
       400,
       'invalid_currency',
     ]);
-    const zero = await authorize(cardId, '0');
-    expect([zero.status, zero.body.error?.param]).toEqual([400, 'amount']);
+    const negative = await authorize(cardId, '-1');
+    expect([negative.status, negative.body.error?.param]).toEqual([400, 'amount']);
     const noNetworkId = await call('POST', '/v1/authorizations', {
       cardId,
       amount: '1',

@@ -599,7 +599,7 @@ export interface paths {
         put?: never;
         /**
          * Issue a card
-         * @description Issues a virtual card that spends from a vault, under its policy. The number and CVV are never in this answer: Reveal Card Details shows them. The vault must be active.
+         * @description Issues a virtual card that spends from a vault, under its policy. The number and CVV are never in this answer: Reveal Card Details shows them. The vault must be active. `billingCurrency` (ISO 4217, default USD) is the currency the card network asks in: an authorization in it is converted into the vault's asset (USD to USDC at par).
          */
         post: operations["createCard"];
         delete?: never;
@@ -625,6 +625,10 @@ export interface paths {
         delete?: never;
         options?: never;
         head?: never;
+        /**
+         * Update a card
+         * @description Changes a card's cardholder name or its metadata: given keys are set, a key set to `null` is removed, others are kept. Sends `card.updated`. A cancelled card cannot be changed.
+         */
         patch: operations["updateCard"];
         trace?: never;
     };
@@ -851,9 +855,49 @@ export interface paths {
         put?: never;
         /**
          * Authorize a card transaction
-         * @description The card network's callback. Decides from the card, the vault and its policy, and always answers 200 with a decision: a decline is `approved: false` with its `declineCode` and `declineReason`, never an error. An approval holds the amount on the vault until Capture or Reverse (or expiry). `networkTransactionId` is the idempotency key: a repeated callback answers the first decision with `Idempotent-Replayed: true`. Past `AUTHORIZE_BUDGET_MS` the stand-in decision is answered (`standIn: true`).
+         * @description The card network's callback. Decides from the card, the vault and its policy, and always answers 200 with a decision: a decline is `approved: false` with its `declineCode` and `declineReason`, never an error. An approval holds the amount on the vault until Capture or Reverse (or expiry). `networkTransactionId` is the idempotency key: a repeated callback answers the first decision with `Idempotent-Replayed: true`. Past `AUTHORIZE_BUDGET_MS` the stand-in decision is answered (`standIn: true`). `currency` is the vault's asset or the card's `billingCurrency` (USD to USDC at par; a SOL vault declines a billing currency with rule `rate_unavailable` until its price feed); `merchantAmount` and `merchantCurrency` (ISO 4217) are recorded. With `partialApprovalAllowed: true`, a decline for the balance or an amount limit becomes an approval of what they allow (`partial: true`, `requestedAmount`). `amount: 0` is an account verification: approved with no hold when the card and vault are active.
          */
         post: operations["authorize"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/authorizations/advice": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Record an advice
+         * @description A decision the network took on spendgate's behalf (stand-in while spendgate was not answering, or a decline of its own), with the authorize request's fields, `approved` and `reason`. An approved advice places the hold whatever the balance and the policy (it may overdraw the vault: `vault.overdrawn`); a declined one records the decline. It wins over a decision already recorded for the `networkTransactionId`: a hold spendgate placed is released if the network declined, placed if it approved. Sends `authorization.advised`. A repeat answers what was recorded, with `Idempotent-Replayed`.
+         */
+        post: operations["adviseAuthorization"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/authorizations/{id}/increment": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Increment an authorization
+         * @description Raises a pending hold (hotels, car rentals, fuel). The increment is decided as an authorization of its own amount: the card and vault must be active, the policy and its limits see it, the balance must cover it. Approved, the hold grows (`authorization.incremented`); declined, it is unchanged. The answer is a decision, with the authorization's amount after it. `networkTransactionId` is its idempotency key: a repeat answers the recorded decision.
+         */
+        post: operations["incrementAuthorization"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1225,6 +1269,10 @@ export interface components {
                  */
                 policy?: "card";
             }[];
+            /** @description An approval of less than was asked (partialApprovalAllowed): `amount` is approved. */
+            partial: boolean;
+            /** @description What was asked, when partial. */
+            requestedAmount: string | null;
         };
         PolicyVersionInput: {
             /** @constant */
@@ -1870,6 +1918,10 @@ export interface components {
                  */
                 policy?: "card";
             }[];
+            /** @description An approval of less than was asked (partialApprovalAllowed): `amount` is approved. */
+            partial: boolean;
+            /** @description What was asked, when partial. */
+            requestedAmount: string | null;
         };
         PolicyVersion: {
             /** @constant */
@@ -4736,7 +4788,9 @@ export interface operations {
                      *       "vaultId": "vlt_0193a4f1c2e47d01a5b6c7d8e9f0a1b2",
                      *       "standIn": false,
                      *       "decidedInMicros": 95,
-                     *       "shadowMatches": []
+                     *       "shadowMatches": [],
+                     *       "partial": false,
+                     *       "requestedAmount": null
                      *     }
                      */
                     "application/json": components["schemas"]["AuthorizationDecision"];
@@ -7656,6 +7710,7 @@ export interface operations {
                      *           "metadata": {
                      *             "employeeId": "e-2291"
                      *           },
+                     *           "billingCurrency": "USD",
                      *           "createdAt": "2026-03-02T14:05:09.412Z",
                      *           "cancelledAt": null
                      *         }
@@ -7779,6 +7834,7 @@ export interface operations {
                      *       "metadata": {
                      *         "employeeId": "e-2291"
                      *       },
+                     *       "billingCurrency": "USD",
                      *       "createdAt": "2026-03-02T14:05:09.412Z",
                      *       "cancelledAt": null
                      *     }
@@ -7930,6 +7986,7 @@ export interface operations {
                      *       "metadata": {
                      *         "employeeId": "e-2291"
                      *       },
+                     *       "billingCurrency": "USD",
                      *       "createdAt": "2026-03-02T14:05:09.412Z",
                      *       "cancelledAt": null
                      *     }
@@ -8007,6 +8064,15 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "cardholderName": "Ada King",
+                 *       "metadata": {
+                 *         "employeeId": null,
+                 *         "team": "ops"
+                 *       }
+                 *     }
+                 */
                 "application/json": {
                     cardholderName?: string;
                     metadata?: {
@@ -8016,12 +8082,30 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description The card, updated. */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "card_0193a4f1c5b27e44a1b2c3d4e5f60718",
+                     *       "object": "card",
+                     *       "vaultId": "vlt_0193a4f1c2e47d01a5b6c7d8e9f0a1b2",
+                     *       "status": "active",
+                     *       "last4": "4242",
+                     *       "expMonth": 3,
+                     *       "expYear": 2029,
+                     *       "cardholderName": "Ada King",
+                     *       "metadata": {
+                     *         "team": "ops"
+                     *       },
+                     *       "billingCurrency": "USD",
+                     *       "createdAt": "2026-03-02T14:05:09.412Z",
+                     *       "cancelledAt": null
+                     *     }
+                     */
                     "application/json": components["schemas"]["Card"];
                 };
             };
@@ -8059,6 +8143,34 @@ export interface operations {
             };
             /** @description `insufficient_scope`: The API key lacks the scope for this operation. */
             403: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `card_not_found`: No such card. */
+            404: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description `duplicate_idempotency_key`: The idempotency key was used with a different request.
+             *
+             *     `idempotency_key_in_use`: A request with this idempotency key is still running.
+             *
+             *     `card_cancelled`: The card is cancelled.
+             */
+            409: {
                 headers: {
                     /** @description Also in the body. */
                     "Request-Id"?: string;
@@ -8295,6 +8407,7 @@ export interface operations {
                      *       "metadata": {
                      *         "employeeId": "e-2291"
                      *       },
+                     *       "billingCurrency": "USD",
                      *       "createdAt": "2026-03-02T14:05:09.412Z",
                      *       "cancelledAt": null
                      *     }
@@ -8450,6 +8563,7 @@ export interface operations {
                      *       "metadata": {
                      *         "employeeId": "e-2291"
                      *       },
+                     *       "billingCurrency": "USD",
                      *       "createdAt": "2026-03-02T14:05:09.412Z",
                      *       "cancelledAt": null
                      *     }
@@ -8605,6 +8719,7 @@ export interface operations {
                      *       "metadata": {
                      *         "employeeId": "e-2291"
                      *       },
+                     *       "billingCurrency": "USD",
                      *       "createdAt": "2026-03-02T14:05:09.412Z",
                      *       "cancelledAt": "2026-03-02T15:30:00.000Z"
                      *     }
@@ -9981,6 +10096,10 @@ export interface operations {
                         id?: string;
                     };
                     networkTransactionId: string;
+                    /** @description A decimal amount: a JSON number or a decimal string such as "125.50". */
+                    merchantAmount?: number | string;
+                    merchantCurrency?: string;
+                    partialApprovalAllowed?: boolean;
                 };
             };
         };
@@ -10005,7 +10124,9 @@ export interface operations {
                      *       "vaultId": "vlt_0193a4f1c2e47d01a5b6c7d8e9f0a1b2",
                      *       "standIn": false,
                      *       "decidedInMicros": 412,
-                     *       "shadowMatches": []
+                     *       "shadowMatches": [],
+                     *       "partial": false,
+                     *       "requestedAmount": null
                      *     }
                      */
                     "application/json": components["schemas"]["AuthorizationDecision"];
@@ -10051,6 +10172,350 @@ export interface operations {
             };
             /** @description `insufficient_scope`: The API key lacks the scope for this operation. */
             403: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `payload_too_large`: The request body is too large. */
+            413: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `unsupported_media_type`: The request body must be application/json. */
+            415: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `rate_limit_exceeded`: Too many requests. */
+            429: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    /** @description Seconds to wait. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            default: components["responses"]["Error"];
+        };
+    };
+    adviseAuthorization: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the request safe to retry: 24 hours long, the same key with the same request answers the stored response. */
+                "Idempotency-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "cardId": "card_0193a4f1c5b27e44a1b2c3d4e5f60718",
+                 *       "amount": "42.50",
+                 *       "currency": "USD",
+                 *       "merchant": {
+                 *         "name": "Blue Bottle Coffee",
+                 *         "mcc": "5814",
+                 *         "country": "US",
+                 *         "city": "Oakland"
+                 *       },
+                 *       "networkTransactionId": "ntx_example_8f14e45f",
+                 *       "approved": true,
+                 *       "reason": "stand_in"
+                 *     }
+                 */
+                "application/json": {
+                    cardId: string;
+                    /** @description A decimal amount: a JSON number or a decimal string such as "125.50". */
+                    amount: number | string;
+                    currency: string;
+                    merchant: {
+                        name: string;
+                        mcc: string;
+                        country: string;
+                        city?: string;
+                        id?: string;
+                    };
+                    networkTransactionId: string;
+                    /** @description A decimal amount: a JSON number or a decimal string such as "125.50". */
+                    merchantAmount?: number | string;
+                    merchantCurrency?: string;
+                    approved: boolean;
+                    reason: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The decision as now recorded. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "txn_0193a4f1c7d974c2b8e9f0a1b2c3d4e5",
+                     *       "object": "authorization",
+                     *       "approved": true,
+                     *       "status": "pending",
+                     *       "declineCode": null,
+                     *       "declineReason": null,
+                     *       "amount": "42.50",
+                     *       "currency": "USDC",
+                     *       "cardId": "card_0193a4f1c5b27e44a1b2c3d4e5f60718",
+                     *       "vaultId": "vlt_0193a4f1c2e47d01a5b6c7d8e9f0a1b2",
+                     *       "standIn": false,
+                     *       "decidedInMicros": 412,
+                     *       "shadowMatches": [],
+                     *       "partial": false,
+                     *       "requestedAmount": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["AuthorizationDecision"];
+                };
+            };
+            /**
+             * @description `invalid_currency`: The currency is not supported.
+             *
+             *     `invalid_amount`: The amount is invalid.
+             *
+             *     `currency_mismatch`: The currencies of the vaults differ.
+             *
+             *     `parameter_missing`: A required parameter is missing.
+             *
+             *     `parameter_invalid`: A parameter is invalid.
+             *
+             *     `invalid_json`: The request body is not valid JSON.
+             */
+            400: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description `missing_api_key`: No API key was provided.
+             *
+             *     `invalid_api_key`: The API key is invalid.
+             *
+             *     `expired_api_key`: The API key has expired.
+             */
+            401: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `insufficient_scope`: The API key lacks the scope for this operation. */
+            403: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `card_not_found`: No such card. */
+            404: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `payload_too_large`: The request body is too large. */
+            413: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `unsupported_media_type`: The request body must be application/json. */
+            415: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `rate_limit_exceeded`: Too many requests. */
+            429: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    /** @description Seconds to wait. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            default: components["responses"]["Error"];
+        };
+    };
+    incrementAuthorization: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the request safe to retry: 24 hours long, the same key with the same request answers the stored response. */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                /** @description The object id; one that names nothing the caller can see is a 404. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "amount": "30.00",
+                 *       "networkTransactionId": "ntx_example_inc_1"
+                 *     }
+                 */
+                "application/json": {
+                    /** @description A decimal amount: a JSON number or a decimal string such as "125.50". */
+                    amount: number | string;
+                    networkTransactionId: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The decision on the increment. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "txn_0193a4f1c7d974c2b8e9f0a1b2c3d4e5",
+                     *       "object": "authorization",
+                     *       "approved": true,
+                     *       "status": "pending",
+                     *       "declineCode": null,
+                     *       "declineReason": null,
+                     *       "amount": "180.00",
+                     *       "currency": "USDC",
+                     *       "cardId": "card_0193a4f1c5b27e44a1b2c3d4e5f60718",
+                     *       "vaultId": "vlt_0193a4f1c2e47d01a5b6c7d8e9f0a1b2",
+                     *       "standIn": false,
+                     *       "decidedInMicros": 412,
+                     *       "shadowMatches": [],
+                     *       "partial": false,
+                     *       "requestedAmount": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["AuthorizationDecision"];
+                };
+            };
+            /**
+             * @description `invalid_amount`: The amount is invalid.
+             *
+             *     `currency_mismatch`: The currencies of the vaults differ.
+             *
+             *     `parameter_missing`: A required parameter is missing.
+             *
+             *     `parameter_invalid`: A parameter is invalid.
+             *
+             *     `invalid_json`: The request body is not valid JSON.
+             */
+            400: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description `missing_api_key`: No API key was provided.
+             *
+             *     `invalid_api_key`: The API key is invalid.
+             *
+             *     `expired_api_key`: The API key has expired.
+             */
+            401: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `insufficient_scope`: The API key lacks the scope for this operation. */
+            403: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `transaction_not_found`: No such transaction. */
+            404: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `transaction_not_pending`: The transaction is no longer pending. */
+            409: {
                 headers: {
                     /** @description Also in the body. */
                     "Request-Id"?: string;

@@ -278,6 +278,12 @@ export function presentAuthorization(
     standIn: outcome.standIn,
     decidedInMicros,
     shadowMatches: [...decision.shadowMatches],
+    // Contract v1.2, section 16: an approval of less than was asked says so, and what was asked.
+    partial: transaction?.lifecycle?.partial ?? false,
+    requestedAmount:
+      transaction?.lifecycle?.requestedAmount == null
+        ? null
+        : formatAmount(transaction.lifecycle.requestedAmount, transaction.currency),
   };
 }
 

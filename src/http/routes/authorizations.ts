@@ -1,8 +1,8 @@
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import {
+  assert,
   currencyOf,
-  parseAmount,
   presentAuthorization,
   presentTransaction,
   type AuthorizationOutcome,
@@ -11,9 +11,16 @@ import type { AuthorizeSettings } from '../../config/env.js';
 import type { Store } from '../../store/store.js';
 import { authOf } from '../auth.js';
 import { authorizeWithinBudget } from '../authorize-budget.js';
+import { authorizeInputOf } from '../authorize-input.js';
+import { requestCurrencyOf } from '../iso-currencies.js';
 import { respond } from '../idempotency.js';
 import type { Metrics } from '../metrics.js';
-import { authorizeBody, holdAmountBody } from '../schemas/authorization.js';
+import {
+  adviceBody,
+  authorizeBody,
+  holdAmountBody,
+  incrementBody,
+} from '../schemas/authorization.js';
 import { captureBody } from '../schemas/clearing.js';
 import { idParams } from '../schemas/common.js';
 import { decisionObject } from '../schemas/policy.js';
@@ -41,31 +48,23 @@ export function registerAuthorizationRoutes(
     async (request, reply) => {
       const started = process.hrtime.bigint();
       const { scope } = authOf(request);
-      const body = request.body;
-      const currency = currencyOf(body.currency, 'currency');
-      const amount = parseAmount(body.amount, currency, { param: 'amount', allowZero: false });
-      const outcome = await authorizeWithinBudget(
-        store,
-        scope,
-        {
-          cardId: body.cardId,
-          amount,
-          currency: currency.code,
-          merchant: body.merchant,
-          networkTransactionId: body.networkTransactionId,
-        },
-        settings,
-        request.log,
-      );
+      const input = authorizeInputOf(request.body);
+      const outcome = await authorizeWithinBudget(store, scope, input, settings, request.log);
       if (outcome.replayed) void reply.header('Idempotent-Replayed', 'true');
       countDecision(decisions, outcome);
       return presentAuthorization(
         outcome,
-        { cardId: body.cardId, amount, currency },
+        {
+          cardId: input.cardId,
+          amount: input.amount,
+          currency: requestCurrencyOf(input.currency, 'currency'),
+        },
         Number((process.hrtime.bigint() - started) / 1000n),
       );
     },
   );
+
+  registerDecidingMessages(app, store, decisions);
 
   routes.post(
     '/v1/authorizations/:id/capture',
@@ -95,6 +94,56 @@ export function registerAuthorizationRoutes(
   );
 }
 
+/**
+ * Advice and increments (contract v1.2, section 16) answer a decision, like Authorize, and are
+ * idempotent by their own networkTransactionId in the store (a repeat answers what was recorded).
+ */
+function registerDecidingMessages(
+  app: FastifyInstance,
+  store: Store,
+  decisions: Metrics['decisions'],
+): void {
+  const routes = app.withTypeProvider<ZodTypeProvider>();
+  routes.post('/v1/authorizations/advice', adviceRoute, async (request, reply) => {
+    const started = process.hrtime.bigint();
+    const { scope } = authOf(request);
+    const { approved, reason } = request.body;
+    const input = authorizeInputOf(request.body);
+    const outcome = await store.transaction((operations) =>
+      operations.advise(scope, { ...input, approved, reason }),
+    );
+    if (outcome.replayed) void reply.header('Idempotent-Replayed', 'true');
+    return presentAuthorization(
+      outcome,
+      {
+        cardId: input.cardId,
+        amount: input.amount,
+        currency: requestCurrencyOf(input.currency, 'currency'),
+      },
+      Number((process.hrtime.bigint() - started) / 1000n),
+    );
+  });
+  routes.post('/v1/authorizations/:id/increment', incrementRoute, async (request, reply) => {
+    const started = process.hrtime.bigint();
+    const { scope } = authOf(request);
+    const outcome = await store.transaction((operations) =>
+      operations.incrementAuthorization(scope, request.params.id, request.body),
+    );
+    if (outcome.replayed) void reply.header('Idempotent-Replayed', 'true');
+    countDecision(decisions, outcome);
+    assert(outcome.transaction !== null, 'an increment answers with its authorization');
+    return presentAuthorization(
+      outcome,
+      {
+        cardId: outcome.transaction.cardId,
+        amount: outcome.transaction.amount,
+        currency: currencyOf(outcome.transaction.currency),
+      },
+      Number((process.hrtime.bigint() - started) / 1000n),
+    );
+  });
+}
+
 function holdChangeRoute<Body extends typeof captureBody | typeof holdAmountBody>(
   operationId: 'captureAuthorization' | 'reverseAuthorization',
   body: Body,
@@ -118,6 +167,27 @@ function countDecision(decisions: Metrics['decisions'], outcome: AuthorizationOu
     stand_in: String(outcome.standIn),
   });
 }
+
+const adviceRoute = {
+  config: { requiredScope: 'authorizations:write', rateLimitFailOpen: true },
+  schema: {
+    operationId: 'adviseAuthorization',
+    tags: ['authorizations'],
+    body: adviceBody,
+    response: { 200: decisionObject },
+  },
+} as const;
+
+const incrementRoute = {
+  config: { requiredScope: 'authorizations:write', rateLimitFailOpen: true },
+  schema: {
+    operationId: 'incrementAuthorization',
+    tags: ['authorizations'],
+    params: idParams,
+    body: incrementBody,
+    response: { 200: decisionObject },
+  },
+} as const;
 
 const authorizeRoute = {
   config: { requiredScope: 'authorizations:write', rateLimitFailOpen: true },

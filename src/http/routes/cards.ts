@@ -50,15 +50,7 @@ export function registerCardRoutes(
     presentCard(await store.getCard(authOf(request).scope, request.params.id)),
   );
 
-  routes.patch('/v1/cards/:id', updateCardRoute, async (request, reply) => {
-    const { scope } = authOf(request);
-    const { cardholderName, metadata } = request.body;
-    return respond(store, request, reply, 200, async (operations) =>
-      presentCard(
-        await operations.updateCard(scope, request.params.id, { cardholderName, metadata }),
-      ),
-    );
-  });
+  registerUpdateCard(app, store);
 
   routes.post('/v1/cards/:id/reveal', revealCardRoute, async (request, reply) => {
     const { scope } = authOf(request);
@@ -132,6 +124,20 @@ const retrieveCardRoute = {
     response: { 200: cardObject },
   },
 } as const;
+
+/** Update Card (contract v1.2, section 3 amendments): name and metadata; card.updated. */
+function registerUpdateCard(app: FastifyInstance, store: Store): void {
+  const routes = app.withTypeProvider<ZodTypeProvider>();
+  routes.patch('/v1/cards/:id', updateCardRoute, async (request, reply) => {
+    const { scope } = authOf(request);
+    const { cardholderName, metadata } = request.body;
+    return respond(store, request, reply, 200, async (operations) =>
+      presentCard(
+        await operations.updateCard(scope, request.params.id, { cardholderName, metadata }),
+      ),
+    );
+  });
+}
 
 const updateCardRoute = {
   config: { requiredScope: 'cards:write' },

@@ -95,6 +95,11 @@ export const decisionObject = z
     standIn: z.boolean(),
     decidedInMicros: z.number().int(),
     shadowMatches: z.array(declineReason),
+    partial: z.boolean().meta({
+      description:
+        'An approval of less than was asked (partialApprovalAllowed): `amount` is approved.',
+    }),
+    requestedAmount: moneyOutput.nullable().meta({ description: 'What was asked, when partial.' }),
   })
   .meta({ id: 'AuthorizationDecision' });
 

@@ -8,6 +8,7 @@ import {
   paginationQuery,
   text,
   timestampOutput,
+  metadataChangesInput,
 } from './common.js';
 
 const currencyCode = z.enum(CURRENCY_CODES as [string, ...string[]]);
@@ -55,8 +56,7 @@ export const listVaultsQuery = z.strictObject({
 
 export const updateVaultBody = z.strictObject({
   name: text(1, 100).optional(),
-  // A key set to null is removed (contract section 1).
-  metadata: z.record(text(1, 40), text(0, 500).nullable()).optional(),
+  metadata: metadataChangesInput.optional(),
 });
 
 // A POST without a body reaches the handler as null.

@@ -4,6 +4,7 @@ import type {
   CardStatus,
   CompiledPolicy,
   Decimal,
+  MoneyAmount,
   Scope,
   TransactionRecord,
   VaultStatus,
@@ -19,6 +20,12 @@ import type { SpendCounters } from '../spend-window.js';
 export interface AuthorizeInput extends AuthorizationRequest {
   /** The card network's id for this authorization: its idempotency key (contract section 5). */
   readonly networkTransactionId: string;
+  /** What the merchant charged, in its own currency (contract v1.2, section 16); recorded. */
+  readonly merchantAmount?: MoneyAmount | null | undefined;
+  /** Whether a decline for the balance or an amount limit may become a smaller approval. */
+  readonly partialApprovalAllowed?: boolean | undefined;
+  /** The scale of `currency` the edge read the amount at (USD 2); default the asset's. */
+  readonly amountScale?: number | undefined;
 }
 
 /**
@@ -68,6 +75,8 @@ export interface LockedRow {
   account_id: string;
   mode: Scope['mode'];
   card_status: CardStatus;
+  /** ISO 4217: what the network asks in (contract v1.2, section 16). */
+  billing_currency: string;
   vault_id: string;
   vault_status: VaultStatus;
   currency: string;

@@ -1,14 +1,22 @@
 import {
   assert,
+  CURRENCIES,
   decide,
   decisionVaultOf,
+  holdExpiresAtMs,
   isCurrencyCode,
+  isDecision,
   NO_SPEND,
   replayedOutcome,
   STAND_IN_DECLINED,
+  toVaultAsset,
+  withPartialApproval,
   ZERO,
   type AuthorizationOutcome,
-  type Decision,
+  type CurrencyCode,
+  type Decimal,
+  type DecisionInput,
+  type PartialDecision,
   type Scope,
   type TransactionRecord,
 } from '../../core/index.js';
@@ -65,7 +73,9 @@ export function decideEach(
         policy: null,
         spend: {},
         nowMs,
-        request: input,
+        // An unknown card is declined before any amount is read: a billing currency's one
+        // (USD) is no asset the core's reader takes, so it is handed over as the asset's form.
+        request: isCurrencyCode(input.currency) ? input : { ...input, currency: 'USDC' },
       });
       outcomes.push({ decision, standIn: false, transaction: null, replayed: false });
       continue;
@@ -88,7 +98,10 @@ export function decideEach(
 
 /**
  * Decides a request for a locked card against its vault as this batch has left it, and adds an
- * approval's hold and spend to the vault in memory, for the requests after it.
+ * approval's hold and spend to the vault in memory, for the requests after it. The request's
+ * amount is first converted into the vault's asset (contract v1.2, section 16: the network asks
+ * in the card's billing currency); a request that allows it may be approved in part; a 0.00
+ * account verification is approved with no hold and completes at once.
  */
 function decideOne(
   request: AuthorizeRequest,
@@ -99,54 +112,101 @@ function decideOne(
   nowMs: number,
 ): AuthorizationOutcome & { readonly transaction: TransactionRecord } {
   const { scope, input, budget } = request;
-  const policy = vault.policy;
   const lateForBudget = budget?.aborted === true;
-  const decision = lateForBudget
-    ? STAND_IN_DECLINED
-    : decide({
-        card: { id: input.cardId, vaultId: vault.id, status: card.card_status },
-        vault: decisionVaultOf(vault),
-        policy,
-        spend: policy === null ? {} : vault.counters.totals(policy.aggregates, nowMs),
-        cardPolicy: cardPolicy?.policy ?? null,
-        cardSpend:
-          cardPolicy === undefined
-            ? NO_SPEND
-            : cardPolicy.counters.totals(cardPolicy.policy.aggregates, nowMs),
-        nowMs,
-        request: input,
-      });
-  const transaction = authorizationRecord(scope, vault, input, decision, lateForBudget, nowMs);
-  if (decision.approved) {
-    vault.pending = vault.pending.plus(input.amount);
-    vault.pendingDelta = vault.pendingDelta.plus(input.amount);
-    vault.counters.addApproval(spendDay, input.merchant.mcc, input.amount);
-    cardPolicy?.counters.addApproval(spendDay, input.merchant.mcc, input.amount);
+  const conversion = toVaultAsset({
+    amount: input.amount,
+    currency: input.currency,
+    billingCurrency: card.billing_currency,
+    asset: CURRENCIES[vault.currency],
+    price: null,
+  });
+  // Unconverted (a decline), the amount is recorded as asked when it is in an asset, else as 0.
+  const asked = isDecision(conversion)
+    ? isCurrencyCode(input.currency)
+      ? input.amount
+      : ZERO
+    : conversion.amount;
+  const decideAt = (amount: Decimal): DecisionInput => ({
+    card: { id: input.cardId, vaultId: vault.id, status: card.card_status },
+    vault: decisionVaultOf(vault),
+    policy: vault.policy,
+    spend: vault.policy === null ? {} : vault.counters.totals(vault.policy.aggregates, nowMs),
+    cardPolicy: cardPolicy?.policy ?? null,
+    cardSpend:
+      cardPolicy === undefined
+        ? NO_SPEND
+        : cardPolicy.counters.totals(cardPolicy.policy.aggregates, nowMs),
+    nowMs,
+    // The request as it came when it is in the asset (no copy on the common path).
+    request:
+      amount === input.amount && input.currency === vault.currency
+        ? input
+        : { ...input, amount, currency: vault.currency },
+  });
+  const decided: PartialDecision = lateForBudget
+    ? { decision: STAND_IN_DECLINED, amount: asked, partial: false }
+    : isDecision(conversion)
+      ? { decision: conversion, amount: asked, partial: false }
+      : decideAllowingPartial(decideAt(asked), input, vault.currency);
+  const transaction = authorizationRecord(
+    scope,
+    vault,
+    input,
+    decided,
+    asked,
+    lateForBudget,
+    nowMs,
+  );
+  if (transaction.status === 'pending') {
+    const held = decided.amount;
+    vault.pending = vault.pending.plus(held);
+    vault.pendingDelta = vault.pendingDelta.plus(held);
+    vault.counters.addApproval(spendDay, input.merchant.mcc, held);
+    cardPolicy?.counters.addApproval(spendDay, input.merchant.mcc, held);
   }
-  return { decision, standIn: lateForBudget, transaction, replayed: false };
+  return { decision: decided.decision, standIn: lateForBudget, transaction, replayed: false };
+}
+
+/** The decision at the amount asked, or (when the request allows it) at what can be approved. */
+function decideAllowingPartial(
+  input: DecisionInput,
+  request: AuthorizeInput,
+  asset: CurrencyCode,
+): PartialDecision {
+  const first = decide(input);
+  if (first.approved || request.partialApprovalAllowed !== true) {
+    return { decision: first, amount: input.request.amount, partial: false };
+  }
+  // The network is told the approved amount in the currency it asked in: no finer than that.
+  const scale = Math.min(request.amountScale ?? CURRENCIES[asset].scale, CURRENCIES[asset].scale);
+  return withPartialApproval(input, first, scale, decide);
 }
 
 function authorizationRecord(
   scope: Scope,
   vault: VaultState,
   input: AuthorizeInput,
-  decision: Decision,
+  decided: PartialDecision,
+  asked: Decimal,
   standIn: boolean,
   nowMs: number,
 ): TransactionRecord {
+  const { decision, amount } = decided;
+  // An approved 0.00 is an account verification: nothing held, nothing to capture.
+  const status = !decision.approved ? 'declined' : amount.isZero() ? 'completed' : 'pending';
   return {
     id: newId('transaction', nowMs),
     accountId: scope.accountId,
     mode: scope.mode,
     vaultId: vault.id,
     type: 'card_authorization',
-    status: decision.approved ? 'pending' : 'declined',
-    // The amount was parsed in the request's currency (a registered one, or the edge would
-    // have refused it), so that is the row's currency, even on a currency-mismatch decline.
+    status,
+    // An asset the edge read the amount in is the row's currency even on a currency-mismatch
+    // decline; a billing currency's amount is recorded in the vault's asset.
     currency: isCurrencyCode(input.currency) ? input.currency : vault.currency,
-    amount: input.amount,
+    amount,
     capturedAmount: ZERO,
-    holdRemaining: decision.approved ? input.amount : ZERO,
+    holdRemaining: status === 'pending' ? amount : ZERO,
     cardId: input.cardId,
     transferId: null,
     merchant: input.merchant,
@@ -158,6 +218,18 @@ function authorizationRecord(
     standIn,
     hasMetadata: false,
     createdAtMs: nowMs,
-    completedAtMs: null,
+    completedAtMs: status === 'completed' ? nowMs : null,
+    lifecycle: {
+      billing: { amount: input.amount, currency: input.currency },
+      merchantAmount: input.merchantAmount ?? null,
+      rate: null,
+      requestedAmount: decided.partial ? asked : null,
+      partial: decided.partial,
+      advice: false,
+      expiresAtMs: status === 'pending' ? holdExpiresAtMs(input.merchant.mcc, nowMs) : null,
+      refundedAmount: ZERO,
+      policyWouldDecline: null,
+      originalTransactionId: null,
+    },
   };
 }

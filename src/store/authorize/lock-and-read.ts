@@ -55,7 +55,7 @@ export async function lockAndRead(
   }
   const [{ rows: lockedRows }, afterLock] = await Promise.all([
     tx.query<LockedRow>(
-      `SELECT c.id AS card_id, c.account_id, c.mode, c.status AS card_status, c.vault_id,
+      `SELECT c.id AS card_id, c.account_id, c.mode, c.status AS card_status, c.billing_currency, c.vault_id,
               v.status AS vault_status, v.currency, v.ledger, v.pending,
               c.xmin::text AS card_xmin, v.xmin::text AS vault_xmin
        FROM cards c JOIN vaults v ON v.id = c.vault_id

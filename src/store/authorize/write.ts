@@ -61,10 +61,13 @@ export async function recordAuthorizations(
      inserted AS (
        INSERT INTO transactions (id, account_id, mode, vault_id, type, status, currency, amount, hold_remaining, card_id,
                                  merchant, mcc, network_transaction_id, decline_code, decline_reason, shadow_matches,
-                                 stand_in, spend_day, created_at, updated_at)
+                                 stand_in, spend_day, created_at, updated_at, completed_at, billing_amount,
+                                 billing_currency, merchant_amount, merchant_currency, requested_amount, partial, expires_at)
        SELECT id, account_id, mode, vault_id, 'card_authorization', status, currency, amount::numeric, hold::numeric, card_id,
               merchant::jsonb, mcc, ntx, decline_code, decline_reason::jsonb, shadow_matches::jsonb, stand_in,
-              CASE WHEN status = 'pending' THEN ${params.value(spendDay, 'date')} END, ${at}, ${at}
+              CASE WHEN status = 'pending' THEN ${params.value(spendDay, 'date')} END, ${at}, ${at},
+              CASE WHEN status = 'completed' THEN ${at}::timestamptz END, billing_amount::numeric, billing_currency,
+              merchant_amount::numeric, merchant_currency, requested_amount::numeric, partial, expires_at::timestamptz
        FROM ${inserted}
      ),
      totals AS (
@@ -194,6 +197,21 @@ function transactionRows(params: SqlParams, transactions: readonly TransactionRe
       column((t) => (t.shadowMatches.length === 0 ? null : JSON.stringify(t.shadowMatches))),
     ),
     stand_in: params.booleans(column((t) => t.standIn)),
+    // Contract v1.2, section 16 (migration 0019).
+    billing_amount: params.texts(column((t) => t.lifecycle?.billing?.amount.toFixed() ?? null)),
+    billing_currency: params.texts(column((t) => t.lifecycle?.billing?.currency ?? null)),
+    merchant_amount: params.texts(
+      column((t) => t.lifecycle?.merchantAmount?.amount.toFixed() ?? null),
+    ),
+    merchant_currency: params.texts(column((t) => t.lifecycle?.merchantAmount?.currency ?? null)),
+    requested_amount: params.texts(column((t) => t.lifecycle?.requestedAmount?.toFixed() ?? null)),
+    partial: params.booleans(column((t) => t.lifecycle?.partial ?? false)),
+    expires_at: params.texts(
+      column((t) => {
+        const expiresAtMs = t.lifecycle?.expiresAtMs ?? null;
+        return expiresAtMs === null ? null : new Date(expiresAtMs).toISOString();
+      }),
+    ),
   });
 }
 
@@ -208,7 +226,7 @@ function authorizationEvents(
 ): string {
   const payloads = transactions.map((transaction) => {
     const type =
-      transaction.status === 'pending' ? 'authorization.approved' : 'authorization.declined';
+      transaction.declineCode === null ? 'authorization.approved' : 'authorization.declined';
     const scope = { accountId: transaction.accountId, mode: transaction.mode };
     return eventPayload(scope, type, presentTransaction(transaction), nowMs);
   });

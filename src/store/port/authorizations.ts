@@ -5,7 +5,9 @@ import type {
   Scope,
   TransactionRecord,
 } from '../../core/index.js';
+import type { AdviceInput } from '../authorize/advice.js';
 import type { AuthorizeBudget, AuthorizeInput } from '../authorize/batch.js';
+import type { IncrementInput } from '../authorize/increment.js';
 import type { ClearingInput, ClearingOutcome, RefundInput } from '../ops/clearing.js';
 import type { ListTransactionsQuery, Page } from '../ops/lists.js';
 
@@ -16,6 +18,8 @@ export {
 } from '../authorize/batch.js';
 
 export type { ClearingInput, ClearingOutcome, RefundInput } from '../ops/clearing.js';
+export type { AdviceInput } from '../authorize/advice.js';
+export type { IncrementInput } from '../authorize/increment.js';
 
 /** Why a hold is released: asked for, expired, or an approval answered as the stand-in decline. */
 export type ReleaseReason = 'reversed' | 'expired' | 'stand_in';
@@ -42,6 +46,21 @@ export interface AuthorizationOperations {
     amount: AmountInput | null,
     final?: boolean,
   ): Promise<TransactionRecord>;
+  /**
+   * Decides an increment of a pending hold as an authorization of its own amount (contract
+   * v1.2, section 16); approved, the hold grows. A repeated networkTransactionId gets the
+   * recorded decision back.
+   */
+  incrementAuthorization(
+    scope: Scope,
+    transactionId: string,
+    input: IncrementInput,
+  ): Promise<AuthorizationOutcome>;
+  /**
+   * Records a decision the network took (advice): it wins over one already recorded for the
+   * networkTransactionId; an approval places its hold whatever the balance and the policy.
+   */
+  advise(scope: Scope, input: AdviceInput): Promise<AuthorizationOutcome>;
   /** Records a posting with no authorization (POST /v1/captures); may overdraw the vault. */
   forceCapture(scope: Scope, input: ClearingInput): Promise<ClearingOutcome>;
   /** Records a merchant's credit (POST /v1/refunds), linked to a card transaction or not. */

@@ -49,6 +49,7 @@ function lockedCard(cardId: string, vaultId: string): LockedRow {
     account_id: scope.accountId,
     mode: scope.mode,
     card_status: 'active',
+    billing_currency: 'USD',
     vault_id: vaultId,
     vault_status: 'active',
     currency: 'USDC',

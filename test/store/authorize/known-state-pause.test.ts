@@ -35,6 +35,7 @@ function committedBatch(): LockedBatch {
     account_id: scope.accountId,
     mode: scope.mode,
     card_status: 'active' as const,
+    billing_currency: 'USD',
     vault_id: 'vault_1',
     vault_status: 'active' as const,
     currency: 'USDC',

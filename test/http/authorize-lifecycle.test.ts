@@ -140,7 +140,7 @@ describe('authorize, increment and advice in the whole life', () => {
     expect((await transaction(verified.body.id)).status).toBe('completed');
     expect(await balanceOf(vaultId)).toMatchObject({ available: '5.00', pending: '0.00' });
     const held = await authorize(cardId, '5');
-    await call('POST', `/v1/authorizations/${String(held.body.id)}/capture`, { amount: '7' });
+    await call('POST', `/v1/authorizations/${held.body.id}/capture`, { amount: '7' });
     expect((await call('GET', `/v1/vaults/${vaultId}`)).body.overdrawnAt).not.toBeNull();
     for (const amount of ['0', '0.01']) {
       const declined = await authorize(cardId, amount);
@@ -156,7 +156,7 @@ describe('authorize, increment and advice in the whole life', () => {
     const { vaultId, cardId } = await fundedCard(harness, '100');
     const hotel = await authorize(cardId, '60', { merchant: { ...MERCHANT, mcc: '7011' } });
     const increment = (amount: string, networkTransactionId: string) =>
-      call('POST', `/v1/authorizations/${String(hotel.body.id)}/increment`, {
+      call('POST', `/v1/authorizations/${hotel.body.id}/increment`, {
         amount,
         networkTransactionId,
       });
@@ -184,7 +184,7 @@ describe('authorize, increment and advice in the whole life', () => {
       networkTransactionId: networkId(),
     });
     expect([unknown.status, unknown.body.error?.code]).toEqual([404, 'transaction_not_found']);
-    await call('POST', `/v1/authorizations/${String(hotel.body.id)}/capture`, {});
+    await call('POST', `/v1/authorizations/${hotel.body.id}/capture`, {});
     const late = await increment('1', networkId());
     expect([late.status, late.body.error?.code]).toEqual([409, 'transaction_not_pending']);
     await expectInvariants();

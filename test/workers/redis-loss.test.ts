@@ -27,7 +27,11 @@ import { startReceiver, type Receiver } from '../support/receiver.js';
  * schedulers come back by themselves; and the workers stop at once when Redis never answered.
  * The same with real processes and a killed worker: test/fleet/redis-restart-empty.test.ts.
  */
-const RETRY_DELAYS_MS = [300, 300, 300, 300, 300];
+/**
+ * Long enough that the delivery is surely waiting out its delay, not in flight, when Redis
+ * loses it (a job taken already would be delivered by its worker, and queued again by none).
+ */
+const RETRY_DELAYS_MS = [2_000, 2_000, 2_000, 2_000, 2_000];
 
 describe('work that Redis loses', () => {
   let database: Awaited<ReturnType<typeof serverDatabase>>;
@@ -115,7 +119,12 @@ describe('work that Redis loses', () => {
       await redis.flushall();
       up = true;
       await receiver.until(3, 'vault.created', 20_000);
-      expect(workers.requeue.requeued).toBeGreaterThanOrEqual(1);
+      // Counted once the loop's round commits, which may be after the worker took the job.
+      await waitFor(
+        () => workers.requeue.requeued === 1,
+        5_000,
+        () => `${workers.requeue.requeued} jobs queued again`,
+      );
       expect(receiver.received.map((each) => each.headers['webhook-id'])).toEqual([
         eventId,
         eventId,

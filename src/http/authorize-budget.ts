@@ -2,19 +2,20 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { AuthorizeSettings } from '../config/env.js';
 import { standInOutcome, type AuthorizationOutcome, type Scope } from '../core/index.js';
 import type { AuthorizeInput, Store } from '../store/store.js';
+import type { StandInRecords } from './stand-in-records.js';
 
 /**
  * authorizeWithinBudget: the complete answer to an authorize callback, the stand-in one
- * included (contract section 10; the stand-in rules are in core/decision/stand-in.ts). The card network waits 2-3 s at most,
- * so a decision not reached within `budgetMs` (or not reached at all: the database is down) is
- * answered with the stand-in decision at once, and the late decision is settled so that what
- * the store keeps agrees with what the network was told:
- * - STAND_IN=decline: the store is handed the budget's flag, and a request it decides after
- *   the budget records the stand-in decline, with no hold. A decision reached just before the
- *   budget ran out but committed after it is an approval the network never heard of: its hold
- *   is released at once (reason `stand_in`), so no hold is left behind.
- * - STAND_IN=approve: the network approved on our behalf; the late decision stands as decided
- *   (an approval keeps its hold for the capture to come).
+ * included (contract section 10; the stand-in rules are in core/decision/stand-in.ts). The
+ * card network waits 2-3 s at most, so a decision not reached within `budgetMs` (or not reached
+ * at all: the database is down) is answered with the stand-in decision at once, and the network
+ * is then told what the ledger records (issue 37, item 3):
+ * - STAND_IN=decline: the store is handed the budget's flag, and a request it decides after the
+ *   budget records the stand-in decline, with no hold.
+ * - Either way, the stand-in answer is owed to the ledger (stand-in-records.ts) as an advice of
+ *   our own, recorded once the late decision has settled (or the database is back): an
+ *   approved stand-in places its hold whatever the balance, a declined one releases an approval
+ *   committed after the budget. Until then a repeat of the callback is answered the stand-in.
  */
 export async function authorizeWithinBudget(
   store: Store,
@@ -22,7 +23,10 @@ export async function authorizeWithinBudget(
   input: AuthorizeInput,
   settings: AuthorizeSettings,
   log: FastifyBaseLogger,
+  records: StandInRecords,
 ): Promise<AuthorizationOutcome> {
+  const owed = records.answerFor(scope, input.networkTransactionId);
+  if (owed !== null) return owed;
   // A flag and a promise, not an AbortController: a signal (an EventTarget, with a listener)
   // per request was about 1.5% of the server's CPU under the authorize bench.
   const budget = { aborted: false };
@@ -41,40 +45,20 @@ export async function authorizeWithinBudget(
     input,
     settings.standIn === 'decline' ? budget : undefined,
   );
+  const told = settings.standIn === 'approve';
   try {
     const first = await Promise.race([decision, expired]);
     if (first !== 'expired') return first;
   } catch (error) {
-    // The network must get a decision whatever failed: the stand-in one.
+    // The network must get a decision whatever failed: the stand-in one, owed to the ledger.
     log.error({ err: error }, 'authorization failed: answered the stand-in decision');
     budget.aborted = true;
+    records.owe(scope, input, told);
     return standInOutcome(settings.standIn);
   } finally {
     clearTimeout(timer);
   }
   log.warn({ budgetMs: settings.budgetMs }, 'authorization past its budget: stand-in decision');
-  void decision.then(
-    (late) => releaseLateApproval(store, scope, late, settings, log),
-    (error: unknown) => {
-      log.error({ err: error }, 'a late authorization failed after its stand-in answer');
-    },
-  );
+  records.owe(scope, input, told, decision);
   return standInOutcome(settings.standIn);
-}
-
-async function releaseLateApproval(
-  store: Store,
-  scope: Scope,
-  late: AuthorizationOutcome,
-  settings: AuthorizeSettings,
-  log: FastifyBaseLogger,
-): Promise<void> {
-  const held = late.transaction;
-  if (settings.standIn !== 'decline' || late.replayed || held?.status !== 'pending') return;
-  try {
-    await store.reverse(scope, held.id, null, 'stand_in');
-  } catch (error) {
-    // Captured or reversed meanwhile: nothing is left held. Anything else is for the operator.
-    log.error({ err: error, transactionId: held.id }, 'could not release a late approval');
-  }
 }

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { parseAmount, type AuthorizationOutcome } from '../../src/core/index.js';
 import { authorizeWithinBudget } from '../../src/http/authorize-budget.js';
+import { StandInRecords } from '../../src/http/stand-in-records.js';
 import type { OpenedStore as Store } from '../../src/store/store.js';
 import { useTestService } from '../support/http.js';
 import { fundedCard, MERCHANT, networkId, type DecisionJson } from '../support/authorize.js';
@@ -101,6 +102,7 @@ describe('the authorization budget, stand-in decline (the default)', () => {
       input,
       { budgetMs: BUDGET_MS, standIn: 'decline' },
       harness.service.app.log,
+      new StandInRecords(store, harness.service.app.log),
     );
     expect([result.standIn, result.transaction, result.decision.declineReason?.rule]).toEqual([
       true,
@@ -109,11 +111,12 @@ describe('the authorization budget, stand-in decline (the default)', () => {
     ]);
     expect(late?.decision.approved).toBe(true);
     const heldId = late?.transaction?.id ?? '';
+    // The network was told declined: the ledger records that, the hold released.
     const released = await until(
       () => harness.call('GET', `/v1/transactions/${heldId}`),
-      (transaction) => transaction.body.status === 'failed',
+      (transaction) => transaction.body.status === 'declined',
     );
-    expect(released.body.failureReason).toBe('stand_in');
+    expect(released.body.declineReason?.rule).toBe('stand_in');
     expect((await harness.call('GET', `/v1/vaults/${vaultId}`)).body.balance.pending).toBe('0.00');
     // Its replay is the stand-in decline the network was told.
     const replay = await harness.call('POST', '/v1/authorizations', {
@@ -127,30 +130,64 @@ describe('the authorization budget, stand-in decline (the default)', () => {
     ]);
   });
 
-  it('answers the stand-in decision when the store fails', async () => {
-    const { cardId } = await fundedCard(harness, '100');
+  it('answers the stand-in decision when the store fails, and records it once the database is back', async () => {
+    const { vaultId, cardId } = await fundedCard(harness, '100');
     const failing: Store = {
       ...harness.service.store,
       authorize: () => Promise.reject(new Error('the database is down')),
     };
-    const result = await authorizeWithinBudget(
-      failing,
-      (await harness.service.key()).scope,
+    // The database answers the advice only once it is back.
+    let databaseBack = false;
+    const records = new StandInRecords(
       {
-        cardId,
-        amount: parseAmount('1', 'USDC'),
-        currency: 'USDC',
-        merchant: MERCHANT,
-        networkTransactionId: networkId(),
+        advise: (scope, advice) =>
+          databaseBack
+            ? harness.service.store.advise(scope, advice)
+            : Promise.reject(new Error('the database is down')),
       },
-      { budgetMs: BUDGET_MS, standIn: 'decline' },
       harness.service.app.log,
+      { owedMax: 10, retryMsMin: 20, retryMsMax: 40 },
     );
+    const input = {
+      cardId,
+      amount: parseAmount('1', 'USDC'),
+      currency: 'USDC',
+      merchant: MERCHANT,
+      networkTransactionId: networkId(),
+    };
+    const scope = {
+      accountId: await ownerOf(harness.service.store, vaultId),
+      mode: 'test' as const,
+    };
+    const settings = { budgetMs: BUDGET_MS, standIn: 'decline' } as const;
+    const log = harness.service.app.log;
+    const result = await authorizeWithinBudget(failing, scope, input, settings, log, records);
     expect([result.standIn, result.decision.approved, result.transaction]).toEqual([
       true,
       false,
       null,
     ]);
+    // A repeat while the record is owed gets the same stand-in answer, not a fresh decision.
+    const repeat = await authorizeWithinBudget(failing, scope, input, settings, log, records);
+    expect([repeat.standIn, repeat.decision.approved, repeat.replayed]).toEqual([
+      true,
+      false,
+      true,
+    ]);
+    expect(records.owedCount).toBe(1);
+    databaseBack = true;
+    await until(
+      () => Promise.resolve(records.owedCount),
+      (owed) => owed === 0,
+    );
+    // Recorded as told: a repeated callback now answers the recorded stand-in decline.
+    const replay = await harness.call('POST', '/v1/authorizations', { ...input, amount: '1' });
+    expect([replay.body.approved, replay.body.standIn, replay.body.id]).toMatchObject([
+      false,
+      true,
+      expect.stringMatching(/^txn_/),
+    ]);
+    await records.close();
   });
 });
 
@@ -184,6 +221,38 @@ describe('the authorization budget, stand-in approve', () => {
       (read) => read.body.balance.pending !== '0.00',
     );
     expect(vault.body.balance.pending).toBe('10.00');
+  });
+});
+
+describe('the authorization budget, stand-in approve on a vault that cannot cover it', () => {
+  const harness = useTestService<Json>({
+    server: { authorize: { budgetMs: BUDGET_MS, standIn: 'approve' } },
+  });
+
+  it('records the approval the network was told, though the late decision declined', async () => {
+    const { vaultId, cardId } = await fundedCard(harness, '5');
+    const lock = lockVault(harness.service.store, vaultId);
+    await lock.isLocked;
+    const body = {
+      cardId,
+      amount: '10',
+      currency: 'USDC',
+      merchant: MERCHANT,
+      networkTransactionId: networkId(),
+    };
+    const answer = await harness.call('POST', '/v1/authorizations', body);
+    lock.release();
+    await lock.done;
+    expect([answer.body.approved, answer.body.standIn]).toEqual([true, true]);
+    // The late decision declined for the balance; the ledger records the approval told.
+    const vault = await until(
+      () => harness.call('GET', `/v1/vaults/${vaultId}`),
+      (read) => read.body.balance.pending === '10.00',
+    );
+    expect(vault.body.balance.available).toBe('-5.00');
+    const replay = await harness.call('POST', '/v1/authorizations', body);
+    expect([replay.body.approved, replay.body.standIn]).toEqual([true, true]);
+    expect(replay.body.id).toMatch(/^txn_/);
   });
 });
 

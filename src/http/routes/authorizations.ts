@@ -12,6 +12,7 @@ import type { Store } from '../../store/store.js';
 import { authOf } from '../auth.js';
 import { authorizeWithinBudget } from '../authorize-budget.js';
 import { authorizeInputOf } from '../authorize-input.js';
+import { StandInRecords } from '../stand-in-records.js';
 import { requestCurrencyOf } from '../iso-currencies.js';
 import { respond } from '../idempotency.js';
 import type { Metrics } from '../metrics.js';
@@ -39,6 +40,11 @@ export function registerAuthorizationRoutes(
   decisions: Metrics['decisions'],
 ): void {
   const routes = app.withTypeProvider<ZodTypeProvider>();
+  // What the network was told in stand-in and the ledger has yet to record (issue 37, item 3).
+  const standInRecords = new StandInRecords(store, app.log);
+  app.addHook('onClose', async () => {
+    await standInRecords.close();
+  });
 
   routes.post(
     '/v1/authorizations',
@@ -49,7 +55,14 @@ export function registerAuthorizationRoutes(
       const started = process.hrtime.bigint();
       const { scope } = authOf(request);
       const input = authorizeInputOf(request.body);
-      const outcome = await authorizeWithinBudget(store, scope, input, settings, request.log);
+      const outcome = await authorizeWithinBudget(
+        store,
+        scope,
+        input,
+        settings,
+        request.log,
+        standInRecords,
+      );
       if (outcome.replayed) void reply.header('Idempotent-Replayed', 'true');
       countDecision(decisions, outcome);
       return presentAuthorization(

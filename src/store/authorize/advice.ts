@@ -76,7 +76,10 @@ export async function advise(
     const created = await insertAdvised(ctx, tx, scope, card.vault, input, amount, nowMs);
     return adviced(scope, tx, created, amount, nowMs, false);
   }
-  if (recorded.lifecycle?.advice === true && (recorded.status === 'pending') === input.approved) {
+  const agrees = (recorded.declineCode === null) === input.approved;
+  // A repeat of this advice; or our own stand-in answer, which the late decision already
+  // recorded as told (the budget's stand-in decline): nothing to change.
+  if (agrees && (recorded.lifecycle?.advice === true || input.reason === STAND_IN_ADVICE)) {
     return outcomeOf(recorded, true);
   }
   const changed =

@@ -178,6 +178,53 @@ describe('webhooks', () => {
       // operations it will call stand in for it here.
       await service.store.completeExternalTransfer((await external()).id, 'sig_test');
       await service.store.failExternalTransfer((await external()).id, 'chain_failed');
+      // A transaction's whole life (contract v1.2, section 16): an increment, an advice that
+      // overdraws the vault, a refund that restores it.
+      const hotel = (
+        await call(
+          'POST',
+          '/v1/authorizations',
+          {
+            cardId: card.id,
+            amount: '20',
+            currency: 'USDC',
+            merchant,
+            networkTransactionId: `w4-${card.id}`,
+          },
+          as,
+        )
+      ).body;
+      const lifecycle = [
+        [
+          `/v1/authorizations/${hotel.id}/increment`,
+          { amount: '5', networkTransactionId: `w5-${card.id}` },
+        ],
+        [
+          '/v1/authorizations/advice',
+          {
+            cardId: card.id,
+            amount: '500',
+            currency: 'USDC',
+            merchant,
+            networkTransactionId: `w6-${card.id}`,
+            approved: true,
+            reason: 'stand_in',
+          },
+        ],
+        [
+          '/v1/refunds',
+          {
+            cardId: card.id,
+            amount: '1000',
+            currency: 'USDC',
+            merchant,
+            networkTransactionId: `w7-${card.id}`,
+          },
+        ],
+      ] as const;
+      for (const [path, body] of lifecycle) {
+        expect((await call('POST', path, body, as)).status, path).toBeLessThan(300);
+      }
       await call('POST', `/v1/cards/${card.id}/cancel`, undefined, as);
       await call(
         'POST',

@@ -39,6 +39,45 @@ export function registerAuthorizationRoutes(
   settings: AuthorizeSettings,
   decisions: Metrics['decisions'],
 ): void {
+  registerAuthorize(app, store, settings, decisions);
+  registerDecidingMessages(app, store, decisions);
+  const routes = app.withTypeProvider<ZodTypeProvider>();
+
+  routes.post(
+    '/v1/authorizations/:id/capture',
+    holdChangeRoute('captureAuthorization', captureBody),
+    async (request, reply) => {
+      const { scope } = authOf(request);
+      const { id } = request.params;
+      // The store reads the amount in the authorization's currency, with the hold locked.
+      const amount = request.body?.amount ?? null;
+      const final = request.body?.final ?? true;
+      return respond(store, request, reply, 200, async (operations) =>
+        presentTransaction(await operations.capture(scope, id, amount, final)),
+      );
+    },
+  );
+  routes.post(
+    '/v1/authorizations/:id/reverse',
+    holdChangeRoute('reverseAuthorization', holdAmountBody),
+    async (request, reply) => {
+      const { scope } = authOf(request);
+      const { id } = request.params;
+      const amount = request.body?.amount ?? null;
+      return respond(store, request, reply, 200, async (operations) =>
+        presentTransaction(await operations.reverse(scope, id, amount)),
+      );
+    },
+  );
+}
+
+/** Authorize: the network's question, answered within its budget (stand-in past it). */
+function registerAuthorize(
+  app: FastifyInstance,
+  store: Store,
+  settings: AuthorizeSettings,
+  decisions: Metrics['decisions'],
+): void {
   const routes = app.withTypeProvider<ZodTypeProvider>();
   // What the network was told in stand-in and the ledger has yet to record (issue 37, item 3).
   const standInRecords = new StandInRecords(store, app.log);
@@ -73,35 +112,6 @@ export function registerAuthorizationRoutes(
           currency: requestCurrencyOf(input.currency, 'currency'),
         },
         Number((process.hrtime.bigint() - started) / 1000n),
-      );
-    },
-  );
-
-  registerDecidingMessages(app, store, decisions);
-
-  routes.post(
-    '/v1/authorizations/:id/capture',
-    holdChangeRoute('captureAuthorization', captureBody),
-    async (request, reply) => {
-      const { scope } = authOf(request);
-      const { id } = request.params;
-      // The store reads the amount in the authorization's currency, with the hold locked.
-      const amount = request.body?.amount ?? null;
-      const final = request.body?.final ?? true;
-      return respond(store, request, reply, 200, async (operations) =>
-        presentTransaction(await operations.capture(scope, id, amount, final)),
-      );
-    },
-  );
-  routes.post(
-    '/v1/authorizations/:id/reverse',
-    holdChangeRoute('reverseAuthorization', holdAmountBody),
-    async (request, reply) => {
-      const { scope } = authOf(request);
-      const { id } = request.params;
-      const amount = request.body?.amount ?? null;
-      return respond(store, request, reply, 200, async (operations) =>
-        presentTransaction(await operations.reverse(scope, id, amount)),
       );
     },
   );

@@ -7,6 +7,7 @@ import {
   type TransactionStatus,
   type TransactionType,
 } from '../../src/core/index.js';
+import { TRANSACTION_STATUSES, TRANSACTION_TYPES } from '../../src/store/rows.js';
 import type { SqlQueryable } from '../../src/store/sql/client.js';
 import {
   AMOUNT_PLAN,
@@ -445,7 +446,9 @@ forEachDatabase('list transactions at scale', (database) => {
       // One range per (type, status), each of an index on (owner, type, status, id) (the
       // gate's probe of the vault or card, on its own table, aside).
       const ranges = scans.filter((scan) => scan.index.startsWith('transactions_'));
-      expect(ranges, label).toHaveLength(24);
+      // 8 types (force_capture and refund since contract v1.2) by 4 statuses.
+      expect(ranges, label).toHaveLength(TRANSACTION_TYPES.length * TRANSACTION_STATUSES.length);
+      expect(ranges.length, label).toBe(32);
       expect(new Set(ranges.map((scan) => scan.index)).size, label).toBe(1);
       expect(ranges[0]?.index, label).toMatch(/^transactions_by_(owner|vault|card)_kind$/);
       // The page and the row after it, and at most one row more from each range.

@@ -365,6 +365,8 @@ describe('authorization policies over the typed client', () => {
         vaultId: vault.id,
         standIn: false,
         decidedInMicros: decision.decidedInMicros,
+        partial: false,
+        requestedAmount: null,
         shadowMatches: [],
       });
       expect(Number.isInteger(decision.decidedInMicros) && decision.decidedInMicros >= 0).toBe(

@@ -68,6 +68,7 @@ describe('vaults over the typed client', () => {
         name: 'Operations',
         currency: 'USDC',
         network: 'solana',
+        overdrawnAt: null,
         status: 'active',
         balance: { available: '1250.50', pending: '0.00', ledger: '1250.50' },
         metadata: { department: 'ops', costCenter: 'cc-42' },

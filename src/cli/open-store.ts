@@ -82,7 +82,9 @@ export interface OpenOptions {
  */
 export async function openConfiguredStore(
   config: Pick<Config, 'databaseUrl' | 'dataDir'> &
-    Partial<Pick<Config, 'databaseReadUrl' | 'databasePoolMax'>>,
+    Partial<
+      Pick<Config, 'databaseReadUrl' | 'databasePoolMax' | 'holdAgeMsMax' | 'holdLongAgeMsMax'>
+    >,
   options: OpenOptions = {},
 ): Promise<OpenedStore> {
   const progress = options.progress ?? SILENT;
@@ -112,6 +114,10 @@ export async function openConfiguredStore(
         client,
         masterKey: keys.current,
         decryptOnlyMasterKeys: keys.decryptOnly,
+        // The holds approved here expire as the settings say (contract v1.2, section 16).
+        ...(config.holdAgeMsMax === undefined || config.holdLongAgeMsMax === undefined
+          ? {}
+          : { holdExpiry: { defaultMs: config.holdAgeMsMax, longMs: config.holdLongAgeMsMax } }),
         ...(replicaClient === null ? {} : { replica: { client: replicaClient } }),
       });
     const pending = await pendingMigrations(client);

@@ -41,13 +41,15 @@ const byVault = (column: string, toAdd?: string): Placement => ({
 const REFERENCE: Placement = { kind: 'reference' };
 const LOCAL: Placement = { kind: 'local' };
 
-/** Every table of the schema (migrations 0001 to 0016, and the runner's own). */
+/** Every table of the schema (migrations 0001 to 0020, and the runner's own). */
 export const DISTRIBUTION: Readonly<Record<string, Placement>> = {
   // A vault's state and history: the authorize path's rows.
   vaults: byVault('id'),
   cards: byVault('vault_id'),
   transactions: byVault('vault_id'),
   hold_changes: byVault('vault_id'),
+  // A transaction's timeline of lifecycle messages (migration 0019), with its transaction.
+  transaction_messages: byVault('vault_id', "its transaction's vault"),
   spend_counters: byVault('vault_id'),
   policies: byVault('vault_id'),
   balance_snapshots: byVault('vault_id'),
@@ -72,6 +74,13 @@ export const DISTRIBUTION: Readonly<Record<string, Placement>> = {
   // An account's own, many rows, one account at a time.
   idempotency_keys: { kind: 'distributed', column: 'account_id', colocation: 'account' },
   webhook_deliveries: { kind: 'distributed', column: 'account_id', colocation: 'account' },
+  // What is still owed to each endpoint (migration 0018): with the event's account.
+  webhook_deliveries_owed: {
+    kind: 'distributed',
+    column: 'account_id',
+    colocation: 'account',
+    toAdd: "the event's account id",
+  },
   settlements: { kind: 'distributed', column: 'id', colocation: 'settlement' },
   // With the authorization each captures: a record and its capture on one node.
   settlement_records: byVault('vault_id', "the authorization's vault"),

@@ -3,6 +3,7 @@ import {
   CompiledPolicyCache,
   SpendgateError,
   type TemplateLibrary,
+  type HoldExpirySettings,
 } from '../core/index.js';
 import { builtinRuleLibrary } from '../rule-library/load.js';
 import { AuthorizeEngine, type AuthorizeOptions } from './authorize/engine.js';
@@ -66,6 +67,8 @@ export interface ReplicaOptions {
 
 export interface StoreOptions extends AuthorizeOptions {
   readonly client: SqlClient;
+  /** How long holds live by merchant category (HOLD_EXPIRY_HOURS, _LONG_HOURS); 7 and 31 days. */
+  readonly holdExpiry?: HoldExpirySettings;
   /** Wraps and encrypts; never logged. */
   readonly masterKey: Buffer;
   /**
@@ -208,6 +211,7 @@ function contextOf(options: StoreOptions): StoreContext {
     }),
     policyCache: new CompiledPolicyCache(options.policyCacheEntriesMax),
     templates: options.templates ?? builtinRuleLibrary(),
+    ...(options.holdExpiry === undefined ? {} : { holdExpiry: options.holdExpiry }),
   };
 }
 

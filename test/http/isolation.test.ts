@@ -10,6 +10,8 @@ import { startTestService, type TestService } from '../support/http.js';
  */
 const BODIES: Record<string, unknown> = {
   'PATCH /v1/vaults/{id}': { name: 'taken' },
+  'PATCH /v1/cards/{id}': { cardholderName: 'taken' },
+  'POST /v1/authorizations/{id}/increment': { amount: '1', networkTransactionId: 'ntx_isolation' },
   'POST /v1/vaults/{id}/freeze': { reason: 'taken' },
   'POST /v1/vaults/{id}/close': {
     destination: { address: '9xQeWvG816bUx9EPjHmaT23yvVM2ZWbrrpZb9PusVFin' },

@@ -218,6 +218,7 @@ describe('configuration', () => {
         testUsdcMint: '4zMMC9srt5Ri5X14GAgXhaHii3GnPAEERYPJgZJDncDU',
       },
       holdAgeMsMax: 7 * 24 * 3_600_000,
+      holdLongAgeMsMax: 31 * 24 * 3_600_000,
       heapGrowingPercent: 300,
       webhooks: {
         retryDelaysMs: CONTRACT_RETRY_DELAYS_MS,

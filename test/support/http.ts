@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll } from 'vitest';
-import type { Scope, TemplateLibrary } from '../../src/core/index.js';
+import type { HoldExpirySettings, Scope, TemplateLibrary } from '../../src/core/index.js';
 import { redisServer, type RateLimitSettings } from '../../src/config/env.js';
 import { createRedis } from '../../src/http/health.js';
 import type { RedisConnection } from '../../src/redis.js';
@@ -129,6 +129,8 @@ export async function startTestService(
     clock?: () => number;
     /** The store's rule library; the built-in one by default. */
     templates?: TemplateLibrary;
+    /** How long the store's holds live (HOLD_EXPIRY_HOURS and _LONG_HOURS); 7 and 31 days. */
+    holdExpiry?: HoldExpirySettings;
     /** The Redis for rate limits and /readyz; the local one by default, null for none. */
     redis?: RedisConnection | null;
     rateLimits?: RateLimitSettings;
@@ -146,6 +148,7 @@ export async function startTestService(
     masterKey: randomBytes(32),
     ...(options.clock === undefined ? {} : { clock: options.clock }),
     ...(options.templates === undefined ? {} : { templates: options.templates }),
+    ...(options.holdExpiry === undefined ? {} : { holdExpiry: options.holdExpiry }),
   });
   // A client of the harness's own is closed with the service; one passed in is the caller's.
   const ownRedis = options.redis === undefined ? createRedis(redisServer(LOCAL_REDIS_URL)) : null;

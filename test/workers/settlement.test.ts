@@ -213,7 +213,11 @@ describe('hold expiry and balance snapshots, on a moving clock', () => {
 
 describe('the maintenance schedules on BullMQ', () => {
   const clock = new TestClock();
-  const harness = useTestService<Json>({ clock: clock.now });
+  // Holds approved here live a day, as the worker's setting says (HOLD_EXPIRY_HOURS=24).
+  const harness = useTestService<Json>({
+    clock: clock.now,
+    holdExpiry: { defaultMs: DAY_MS, longMs: 31 * DAY_MS },
+  });
 
   it('runs hold expiry and snapshots on their schedules, from the worker role', async () => {
     const { vaultId, cardId } = await fundedCard(harness, '10');

@@ -2,6 +2,7 @@ import {
   assert,
   CURRENCIES,
   decide,
+  DEFAULT_HOLD_EXPIRY,
   decisionVaultOf,
   holdExpiresAtMs,
   isCurrencyCode,
@@ -16,6 +17,7 @@ import {
   type CurrencyCode,
   type Decimal,
   type DecisionInput,
+  type HoldExpirySettings,
   type PartialDecision,
   type Scope,
   type TransactionRecord,
@@ -53,6 +55,7 @@ export function decideEach(
   batch: BatchState,
   spendDay: string,
   nowMs: number,
+  holdExpiry: HoldExpirySettings = DEFAULT_HOLD_EXPIRY,
 ): { decided: (AuthorizationOutcome | string)[]; recorded: TransactionRecord[] } {
   const outcomes: (AuthorizationOutcome | string)[] = [];
   const decidedInBatch = new Map<string, AuthorizationOutcome>();
@@ -88,7 +91,7 @@ export function decideEach(
     const vault = batch.vaults.get(card.vault_id);
     assert(vault !== undefined, "a locked card's vault is locked");
     const cardPolicy = batch.cardPolicies.get(card.card_id);
-    const outcome = decideOne(request, card, vault, cardPolicy, spendDay, nowMs);
+    const outcome = decideOne(request, card, vault, cardPolicy, spendDay, nowMs, holdExpiry);
     decidedInBatch.set(repeatKey, outcome);
     recorded.push(outcome.transaction);
     outcomes.push(outcome);
@@ -110,6 +113,7 @@ function decideOne(
   cardPolicy: CardPolicyState | undefined,
   spendDay: string,
   nowMs: number,
+  holdExpiry: HoldExpirySettings,
 ): AuthorizationOutcome & { readonly transaction: TransactionRecord } {
   const { scope, input, budget } = request;
   const lateForBudget = budget?.aborted === true;
@@ -156,6 +160,7 @@ function decideOne(
     asked,
     lateForBudget,
     nowMs,
+    holdExpiry,
   );
   if (transaction.status === 'pending') {
     const held = decided.amount;
@@ -190,6 +195,7 @@ function authorizationRecord(
   asked: Decimal,
   standIn: boolean,
   nowMs: number,
+  holdExpiry: HoldExpirySettings,
 ): TransactionRecord {
   const { decision, amount } = decided;
   // An approved 0.00 is an account verification: nothing held, nothing to capture.
@@ -226,7 +232,8 @@ function authorizationRecord(
       requestedAmount: decided.partial ? asked : null,
       partial: decided.partial,
       advice: false,
-      expiresAtMs: status === 'pending' ? holdExpiresAtMs(input.merchant.mcc, nowMs) : null,
+      expiresAtMs:
+        status === 'pending' ? holdExpiresAtMs(input.merchant.mcc, nowMs, holdExpiry) : null,
       refundedAmount: ZERO,
       policyWouldDecline: null,
       originalTransactionId: null,

@@ -144,7 +144,16 @@ export class AuthorizeEngine {
     try {
       return await runTransaction(
         this.#ctx.client,
-        (tx) => authorizeOnKnownState(tx, requests, batch, this.#known, spendDay, nowMs),
+        (tx) =>
+          authorizeOnKnownState(
+            tx,
+            requests,
+            batch,
+            this.#known,
+            spendDay,
+            nowMs,
+            this.#ctx.holdExpiry,
+          ),
         authorizeTransaction,
       );
     } catch (error) {

@@ -1,3 +1,4 @@
+import type { HoldExpirySettings } from '../../core/index.js';
 import { assert, type AuthorizationOutcome } from '../../core/index.js';
 import type { SqlTransaction } from '../sql/client.js';
 import type { SqlParams } from '../sql/params.js';
@@ -52,8 +53,9 @@ export async function authorizeOnKnownState(
   known: KnownState,
   spendDay: string,
   nowMs: number,
+  holdExpiry?: HoldExpirySettings,
 ): Promise<AuthorizationOutcome[]> {
-  const { decided, recorded } = decideEach(requests, batch, spendDay, nowMs);
+  const { decided, recorded } = decideEach(requests, batch, spendDay, nowMs, holdExpiry);
   const outcomes = decided.map((outcome) => {
     // Known state holds no earlier decisions: the check finds them, and the batch runs again.
     assert(typeof outcome !== 'string', 'a batch on known state replays nothing it read');

@@ -1,3 +1,4 @@
+import type { HoldExpirySettings } from '../../core/index.js';
 import {
   assert,
   replayedOutcome,
@@ -62,7 +63,14 @@ export async function authorizeBatch(
   const batch = await lockAndRead(ctx, tx, requests, nowMs);
   await loadPolicies(ctx, tx, batch, nowMs);
   await loadCardPoliciesOf(ctx, tx, batch, nowMs);
-  const { outcomes, recorded } = await decideInOrder(tx, requests, batch, spendDay, nowMs);
+  const { outcomes, recorded } = await decideInOrder(
+    tx,
+    requests,
+    batch,
+    spendDay,
+    nowMs,
+    ctx.holdExpiry,
+  );
   if (recorded.length > 0) {
     await recordAuthorizations(commitWith ?? tx.query, recorded, batch, spendDay, nowMs);
     // Committed (the write went with the COMMIT): the state the batch left is the state the
@@ -83,8 +91,9 @@ async function decideInOrder(
   batch: LockedBatch,
   spendDay: string,
   nowMs: number,
+  holdExpiry: HoldExpirySettings | undefined,
 ): Promise<{ outcomes: AuthorizationOutcome[]; recorded: TransactionRecord[] }> {
-  const { decided, recorded } = decideEach(requests, batch, spendDay, nowMs);
+  const { decided, recorded } = decideEach(requests, batch, spendDay, nowMs, holdExpiry);
   const outcomes: AuthorizationOutcome[] = [];
   for (const [index, outcome] of decided.entries()) {
     if (typeof outcome !== 'string') {

@@ -235,6 +235,9 @@ async function releaseAdvised(
   input: AdviceInput,
 ): Promise<TransactionRecord> {
   if (recorded.holdRemaining.gt(0)) await reverse(ctx, tx, scope, recorded.id, null, 'stand_in');
+  // Money the network already captured stands (a capture always posts): the rest of the hold
+  // is released, and the record keeps its captures rather than becoming a decline.
+  if (recorded.capturedAmount.gt(0)) return markAdvised(tx, recorded.id, ctx.clock());
   const decline = declineOf(input);
   const { rows } = await tx.query<TransactionRow>(
     `UPDATE transactions SET status = 'declined', decline_code = $2, decline_reason = $3, advice = true,

@@ -236,13 +236,24 @@ describe('authorize, increment and advice in the whole life', () => {
       overruled.body.declineReason?.rule,
     ]).toEqual([ours.body.id, false, 'advice']);
     expect(await balanceOf(funded.vaultId)).toMatchObject({ available: '100.00', pending: '0.00' });
+    // A decline advised after a capture: the captured money stands, the rest is released.
+    const split = networkId();
+    const shipped = await authorize(funded.cardId, '20', { networkTransactionId: split });
+    await call('POST', `/v1/authorizations/${shipped.body.id}/capture`, {
+      amount: '5',
+      final: false,
+    });
+    await adviseOn(false, split);
+    expect(await transaction(shipped.body.id)).toMatchObject({ status: 'completed', advice: true });
+    expect(await balanceOf(funded.vaultId)).toMatchObject({ available: '95.00', pending: '0.00' });
+    await expectInvariants();
     // And approves what spendgate declined: the hold is placed.
     const declinedByUs = networkId();
     const refused = await authorize(funded.cardId, '500', { networkTransactionId: declinedByUs });
     expect(refused.body.approved).toBe(false);
     const approvedAnyway = await adviseOn(true, declinedByUs);
     expect([approvedAnyway.body.id, approvedAnyway.body.approved]).toEqual([refused.body.id, true]);
-    expect(await balanceOf(funded.vaultId)).toMatchObject({ available: '70.00', pending: '30.00' });
+    expect(await balanceOf(funded.vaultId)).toMatchObject({ available: '65.00', pending: '30.00' });
     expect(await eventsFor(refused.body.id)).toEqual([
       'authorization.declined',
       'authorization.advised',

@@ -82,3 +82,18 @@ export interface FeedEvent {
   createdAt: string;
   data: { object: Transaction };
 }
+
+/** GET /v1/transactions/{id}/timeline: every lifecycle message, oldest first. */
+export interface Timeline {
+  transactionId: string;
+  currency: string;
+  messages: {
+    kind: string;
+    amount: string;
+    heldAmount: string;
+    approved: boolean | null;
+    networkTransactionId: string | null;
+    createdAt: string;
+  }[];
+  truncated: boolean;
+}

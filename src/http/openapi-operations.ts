@@ -1783,6 +1783,40 @@ export const OPERATION_DOCS: Readonly<Record<string, OperationDoc>> = {
     errors: ['transaction_not_found'],
     example: CARD_TRANSACTION,
   },
+  getTransactionTimeline: {
+    summary: "Retrieve a transaction's timeline",
+    description:
+      'Every lifecycle message of a card transaction, oldest first (contract v1.2, section ' +
+      '16): the authorization, increments, captures, reversals, expiry, advice and refunds, ' +
+      'each with the amount it moved and the amount still held after it. At most 500 messages; ' +
+      '`truncated` says when there are more.',
+    returns: 'The timeline.',
+    errors: ['transaction_not_found'],
+    example: {
+      object: 'timeline',
+      transactionId: CARD_TRANSACTION.id,
+      currency: 'USDC',
+      messages: [
+        {
+          kind: 'authorization',
+          amount: '18.00',
+          heldAmount: '18.00',
+          approved: true,
+          networkTransactionId: 'nt_7a21',
+          createdAt: '2026-03-02T19:04:11.000Z',
+        },
+        {
+          kind: 'capture',
+          amount: '21.60',
+          heldAmount: '0.00',
+          approved: null,
+          networkTransactionId: null,
+          createdAt: '2026-03-03T08:00:00.000Z',
+        },
+      ],
+      truncated: false,
+    },
+  },
   getTransactionMetadata: {
     summary: "Retrieve a transaction's metadata",
     description:

@@ -60,6 +60,7 @@ import {
   listWebhookDeliveries,
 } from './ops/lists.js';
 import { readTransactionMetadata } from './ops/metadata.js';
+import { transactionTimeline } from './ops/timeline.js';
 import {
   compactVaultHoldChanges,
   holdJournalCandidates,
@@ -295,6 +296,7 @@ function bindAuthorizations(
     listTransactions: (scope, query) => listTransactions(tx, scope, query),
     readTransactionMetadata: (scope, transactionId) =>
       readTransactionMetadata(ctx, tx, scope, transactionId),
+    transactionTimeline: (scope, transactionId) => transactionTimeline(tx, scope, transactionId),
   };
 }
 

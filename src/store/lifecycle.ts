@@ -21,6 +21,11 @@ export interface LifecycleMessage {
   readonly holdAfter: Decimal;
   readonly networkTransactionId: string | null;
   readonly nowMs: number;
+  /**
+   * What the message decided, kept for repeats and the timeline (transaction_messages.decision):
+   * an increment's decision; an advice's, with the decision it overrode.
+   */
+  readonly decision?: object;
 }
 
 /** Appends one message to its transaction's timeline, in the caller's transaction. */
@@ -30,8 +35,8 @@ export async function recordMessage(tx: SqlQueryable, message: LifecycleMessage)
     'a message moves and leaves non-negative amounts',
   );
   await tx.query(
-    `INSERT INTO transaction_messages (transaction_id, kind, amount, hold_after, network_transaction_id, created_at)
-     VALUES ($1, $2, $3, $4, $5, $6)`,
+    `INSERT INTO transaction_messages (transaction_id, kind, amount, hold_after, network_transaction_id, created_at, decision)
+     VALUES ($1, $2, $3, $4, $5, $6, $7)`,
     [
       message.transactionId,
       message.kind,
@@ -39,6 +44,7 @@ export async function recordMessage(tx: SqlQueryable, message: LifecycleMessage)
       message.holdAfter.toFixed(),
       message.networkTransactionId,
       new Date(message.nowMs),
+      message.decision === undefined ? null : JSON.stringify(message.decision),
     ],
   );
 }

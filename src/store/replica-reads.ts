@@ -76,6 +76,7 @@ export const PRIMARY_READ_OPERATIONS: ReadonlySet<keyof StoreOperations> = new S
   'displayOrigins',
   'getTransaction',
   'readTransactionMetadata',
+  'transactionTimeline',
   'getTransfer',
   'getWebhookEndpoint',
   'getSettlement',

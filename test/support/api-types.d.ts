@@ -564,6 +564,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/transactions/{id}/timeline": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Retrieve a transaction's timeline
+         * @description Every lifecycle message of a card transaction, oldest first (contract v1.2, section 16): the authorization, increments, captures, reversals, expiry, advice and refunds, each with the amount it moved and the amount still held after it. At most 500 messages; `truncated` says when there are more.
+         */
+        get: operations["getTransactionTimeline"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/simulate/deposits": {
         parameters: {
             query?: never;
@@ -1459,6 +1479,28 @@ export interface components {
             createdAt: string;
             completedAt: string | null;
         };
+        TimelineInput: {
+            /** @constant */
+            object: "timeline";
+            transactionId: string;
+            /** @enum {string} */
+            currency: "USDC" | "SOL";
+            messages: {
+                /** @enum {string} */
+                kind: "authorization" | "increment" | "capture" | "reversal" | "expiry" | "advice" | "refund";
+                /** @description A decimal amount, e.g. "125.50". */
+                amount: string;
+                /** @description What the transaction still held after it. */
+                heldAmount: string;
+                /** @description For an authorization or an increment, its decision; null otherwise. */
+                approved: boolean | null;
+                networkTransactionId: string | null;
+                /** @description ISO 8601 UTC. */
+                createdAt: string;
+            }[];
+            /** @description True when the transaction has more than the 500 messages shown. */
+            truncated: boolean;
+        };
         CardDisplayTokenInput: {
             /** @constant */
             object: "card_display_token";
@@ -2107,6 +2149,28 @@ export interface components {
             /** @description ISO 8601 UTC. */
             createdAt: string;
             completedAt: string | null;
+        };
+        Timeline: {
+            /** @constant */
+            object: "timeline";
+            transactionId: string;
+            /** @enum {string} */
+            currency: "USDC" | "SOL";
+            messages: {
+                /** @enum {string} */
+                kind: "authorization" | "increment" | "capture" | "reversal" | "expiry" | "advice" | "refund";
+                /** @description A decimal amount, e.g. "125.50". */
+                amount: string;
+                /** @description What the transaction still held after it. */
+                heldAmount: string;
+                /** @description For an authorization or an increment, its decision; null otherwise. */
+                approved: boolean | null;
+                networkTransactionId: string | null;
+                /** @description ISO 8601 UTC. */
+                createdAt: string;
+            }[];
+            /** @description True when the transaction has more than the 500 messages shown. */
+            truncated: boolean;
         };
         CardDisplayToken: {
             /** @constant */
@@ -7428,6 +7492,108 @@ export interface operations {
                             [key: string]: string;
                         };
                     };
+                };
+            };
+            /**
+             * @description `missing_api_key`: No API key was provided.
+             *
+             *     `invalid_api_key`: The API key is invalid.
+             *
+             *     `expired_api_key`: The API key has expired.
+             */
+            401: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `insufficient_scope`: The API key lacks the scope for this operation. */
+            403: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `transaction_not_found`: No such transaction. */
+            404: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `rate_limit_exceeded`: Too many requests. */
+            429: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    /** @description Seconds to wait. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            default: components["responses"]["Error"];
+        };
+    };
+    getTransactionTimeline: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The object id; one that names nothing the caller can see is a 404. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The timeline. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "object": "timeline",
+                     *       "transactionId": "txn_0193a4f1c7d974c2b8e9f0a1b2c3d4e5",
+                     *       "currency": "USDC",
+                     *       "messages": [
+                     *         {
+                     *           "kind": "authorization",
+                     *           "amount": "18.00",
+                     *           "heldAmount": "18.00",
+                     *           "approved": true,
+                     *           "networkTransactionId": "nt_7a21",
+                     *           "createdAt": "2026-03-02T19:04:11.000Z"
+                     *         },
+                     *         {
+                     *           "kind": "capture",
+                     *           "amount": "21.60",
+                     *           "heldAmount": "0.00",
+                     *           "approved": null,
+                     *           "networkTransactionId": null,
+                     *           "createdAt": "2026-03-03T08:00:00.000Z"
+                     *         }
+                     *       ],
+                     *       "truncated": false
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Timeline"];
                 };
             };
             /**

@@ -1,6 +1,10 @@
 import type { Transaction } from '../types';
+import { TransactionTimeline } from './transaction-timeline';
 
-/** What a decision saw and why: amount, merchant, the rule that declined it, shadow matches. */
+/**
+ * What a decision saw and why: amount, merchant, the rule that declined it, shadow matches;
+ * and for a card transaction, its timeline.
+ */
 export function TransactionDetails({ transaction }: { transaction: Transaction }) {
   const merchant = transaction.merchant;
   return (
@@ -66,6 +70,11 @@ export function TransactionDetails({ transaction }: { transaction: Transaction }
         <dt>At</dt>
         <dd>{transaction.createdAt}</dd>
       </dl>
+      {transaction.type === 'card_authorization' ||
+      transaction.type === 'force_capture' ||
+      transaction.type === 'refund' ? (
+        <TransactionTimeline transactionId={transaction.id} />
+      ) : null}
     </article>
   );
 }

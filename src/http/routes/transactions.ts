@@ -2,18 +2,20 @@ import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { z } from 'zod';
 import {
+  formatAmount,
   parseAmount,
   presentTransaction,
   presentTransactionMetadata,
   SpendgateError,
   type Decimal,
 } from '../../core/index.js';
-import type { ListTransactionsQuery, Store } from '../../store/store.js';
+import type { ListTransactionsQuery, Store, Timeline } from '../../store/store.js';
 import { authOf } from '../auth.js';
 import { ANY_CURRENCY, idParams, listOf, presentPage } from '../schemas/common.js';
 import {
   listTransactionsQuery,
   metadataObject,
+  timelineObject,
   transactionObject,
 } from '../schemas/transaction.js';
 
@@ -35,6 +37,9 @@ export function registerTransactionRoutes(app: FastifyInstance, store: Store): v
     const metadata = await store.readTransactionMetadata(authOf(request).scope, id);
     return presentTransactionMetadata(id, metadata);
   });
+  routes.get('/v1/transactions/:id/timeline', transactionTimelineRoute, async (request) =>
+    presentTimeline(await store.transactionTimeline(authOf(request).scope, request.params.id)),
+  );
 }
 
 const listTransactionsRoute = {
@@ -66,6 +71,35 @@ const transactionMetadataRoute = {
     response: { 200: metadataObject },
   },
 } as const;
+
+const transactionTimelineRoute = {
+  config: { requiredScope: 'transactions:read' },
+  schema: {
+    operationId: 'getTransactionTimeline',
+    tags: ['transactions'],
+    params: idParams,
+    response: { 200: timelineObject },
+  },
+} as const;
+
+function presentTimeline(timeline: Timeline): z.infer<typeof timelineObject> {
+  const { transaction } = timeline;
+  const shown = (value: Decimal) => formatAmount(value, transaction.currency);
+  return {
+    object: 'timeline',
+    transactionId: transaction.id,
+    currency: transaction.currency,
+    messages: timeline.entries.map((entry) => ({
+      kind: entry.kind,
+      amount: shown(entry.amount),
+      heldAmount: shown(entry.holdAfter),
+      approved: entry.approved,
+      networkTransactionId: entry.networkTransactionId,
+      createdAt: new Date(entry.atMs).toISOString(),
+    })),
+    truncated: timeline.truncated,
+  };
+}
 
 /** The query as the store filters: amounts exact, dates as epoch milliseconds. */
 function transactionFilters(query: z.infer<typeof listTransactionsQuery>): ListTransactionsQuery {

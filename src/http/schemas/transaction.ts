@@ -183,3 +183,35 @@ export const metadataObject = z.object({
   transactionId: z.string(),
   metadata: z.record(z.string(), z.string()),
 });
+
+/** A transaction's lifecycle messages, oldest first (GET /v1/transactions/{id}/timeline). */
+export const timelineObject = z
+  .object({
+    object: z.literal('timeline'),
+    transactionId: z.string(),
+    currency: currencyCode,
+    messages: z.array(
+      z.object({
+        kind: z.enum([
+          'authorization',
+          'increment',
+          'capture',
+          'reversal',
+          'expiry',
+          'advice',
+          'refund',
+        ]),
+        amount: moneyOutput,
+        heldAmount: moneyOutput.meta({ description: 'What the transaction still held after it.' }),
+        approved: z.boolean().nullable().meta({
+          description: 'For an authorization or an increment, its decision; null otherwise.',
+        }),
+        networkTransactionId: z.string().nullable(),
+        createdAt: timestampOutput,
+      }),
+    ),
+    truncated: z.boolean().meta({
+      description: 'True when the transaction has more than the 500 messages shown.',
+    }),
+  })
+  .meta({ id: 'Timeline' });

@@ -74,7 +74,7 @@ export async function advise(
   const recorded = await recordedAuthorization(tx, scope, input.networkTransactionId);
   if (recorded === null) {
     const created = await insertAdvised(ctx, tx, scope, card.vault, input, amount, nowMs);
-    return adviced(scope, tx, created, amount, nowMs, false);
+    return adviced(scope, tx, { transaction: created, amount, overrode: null }, nowMs);
   }
   const agrees = (recorded.declineCode === null) === input.approved;
   // A repeat of this advice; or our own stand-in answer, which the late decision already
@@ -88,7 +88,8 @@ export async function advise(
       : recorded.status === 'declined' && input.approved
         ? await placeAdvised(ctx, tx, recorded, input, amount, nowMs)
         : await markAdvised(tx, recorded.id, nowMs);
-  return adviced(scope, tx, changed, amount, nowMs, false);
+  const overrode = { approved: recorded.declineCode === null, amount: recorded.amount.toFixed() };
+  return adviced(scope, tx, { transaction: changed, amount, overrode }, nowMs);
 }
 
 async function lockAdvisedCard(
@@ -297,21 +298,26 @@ async function markAdvised(
 async function adviced(
   scope: Scope,
   tx: SqlQueryable,
-  transaction: TransactionRecord,
-  amount: Decimal,
+  advised: {
+    readonly transaction: TransactionRecord;
+    readonly amount: Decimal;
+    /** The decision recorded before this advice (the timeline's opening); null: none was. */
+    readonly overrode: { readonly approved: boolean; readonly amount: string } | null;
+  },
   nowMs: number,
-  replayed: boolean,
 ): Promise<AuthorizationOutcome> {
+  const { transaction } = advised;
   await recordMessage(tx, {
     transactionId: transaction.id,
     kind: 'advice',
-    amount,
+    amount: advised.amount,
     holdAfter: transaction.holdRemaining,
     networkTransactionId: transaction.networkTransactionId,
     nowMs,
+    decision: { approved: transaction.declineCode === null, overrode: advised.overrode },
   });
   await appendEvent(tx, scope, 'authorization.advised', presentTransaction(transaction), nowMs);
-  return outcomeOf(transaction, replayed);
+  return outcomeOf(transaction, false);
 }
 
 function outcomeOf(transaction: TransactionRecord, replayed: boolean): AuthorizationOutcome {

@@ -92,12 +92,8 @@ export async function incrementAuthorization(
     holdAfter: after.holdRemaining,
     networkTransactionId: input.networkTransactionId,
     nowMs,
+    decision: recordedOf(decision),
   });
-  await tx.query(
-    `UPDATE transaction_messages SET decision = $3
-     WHERE transaction_id = $1 AND kind = 'increment' AND network_transaction_id = $2`,
-    [held.id, input.networkTransactionId, JSON.stringify(recordedOf(decision))],
-  );
   if (decision.approved) {
     await appendEvent(tx, scope, 'authorization.incremented', presentTransaction(after), nowMs);
   }

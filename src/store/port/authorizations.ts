@@ -10,6 +10,7 @@ import type { AuthorizeBudget, AuthorizeInput } from '../authorize/batch.js';
 import type { IncrementInput } from '../authorize/increment.js';
 import type { ClearingInput, ClearingOutcome, RefundInput } from '../ops/clearing.js';
 import type { ListTransactionsQuery, Page } from '../ops/lists.js';
+import type { Timeline } from '../ops/timeline.js';
 
 export {
   AUTHORIZE_BATCH_MAX,
@@ -20,6 +21,7 @@ export {
 export type { ClearingInput, ClearingOutcome, RefundInput } from '../ops/clearing.js';
 export type { AdviceInput } from '../authorize/advice.js';
 export type { IncrementInput } from '../authorize/increment.js';
+export type { Timeline, TimelineEntry } from '../ops/timeline.js';
 
 /** Why a hold is released: asked for, expired, or an approval answered as the stand-in decline. */
 export type ReleaseReason = 'reversed' | 'expired' | 'stand_in';
@@ -75,4 +77,6 @@ export interface AuthorizationOperations {
   getTransaction(scope: Scope, transactionId: string): Promise<TransactionRecord>;
   listTransactions(scope: Scope, query: ListTransactionsQuery): Promise<Page<TransactionRecord>>;
   readTransactionMetadata(scope: Scope, transactionId: string): Promise<Metadata>;
+  /** Every lifecycle message of a transaction, oldest first, with the hold after each. */
+  transactionTimeline(scope: Scope, transactionId: string): Promise<Timeline>;
 }

@@ -1614,11 +1614,15 @@ export const OPERATION_DOCS: Readonly<Record<string, OperationDoc>> = {
   createSettlement: {
     summary: 'Submit a clearing batch',
     description:
-      "The card network's capture file: up to 10,000 records, each an authorization and an " +
-      'amount (the whole hold without one). Accepted whole once every record is well formed ' +
-      '(202); the workers then post each capture once, and a record that fails (unknown ' +
-      'authorization, amount above the hold) is reported in `errors` without stopping the ' +
-      'others. Follow it with Retrieve Settlement.',
+      "The card network's clearing file: up to 10,000 records, each any of the network's " +
+      'capture kinds (contract v1.2, section 16): a capture of an authorization (`type` absent ' +
+      'or `capture`, an amount, the whole hold without one, and `final`), a force capture ' +
+      '(`type: "force_capture"`, the fields of Force Capture) or a refund (`type: "refund"`, ' +
+      'the fields of Create Refund). Accepted whole once every record is well formed (202); the ' +
+      'workers then post each record once, as its own route would (a force capture or refund ' +
+      'whose networkTransactionId was recorded before is not posted again), and a record that ' +
+      'fails (unknown authorization or card, a currency that does not match) is reported in ' +
+      '`errors` without stopping the others. Follow it with Retrieve Settlement.',
     returns: 'The settlement, pending.',
     errors: [
       ...IDEMPOTENT,
@@ -1643,7 +1647,15 @@ export const OPERATION_DOCS: Readonly<Record<string, OperationDoc>> = {
     requestExample: {
       records: [
         { authorizationId: AUTHORIZATION_ID, amount: '40.00' },
-        { authorizationId: 'txn_0193a4f1c7d974c2b8e9f0a1b2c3d4e6' },
+        { authorizationId: 'txn_0193a4f1c7d974c2b8e9f0a1b2c3d4e6', amount: '10.00', final: false },
+        {
+          type: 'force_capture',
+          cardId: CARD_ID,
+          amount: '8.75',
+          currency: 'USDC',
+          merchant: { name: 'Cafe Rio', mcc: '5812', country: 'US' },
+          networkTransactionId: 'nt_offline_0042',
+        },
       ],
     },
   },
@@ -1665,7 +1677,9 @@ export const OPERATION_DOCS: Readonly<Record<string, OperationDoc>> = {
       errors: [
         {
           position: 1,
+          type: 'capture',
           authorizationId: 'txn_0193a4f1c7d974c2b8e9f0a1b2c3d4e6',
+          networkTransactionId: null,
           code: 'transaction_not_pending',
           message: 'Transaction txn_0193a4f1c7d974c2b8e9f0a1b2c3d4e6 is no longer pending.',
         },

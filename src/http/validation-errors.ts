@@ -10,7 +10,7 @@ export function validationError(
   error: FastifyError,
   request: { body: unknown; query: unknown; params: unknown; headers: unknown },
 ): SpendgateError {
-  const issue = error.validation?.[0];
+  const issue = narrowedUnion(error.validation?.[0]);
   const path: (string | number)[] = (issue?.instancePath ?? '')
     .split('/')
     .filter((part) => part !== '')
@@ -52,4 +52,48 @@ function unrecognizedKey(
   if (issue?.keyword !== 'unrecognized_keys') return undefined;
   const keys = issue.params?.['keys'];
   return Array.isArray(keys) && typeof keys[0] === 'string' ? keys[0] : undefined;
+}
+
+type ValidationIssue = NonNullable<FastifyError['validation']>[number];
+
+interface InnerIssue {
+  code?: unknown;
+  path?: unknown;
+  message?: unknown;
+  keys?: unknown;
+}
+
+/**
+ * A value that matched no branch of a union (a settlement record of any capture kind) is
+ * reported at the field the closest branch refused, not at the whole value: among the branches
+ * whose literal the value has (its `type`), the one with the fewest issues is taken as the one
+ * the client meant (a refund record with a bad `currency` is reported at its `currency`).
+ */
+function narrowedUnion(issue: ValidationIssue | undefined): ValidationIssue | undefined {
+  if (issue?.keyword !== 'invalid_union') return issue;
+  const branches = issue.params['errors'];
+  if (!Array.isArray(branches) || branches.length === 0) return issue;
+  // A branch whose literal (its `type`) the value does not have is not the one meant, unless
+  // no branch's literal matched.
+  const literalMatched = (branches as InnerIssue[][]).filter((branch) =>
+    branch.every((inner) => inner.code !== 'invalid_value'),
+  );
+  const candidates = literalMatched.length > 0 ? literalMatched : (branches as InnerIssue[][]);
+  const closest = candidates.reduce((best, branch) =>
+    branch.length < best.length ? branch : best,
+  );
+  const inner = closest[0];
+  if (inner === undefined || typeof inner.code !== 'string' || !Array.isArray(inner.path)) {
+    return issue;
+  }
+  const innerPath = (inner.path as unknown[]).map(String);
+  const narrowed: ValidationIssue = {
+    keyword: inner.code,
+    instancePath: [issue.instancePath, ...innerPath].join('/'),
+    schemaPath: issue.schemaPath,
+    params: inner.code === 'unrecognized_keys' ? { keys: inner.keys } : {},
+  };
+  const message = typeof inner.message === 'string' ? inner.message : issue.message;
+  if (message !== undefined) narrowed.message = message;
+  return narrowed;
 }

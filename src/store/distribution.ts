@@ -83,7 +83,7 @@ export const DISTRIBUTION: Readonly<Record<string, Placement>> = {
   },
   settlements: { kind: 'distributed', column: 'id', colocation: 'settlement' },
   // With the authorization each captures: a record and its capture on one node.
-  settlement_records: byVault('vault_id', "the authorization's vault"),
+  settlement_records: byVault('vault_id', "the authorization's, or the card's, vault"),
   card_display_tokens: {
     kind: 'distributed',
     column: 'token_sha256',

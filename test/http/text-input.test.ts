@@ -99,7 +99,20 @@ const BODIES: Record<string, unknown> = {
   'POST /v1/authorizations/{id}/capture': { amount: '1' },
   'POST /v1/authorizations/{id}/reverse': { amount: '1' },
   'POST /v1/webhooks': { url: 'http://127.0.0.1:9/h', events: ['*'], description: 'd' },
-  'POST /v1/settlements': { records: [{ authorizationId: 'HELD', amount: '1' }] },
+  'POST /v1/settlements': {
+    records: [
+      { authorizationId: 'HELD', amount: '1' },
+      {
+        type: 'refund',
+        cardId: 'CARD',
+        amount: '1',
+        currency: 'USDC',
+        merchant: MERCHANT,
+        networkTransactionId: 'ntx_settled_refund',
+        transactionId: 'HELD',
+      },
+    ],
+  },
   'PUT /v1/account/display-origins': { origins: ['https://app.example.com'] },
 };
 

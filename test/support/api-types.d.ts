@@ -1099,7 +1099,7 @@ export interface paths {
         put?: never;
         /**
          * Submit a clearing batch
-         * @description The card network's capture file: up to 10,000 records, each an authorization and an amount (the whole hold without one). Accepted whole once every record is well formed (202); the workers then post each capture once, and a record that fails (unknown authorization, amount above the hold) is reported in `errors` without stopping the others. Follow it with Retrieve Settlement.
+         * @description The card network's clearing file: up to 10,000 records, each any of the network's capture kinds (contract v1.2, section 16): a capture of an authorization (`type` absent or `capture`, an amount, the whole hold without one, and `final`), a force capture (`type: "force_capture"`, the fields of Force Capture) or a refund (`type: "refund"`, the fields of Create Refund). Accepted whole once every record is well formed (202); the workers then post each record once, as its own route would (a force capture or refund whose networkTransactionId was recorded before is not posted again), and a record that fails (unknown authorization or card, a currency that does not match) is reported in `errors` without stopping the others. Follow it with Retrieve Settlement.
          */
         post: operations["createSettlement"];
         delete?: never;
@@ -1706,7 +1706,12 @@ export interface components {
             pendingCount: number;
             errors: {
                 position: number;
-                authorizationId: string;
+                /** @enum {string} */
+                type: "capture" | "force_capture" | "refund";
+                /** @description A capture's authorization; null for a force capture or a refund. */
+                authorizationId: string | null;
+                /** @description A force capture's or refund's network id; null for a capture. */
+                networkTransactionId: string | null;
                 code: string;
                 message: string;
             }[];
@@ -2377,7 +2382,12 @@ export interface components {
             pendingCount: number;
             errors: {
                 position: number;
-                authorizationId: string;
+                /** @enum {string} */
+                type: "capture" | "force_capture" | "refund";
+                /** @description A capture's authorization; null for a force capture or a refund. */
+                authorizationId: string | null;
+                /** @description A force capture's or refund's network id; null for a capture. */
+                networkTransactionId: string | null;
                 code: string;
                 message: string;
             }[];
@@ -12207,17 +12217,74 @@ export interface operations {
                  *           "amount": "40.00"
                  *         },
                  *         {
-                 *           "authorizationId": "txn_0193a4f1c7d974c2b8e9f0a1b2c3d4e6"
+                 *           "authorizationId": "txn_0193a4f1c7d974c2b8e9f0a1b2c3d4e6",
+                 *           "amount": "10.00",
+                 *           "final": false
+                 *         },
+                 *         {
+                 *           "type": "force_capture",
+                 *           "cardId": "card_0193a4f1c5b27e44a1b2c3d4e5f60718",
+                 *           "amount": "8.75",
+                 *           "currency": "USDC",
+                 *           "merchant": {
+                 *             "name": "Cafe Rio",
+                 *             "mcc": "5812",
+                 *             "country": "US"
+                 *           },
+                 *           "networkTransactionId": "nt_offline_0042"
                  *         }
                  *       ]
                  *     }
                  */
                 "application/json": {
-                    records: {
+                    records: ({
+                        /**
+                         * @description The default kind of record.
+                         * @enum {string}
+                         */
+                        type?: "capture";
                         authorizationId: string;
                         /** @description A decimal amount: a JSON number or a decimal string such as "125.50". */
                         amount?: number | string;
-                    }[];
+                        /** @description False keeps what is left of the hold open for later captures (default true). */
+                        final?: boolean;
+                    } | {
+                        /** @enum {string} */
+                        type: "force_capture";
+                        cardId: string;
+                        /** @description A decimal amount: a JSON number or a decimal string such as "125.50". */
+                        amount: number | string;
+                        /** @description The vault's asset (USDC, SOL) or a billing currency at par with it (USD for a USDC vault). */
+                        currency: string;
+                        merchant: {
+                            name: string;
+                            mcc: string;
+                            country: string;
+                            city?: string;
+                            id?: string;
+                        };
+                        /** @description The network's id of this message: its idempotency key (per kind of message: a refund may carry the id of the authorization it refunds). */
+                        networkTransactionId: string;
+                    } | {
+                        /** @enum {string} */
+                        type: "refund";
+                        cardId: string;
+                        /** @description A decimal amount: a JSON number or a decimal string such as "125.50". */
+                        amount: number | string;
+                        /** @description The vault's asset (USDC, SOL) or a billing currency at par with it (USD for a USDC vault). */
+                        currency: string;
+                        merchant: {
+                            name: string;
+                            mcc: string;
+                            country: string;
+                            city?: string;
+                            id?: string;
+                        };
+                        /** @description The network's id of this message: its idempotency key (per kind of message: a refund may carry the id of the authorization it refunds). */
+                        networkTransactionId: string;
+                        /** @description The card transaction (an authorization or a force capture of this card) the refund credits: its refundedAmount grows by the amount. */
+                        transactionId?: string;
+                    })[];
                 };
             };
         };
@@ -12375,7 +12442,9 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "position": 1,
+                     *           "type": "capture",
                      *           "authorizationId": "txn_0193a4f1c7d974c2b8e9f0a1b2c3d4e6",
+                     *           "networkTransactionId": null,
                      *           "code": "transaction_not_pending",
                      *           "message": "Transaction txn_0193a4f1c7d974c2b8e9f0a1b2c3d4e6 is no longer pending."
                      *         }

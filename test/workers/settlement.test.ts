@@ -1,5 +1,6 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { redisServer } from '../../src/config/env.js';
+import { checkInvariants } from '../../src/store/invariants.js';
 import { expireHolds, takeSnapshots } from '../../src/workers/maintenance.js';
 import { SettlementWorker } from '../../src/workers/settlement.js';
 import { startWorkers } from '../../src/workers/start.js';
@@ -30,7 +31,7 @@ interface Json {
   capturedCount: number;
   failedCount: number;
   pendingCount: number;
-  errors: { position: number; authorizationId: string; code: string }[];
+  errors: { position: number; type: string; authorizationId: string | null; code: string }[];
   balance: { available: string; pending: string; ledger: string };
   data: { date: string; ledger: string; final: boolean }[];
   error?: { code: string; param?: string };
@@ -98,6 +99,82 @@ describe('clearing batches', () => {
     // Settled once: another round finds nothing, and changes nothing.
     expect(await worker.settleOnce()).toBe(0);
     expect((await harness.call('GET', `/v1/vaults/${vaultId}`)).body.balance.ledger).toBe('72.49');
+  });
+
+  it('posts every capture kind: partial captures, force captures and refunds, each once', async () => {
+    const { vaultId, cardId } = await fundedCard(harness, '100');
+    const split = await hold(harness, cardId, '40');
+    const forcedId = networkId();
+    const clearing = { cardId, currency: 'USDC', merchant: MERCHANT };
+    const accepted = await harness.call('POST', '/v1/settlements', {
+      records: [
+        { type: 'capture', authorizationId: split, amount: '15', final: false },
+        { type: 'force_capture', ...clearing, amount: '30', networkTransactionId: forcedId },
+        // The same force capture again (a file sent twice): recorded once.
+        { type: 'force_capture', ...clearing, amount: '30', networkTransactionId: forcedId },
+        { authorizationId: split, amount: '5' },
+        {
+          type: 'refund',
+          ...clearing,
+          amount: '4',
+          networkTransactionId: networkId(),
+          transactionId: split,
+        },
+        {
+          type: 'refund',
+          ...clearing,
+          cardId: 'card_unknown',
+          amount: '1',
+          networkTransactionId: networkId(),
+        },
+        {
+          type: 'force_capture',
+          ...clearing,
+          currency: 'EUR',
+          amount: '1',
+          networkTransactionId: networkId(),
+        },
+      ],
+    });
+    expect(accepted.status).toBe(202);
+    const worker = new SettlementWorker(harness.service.store, SILENT_LOG);
+    expect(await worker.settleOnce()).toBe(7);
+    const report = await harness.call('GET', `/v1/settlements/${accepted.body.id}`);
+    expect(report.body).toMatchObject({ status: 'completed', capturedCount: 5, failedCount: 2 });
+    expect(report.body.errors).toMatchObject([
+      { position: 5, type: 'refund', authorizationId: null, code: 'card_not_found' },
+      { position: 6, type: 'force_capture', authorizationId: null, code: 'currency_mismatch' },
+    ]);
+    const captured = (await harness.call('GET', `/v1/transactions/${split}`)).body;
+    expect(captured).toMatchObject({ status: 'completed', capturedAmount: '20.00' });
+    const forced = await harness.service.store.client.query<{ count: number }>(
+      `SELECT count(*)::int AS count FROM transactions WHERE message_network_transaction_id = $1`,
+      [forcedId],
+    );
+    expect(forced.rows[0]?.count).toBe(1);
+    // 100 - 20 captured - 30 forced + 4 refunded; the rest of the 40 released.
+    expect((await harness.call('GET', `/v1/vaults/${vaultId}`)).body.balance).toEqual({
+      available: '54.00',
+      pending: '0.00',
+      ledger: '54.00',
+    });
+    expect(await checkInvariants(harness.service.store.client)).toEqual([]);
+  });
+
+  it('refuses a record of an unknown kind or missing a field, naming it', async () => {
+    const unknownKind = await harness.call('POST', '/v1/settlements', {
+      records: [{ type: 'chargeback', authorizationId: 'txn_1' }],
+    });
+    expect(unknownKind.status).toBe(400);
+    const missing = await harness.call('POST', '/v1/settlements', {
+      records: [{ authorizationId: 'txn_1' }, { type: 'refund', cardId: 'card_1', amount: '1' }],
+    });
+    // Reported at the field of the kind the record names, not at the whole record.
+    expect([missing.status, missing.body.error?.code, missing.body.error?.param]).toEqual([
+      400,
+      'parameter_missing',
+      'records[1].currency',
+    ]);
   });
 
   it('refuses a malformed batch whole, at the record at fault', async () => {

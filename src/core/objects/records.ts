@@ -248,7 +248,11 @@ export interface PolicyVersionRecord {
 
 export interface SettlementError {
   readonly position: number;
-  readonly authorizationId: string;
+  readonly type: 'capture' | 'force_capture' | 'refund';
+  /** A capture's authorization; null for a force capture or a refund. */
+  readonly authorizationId: string | null;
+  /** A force capture's or refund's network id; null for a capture. */
+  readonly networkTransactionId: string | null;
   readonly code: string;
   readonly message: string;
 }

@@ -10,24 +10,34 @@ import { newId } from '../../ids.js';
 import type { StoreContext } from '../context.js';
 import type { SqlQueryable } from '../sql/client.js';
 import { capture } from './authorizations.js';
+import { forceCapture, refund, type ClearingInput, type RefundInput } from './clearing.js';
 import { getTransaction } from './reads.js';
 
 /*
- * Clearing batches: the card network's capture file as one request. The batch is
+ * Clearing batches: the card network's clearing file as one request. The batch is
  * accepted whole (202), then the settlement worker posts its records one at a time, each in a
- * transaction of its own that captures and marks the record together, so a record is settled
- * exactly once however often the worker crashes and starts again. A record that fails
- * (unknown authorization, amount above the hold, ...) is marked with its error and does not
- * stop the others.
+ * transaction of its own that posts and marks the record together, so a record is settled
+ * exactly once however often the worker crashes and starts again. A record is any of the
+ * network's capture kinds (contract v1.2, section 16): a capture of an authorization, a force
+ * capture or a refund, each posted by the same operation as its own route. A record that
+ * fails (unknown authorization or card, a currency that does not match, ...) is marked with
+ * its error and does not stop the others.
  */
 
 export const SETTLEMENT_RECORDS_MAX = 10_000;
 
-export interface SettlementRecordInput {
-  readonly authorizationId: string;
-  /** A decimal string (checked for form at the edge); null captures the whole remaining hold. */
-  readonly amount: string | null;
-}
+/** A force capture or refund as the batch carries it: amounts as decimal strings, as sent. */
+export type ClearingMessage = Omit<RefundInput, 'amount'> & { readonly amount: string };
+
+export type SettlementRecordInput =
+  | {
+      readonly kind: 'capture';
+      readonly authorizationId: string;
+      /** A decimal string (form checked at the edge); null captures the whole remaining hold. */
+      readonly amount: string | null;
+      readonly final: boolean;
+    }
+  | { readonly kind: 'force_capture' | 'refund'; readonly message: ClearingMessage };
 
 /**
  * createSettlement: one transaction.
@@ -51,17 +61,21 @@ export async function createSettlement(
        INSERT INTO settlements (id, account_id, mode, status, record_count, created_at)
        VALUES ($1, $2, $3, 'pending', $4, $5)
      )
-     INSERT INTO settlement_records (settlement_id, position, authorization_id, amount, status)
-     SELECT $1, r.position - 1, r.authorization_id, r.amount, 'pending'
-     FROM unnest($6::text[], $7::text[]) WITH ORDINALITY AS r(authorization_id, amount, position)`,
+     INSERT INTO settlement_records (settlement_id, position, kind, authorization_id, amount, final, message, status)
+     SELECT $1, r.position - 1, r.kind, r.authorization_id, r.amount, r.final, r.message, 'pending'
+     FROM unnest($6::text[], $7::text[], $8::text[], $9::boolean[], $10::jsonb[])
+       WITH ORDINALITY AS r(kind, authorization_id, amount, final, message, position)`,
     [
       id,
       scope.accountId,
       scope.mode,
       records.length,
       new Date(nowMs),
-      records.map((record) => record.authorizationId),
-      records.map((record) => record.amount),
+      records.map((record) => record.kind),
+      records.map((record) => (record.kind === 'capture' ? record.authorizationId : null)),
+      records.map((record) => (record.kind === 'capture' ? record.amount : null)),
+      records.map((record) => (record.kind === 'capture' ? record.final : true)),
+      records.map((record) => (record.kind === 'capture' ? null : JSON.stringify(record.message))),
     ],
   );
   return getSettlement(tx, scope, id);
@@ -97,11 +111,14 @@ export async function getSettlement(
   }
   const { rows: failed } = await tx.query<{
     position: number;
-    authorization_id: string;
+    kind: SettlementRecordInput['kind'];
+    authorization_id: string | null;
+    network_transaction_id: string | null;
     error_code: string;
     error_message: string;
   }>(
-    `SELECT position, authorization_id, error_code, error_message FROM settlement_records
+    `SELECT position, kind, authorization_id, message->>'networkTransactionId' AS network_transaction_id,
+       error_code, error_message FROM settlement_records
      WHERE settlement_id = $1 AND status = 'failed' ORDER BY position LIMIT $2`,
     [id, SETTLEMENT_RECORDS_MAX],
   );
@@ -113,7 +130,9 @@ export async function getSettlement(
     failedCount: row.failed_count,
     errors: failed.map((record) => ({
       position: record.position,
+      type: record.kind,
       authorizationId: record.authorization_id,
+      networkTransactionId: record.network_transaction_id,
       code: record.error_code,
       message: record.error_message,
     })),
@@ -137,14 +156,26 @@ export async function pendingSettlementRecords(
   return rows.map((row) => ({ settlementId: row.settlement_id, position: row.position }));
 }
 
+interface PendingRecordRow {
+  kind: SettlementRecordInput['kind'];
+  authorization_id: string | null;
+  amount: string | null;
+  final: boolean;
+  message: ClearingMessage | null;
+  account_id: string;
+  mode: Scope['mode'];
+}
+
 /**
  * settleRecord: one transaction (the caller's).
  * In: settlement id, position.  Out: what became of the record; `skipped` when another worker
  *   holds it or it is settled already.
- * Writes: the capture (authorizations.ts, capture) in a savepoint; the record (captured, or
- *   failed with the refusal's code and message, the capture's writes rolled back); the
- *   settlement's counters, and its completion with the last record.
- * Fails: only on database errors (a refusal of the capture is the record's outcome).
+ * Writes: the posting in a savepoint (a capture: authorizations.ts, capture; a force capture
+ *   or a refund: clearing.ts, as their routes post them, idempotent by their network id); the
+ *   record (captured with the transaction it posted, or failed with the refusal's code and
+ *   message, the posting's writes rolled back); the settlement's counters, and its completion
+ *   with the last record.
+ * Fails: only on database errors (a refusal of the posting is the record's outcome).
  */
 export async function settleRecord(
   ctx: StoreContext,
@@ -152,13 +183,8 @@ export async function settleRecord(
   settlementId: string,
   position: number,
 ): Promise<'captured' | 'failed' | 'skipped'> {
-  const { rows } = await tx.query<{
-    authorization_id: string;
-    amount: string | null;
-    account_id: string;
-    mode: Scope['mode'];
-  }>(
-    `SELECT r.authorization_id, r.amount, s.account_id, s.mode
+  const { rows } = await tx.query<PendingRecordRow>(
+    `SELECT r.kind, r.authorization_id, r.amount, r.final, r.message, s.account_id, s.mode
      FROM settlement_records r JOIN settlements s ON s.id = r.settlement_id
      WHERE r.settlement_id = $1 AND r.position = $2 AND r.status = 'pending'
      FOR UPDATE OF r SKIP LOCKED`,
@@ -166,16 +192,11 @@ export async function settleRecord(
   );
   const record = rows[0];
   if (record === undefined) return 'skipped';
-  const scope: Scope = { accountId: record.account_id, mode: record.mode };
   await tx.exec('SAVEPOINT settle_record');
+  let posted: string | null = null;
   let refusal: SpendgateError | null = null;
   try {
-    const held = await getTransaction(tx, scope, record.authorization_id);
-    const amount: Decimal | null =
-      record.amount === null
-        ? null
-        : parseAmount(record.amount, held.currency, { allowZero: false });
-    await capture(ctx, tx, scope, record.authorization_id, amount);
+    posted = await postRecord(ctx, tx, record);
   } catch (error) {
     if (!(error instanceof SpendgateError)) throw error;
     refusal = error;
@@ -183,7 +204,8 @@ export async function settleRecord(
   }
   const nowMs = ctx.clock();
   await tx.query(
-    `UPDATE settlement_records SET status = $3, error_code = $4, error_message = $5, settled_at = $6
+    `UPDATE settlement_records SET status = $3, error_code = $4, error_message = $5, settled_at = $6,
+       transaction_id = $7
      WHERE settlement_id = $1 AND position = $2`,
     [
       settlementId,
@@ -192,6 +214,7 @@ export async function settleRecord(
       refusal?.code ?? null,
       refusal?.message.slice(0, 500) ?? null,
       new Date(nowMs),
+      posted,
     ],
   );
   await tx.query(
@@ -203,4 +226,30 @@ export async function settleRecord(
     [settlementId, refusal === null ? 1 : 0, refusal === null ? 0 : 1, new Date(nowMs)],
   );
   return refusal === null ? 'captured' : 'failed';
+}
+
+/** Posts one record as its own route would; the id of the transaction it posted. */
+async function postRecord(
+  ctx: StoreContext,
+  tx: SqlQueryable,
+  record: PendingRecordRow,
+): Promise<string> {
+  const scope: Scope = { accountId: record.account_id, mode: record.mode };
+  if (record.kind === 'capture') {
+    assert(record.authorization_id !== null, 'a capture record names its authorization');
+    const held = await getTransaction(tx, scope, record.authorization_id);
+    const amount: Decimal | null =
+      record.amount === null
+        ? null
+        : parseAmount(record.amount, held.currency, { allowZero: false });
+    await capture(ctx, tx, scope, held.id, amount, record.final);
+    return held.id;
+  }
+  assert(record.message !== null, 'a force capture or refund record carries its message');
+  const input: ClearingInput = record.message;
+  const outcome =
+    record.kind === 'refund'
+      ? await refund(ctx, tx, scope, record.message)
+      : await forceCapture(ctx, tx, scope, input);
+  return outcome.transaction.id;
 }

@@ -88,11 +88,15 @@ function targetRangeSql(
   return `SELECT * FROM (${branches.join(' UNION ALL ')}) AS branches ORDER BY id COLLATE "C" LIMIT ${range.rowsMax}`;
 }
 
-/** The types a target replays: a vault's card authorizations and external transfers, a card's authorizations. */
+/**
+ * The types a target replays: a vault's card authorizations, force captures and external
+ * transfers; a card's authorizations and force captures. A refund is not replayed: it gives
+ * no limit back (docs/guide.md, "Refunds"), so it changes nothing a draft decides.
+ */
 function targetTypes(target: BacktestTarget): readonly TransactionType[] {
   return target.kind === 'vault'
-    ? ['card_authorization', 'external_transfer']
-    : ['card_authorization'];
+    ? ['card_authorization', 'force_capture', 'external_transfer']
+    : ['card_authorization', 'force_capture'];
 }
 
 /**
@@ -152,7 +156,7 @@ export async function readReplayBatch(
   const { rows } = await db.query<{ rows: number; last_id: string | null; rows_json: string }>(
     `SELECT count(*)::int AS rows, max(id COLLATE "C") AS last_id,
             coalesce(json_agg(json_build_array(
-              id, type = 'external_transfer', status <> 'declined', amount::text, card_id, currency,
+              id, type, status <> 'declined', amount::text, card_id, currency,
               merchant, decline_code, decline_reason, stand_in OR failure_reason IS NOT DISTINCT FROM 'stand_in',
               CASE WHEN released > 0 THEN released::text END,
               CASE WHEN released > 0 THEN floor(extract(epoch FROM coalesce(completed_at, updated_at)) * 1000)::bigint END,
@@ -182,7 +186,7 @@ export async function readReplayBatch(
 /** The fields of one row, in the order readReplayBatch's json_build_array writes them. */
 type RowFields = [
   id: string,
-  externalTransfer: boolean,
+  type: TransactionType,
   approved: boolean,
   amount: string,
   cardId: string | null,
@@ -211,11 +215,17 @@ const RECORDED_APPROVED: RecordedDecision = Object.freeze({
   declineReason: null,
   standIn: false,
 });
+/** How each replayed type is replayed (core/decision/backtest.ts, ReplayRow). */
+const KIND_OF_TYPE: Partial<Record<TransactionType, ReplayRow['kind']>> = {
+  external_transfer: 'spend',
+  force_capture: 'posting',
+};
+
 /** A spend row has no merchant; the replay never reads this one (core/decision/backtest.ts). */
 const NO_MERCHANT = Object.freeze({ name: '', mcc: '', country: '' });
 
 function replayRowOf(fields: RowFields): ReplayRow {
-  const [id, externalTransfer, approved, amount, cardId, currency, merchant] = fields;
+  const [id, type, approved, amount, cardId, currency, merchant] = fields;
   const standIn = fields[9];
   const atMs = idTimeMs(id);
   const recorded: RecordedDecision =
@@ -227,7 +237,7 @@ function replayRowOf(fields: RowFields): ReplayRow {
   return {
     id,
     atMs,
-    kind: externalTransfer ? 'spend' : 'authorization',
+    kind: KIND_OF_TYPE[type] ?? 'authorization',
     request: {
       cardId: cardId ?? '',
       amount: storedAmount(amount),

@@ -76,6 +76,36 @@ describe('policy backtests', () => {
     return { vaultId, cardId, other, fiftyId: fifty.body.id };
   };
 
+  it("counts a force capture in the draft's limits, as the live counters count it", async () => {
+    const { vaultId, cardId } = await fundedCard(harness, '1000');
+    const forced = await call('POST', '/v1/captures', {
+      cardId,
+      amount: '80',
+      currency: 'USDC',
+      merchant: MERCHANT,
+      networkTransactionId: networkId(),
+    });
+    expect(forced.status).toBe(201);
+    const after = await authorize(cardId, '30');
+    expect(after.body.approved).toBe(true);
+    const daily = await call('POST', `/v1/vaults/${vaultId}/policy/backtest`, {
+      policy: { limits: [{ interval: 'daily', amount: '100' }] },
+      ...window(),
+    });
+    expect(daily.status).toBe(200);
+    // The force capture is no authorization of the draft's to judge, but its 80.00 leaves
+    // 20.00 of the day's 100.00: the 30.00 after it would be declined.
+    expect(daily.body.result).toMatchObject({
+      authorizations: 1,
+      replayed: 1,
+      approvedToDeclined: 1,
+      declinedToApproved: 0,
+    });
+    expect(daily.body.result?.examples).toMatchObject([
+      { transactionId: after.body.id, change: 'approved_to_declined' },
+    ]);
+  });
+
   it("replays a vault's authorizations under a draft, answered at once, and reads it back", async () => {
     const { vaultId, fiftyId } = await history();
     const stricter = await call('POST', `/v1/vaults/${vaultId}/policy/backtest`, {

@@ -155,8 +155,8 @@ forEachDatabase('backtests', (database) => {
     };
     const limit = 3;
     const targets: { target: BacktestTarget; ranges: number }[] = [
-      { target: { kind: 'vault', vaultId }, ranges: 8 },
-      { target: { kind: 'card', vaultId, cardId }, ranges: 4 },
+      { target: { kind: 'vault', vaultId }, ranges: 12 },
+      { target: { kind: 'card', vaultId, cardId }, ranges: 8 },
     ];
     for (const { target, ranges } of targets) {
       sent.length = 0;

@@ -123,9 +123,11 @@ export interface ReplayRow {
   readonly atMs: number;
   /**
    * `authorization`: a card authorization, judged where the draft can judge it. `spend`: an
-   * external transfer of the vault, which counts in the vault's spend as recorded.
+   * external transfer of the vault, which counts in the vault's spend as recorded. `posting`:
+   * a force capture (contract v1.2, section 16), which no policy declines (the network moved
+   * the money) and which counts in the spend at its merchant, as the live counters count it.
    */
-  readonly kind: 'authorization' | 'spend';
+  readonly kind: 'authorization' | 'spend' | 'posting';
   /** The purchase as the policy reads it (a spend row: its amount; no merchant). */
   readonly request: AuthorizationRequest;
   readonly recorded: RecordedDecision;
@@ -290,7 +292,7 @@ export class BacktestReplay {
     // the next row's time. The windows only move forward: they follow the latest time seen.
     this.#applyReleasesDueBy(row.atMs);
     this.#advanceTo(row.atMs);
-    if (row.kind === 'spend') {
+    if (row.kind !== 'authorization') {
       if (row.recorded.approved) this.#spend(row);
       return;
     }

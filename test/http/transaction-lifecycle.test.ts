@@ -216,15 +216,11 @@ describe('transaction lifecycle', () => {
     await expectInvariants();
   });
 
-  // MARKED (issue 34, the authorize side): an overdrawn vault must approve nothing, not even an
-  // account verification of 0.00. Today the edge refuses 0.00 with 400 (parseAmount,
-  // allowZero: false), so this asserts the 400; once 0.00 verifications are decided by the
-  // core, change the expectation to a 200 decline with insufficient_balance.
-  it('approves nothing on an overdrawn vault, 0.00 included (MARKED: 0.00 is a 400 today)', async () => {
+  it('approves nothing on an overdrawn vault, an account verification of 0.00 included', async () => {
     const { vaultId, cardId } = await fundedCard(harness, '10');
     await clearing('/v1/captures', cardId, { amount: '11' });
     expect((await vaultOf(vaultId)).overdrawnAt).not.toBeNull();
-    for (const amount of ['0.000001', '1', '10']) {
+    for (const amount of ['0.000001', '1', '10', '0.00']) {
       const answer = await authorize(cardId, amount);
       expect([answer.status, answer.body.approved, answer.body.declineCode]).toEqual([
         200,
@@ -232,12 +228,12 @@ describe('transaction lifecycle', () => {
         'insufficient_balance',
       ]);
     }
-    const zero = await authorize(cardId, '0.00');
-    if (zero.status === 200) {
-      expect([zero.body.approved, zero.body.declineCode]).toEqual([false, 'insufficient_balance']);
-    } else {
-      expect([zero.status, zero.body.error?.code]).toEqual([400, 'invalid_amount']);
-    }
+    // The balance history shows the overdraft as it stands: today's row, negative.
+    const history = (await call('GET', `/v1/vaults/${vaultId}/balance/history`))
+      .body as unknown as {
+      data: { available: string; ledger: string; final: boolean }[];
+    };
+    expect(history.data[0]).toMatchObject({ available: '-1.00', ledger: '-1.00', final: false });
     await expectInvariants();
   });
 

@@ -26,7 +26,10 @@ export async function checkLedger(
   try {
     const violations = await checkInvariants(client);
     const { rows: balances } = await client.query<{ negative: string; least: string }>(
-      'SELECT count(*) FILTER (WHERE ledger - pending < 0) AS negative, min(ledger - pending) AS least FROM vaults',
+      // Below zero only where a posting the network mandates put it (contract v1.2, section 16):
+      // such a vault is overdrawn (overdrawn_at set); no decision of spendgate's ever may.
+      `SELECT count(*) FILTER (WHERE ledger - pending < 0 AND overdrawn_at IS NULL) AS negative,
+         min(ledger - pending) AS least FROM vaults`,
     );
     const countQuery = `SELECT count(*) FILTER (WHERE status = 'pending') AS approved,
         count(*) FILTER (WHERE status = 'declined') AS declined
@@ -48,7 +51,7 @@ export async function checkLedger(
       `${hold(violations.length === 0)} ledger invariants (src/store/invariants.ts)${violations.map((violation) => `\n  ${violation.invariant}: ${violation.detail}`).join('')}`,
     );
     console.log(
-      `${hold(negative === 0)} no vault below zero available (${negative} negative, least ${balances[0]?.least ?? '?'})`,
+      `${hold(negative === 0)} no vault below zero available but by a mandated posting (${negative} negative and not overdrawn, least ${balances[0]?.least ?? '?'})`,
     );
     console.log(
       `${hold(countsAgree)} approvals in the database ${dbApproved} = ${approved} approved answers + ${lateApproved} approved of the ${unanswered.length} never answered (cut off when a workload stopped)`,

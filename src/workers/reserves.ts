@@ -12,7 +12,7 @@ import type { ChainTarget } from './solana-transfers.js';
  * the treasury on chain hold at least what the ledger owes? Each run reads, in this order:
  *
  * 1. the ledger, in one statement (one snapshot): owed = Σ (available + held) = Σ ledger of
- *    the vaults; unswept = Σ amount of `credited` chain_deposits rows (credited to a vault,
+ *    the vaults (an overdrawn vault's negative ledger as 0: a debt, not a reserve); unswept = Σ amount of `credited` chain_deposits rows (credited to a vault,
  *    still at its deposit address, not yet in the treasury); in flight = the external
  *    transfers whose signed transaction is recorded (sent, or about to be) and not final;
  * 2. the treasury's balance at `confirmed`, with the slot of the read (solana/reserves.ts);

@@ -415,6 +415,28 @@ forEachDatabase('the reconciliation of reserves', (database) => {
     expect(firing('spendgate_reserve_ratio < 1', after)).toEqual([]);
   });
 
+  it('owes nothing for an overdrawn vault: its debt is not a reserve of the others', async () => {
+    const before = new Decimal((await run('USDC')).owed);
+    const vault = await t.vault(owner, '5');
+    expect(new Decimal((await run('USDC')).owed).minus(before).toFixed(2)).toBe('5.00');
+    const card = await t.store.createCard(owner, {
+      vaultId: vault.id,
+      cardholderName: 'Ada',
+      metadata: {},
+    });
+    // A force capture of 8.00 on 5.00 (contract v1.2, section 16): the ledger is -3.00.
+    await t.store.forceCapture(owner, {
+      cardId: card.id,
+      amount: '8',
+      currency: 'USDC',
+      merchant: { name: 'Cafe Rio', mcc: '5812', country: 'US' },
+      networkTransactionId: `ntx_reserves_${vault.id}`,
+    });
+    expect((await t.store.getVault(owner, vault.id)).ledger.toFixed(2)).toBe('-3.00');
+    // Counted at 0, not at -3.00: netting it off would let the other vaults' money cover it.
+    expect(new Decimal((await run('USDC')).owed).eq(before)).toBe(true);
+  });
+
   it('runs when asked from the command line, and otherwise once its interval is up', async () => {
     await run('SOL');
     expect(await reconciler.round()).toEqual([]);

@@ -27,7 +27,11 @@ export interface InFlightTransfer {
 
 /** The ledger's side of one (mode, currency), read in one snapshot. Amounts: exact decimals. */
 export interface LedgerPosition {
-  /** Σ ledger (available + held) of the vaults of the mode and currency. */
+  /**
+   * Σ ledger (available + held) of the vaults of the mode and currency, an overdrawn vault's
+   * negative ledger counted as 0: what a vault owes the program is a debt to collect, not money
+   * the treasury holds for the other vaults (contract v1.2, section 16).
+   */
   readonly owed: string;
   /** Σ amount of `credited` chain_deposits rows: on chain at deposit addresses, not swept. */
   readonly unsweptDeposits: string;
@@ -109,7 +113,8 @@ export async function ledgerPosition(
        WHERE t.kind = 'external' AND t.status = 'pending' AND t.mode = $1 AND t.currency = $2
      )
      SELECT
-       (SELECT coalesce(sum(ledger), 0)::text FROM vaults WHERE mode = $1 AND currency = $2) AS owed,
+       (SELECT coalesce(sum(greatest(ledger, 0)), 0)::text FROM vaults
+         WHERE mode = $1 AND currency = $2) AS owed,
        (SELECT coalesce(sum(amount), 0)::text FROM chain_deposits
          WHERE mode = $1 AND currency = $2 AND status = 'credited') AS unswept,
        (SELECT coalesce(sum(amount), 0)::text FROM flying) AS in_flight,

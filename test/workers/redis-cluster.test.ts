@@ -71,7 +71,10 @@ interface Deployment {
  * cluster (REDIS_URL names a port nothing listens on: the cluster replaces it), and a receiver
  * subscribed to every event of the account.
  */
-async function deploy(clusterNodes = started().setting): Promise<Deployment> {
+async function deploy(
+  clusterNodes = started().setting,
+  redisPrefix = testRedisPrefix(),
+): Promise<Deployment> {
   const database = await serverDatabase();
   databases.push(database);
   const store = await openStore({
@@ -85,7 +88,6 @@ async function deploy(clusterNodes = started().setting): Promise<Deployment> {
     mode: 'test',
     scopes: ['authorizations:write'],
   });
-  const redisPrefix = testRedisPrefix();
   const child = startCliProcess(['serve', '--role', 'all'], {
     PORT: '0',
     LOG_LEVEL: 'info',
@@ -392,6 +394,59 @@ describe('spendgate on a Redis Cluster', () => {
     // Polled before, during and after the failover, and ready every time.
     expect(readiness.length).toBeGreaterThan((killedAtCount ?? 0) + 10);
     expect(readiness.filter((status) => status !== 200)).toEqual([]);
+    await stop(deployment);
+  });
+  it('loses the writes a lagging replica never had, and still delivers every event (contract v1.2, section 18)', async () => {
+    // A prefix on a master that still has a replica (the test above failed one over: its
+    // promoted replica has none).
+    let redisPrefix = testRedisPrefix();
+    let master = await started().masterOf(`{${redisPrefix}}`);
+    const hasReplica = async (id: string) =>
+      (await started().view()).some((node) => node.masterId === id && !node.flags.has('fail'));
+    for (let tries = 0; tries < 50 && !(await hasReplica(master.id)); tries++) {
+      redisPrefix = testRedisPrefix();
+      master = await started().masterOf(`{${redisPrefix}}`);
+    }
+    const replica = (await started().view()).find(
+      (node) => node.masterId === master.id && !node.flags.has('fail'),
+    );
+    expect(replica, 'the master has a replica').toBeDefined();
+    const replicaPort = replica?.port ?? 0;
+    const deployment = await deploy(started().setting, redisPrefix);
+    const cardId = await fundedCard(deployment, '100000');
+    const ids: string[] = [];
+    const burst = async () => {
+      const answers = await Promise.all(
+        Array.from({ length: 8 }, () => authorize(deployment, cardId)),
+      );
+      for (const answer of answers) {
+        expect([answer.status, answer.body.approved]).toEqual([200, true]);
+        ids.push(String(answer.body.id));
+      }
+    };
+    while (deployment.receiver.received.length < 40) await burst();
+    // The replica stops reading its master for 4 s: what the master takes meanwhile (the
+    // workers' job states, the deliveries' progress) is on the master alone when it dies.
+    const asleep = started().call(replicaPort, 'DEBUG', 'SLEEP', '4');
+    const sleptAtMs = Date.now();
+    while (Date.now() - sleptAtMs < 1_500) await burst();
+    const offsetOf = async (port: number) => {
+      const info = String(await started().call(port, 'INFO', 'replication'));
+      return Number(/master_repl_offset:(\d+)/.exec(info)?.[1] ?? Number.NaN);
+    };
+    const masterOffset = await offsetOf(master.port);
+    await started().kill(master.port);
+    await asleep;
+    const promoted = await started().waitForFailover(master.port, FAILOVER_MS_MAX);
+    expect(promoted.port).toBe(replicaPort);
+    // The writes lost with the master: the promoted replica's history ends before the master's.
+    expect(await offsetOf(replicaPort)).toBeLessThan(masterOffset);
+    for (let round = 0; round < 5; round++) await burst();
+    // Every event reaches the endpoint all the same: what is owed is known from PostgreSQL,
+    // and a delivery whose job was lost is queued again, with its webhook-id.
+    const events = await everyEventDelivered(deployment);
+    expect(events).toBeGreaterThan(ids.length);
+    expect(await checkInvariants(deployment.store.client)).toEqual([]);
     await stop(deployment);
   });
 });

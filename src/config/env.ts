@@ -1,3 +1,4 @@
+import { join } from 'node:path';
 import { z } from 'zod';
 
 /*
@@ -142,6 +143,8 @@ const configSchema = z.object({
   // The authorization time budget and the answer past it (contract section 10).
   AUTHORIZE_BUDGET_MS: z.coerce.number().int().min(1).max(10_000).default(1500),
   STAND_IN: z.enum(['decline', 'approve']).default('decline'),
+  // Where stand-in answers are kept until the ledger records them; default <data dir>/stand-in.
+  STAND_IN_JOURNAL_DIR: z.string().min(1).optional(),
   // The issuer BIN new card numbers start with.
   CARD_BIN: z
     .string()
@@ -262,6 +265,12 @@ export interface WebhookSettings {
 export interface AuthorizeSettings {
   readonly budgetMs: number;
   readonly standIn: 'decline' | 'approve';
+  /**
+   * The folder of the stand-in journal (http/stand-in-journal.ts); absent: stand-in answers are
+   * owed in memory only (an embedding, a test), and a crash before the database is back loses
+   * their record.
+   */
+  readonly journalDir?: string | undefined;
 }
 
 /**
@@ -318,7 +327,12 @@ export function loadConfig(
       testPerSecond: result.data.RATE_LIMIT_TEST_PER_SECOND,
       authorizationsPerSecond: result.data.RATE_LIMIT_AUTHORIZATIONS_PER_SECOND,
     },
-    authorize: { budgetMs: result.data.AUTHORIZE_BUDGET_MS, standIn: result.data.STAND_IN },
+    authorize: {
+      budgetMs: result.data.AUTHORIZE_BUDGET_MS,
+      standIn: result.data.STAND_IN,
+      journalDir:
+        result.data.STAND_IN_JOURNAL_DIR ?? join(result.data.SPENDGATE_DATA_DIR, 'stand-in'),
+    },
     cardBin: result.data.CARD_BIN,
     solanaRpcUrl: result.data.SOLANA_RPC_URL ?? null,
     solana: {

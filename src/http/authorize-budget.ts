@@ -13,7 +13,8 @@ import type { StandInRecords } from './stand-in-records.js';
  * - STAND_IN=decline: the store is handed the budget's flag, and a request it decides after the
  *   budget records the stand-in decline, with no hold.
  * - Either way, the stand-in answer is owed to the ledger (stand-in-records.ts) as an advice of
- *   our own, recorded once the late decision has settled (or the database is back): an
+ *   our own, on the disk first where a journal is kept (stand-in-journal.ts), then recorded
+ *   once the late decision has settled (or the database is back): an
  *   approved stand-in places its hold whatever the balance, a declined one releases an approval
  *   committed after the budget. Until then a repeat of the callback is answered the stand-in.
  */
@@ -53,12 +54,12 @@ export async function authorizeWithinBudget(
     // The network must get a decision whatever failed: the stand-in one, owed to the ledger.
     log.error({ err: error }, 'authorization failed: answered the stand-in decision');
     budget.aborted = true;
-    records.owe(scope, input, told);
+    await records.owe(scope, input, told);
     return standInOutcome(settings.standIn);
   } finally {
     clearTimeout(timer);
   }
   log.warn({ budgetMs: settings.budgetMs }, 'authorization past its budget: stand-in decision');
-  records.owe(scope, input, told, decision);
+  await records.owe(scope, input, told, decision);
   return standInOutcome(settings.standIn);
 }

@@ -7,6 +7,7 @@ import {
   type Scope,
 } from '../core/index.js';
 import type { AuthorizeInput } from '../store/store.js';
+import type { StandInJournal } from './stand-in-journal.js';
 
 /** The store's advice operation, as the stand-in records use it (contract v1.2, section 16). */
 export interface AdviceRecorder {
@@ -48,9 +49,9 @@ interface Owed {
  * stand-in answer from here, never decided afresh. Bounded (`owedMax`) and retried with
  * backoff while the database is away.
  *
- * What this does not survive: the process dying before the database returns. Networks send an
- * advice of their own for every stand-in approval (POST /v1/authorizations/advice), which
- * records it then; a stand-in decline held nothing.
+ * With a journal (stand-in-journal.ts, STAND_IN_JOURNAL_DIR), what is owed is on the disk before
+ * the network is answered, and a process that starts records what a crashed one still owed. A
+ * journal lost with its machine is what this does not survive.
  */
 export class StandInRecords {
   readonly #owed = new Map<string, Owed>();
@@ -58,6 +59,7 @@ export class StandInRecords {
   #waitMs: number;
   #flushing: Promise<void> | null = null;
   #closed = false;
+  #journal: StandInJournal | null = null;
 
   constructor(
     private readonly store: AdviceRecorder,
@@ -67,6 +69,24 @@ export class StandInRecords {
     assert(settings.owedMax > 0 && settings.retryMsMin > 0, 'bounded, positive settings');
     assert(settings.retryMsMax >= settings.retryMsMin, 'the backoff grows');
     this.#waitMs = settings.retryMsMin;
+  }
+
+  /**
+   * Keeps what is owed in `journal` from now on, and takes over what crashed processes' journals
+   * still owed (recorded in the next round).
+   */
+  async useJournal(journal: StandInJournal): Promise<number> {
+    assert(this.#journal === null, 'one journal');
+    this.#journal = journal;
+    const adopted = await journal.adoptOrphans();
+    for (const owed of adopted) {
+      this.#owed.set(owed.key, { scope: owed.scope, input: owed.input, approved: owed.approved });
+    }
+    if (adopted.length > 0) {
+      this.log.warn({ owed: adopted.length }, 'stand-in answers a stopped process owed: taken over');
+      this.#schedule(0);
+    }
+    return adopted.length;
   }
 
   get owedCount(): number {
@@ -85,7 +105,12 @@ export class StandInRecords {
    * `settled` (the late decision still on its way) has ended, so that the advice comes after it
    * rather than racing it.
    */
-  owe(scope: Scope, input: AuthorizeInput, approved: boolean, settled?: Promise<unknown>): void {
+  async owe(
+    scope: Scope,
+    input: AuthorizeInput,
+    approved: boolean,
+    settled?: Promise<unknown>,
+  ): Promise<void> {
     if (this.#closed) return;
     const key = keyOf(scope, input.networkTransactionId);
     this.#owed.delete(key);
@@ -97,6 +122,13 @@ export class StandInRecords {
         { owedMax: this.settings.owedMax },
         'stand-in answers owed to the ledger passed their bound: the oldest was dropped',
       );
+    }
+    try {
+      await this.#journal?.owe({ key, scope, input, approved });
+    } catch (error) {
+      // The answer is given all the same (the network must have one); only a crash before the
+      // database is back would now lose its record.
+      this.log.error({ err: error }, 'a stand-in answer could not be written to its journal');
     }
     if (settled === undefined) {
       this.#schedule(0);
@@ -124,10 +156,11 @@ export class StandInRecords {
     await this.#flushing;
     if (this.#owed.size > 0) {
       this.log.warn(
-        { owed: this.#owed.size },
+        { owed: this.#owed.size, journaled: this.#journal !== null },
         'closing with stand-in answers the ledger has not recorded',
       );
     }
+    await this.#journal?.close();
   }
 
   #schedule(waitMs: number): void {
@@ -148,11 +181,15 @@ export class StandInRecords {
           reason: STAND_IN_REASON,
         });
         // Owed again meanwhile (a later answer to the same callback) stays owed.
-        if (this.#owed.get(key) === owed) this.#owed.delete(key);
+        if (this.#owed.get(key) === owed) {
+          this.#owed.delete(key);
+          await this.#recorded(key);
+        }
       } catch (error) {
         if (error instanceof SpendgateError && error.status < 500) {
           // Refused for good (the card is gone from this database): retrying cannot help.
           this.#owed.delete(key);
+          await this.#recorded(key);
           this.log.error({ err: error }, 'a stand-in answer could not be recorded');
           continue;
         }
@@ -164,6 +201,15 @@ export class StandInRecords {
       }
     }
     this.#waitMs = this.settings.retryMsMin;
+  }
+
+  async #recorded(key: string): Promise<void> {
+    try {
+      await this.#journal?.recorded(key);
+    } catch (error) {
+      // A `done` line lost records the advice again after a crash: answered as recorded.
+      this.log.warn({ err: error }, 'the stand-in journal could not note a record');
+    }
   }
 }
 

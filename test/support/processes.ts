@@ -1,6 +1,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import pg from 'pg';
 import { SERVER_URL } from './databases.js';
@@ -96,6 +98,7 @@ export function startWorkerProcess(env: Record<string, string>): Child {
 export function startApiProcess(env: Record<string, string> & { readonly PORT: string }): Child {
   return startProcess(process.execPath, ['--import', 'tsx', MAIN, 'serve', '--role', 'api'], {
     ...process.env,
+    ...ownJournal(env),
     ...env,
   });
 }
@@ -104,8 +107,24 @@ export function startApiProcess(env: Record<string, string> & { readonly PORT: s
 export function startCliProcess(args: readonly string[], env: Record<string, string>): Child {
   return startProcess(process.execPath, ['--import', 'tsx', MAIN, ...args], {
     ...process.env,
+    ...ownJournal(env),
     ...env,
   });
+}
+
+/**
+ * A stand-in journal folder of the process's own, unless the test names one or a data folder
+ * (whose `stand-in` it then is): the default, `./data/stand-in`, would be shared by every test's
+ * processes, and one starting would take over what another test's killed process owed, in
+ * another database.
+ */
+function ownJournal(env: Record<string, string>): Record<string, string> {
+  if (env['STAND_IN_JOURNAL_DIR'] !== undefined || env['SPENDGATE_DATA_DIR'] !== undefined) {
+    return {};
+  }
+  return {
+    STAND_IN_JOURNAL_DIR: join(tmpdir(), `sg-stand-in-${randomBytes(8).toString('hex')}`),
+  };
 }
 
 /**

@@ -12,6 +12,7 @@ import type { Store } from '../../store/store.js';
 import { authOf } from '../auth.js';
 import { authorizeWithinBudget } from '../authorize-budget.js';
 import { authorizeInputOf } from '../authorize-input.js';
+import { StandInJournal } from '../stand-in-journal.js';
 import { StandInRecords } from '../stand-in-records.js';
 import { requestCurrencyOf } from '../iso-currencies.js';
 import { respond } from '../idempotency.js';
@@ -81,6 +82,20 @@ function registerAuthorize(
   const routes = app.withTypeProvider<ZodTypeProvider>();
   // What the network was told in stand-in and the ledger has yet to record (issue 37, item 3).
   const standInRecords = new StandInRecords(store, app.log);
+  const journalDir = settings.journalDir;
+  if (journalDir !== undefined) {
+    // Before the first request: what a crashed process still owed is taken over at the start.
+    app.addHook('onReady', async () => {
+      try {
+        await standInRecords.useJournal(await StandInJournal.open(journalDir));
+      } catch (error) {
+        app.log.error(
+          { err: error, journalDir },
+          'the stand-in journal could not be opened: stand-in answers are owed in memory only',
+        );
+      }
+    });
+  }
   app.addHook('onClose', async () => {
     await standInRecords.close();
   });

@@ -83,7 +83,10 @@ export class StandInRecords {
       this.#owed.set(owed.key, { scope: owed.scope, input: owed.input, approved: owed.approved });
     }
     if (adopted.length > 0) {
-      this.log.warn({ owed: adopted.length }, 'stand-in answers a stopped process owed: taken over');
+      this.log.warn(
+        { owed: adopted.length },
+        'stand-in answers a stopped process owed: taken over',
+      );
       this.#schedule(0);
     }
     return adopted.length;

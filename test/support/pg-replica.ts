@@ -33,6 +33,13 @@ export interface ReplicaPair {
   resumeReplay(): Promise<void>;
   /** Stops the replica alone (immediate): reads of it fail from then on. */
   stopReplica(): Promise<void>;
+  /**
+   * Crashes the primary (an immediate stop: no checkpoint, as a power cut leaves it), waits
+   * `downMs`, and starts it again; it recovers from its WAL.
+   */
+  restartPrimary(downMs: number): Promise<void>;
+  /** Crashes the primary for good and promotes the replica: a failover. */
+  promoteReplica(): Promise<void>;
   /** Stops both servers and removes their folders; safe to call more than once. */
   stop(): Promise<void>;
 }
@@ -244,6 +251,15 @@ export async function startReplicaPair(): Promise<ReplicaPair> {
         await sql(replicaUrl, 'SELECT pg_wal_replay_resume()');
       },
       stopReplica: () => stopServer(replicaDir),
+      async restartPrimary(downMs) {
+        await stopServer(primaryDir);
+        await new Promise((resolve) => setTimeout(resolve, downMs));
+        await startServer(primaryDir, root, primaryPort);
+      },
+      async promoteReplica() {
+        await stopServer(primaryDir);
+        await runAsPostgres('pg_ctl', ['-D', replicaDir, '-w', 'promote']);
+      },
       stop,
     };
   } catch (error) {

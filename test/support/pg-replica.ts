@@ -45,7 +45,7 @@ export interface ReplicaPair {
 }
 
 /** Runs one command as the `postgres` OS user, and fails with its output unless it exits 0. */
-async function runAsPostgres(command: string, args: readonly string[]): Promise<void> {
+export async function runAsPostgres(command: string, args: readonly string[]): Promise<void> {
   // The tests' own PG* settings (a port, a host) must not reach the servers' tools.
   const env = Object.fromEntries(
     Object.entries(process.env).filter(([name]) => !name.startsWith('PG')),
@@ -83,7 +83,7 @@ async function sql<Row>(url: string, text: string): Promise<Row[]> {
   }
 }
 
-function postgresOwner(): { uid: number; gid: number } {
+export function postgresOwner(): { uid: number; gid: number } {
   const line = readFileSync('/etc/passwd', 'utf8')
     .split('\n')
     .find((entry) => entry.startsWith('postgres:'));
@@ -94,7 +94,7 @@ function postgresOwner(): { uid: number; gid: number } {
 }
 
 /** A data folder's server, stopped at once (no shutdown checkpoint: the folder is thrown away). */
-async function stopServer(dataDir: string): Promise<void> {
+export async function stopServer(dataDir: string): Promise<void> {
   if (!existsFile(join(dataDir, 'postmaster.pid'))) return;
   await runAsPostgres('pg_ctl', ['-D', dataDir, '-m', 'immediate', '-w', 'stop']);
 }
@@ -108,7 +108,7 @@ function existsFile(path: string): boolean {
   }
 }
 
-async function startServer(dataDir: string, root: string, port: number): Promise<void> {
+export async function startServer(dataDir: string, root: string, port: number): Promise<void> {
   // Later lines win: the replica's copy of the primary's file gets its own port this way.
   appendFileSync(join(dataDir, 'postgresql.conf'), `port = ${port}\n`);
   await runAsPostgres('pg_ctl', [

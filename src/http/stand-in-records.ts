@@ -58,6 +58,8 @@ export class StandInRecords {
   #timer: NodeJS.Timeout | null = null;
   #waitMs: number;
   #flushing: Promise<void> | null = null;
+  /** A flush was asked for while a round was under way. */
+  #again = false;
   #closed = false;
   #journal: StandInJournal | null = null;
 
@@ -145,8 +147,17 @@ export class StandInRecords {
 
   /** Tries every owed record once now; resolves when the round ends. */
   flush(): Promise<void> {
-    this.#flushing ??= this.#round().finally(() => {
+    if (this.#flushing !== null) {
+      // A round under way took its list when it began: one owed since must have a round too.
+      this.#again = true;
+      return this.#flushing;
+    }
+    this.#flushing = this.#round().finally(() => {
       this.#flushing = null;
+      if (this.#again) {
+        this.#again = false;
+        this.#schedule(0);
+      }
     });
     return this.#flushing;
   }

@@ -54,6 +54,7 @@ export class ServiceUnderLoad {
   /** Events of the account before its endpoint was made: never owed to it. */
   readonly #beforeEndpoint = new Set<string>();
   #receiver: Receiver | null = null;
+  readonly #children: Child[] = [];
 
   async storeOn(url: string): Promise<OpenedStore> {
     const store = await openStore({
@@ -81,7 +82,16 @@ export class ServiceUnderLoad {
       SOLANA_TEST_RPC_URL: 'http://127.0.0.1:9',
       WEBHOOK_RETRY_DELAYS_MS: '200,500,1000,1000,1000,1000',
     });
+    this.#children.push(child);
     return [child, await listeningBase(child, START_MS_MAX)];
+  }
+
+  /** The services' log lines that name `text` (or stand-in records), for a failure's message. */
+  #logLinesAbout(text: string): string[] {
+    return this.#children
+      .flatMap((child) => child.output().split('\n'))
+      .filter((line) => line.includes(text) || line.includes('stand-in'))
+      .slice(-20);
   }
 
   /** An account with a key, a funded vault and its card, made through `store`. */
@@ -162,7 +172,7 @@ export class ServiceUnderLoad {
    * way is set right by the advice that follows it, a moment later.
    */
   async unlikeTheirRecords(store: OpenedStore, vaultId: string, answers: Answer[]) {
-    let unlike: Answer[] = [];
+    let unlike: (Answer & { recorded: string | null; log: string[] })[] = [];
     const settled = async () => {
       const { rows } = await store.client.query<{
         network_transaction_id: string;
@@ -173,10 +183,16 @@ export class ServiceUnderLoad {
         [vaultId],
       );
       const records = new Map(rows.map((row) => [row.network_transaction_id, row.status]));
-      unlike = answers.filter((answer) => {
-        const status = records.get(answer.networkTransactionId);
-        return status === undefined || (status === 'pending') !== answer.approved;
-      });
+      unlike = answers
+        .filter((answer) => {
+          const status = records.get(answer.networkTransactionId);
+          return status === undefined || (status === 'pending') !== answer.approved;
+        })
+        .map((answer) => ({
+          ...answer,
+          recorded: records.get(answer.networkTransactionId) ?? null,
+          log: this.#logLinesAbout(answer.networkTransactionId),
+        }));
       return unlike.length === 0;
     };
     await waitFor(settled, SETTLED_MS_MAX, () => 'every answer recorded as given').catch(

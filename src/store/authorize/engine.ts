@@ -38,7 +38,7 @@ export interface AuthorizeOptions {
 }
 
 /** authorizeSpareLaneAfterMs's default (its comment says why). */
-const AUTHORIZE_SPARE_LANE_AFTER_MS = 25;
+export const AUTHORIZE_SPARE_LANE_AFTER_MS = 25;
 
 // The authorize path's statements are fixed texts over parameter arrays: generic plans. Its
 // first statements are reads, or (on known state) a write that checks on its own snapshot what

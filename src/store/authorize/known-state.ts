@@ -48,10 +48,10 @@ const KNOWN_AGE_MS_MAX = 60_000;
  * processes on the same vaults spend about one batch in a thousand finding that out), and
  * back to the least after a window that does not.
  */
-const WINDOW_BATCHES = 64;
-const STALE_SHARE_MAX = 8;
-const PAUSE_BATCHES_MIN = 512;
-const PAUSE_BATCHES_MAX = 65_536;
+export const WINDOW_BATCHES = 64;
+export const STALE_SHARE_MAX = 8;
+export const PAUSE_BATCHES_MIN = 512;
+export const PAUSE_BATCHES_MAX = 65_536;
 
 interface KnownVault {
   readonly state: VaultState;

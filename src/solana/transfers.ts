@@ -198,6 +198,30 @@ export async function broadcast(connection: Connection, transaction: Buffer): Pr
   await connection.sendRawTransaction(transaction, { skipPreflight: true, maxRetries: 0 });
 }
 
+/**
+ * Records a signed transaction through `record` (the store, before any send), then sends it,
+ * only if this signer's recording won: a signer that lost (another recorded first) sends
+ * nothing, since the recorded bytes are the ones to send. Out: whether it sent.
+ */
+export async function recordThenBroadcast(
+  connection: Connection,
+  built: SignedTransfer,
+  record: (send: {
+    signedTransaction: string;
+    signature: string;
+    lastValidBlockHeight: number;
+  }) => Promise<boolean>,
+): Promise<boolean> {
+  const recorded = await record({
+    signedTransaction: built.transaction.toString('base64'),
+    signature: built.signature,
+    lastValidBlockHeight: built.lastValidBlockHeight,
+  });
+  if (!recorded) return false;
+  await broadcast(connection, built.transaction);
+  return true;
+}
+
 export type TransferState =
   | { state: 'landed' }
   | { state: 'failed'; reason: string }

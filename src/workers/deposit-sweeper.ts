@@ -4,6 +4,7 @@ import { buildSignedSweep, SOL_DECIMALS } from '../solana/deposits.js';
 import type { TreasurySigner } from '../solana/signer.js';
 import {
   broadcast,
+  recordThenBroadcast,
   checkTransfer,
   toUnits,
   USDC_DECIMALS,
@@ -120,18 +121,9 @@ export class DepositSweeper {
     } finally {
       seed.fill(0);
     }
-    const recorded = await this.store.recordSweepSend(
-      deposit.depositId,
-      {
-        signedTransaction: built.transaction.toString('base64'),
-        signature: built.signature,
-        lastValidBlockHeight: built.lastValidBlockHeight,
-      },
-      previousSignature,
+    const sent = await recordThenBroadcast(chain.connection, built, (send) =>
+      this.store.recordSweepSend(deposit.depositId, send, previousSignature),
     );
-    // Another sweeper signed first: its bytes are the ones to send.
-    if (!recorded) return;
-    await broadcast(chain.connection, built.transaction);
-    this.stats.sent += 1;
+    if (sent) this.stats.sent += 1;
   }
 }

@@ -3,6 +3,7 @@ import type { Scope } from '../core/index.js';
 import type { TreasurySigner } from '../solana/signer.js';
 import {
   broadcast,
+  recordThenBroadcast,
   buildSignedTransfer,
   checkTransfer,
   toUnits,
@@ -273,18 +274,11 @@ export class SolanaTransferWorker {
       await this.#fail(transfer, 'invalid_transfer');
       return;
     }
-    const recorded = await this.store.recordChainSend(
-      transfer.transferId,
-      {
-        signedTransaction: built.transaction.toString('base64'),
-        signature: built.signature,
-        lastValidBlockHeight: built.lastValidBlockHeight,
-      },
-      previousSignature,
+    const sent = await recordThenBroadcast(chain.connection, built, (send) =>
+      this.store.recordChainSend(transfer.transferId, send, previousSignature),
     );
     // Another worker signed it first: its bytes are the ones to send.
-    if (!recorded) return;
-    await broadcast(chain.connection, built.transaction);
+    if (!sent) return;
     this.stats.sent += 1;
     if (previousSignature !== null) {
       this.#count(transfer, 'resigned');

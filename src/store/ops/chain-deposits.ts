@@ -15,7 +15,7 @@ import { lockVault, vaultNotFound, type StoreContext } from '../context.js';
 import { depositSeed, vaultKeySeed } from '../deposit-keys.js';
 import { appendEvent } from '../outbox.js';
 import type { SqlQueryable } from '../sql/client.js';
-import { SIGNINGS_MAX } from './chain-sends.js';
+import { recordSignedSend, type SendTable, type SignedSend } from './signed-sends.js';
 import { checkIdCursor, checkLimit, type Page, type PageQuery } from './list-pages.js';
 import { readScoped } from './reads.js';
 import { depositInto } from './vaults.js';
@@ -300,34 +300,19 @@ export async function recordSweepSend(
   ctx: StoreContext,
   tx: SqlQueryable,
   depositId: string,
-  send: { signedTransaction: string; signature: string; lastValidBlockHeight: number },
+  send: SignedSend,
   previousSignature: string | null,
 ): Promise<boolean> {
   const at = new Date(ctx.clock());
-  if (previousSignature === null) {
-    const { rowCount } = await tx.query(
-      `INSERT INTO deposit_sweeps (deposit_id, signed_transaction, signature, last_valid_block_height, signed_at)
-       SELECT $1, $2, $3, $4, $5 FROM chain_deposits WHERE id = $1 AND status = 'credited'
-       ON CONFLICT (deposit_id) DO NOTHING`,
-      [depositId, send.signedTransaction, send.signature, send.lastValidBlockHeight, at],
-    );
-    return rowCount === 1;
-  }
-  const { rowCount } = await tx.query(
-    `UPDATE deposit_sweeps SET signed_transaction = $2, signature = $3,
-       last_valid_block_height = $4, signed_at = $5, signings = signings + 1
-     WHERE deposit_id = $1 AND signature = $6 AND confirmed_at IS NULL AND signings < ${SIGNINGS_MAX}`,
-    [
-      depositId,
-      send.signedTransaction,
-      send.signature,
-      send.lastValidBlockHeight,
-      at,
-      previousSignature,
-    ],
-  );
-  return rowCount === 1;
+  return recordSignedSend(tx, SWEEP_SENDS, depositId, send, previousSignature, at);
 }
+
+const SWEEP_SENDS: SendTable = {
+  table: 'deposit_sweeps',
+  key: 'deposit_id',
+  needs: "chain_deposits WHERE id = $1 AND status = 'credited'",
+  replaceWhen: 'AND confirmed_at IS NULL',
+};
 
 /**
  * completeSweep: one transaction. In: the deposit and the signature that landed.

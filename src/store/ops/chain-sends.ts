@@ -1,6 +1,7 @@
 import { assert, type Scope } from '../../core/index.js';
 import type { StoreContext } from '../context.js';
 import type { SqlQueryable } from '../sql/client.js';
+import { recordSignedSend, type SendTable } from './signed-sends.js';
 
 /*
  * The Solana worker's side of external transfers: which transfers wait to be sent,
@@ -26,8 +27,7 @@ export interface ChainSend {
   readonly signings: number;
 }
 
-/** Signings of one transfer at most: each needs an expired blockhash, so this is generous. */
-export const SIGNINGS_MAX = 100;
+export { SIGNINGS_MAX } from './signed-sends.js';
 
 /**
  * pendingChainTransfers: one read. Up to `batchMax` pending external transfers, oldest
@@ -96,27 +96,12 @@ export async function recordChainSend(
   previousSignature: string | null,
 ): Promise<boolean> {
   const at = new Date(ctx.clock());
-  if (previousSignature === null) {
-    const { rowCount } = await tx.query(
-      `INSERT INTO transfer_chain_sends (transfer_id, signed_transaction, signature, last_valid_block_height, signed_at)
-       SELECT $1, $2, $3, $4, $5 FROM transfers WHERE id = $1 AND status = 'pending'
-       ON CONFLICT (transfer_id) DO NOTHING`,
-      [transferId, send.signedTransaction, send.signature, send.lastValidBlockHeight, at],
-    );
-    return rowCount === 1;
-  }
-  const { rowCount } = await tx.query(
-    `UPDATE transfer_chain_sends SET signed_transaction = $2, signature = $3,
-       last_valid_block_height = $4, signed_at = $5, signings = signings + 1
-     WHERE transfer_id = $1 AND signature = $6 AND signings < ${SIGNINGS_MAX}`,
-    [
-      transferId,
-      send.signedTransaction,
-      send.signature,
-      send.lastValidBlockHeight,
-      at,
-      previousSignature,
-    ],
-  );
-  return rowCount === 1;
+  return recordSignedSend(tx, TRANSFER_SENDS, transferId, send, previousSignature, at);
 }
+
+const TRANSFER_SENDS: SendTable = {
+  table: 'transfer_chain_sends',
+  key: 'transfer_id',
+  needs: "transfers WHERE id = $1 AND status = 'pending'",
+  replaceWhen: '',
+};

@@ -163,6 +163,7 @@ export type {
   AccountRecord,
   AuthorizationOutcome,
   BacktestRecord,
+  BacktestResultRecord,
   BacktestStatus,
   BalanceSnapshotRecord,
   CardRecord,

@@ -5,6 +5,7 @@ import { isoTimestamp } from '../time.js';
 import type {
   AccountRecord,
   BacktestRecord,
+  BacktestResultRecord,
   Mode,
   PolicyRecord,
   SettlementRecord,
@@ -142,7 +143,10 @@ export function presentTwoFactorEnrolment(
  * decline code, the draft's shadow matches, and the examples (transactions whose outcome the
  * draft changes), amounts in the vault's currency.
  */
-export function presentBacktestResult(result: BacktestResult, currency: CurrencyInfo) {
+export function presentBacktestResult(
+  result: BacktestResult,
+  currency: CurrencyInfo,
+): BacktestResultRecord {
   return {
     authorizations: result.authorizations,
     replayed: result.replayed,
@@ -193,7 +197,8 @@ export function presentBacktestResult(result: BacktestResult, currency: Currency
   };
 }
 
-export type PresentedBacktestResult = ReturnType<typeof presentBacktestResult>;
+/** The stored result is the presented one (records.ts). */
+export type PresentedBacktestResult = BacktestResultRecord;
 
 export function presentBacktest(backtest: BacktestRecord) {
   return {

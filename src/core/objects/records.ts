@@ -4,7 +4,6 @@ import type { CurrencyCode } from '../money/currencies.js';
 import type { Decimal } from '../money/decimal.js';
 import type { Merchant } from '../policy/evaluation-input.js';
 import type { PolicyDocument } from '../policy/schema.js';
-import type { PresentedBacktestResult } from './platform-presenters.js';
 
 /*
  * The domain records the store reads and writes, amounts as core Decimals and times as epoch
@@ -294,6 +293,60 @@ export interface WebhookDeliveryRecord {
 
 export type BacktestStatus = 'queued' | 'running' | 'completed' | 'failed';
 
+/** A decision as a backtest's example shows it (recorded, or the draft's). */
+export interface BacktestExampleDecision {
+  readonly approved: boolean;
+  readonly declineCode: DeclineCode | null;
+  readonly declineReason: DeclineReason | null;
+}
+
+/**
+ * A backtest's result as stored (backtests.result, JSON) and answered: what a run stored is
+ * what every read answers. Amounts are decimal strings in the vault's currency. Made from the
+ * core's BacktestResult by presentBacktestResult (platform-presenters.ts).
+ */
+export interface BacktestResultRecord {
+  readonly authorizations: number;
+  readonly replayed: number;
+  readonly notReplayed: {
+    readonly cardDeclined: number;
+    readonly standIn: number;
+    readonly otherPolicy: number;
+  };
+  readonly unchanged: number;
+  readonly approvedToDeclined: number;
+  readonly declinedToApproved: number;
+  readonly byRule: {
+    readonly rule: string;
+    readonly declineCode: DeclineCode;
+    readonly approvedToDeclined: number;
+    readonly declinedToApproved: number;
+    readonly unchanged: number;
+  }[];
+  readonly shadowMatches: {
+    readonly rule: string;
+    readonly message: string;
+    readonly count: number;
+  }[];
+  readonly examples: {
+    readonly transactionId: string;
+    readonly createdAt: string;
+    readonly cardId: string;
+    readonly amount: string;
+    readonly currency: string;
+    readonly merchant: {
+      readonly name: string;
+      readonly mcc: string;
+      readonly country: string;
+      readonly city: string | null;
+      readonly id: string | null;
+    };
+    readonly change: 'approved_to_declined' | 'declined_to_approved';
+    readonly recorded: BacktestExampleDecision;
+    readonly backtest: BacktestExampleDecision;
+  }[];
+}
+
 /**
  * A backtest of a draft policy (issue 14): over a vault's recorded card authorizations, or one
  * card's, in a window of whole UTC days. `result` is kept as the API presents it
@@ -316,7 +369,7 @@ export interface BacktestRecord {
   readonly replayed: number;
   /** Authorizations in the window, counted when a run starts; null before. */
   readonly total: number | null;
-  readonly result: PresentedBacktestResult | null;
+  readonly result: BacktestResultRecord | null;
   readonly failureMessage: string | null;
   readonly createdAtMs: number;
   readonly completedAtMs: number | null;

@@ -36,7 +36,9 @@ export function TransactionTimeline({ transactionId }: { transactionId: string }
       .catch((error: unknown) => {
         if (!controller.signal.aborted) setProblem(messageOf(error));
       });
-    return () => { controller.abort(); };
+    return () => {
+      controller.abort();
+    };
   }, [transactionId]);
   if (problem !== null) return <p role="alert">Timeline: {problem}</p>;
   if (timeline === null) return <p aria-busy="true">Loading the timeline…</p>;

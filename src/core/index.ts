@@ -166,6 +166,7 @@ export type {
   BacktestStatus,
   BalanceSnapshotRecord,
   CardRecord,
+  ProcessorCardRef,
   PolicyRecord,
   PolicyVersionRecord,
   SettlementError,

@@ -35,6 +35,7 @@ import { registerCardPolicyRoutes } from './routes/card-policies.js';
 import { registerBacktestRoutes } from './routes/backtests.js';
 import { registerCardRoutes } from './routes/cards.js';
 import { registerPolicyRoutes } from './routes/policies.js';
+import { registerProcessorRoutes } from './routes/processors.js';
 import { registerPolicyHistoryRoutes } from './routes/policy-history.js';
 import { registerRateLimitRoutes } from './routes/rate-limits.js';
 import { registerRuleTemplateRoutes } from './routes/rule-templates.js';
@@ -358,6 +359,7 @@ function registerApi(
     registerAuthorizationRoutes(api, dependencies.store, config.authorize, metrics.decisions);
     registerClearingRoutes(api, dependencies.store);
     registerWebhookRoutes(api, dependencies.store);
+    registerProcessorRoutes(api, dependencies.store);
     registerSettlementRoutes(api, dependencies.store);
     registerTwoFactorRoutes(api, dependencies.store);
     registerEventStreamRoutes(api, {

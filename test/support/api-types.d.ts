@@ -1068,6 +1068,74 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/processors": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List processor connections
+         * @description The account's connections in the key's mode, without their secrets (at most 100: one page).
+         */
+        get: operations["listProcessorConnections"];
+        put?: never;
+        /**
+         * Connect a card processor
+         * @description Registers a processor connection (contract section 17): Stripe Issuing (`signingSecret`, the webhook endpoint's `whsec_` secret), Lithic (`asaSecret`, and `apiKey` where needed) or Marqeta (the `username` and `password` its JIT Funding gateway calls with). The processor then sends its messages to `url`, a path of this server. The secrets are kept encrypted under the master key and answered this once; an idempotent replay answers the connection without them. `mode` must be the key's. At most 100 connections an account and mode.
+         */
+        post: operations["createProcessorConnection"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/processors/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Retrieve a processor connection
+         * @description The connection, without its secrets.
+         */
+        get: operations["getProcessorConnection"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a processor connection
+         * @description Erases its secrets (nothing verifies any more: its messages are refused) and unties the cards tied to it.
+         */
+        delete: operations["deleteProcessorConnection"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/processors/{id}/rotate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Rotate a processor connection's secrets
+         * @description Replaces the secrets with the ones given (the same names as at creation). The current ones keep verifying for `graceSeconds` (default a day, at most 7 days; 0: not at all), so messages signed either way verify while the processor's side is switched over. The new secrets are answered this once.
+         */
+        post: operations["rotateProcessorSecrets"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/settlements": {
         parameters: {
             query?: never;
@@ -1588,6 +1656,11 @@ export interface components {
             /** @description ISO 8601 UTC. */
             createdAt: string;
             cancelledAt: string | null;
+            /** @description The processor's card this card answers for (section 17); null: none. */
+            processorCard: {
+                connectionId: string;
+                cardId: string;
+            } | null;
         };
         CardDetailsInput: {
             /** @constant */
@@ -1597,6 +1670,42 @@ export interface components {
             cvv: string;
             expMonth: number;
             expYear: number;
+        };
+        ProcessorConnectionInput: {
+            id: string;
+            /** @constant */
+            object: "processor_connection";
+            /** @enum {string} */
+            processor: "stripe" | "lithic" | "marqeta";
+            /** @enum {string} */
+            mode: "test" | "live";
+            /** @description Where the processor sends its messages (a path of this server). */
+            url: string;
+            /** @description ISO 8601 UTC. */
+            createdAt: string;
+            rotatedAt: string | null;
+            /** @description While a rotation grace lasts, the previous secrets verify too, until then. */
+            previousSecretsUntil: string | null;
+        };
+        ProcessorConnectionWithSecretsInput: {
+            id: string;
+            /** @constant */
+            object: "processor_connection";
+            /** @enum {string} */
+            processor: "stripe" | "lithic" | "marqeta";
+            /** @enum {string} */
+            mode: "test" | "live";
+            /** @description Where the processor sends its messages (a path of this server). */
+            url: string;
+            /** @description ISO 8601 UTC. */
+            createdAt: string;
+            rotatedAt: string | null;
+            /** @description While a rotation grace lasts, the previous secrets verify too, until then. */
+            previousSecretsUntil: string | null;
+            /** @description The secrets, shown this once: absent from an idempotent replay. */
+            secrets?: {
+                [key: string]: string;
+            };
         };
         RateLimitInput: {
             /** @constant */
@@ -2237,6 +2346,11 @@ export interface components {
             /** @description ISO 8601 UTC. */
             createdAt: string;
             cancelledAt: string | null;
+            /** @description The processor's card this card answers for (section 17); null: none. */
+            processorCard: {
+                connectionId: string;
+                cardId: string;
+            } | null;
         };
         CardDetails: {
             /** @constant */
@@ -2246,6 +2360,42 @@ export interface components {
             cvv: string;
             expMonth: number;
             expYear: number;
+        };
+        ProcessorConnection: {
+            id: string;
+            /** @constant */
+            object: "processor_connection";
+            /** @enum {string} */
+            processor: "stripe" | "lithic" | "marqeta";
+            /** @enum {string} */
+            mode: "test" | "live";
+            /** @description Where the processor sends its messages (a path of this server). */
+            url: string;
+            /** @description ISO 8601 UTC. */
+            createdAt: string;
+            rotatedAt: string | null;
+            /** @description While a rotation grace lasts, the previous secrets verify too, until then. */
+            previousSecretsUntil: string | null;
+        };
+        ProcessorConnectionWithSecrets: {
+            id: string;
+            /** @constant */
+            object: "processor_connection";
+            /** @enum {string} */
+            processor: "stripe" | "lithic" | "marqeta";
+            /** @enum {string} */
+            mode: "test" | "live";
+            /** @description Where the processor sends its messages (a path of this server). */
+            url: string;
+            /** @description ISO 8601 UTC. */
+            createdAt: string;
+            rotatedAt: string | null;
+            /** @description While a rotation grace lasts, the previous secrets verify too, until then. */
+            previousSecretsUntil: string | null;
+            /** @description The secrets, shown this once: absent from an idempotent replay. */
+            secrets?: {
+                [key: string]: string;
+            };
         };
         RateLimit: {
             /** @constant */
@@ -7712,7 +7862,8 @@ export interface operations {
                      *           },
                      *           "billingCurrency": "USD",
                      *           "createdAt": "2026-03-02T14:05:09.412Z",
-                     *           "cancelledAt": null
+                     *           "cancelledAt": null,
+                     *           "processorCard": null
                      *         }
                      *       ],
                      *       "hasMore": false,
@@ -7811,6 +7962,12 @@ export interface operations {
                         [key: string]: string;
                     };
                     billingCurrency?: string;
+                    /** @description The processor connection and the processor's card id (section 17). */
+                    processorCard?: {
+                        connectionId: string;
+                        /** @description The processor's id of the card (Stripe ic_...). */
+                        cardId: string;
+                    };
                 };
             };
         };
@@ -7836,7 +7993,8 @@ export interface operations {
                      *       },
                      *       "billingCurrency": "USD",
                      *       "createdAt": "2026-03-02T14:05:09.412Z",
-                     *       "cancelledAt": null
+                     *       "cancelledAt": null,
+                     *       "processorCard": null
                      *     }
                      */
                     "application/json": components["schemas"]["Card"];
@@ -7988,7 +8146,8 @@ export interface operations {
                      *       },
                      *       "billingCurrency": "USD",
                      *       "createdAt": "2026-03-02T14:05:09.412Z",
-                     *       "cancelledAt": null
+                     *       "cancelledAt": null,
+                     *       "processorCard": null
                      *     }
                      */
                     "application/json": components["schemas"]["Card"];
@@ -8078,6 +8237,12 @@ export interface operations {
                     metadata?: {
                         [key: string]: string | null;
                     };
+                    /** @description null unties the card. */
+                    processorCard?: {
+                        connectionId: string;
+                        /** @description The processor's id of the card (Stripe ic_...). */
+                        cardId: string;
+                    } | null;
                 };
             };
         };
@@ -8103,7 +8268,8 @@ export interface operations {
                      *       },
                      *       "billingCurrency": "USD",
                      *       "createdAt": "2026-03-02T14:05:09.412Z",
-                     *       "cancelledAt": null
+                     *       "cancelledAt": null,
+                     *       "processorCard": null
                      *     }
                      */
                     "application/json": components["schemas"]["Card"];
@@ -8409,7 +8575,8 @@ export interface operations {
                      *       },
                      *       "billingCurrency": "USD",
                      *       "createdAt": "2026-03-02T14:05:09.412Z",
-                     *       "cancelledAt": null
+                     *       "cancelledAt": null,
+                     *       "processorCard": null
                      *     }
                      */
                     "application/json": components["schemas"]["Card"];
@@ -8565,7 +8732,8 @@ export interface operations {
                      *       },
                      *       "billingCurrency": "USD",
                      *       "createdAt": "2026-03-02T14:05:09.412Z",
-                     *       "cancelledAt": null
+                     *       "cancelledAt": null,
+                     *       "processorCard": null
                      *     }
                      */
                     "application/json": components["schemas"]["Card"];
@@ -8721,7 +8889,8 @@ export interface operations {
                      *       },
                      *       "billingCurrency": "USD",
                      *       "createdAt": "2026-03-02T14:05:09.412Z",
-                     *       "cancelledAt": "2026-03-02T15:30:00.000Z"
+                     *       "cancelledAt": "2026-03-02T15:30:00.000Z",
+                     *       "processorCard": null
                      *     }
                      */
                     "application/json": components["schemas"]["Card"];
@@ -11996,6 +12165,662 @@ export interface operations {
             };
             /** @description `webhook_not_found`: No such webhook endpoint. */
             404: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `rate_limit_exceeded`: Too many requests. */
+            429: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    /** @description Seconds to wait. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            default: components["responses"]["Error"];
+        };
+    };
+    listProcessorConnections: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The connections. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "object": "list",
+                     *       "data": [
+                     *         {
+                     *           "id": "pc_0193a4f1d06f7b24f1a2b3c4d5e6f7a8",
+                     *           "object": "processor_connection",
+                     *           "processor": "stripe",
+                     *           "mode": "test",
+                     *           "url": "/v1/processors/stripe/pc_0193a4f1d06f7b24f1a2b3c4d5e6f7a8",
+                     *           "createdAt": "2026-03-02T14:05:09.412Z",
+                     *           "rotatedAt": null,
+                     *           "previousSecretsUntil": null
+                     *         }
+                     *       ],
+                     *       "hasMore": false,
+                     *       "nextCursor": null
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {string} */
+                        object: "list";
+                        data: components["schemas"]["ProcessorConnection"][];
+                        hasMore: boolean;
+                        nextCursor: string | null;
+                    };
+                };
+            };
+            /**
+             * @description `missing_api_key`: No API key was provided.
+             *
+             *     `invalid_api_key`: The API key is invalid.
+             *
+             *     `expired_api_key`: The API key has expired.
+             */
+            401: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `insufficient_scope`: The API key lacks the scope for this operation. */
+            403: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `rate_limit_exceeded`: Too many requests. */
+            429: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    /** @description Seconds to wait. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            default: components["responses"]["Error"];
+        };
+    };
+    createProcessorConnection: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the request safe to retry: 24 hours long, the same key with the same request answers the stored response. */
+                "Idempotency-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "processor": "stripe",
+                 *       "mode": "test",
+                 *       "signingSecret": "whsec_EXAMPLEonlyNotARealSigningSecret"
+                 *     }
+                 */
+                "application/json": {
+                    /** @enum {string} */
+                    processor: "stripe" | "lithic" | "marqeta";
+                    /**
+                     * @description The API key's mode: the connection acts in it.
+                     * @enum {string}
+                     */
+                    mode: "test" | "live";
+                    /** @description Stripe: the webhook endpoint's signing secret (whsec_...), from Stripe's dashboard or API. */
+                    signingSecret?: string;
+                    /** @description Lithic: the ASA HMAC secret (Lithic's /v1/auth_stream/secret). */
+                    asaSecret?: string;
+                    /** @description Lithic: an API key, where Lithic's documentation needs one. */
+                    apiKey?: string;
+                    /** @description Marqeta: the basic-auth user name its JIT gateway calls with. */
+                    username?: string;
+                    /** @description Marqeta: the basic-auth password its JIT gateway calls with. */
+                    password?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The connection, with its secrets this once. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "pc_0193a4f1d06f7b24f1a2b3c4d5e6f7a8",
+                     *       "object": "processor_connection",
+                     *       "processor": "stripe",
+                     *       "mode": "test",
+                     *       "url": "/v1/processors/stripe/pc_0193a4f1d06f7b24f1a2b3c4d5e6f7a8",
+                     *       "createdAt": "2026-03-02T14:05:09.412Z",
+                     *       "rotatedAt": null,
+                     *       "previousSecretsUntil": null,
+                     *       "secrets": {
+                     *         "signingSecret": "whsec_EXAMPLEonlyNotARealSigningSecret"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ProcessorConnectionWithSecrets"];
+                };
+            };
+            /**
+             * @description `parameter_invalid`: A parameter is invalid.
+             *
+             *     `parameter_missing`: A required parameter is missing.
+             *
+             *     `invalid_json`: The request body is not valid JSON.
+             */
+            400: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description `missing_api_key`: No API key was provided.
+             *
+             *     `invalid_api_key`: The API key is invalid.
+             *
+             *     `expired_api_key`: The API key has expired.
+             */
+            401: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `insufficient_scope`: The API key lacks the scope for this operation. */
+            403: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description `duplicate_idempotency_key`: The idempotency key was used with a different request.
+             *
+             *     `idempotency_key_in_use`: A request with this idempotency key is still running.
+             */
+            409: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `payload_too_large`: The request body is too large. */
+            413: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `unsupported_media_type`: The request body must be application/json. */
+            415: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `rate_limit_exceeded`: Too many requests. */
+            429: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    /** @description Seconds to wait. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            default: components["responses"]["Error"];
+        };
+    };
+    getProcessorConnection: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The object id; one that names nothing the caller can see is a 404. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The connection. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "pc_0193a4f1d06f7b24f1a2b3c4d5e6f7a8",
+                     *       "object": "processor_connection",
+                     *       "processor": "stripe",
+                     *       "mode": "test",
+                     *       "url": "/v1/processors/stripe/pc_0193a4f1d06f7b24f1a2b3c4d5e6f7a8",
+                     *       "createdAt": "2026-03-02T14:05:09.412Z",
+                     *       "rotatedAt": null,
+                     *       "previousSecretsUntil": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ProcessorConnection"];
+                };
+            };
+            /**
+             * @description `missing_api_key`: No API key was provided.
+             *
+             *     `invalid_api_key`: The API key is invalid.
+             *
+             *     `expired_api_key`: The API key has expired.
+             */
+            401: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `insufficient_scope`: The API key lacks the scope for this operation. */
+            403: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `processor_not_found`: No such processor connection. */
+            404: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `rate_limit_exceeded`: Too many requests. */
+            429: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    /** @description Seconds to wait. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            default: components["responses"]["Error"];
+        };
+    };
+    deleteProcessorConnection: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the request safe to retry: 24 hours long, the same key with the same request answers the stored response. */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                /** @description The object id; one that names nothing the caller can see is a 404. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                /** @example {} */
+                "application/json": Record<string, never> | null;
+            };
+        };
+        responses: {
+            /** @description The deletion. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "object": "processor_connection",
+                     *       "id": "pc_0193a4f1d06f7b24f1a2b3c4d5e6f7a8",
+                     *       "deleted": true
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {string} */
+                        object: "processor_connection";
+                        id: string;
+                        /** @enum {boolean} */
+                        deleted: true;
+                    };
+                };
+            };
+            /**
+             * @description `parameter_invalid`: A parameter is invalid.
+             *
+             *     `invalid_json`: The request body is not valid JSON.
+             */
+            400: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description `missing_api_key`: No API key was provided.
+             *
+             *     `invalid_api_key`: The API key is invalid.
+             *
+             *     `expired_api_key`: The API key has expired.
+             */
+            401: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `insufficient_scope`: The API key lacks the scope for this operation. */
+            403: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `processor_not_found`: No such processor connection. */
+            404: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description `duplicate_idempotency_key`: The idempotency key was used with a different request.
+             *
+             *     `idempotency_key_in_use`: A request with this idempotency key is still running.
+             */
+            409: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `payload_too_large`: The request body is too large. */
+            413: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `unsupported_media_type`: The request body must be application/json. */
+            415: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `rate_limit_exceeded`: Too many requests. */
+            429: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    /** @description Seconds to wait. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            default: components["responses"]["Error"];
+        };
+    };
+    rotateProcessorSecrets: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the request safe to retry: 24 hours long, the same key with the same request answers the stored response. */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                /** @description The object id; one that names nothing the caller can see is a 404. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "signingSecret": "whsec_EXAMPLEonlyNotARealSigningSecretNew",
+                 *       "graceSeconds": 86400
+                 *     }
+                 */
+                "application/json": {
+                    /** @description Stripe: the webhook endpoint's signing secret (whsec_...), from Stripe's dashboard or API. */
+                    signingSecret?: string;
+                    /** @description Lithic: the ASA HMAC secret (Lithic's /v1/auth_stream/secret). */
+                    asaSecret?: string;
+                    /** @description Lithic: an API key, where Lithic's documentation needs one. */
+                    apiKey?: string;
+                    /** @description Marqeta: the basic-auth user name its JIT gateway calls with. */
+                    username?: string;
+                    /** @description Marqeta: the basic-auth password its JIT gateway calls with. */
+                    password?: string;
+                    /** @description How long the current secrets still verify, in seconds (default 86400; at most 7 days). */
+                    graceSeconds?: number;
+                };
+            };
+        };
+        responses: {
+            /** @description The connection, with its new secrets this once. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "pc_0193a4f1d06f7b24f1a2b3c4d5e6f7a8",
+                     *       "object": "processor_connection",
+                     *       "processor": "stripe",
+                     *       "mode": "test",
+                     *       "url": "/v1/processors/stripe/pc_0193a4f1d06f7b24f1a2b3c4d5e6f7a8",
+                     *       "createdAt": "2026-03-02T14:05:09.412Z",
+                     *       "rotatedAt": "2026-03-02T15:30:00.000Z",
+                     *       "previousSecretsUntil": "2026-03-03T15:30:00.000Z",
+                     *       "secrets": {
+                     *         "signingSecret": "whsec_EXAMPLEonlyNotARealSigningSecretNew"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ProcessorConnectionWithSecrets"];
+                };
+            };
+            /**
+             * @description `parameter_invalid`: A parameter is invalid.
+             *
+             *     `invalid_json`: The request body is not valid JSON.
+             */
+            400: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description `missing_api_key`: No API key was provided.
+             *
+             *     `invalid_api_key`: The API key is invalid.
+             *
+             *     `expired_api_key`: The API key has expired.
+             */
+            401: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `insufficient_scope`: The API key lacks the scope for this operation. */
+            403: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `processor_not_found`: No such processor connection. */
+            404: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description `duplicate_idempotency_key`: The idempotency key was used with a different request.
+             *
+             *     `idempotency_key_in_use`: A request with this idempotency key is still running.
+             */
+            409: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `payload_too_large`: The request body is too large. */
+            413: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `unsupported_media_type`: The request body must be application/json. */
+            415: {
                 headers: {
                     /** @description Also in the body. */
                     "Request-Id"?: string;

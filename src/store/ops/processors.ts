@@ -1,7 +1,20 @@
-import { SpendgateError, type Scope, type TransactionRecord } from '../../core/index.js';
+import {
+  SpendgateError,
+  type CardRecord,
+  type ProcessorCardRef,
+  type Scope,
+  type TransactionRecord,
+} from '../../core/index.js';
 import { newId } from '../../ids.js';
 import type { StoreContext } from '../context.js';
-import { TRANSACTION_COLUMNS, transactionFromRow, type TransactionRow } from '../rows.js';
+import {
+  CARD_COLUMNS,
+  cardFromRow,
+  TRANSACTION_COLUMNS,
+  transactionFromRow,
+  type CardRow,
+  type TransactionRow,
+} from '../rows.js';
 import type { SqlQueryable } from '../sql/client.js';
 import { oneRow } from '../sql/one-row.js';
 
@@ -279,4 +292,46 @@ export async function authorizationByNetworkId(
   );
   const row = rows[0];
   return row === undefined ? null : transactionFromRow(row);
+}
+
+/**
+ * Ties the card to a processor's card, or unties it (null): part of Create and Update Card's
+ * transaction. The connection's row is locked first, so two ties of one processor card are
+ * ordered and the second is refused rather than failing on the unique index.
+ * Fails: processor_not_found (not the scope's, or deleted); parameter_invalid (that processor
+ *   card is tied to another card of the connection).
+ */
+export async function tieProcessorCard(
+  tx: SqlQueryable,
+  scope: Scope,
+  cardId: string,
+  ref: ProcessorCardRef | null,
+): Promise<CardRecord> {
+  if (ref !== null) {
+    const { rows: locked } = await tx.query<{ id: string }>(
+      `SELECT id FROM processor_connections
+       WHERE id = $1 AND account_id = $2 AND mode = $3 AND deleted_at IS NULL FOR UPDATE`,
+      [ref.connectionId, scope.accountId, scope.mode],
+    );
+    if (locked.length === 0) {
+      const error = notFound(ref.connectionId);
+      throw new SpendgateError(error.code, error.message, 'processorCard.connectionId');
+    }
+    const { rows: taken } = await tx.query<{ id: string }>(
+      `SELECT id FROM cards WHERE processor_connection_id = $1 AND processor_card_id = $2 AND id <> $3`,
+      [ref.connectionId, ref.cardId, cardId],
+    );
+    if (taken.length > 0)
+      throw new SpendgateError(
+        'parameter_invalid',
+        'That processor card is tied to another card of the connection.',
+        'processorCard.cardId',
+      );
+  }
+  const { rows } = await tx.query<CardRow>(
+    `UPDATE cards SET processor_connection_id = $2, processor_card_id = $3 WHERE id = $1
+     RETURNING ${CARD_COLUMNS}`,
+    [cardId, ref?.connectionId ?? null, ref?.cardId ?? null],
+  );
+  return cardFromRow(oneRow(rows, 'the card tie UPDATE'));
 }

@@ -31,12 +31,9 @@ export const cardObject = z
       .meta({ description: 'ISO 4217: the currency the network asks in.' }),
     createdAt: timestampOutput,
     cancelledAt: timestampOutput.nullable(),
-    processorCard: z
-      .object({ connectionId: z.string(), cardId: z.string() })
-      .nullable()
-      .meta({
-        description: "The processor's card this card answers for (section 17); null: none.",
-      }),
+    processorCard: z.object({ connectionId: z.string(), cardId: z.string() }).nullable().meta({
+      description: "The processor's card this card answers for (section 17); null: none.",
+    }),
   })
   .meta({ id: 'Card' });
 

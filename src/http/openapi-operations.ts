@@ -1996,6 +1996,32 @@ export const OPERATION_DOCS: Readonly<Record<string, OperationDoc>> = {
       graceSeconds: 86400,
     },
   },
+  receiveStripeEvent: {
+    summary: 'Receive a Stripe Issuing event',
+    description:
+      "Stripe's webhook endpoint for the connection (docs/processors.md), with no API key: " +
+      "the `Stripe-Signature` over the raw body, with the connection's signing secret (or the " +
+      "previous one through a rotation's grace), within Stripe's tolerance of 5 minutes. " +
+      '`issuing_authorization.request` is answered at once with `Stripe-Version` and ' +
+      '`{approved, amount?, metadata}` (a refusal, such as a card tied to no card of the ' +
+      'connection, is `approved: false`); `issuing_authorization.created` and `.updated` and ' +
+      '`issuing_transaction.created` become advice, increments, reversals, captures, force ' +
+      'captures and refunds, answered `{received: true}`. Any other event type, a malformed ' +
+      'object or a bad signature: the error body, and nothing recorded.',
+    returns: 'The decision (requests), or the receipt (other events).',
+    errors: ['invalid_signature', 'processor_not_found', 'card_not_found', 'transaction_not_found'],
+    example: {
+      approved: true,
+      metadata: { spendgate_transaction_id: AUTHORIZATION_ID },
+    },
+    requestExample: {
+      id: 'evt_1ExampleOnly',
+      object: 'event',
+      type: 'issuing_authorization.request',
+      livemode: false,
+      data: { object: { id: 'iauth_1ExampleOnly', object: 'issuing.authorization' } },
+    },
+  },
   streamEvents: {
     summary: 'Stream authorization events',
     description:

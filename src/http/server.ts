@@ -36,6 +36,7 @@ import { registerBacktestRoutes } from './routes/backtests.js';
 import { registerCardRoutes } from './routes/cards.js';
 import { registerPolicyRoutes } from './routes/policies.js';
 import { registerProcessorRoutes } from './routes/processors.js';
+import { registerProcessorMessageRoutes } from './processors/register.js';
 import { registerPolicyHistoryRoutes } from './routes/policy-history.js';
 import { registerRateLimitRoutes } from './routes/rate-limits.js';
 import { registerRuleTemplateRoutes } from './routes/rule-templates.js';
@@ -192,7 +193,11 @@ export function createServer(
     done();
   });
 
-  if (dependencies.healthOnly !== true) registerApi(app, config, dependencies, metrics);
+  if (dependencies.healthOnly !== true) {
+    registerApi(app, config, dependencies, metrics);
+    // Beside the API, outside its key plugin: a processor's signature is its authentication.
+    registerProcessorMessageRoutes(app, dependencies.store, config.authorize, metrics);
+  }
 
   registerErrorAnswers(app);
   return app;

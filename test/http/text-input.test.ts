@@ -133,6 +133,8 @@ const OTHERWISE = new Set([
   'PUT /v1/vaults/{id}/policy',
   'PUT /v1/cards/{id}/policy',
   'POST /v1/account/two-factor/verify',
+  // A processor's event: raw bytes under a signature, refused before anything reads its text.
+  'POST /v1/processors/stripe/{connectionId}',
 ]);
 
 /** The policy document inside another body (simulate's): its text, too, is the compiler's. */

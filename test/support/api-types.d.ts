@@ -1240,6 +1240,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/processors/stripe/{connectionId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Receive a Stripe Issuing event
+         * @description Stripe's webhook endpoint for the connection (docs/processors.md), with no API key: the `Stripe-Signature` over the raw body, with the connection's signing secret (or the previous one through a rotation's grace), within Stripe's tolerance of 5 minutes. `issuing_authorization.request` is answered at once with `Stripe-Version` and `{approved, amount?, metadata}` (a refusal, such as a card tied to no card of the connection, is `approved: false`); `issuing_authorization.created` and `.updated` and `issuing_transaction.created` become advice, increments, reversals, captures, force captures and refunds, answered `{received: true}`. Any other event type, a malformed object or a bad signature: the error body, and nothing recorded.
+         */
+        post: operations["receiveStripeEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -1706,6 +1726,19 @@ export interface components {
             secrets?: {
                 [key: string]: string;
             };
+        };
+        StripeEventAnswerInput: {
+            /** @description issuing_authorization.request: the decision. */
+            approved?: boolean;
+            /** @description The amount approved, in minor units, where is_amount_controllable. */
+            amount?: number;
+            metadata?: {
+                [key: string]: string;
+            };
+            /** @description Other events: taken. */
+            received?: boolean;
+            /** @description The operations it ran. */
+            operations?: number;
         };
         RateLimitInput: {
             /** @constant */
@@ -2396,6 +2429,19 @@ export interface components {
             secrets?: {
                 [key: string]: string;
             };
+        };
+        StripeEventAnswer: {
+            /** @description issuing_authorization.request: the decision. */
+            approved?: boolean;
+            /** @description The amount approved, in minor units, where is_amount_controllable. */
+            amount?: number;
+            metadata?: {
+                [key: string]: string;
+            };
+            /** @description Other events: taken. */
+            received?: boolean;
+            /** @description The operations it ran. */
+            operations?: number;
         };
         RateLimit: {
             /** @constant */
@@ -13541,6 +13587,135 @@ export interface operations {
             };
             /** @description `service_unavailable`: The service is unavailable. */
             503: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            default: components["responses"]["Error"];
+        };
+    };
+    receiveStripeEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Stripe's signature of the raw body, with the connection's secret. */
+                "stripe-signature": string;
+                /** @description Makes the request safe to retry: 24 hours long, the same key with the same request answers the stored response. */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                /** @description The processor connection (POST /v1/processors). */
+                connectionId: string;
+            };
+            cookie?: never;
+        };
+        /** @description A Stripe Event, as Stripe sends it to a webhook endpoint. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "evt_1ExampleOnly",
+                 *       "object": "event",
+                 *       "type": "issuing_authorization.request",
+                 *       "livemode": false,
+                 *       "data": {
+                 *         "object": {
+                 *           "id": "iauth_1ExampleOnly",
+                 *           "object": "issuing.authorization"
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    id: string;
+                    /** @enum {string} */
+                    object: "event";
+                    type: string;
+                    livemode: boolean;
+                    data: {
+                        object: {
+                            [key: string]: unknown;
+                        };
+                    } & {
+                        [key: string]: unknown;
+                    };
+                } & {
+                    [key: string]: unknown;
+                };
+            };
+        };
+        responses: {
+            /** @description The decision (requests), or the receipt (other events). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "approved": true,
+                     *       "metadata": {
+                     *         "spendgate_transaction_id": "txn_0193a4f1c7d974c2b8e9f0a1b2c3d4e5"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["StripeEventAnswer"];
+                };
+            };
+            /**
+             * @description `invalid_signature`: The processor message's signature does not verify.
+             *
+             *     `parameter_missing`: A required parameter is missing.
+             *
+             *     `parameter_invalid`: A parameter is invalid.
+             *
+             *     `invalid_json`: The request body is not valid JSON.
+             */
+            400: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description `processor_not_found`: No such processor connection.
+             *
+             *     `card_not_found`: No such card.
+             *
+             *     `transaction_not_found`: No such transaction.
+             */
+            404: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `payload_too_large`: The request body is too large. */
+            413: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `unsupported_media_type`: The request body must be application/json. */
+            415: {
                 headers: {
                     /** @description Also in the body. */
                     "Request-Id"?: string;

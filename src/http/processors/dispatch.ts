@@ -1,6 +1,7 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { Counter } from 'prom-client';
 import {
+  Decimal,
   presentTransaction,
   SpendgateError,
   type AuthorizationOutcome,
@@ -67,7 +68,12 @@ export class ProcessorDispatcher {
         return this.#holdChange(source, scope, operation, async (operations, hold) => {
           const amount =
             operation.amount === null ? null : holdAmountOf(operation.amount, hold, 'amount');
-          return operations.reverse(scope, hold.id, amount);
+          return operations.reverse(
+            scope,
+            hold.id,
+            amount,
+            operation.expired === true ? 'expired' : 'reversed',
+          );
         });
       case 'force_capture':
         return this.#clearing(source, scope, operation, (operations, cardId) =>
@@ -294,8 +300,9 @@ function clearingOf(operation: {
 
 /**
  * The decision, with the approved amount in the message's own minor units: what was asked,
- * or, for a partial approval, the billing amount recorded (an increment's record is the
- * whole hold, and an increment is never partial: what was asked).
+ * or, for a partial approval, the amount approved in the vault's asset, in the billing
+ * currency (at par, or at the rate recorded), rounded down: never more than was held. An
+ * increment's record is the whole hold, and an increment is never partial: what was asked.
  */
 function decisionResult(
   outcome: AuthorizationOutcome,
@@ -304,10 +311,16 @@ function decisionResult(
 ): ProcessorResult {
   let approvedMinor: bigint | null = null;
   if (outcome.decision.approved) {
-    const lifecycle = outcome.transaction?.lifecycle;
+    const transaction = outcome.transaction;
+    const lifecycle = transaction?.lifecycle;
     approvedMinor =
-      lifecycle?.partial === true && lifecycle.billing !== null
-        ? minorOf(lifecycle.billing.amount, currency.toUpperCase())
+      transaction != null && lifecycle?.partial === true
+        ? minorOf(
+            lifecycle.rate === null
+              ? transaction.amount
+              : transaction.amount.times(new Decimal(lifecycle.rate.value)),
+            currency.toUpperCase(),
+          )
         : BigInt(askedMinor);
   }
   return { kind: 'decision', outcome, approvedMinor, replayed: outcome.replayed };

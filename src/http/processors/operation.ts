@@ -83,6 +83,8 @@ export type ProcessorOperation =
       readonly kind: 'reverse';
       /** null: all of the remaining hold. */
       readonly amount: MinorAmount | null;
+      /** The processor expired the hold (recorded as expired rather than reversed). */
+      readonly expired?: boolean | undefined;
     } & FollowingFields)
   | {
       readonly kind: 'force_capture';

@@ -573,4 +573,74 @@ describe('Stripe Issuing adapter', () => {
     expect(stripeLedger.transactions.length).toBe(4);
     expect(stripeLedger).toEqual(await ledgerOf(viaRoutes.vaultId));
   });
+
+  it('releases a hold Stripe reversed, in part or whole, or expired; posts a capture with no authorization', async () => {
+    const { connectionId, vaultId } = await setUp('100', 'ic_release');
+    const c = 'ic_release';
+    for (const [id, amount] of [
+      ['iauth_rev', 4000],
+      ['iauth_exp', 1000],
+    ] as const) {
+      const answer = await send(connectionId, requestEvent(c, id, `ntx_${id}`, amount));
+      expect(answer.body.approved).toBe(true);
+    }
+    const held = (id: string, amount: number, status: Stripe.Issuing.Authorization.Status) =>
+      authorization({
+        id,
+        card: c,
+        networkId: `ntx_${id}`,
+        amount,
+        approved: true,
+        status,
+        pending: null,
+        history: [],
+      });
+    // A partial reversal: the amount went down from 40.00 to 25.00 while pending.
+    const partly = await send(
+      connectionId,
+      event('issuing_authorization.updated', held('iauth_rev', 2500, 'pending'), {
+        previous_attributes: { amount: 4000 },
+      }),
+    );
+    expect(partly.body).toMatchObject({ received: true, operations: 1 });
+    expect((await call('GET', `/v1/vaults/${vaultId}`)).body.balance).toMatchObject({
+      pending: '35.00',
+    });
+    const reversed = await send(
+      connectionId,
+      event('issuing_authorization.updated', held('iauth_rev', 0, 'reversed')),
+    );
+    const expired = await send(
+      connectionId,
+      event('issuing_authorization.updated', held('iauth_exp', 1000, 'expired')),
+    );
+    expect([reversed.status, expired.status]).toEqual([200, 200]);
+    const listed = await call('GET', `/v1/transactions?vaultId=${vaultId}&limit=10`);
+    const statuses = (listed.body.data ?? [])
+      .filter((t) => t['type'] === 'card_authorization')
+      .map((t) => `${String(t['status'])} ${String(t['failureReason'])}`)
+      .sort();
+    expect(statuses).toEqual(['failed expired', 'failed reversed']);
+    // An offline purchase Stripe never asked about: a force capture, whatever the balance.
+    const offline = await send(
+      connectionId,
+      event(
+        'issuing_transaction.created',
+        issuingTransaction({
+          id: 'ipi_offline',
+          card: c,
+          authorization: null,
+          networkId: null,
+          amount: -12000,
+          type: 'capture',
+        }),
+      ),
+    );
+    expect(offline.status).toBe(200);
+    expect((await call('GET', `/v1/vaults/${vaultId}`)).body.balance).toEqual({
+      available: '-20.00',
+      pending: '0.00',
+      ledger: '-20.00',
+    });
+  });
 });

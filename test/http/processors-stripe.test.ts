@@ -373,6 +373,32 @@ describe('Stripe Issuing adapter', () => {
     expect(await digest()).toBe(before);
   });
 
+  it("verifies with the real-time endpoint's own secret too", async () => {
+    const connection = await call('POST', '/v1/processors', {
+      processor: 'stripe',
+      mode: 'test',
+      signingSecret: SECRET,
+      realtimeSigningSecret: 'whsec_stripe_adapter_realtime_secret',
+    });
+    const vault = await call('POST', '/v1/vaults', {
+      name: 'R',
+      currency: 'USDC',
+      network: 'solana',
+      initialDeposit: '10',
+    });
+    await call('POST', '/v1/cards', {
+      vaultId: vault.body.id,
+      cardholderName: 'Ada',
+      processorCard: { connectionId: connection.body.id, cardId: 'ic_realtime' },
+    });
+    const answer = await send(
+      connection.body.id,
+      requestEvent('ic_realtime', 'iauth_rt', 'ntx_rt', 100),
+      { secret: 'whsec_stripe_adapter_realtime_secret' },
+    );
+    expect([answer.status, answer.body.approved]).toEqual([200, true]);
+  });
+
   it('verifies with the previous secret through a rotation grace', async () => {
     const { connectionId } = await setUp('100', 'ic_rotated');
     const rotated = await call('POST', `/v1/processors/${connectionId}/rotate`, {

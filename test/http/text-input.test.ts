@@ -109,6 +109,7 @@ const BODIES: Record<string, unknown> = {
     processor: 'stripe',
     mode: 'test',
     signingSecret: 'whsec_text_input',
+    realtimeSigningSecret: 'whsec_text_input_realtime',
     asaSecret: 'asa_text_input',
     apiKey: 'api_key_text_input',
     username: 'user_text_input',
@@ -116,6 +117,7 @@ const BODIES: Record<string, unknown> = {
   },
   'POST /v1/processors/{id}/rotate': {
     signingSecret: 'whsec_text_input',
+    realtimeSigningSecret: 'whsec_text_input_realtime',
     asaSecret: 'asa_text_input',
     apiKey: 'api_key_text_input',
     username: 'user_text_input',

@@ -12352,6 +12352,8 @@ export interface operations {
                     mode: "test" | "live";
                     /** @description Stripe: the webhook endpoint's signing secret (whsec_...), from Stripe's dashboard or API. */
                     signingSecret?: string;
+                    /** @description Stripe: the real-time authorizations endpoint's signing secret (whsec_...), when Issuing's settings show one of its own. */
+                    realtimeSigningSecret?: string;
                     /** @description Lithic: the ASA HMAC secret (Lithic's /v1/auth_stream/secret). */
                     asaSecret?: string;
                     /** @description Lithic: an API key, where Lithic's documentation needs one. */
@@ -12747,6 +12749,8 @@ export interface operations {
                 "application/json": {
                     /** @description Stripe: the webhook endpoint's signing secret (whsec_...), from Stripe's dashboard or API. */
                     signingSecret?: string;
+                    /** @description Stripe: the real-time authorizations endpoint's signing secret (whsec_...), when Issuing's settings show one of its own. */
+                    realtimeSigningSecret?: string;
                     /** @description Lithic: the ASA HMAC secret (Lithic's /v1/auth_stream/secret). */
                     asaSecret?: string;
                     /** @description Lithic: an API key, where Lithic's documentation needs one. */

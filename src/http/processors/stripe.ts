@@ -47,9 +47,14 @@ export function verifiedStripeEvent(
 ): Stripe.Event {
   if (header === undefined || header === '')
     throw new SpendgateError('invalid_signature', 'The Stripe-Signature header is missing.');
-  for (const secret of secrets) {
-    const signingSecret = secret['signingSecret'];
-    if (signingSecret === undefined) continue;
+  // Stripe signs its real-time authorization requests with that endpoint's secret, which may
+  // differ from the webhook endpoint's: either verifies.
+  const signingSecrets = secrets.flatMap((secret) =>
+    [secret['signingSecret'], secret['realtimeSigningSecret']].filter(
+      (value): value is string => value !== undefined,
+    ),
+  );
+  for (const signingSecret of signingSecrets) {
     try {
       return Stripe.webhooks.constructEvent(rawBody, header, signingSecret);
     } catch (error) {

@@ -103,7 +103,7 @@ function registerRotateRoute(app: FastifyInstance, store: Store): void {
 
 /** The secrets a processor's connection keeps: a rotation gives the same ones. */
 const SECRET_NAMES: Readonly<Record<ProcessorConnectionRecord['processor'], readonly string[]>> = {
-  stripe: ['signingSecret'],
+  stripe: ['signingSecret', 'realtimeSigningSecret'],
   lithic: ['asaSecret', 'apiKey'],
   marqeta: ['username', 'password'],
 };
@@ -130,13 +130,15 @@ function checkSecretsOf(
   const missing = REQUIRED_SECRETS[processor].find((name) => secrets[name] === undefined);
   if (missing !== undefined)
     throw new SpendgateError('parameter_missing', `${missing} is required.`, missing);
-  const signing = secrets['signingSecret'];
-  if (signing !== undefined && !signing.startsWith('whsec_'))
-    throw new SpendgateError(
-      'parameter_invalid',
-      'A Stripe signing secret starts with whsec_.',
-      'signingSecret',
-    );
+  for (const name of ['signingSecret', 'realtimeSigningSecret']) {
+    const signing = secrets[name];
+    if (signing !== undefined && !signing.startsWith('whsec_'))
+      throw new SpendgateError(
+        'parameter_invalid',
+        'A Stripe signing secret starts with whsec_.',
+        name,
+      );
+  }
 }
 
 /** The secrets given, without the optional ones left out. */

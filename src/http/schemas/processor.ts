@@ -25,6 +25,9 @@ const secrets = {
   signingSecret: secret(
     "Stripe: the webhook endpoint's signing secret (whsec_...), from Stripe's dashboard or API.",
   ).optional(),
+  realtimeSigningSecret: secret(
+    "Stripe: the real-time authorizations endpoint's signing secret (whsec_...), when Issuing's settings show one of its own.",
+  ).optional(),
   asaSecret: secret("Lithic: the ASA HMAC secret (Lithic's /v1/auth_stream/secret).").optional(),
   apiKey: secret("Lithic: an API key, where Lithic's documentation needs one.").optional(),
   username: secret('Marqeta: the basic-auth user name its JIT gateway calls with.').optional(),

@@ -167,6 +167,7 @@ export type {
   BacktestStatus,
   BalanceSnapshotRecord,
   CardRecord,
+  ProcessorCardRef,
   PolicyRecord,
   PolicyVersionRecord,
   SettlementError,

@@ -21,6 +21,11 @@ export interface Metrics {
   readonly replicaReads: Counter<'served_by' | 'reason'>;
   /** Write positions that could not be kept (read-your-writes at risk until they expire). */
   readonly writePositionsLost: Counter;
+  /**
+   * Processor messages (contract section 17) by processor, event type (`unknown` for one not
+   * taken) and outcome: ok, replayed, approved, declined, or the refusal's error code.
+   */
+  readonly processorMessages: Counter<'processor' | 'event' | 'outcome'>;
 }
 
 /** The `key_class` label of each rate-limit class (config RateLimitSettings). */
@@ -81,6 +86,12 @@ export function createMetrics(): Metrics {
     writePositionsLost: new Counter({
       name: 'spendgate_write_positions_lost_total',
       help: 'Commits whose write position could not be kept in Redis (read-your-writes of that account at risk).',
+      registers: [registry],
+    }),
+    processorMessages: new Counter({
+      name: 'spendgate_processor_messages_total',
+      help: 'Processor messages (Stripe, Lithic, Marqeta) by event type and outcome: ok, replayed, approved, declined, or the error code refused with.',
+      labelNames: ['processor', 'event', 'outcome'],
       registers: [registry],
     }),
   };

@@ -62,6 +62,7 @@ export function presentCard(card: CardRecord) {
     billingCurrency: card.billingCurrency,
     createdAt: iso(card.createdAtMs),
     cancelledAt: iso(card.cancelledAtMs),
+    processorCard: card.processorCard ?? null,
   };
 }
 

@@ -65,6 +65,14 @@ export interface CardRecord {
   readonly billingCurrency: string;
   readonly createdAtMs: number;
   readonly cancelledAtMs: number | null;
+  /** The processor's card this card answers for (contract v1.2, section 17); null: none. */
+  readonly processorCard?: ProcessorCardRef | null;
+}
+
+/** A card of a processor connection: `cardId` is the processor's own id of the card. */
+export interface ProcessorCardRef {
+  readonly connectionId: string;
+  readonly cardId: string;
 }
 
 export type TransactionType =

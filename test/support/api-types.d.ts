@@ -1407,12 +1407,21 @@ export interface components {
                 amount: string;
                 currency: string;
             } | null;
-            /** @description The price that converted billing into the vault asset; null when none was needed (at par, or asked in the asset). */
+            /** @description The price that converted billing into the vault asset (billing currency per unit of the asset; `at`: the oldest feed publish time); null when none was needed (at par, or asked in the asset). */
             rate: {
                 value: string;
                 source: string;
                 /** @description ISO 8601 UTC. */
                 at: string;
+                /** @description The Pyth price accounts the rate was read from (billing currency to USD, then USD to the asset): each price, confidence interval and publish time (docs/pricing.md). */
+                feeds: {
+                    pair: string;
+                    address: string;
+                    price: string;
+                    confidence: string;
+                    /** @description ISO 8601 UTC. */
+                    publishedAt: string;
+                }[];
             } | null;
             /** @description What linked refunds (`POST /v1/refunds` with `transactionId`) credited. */
             refundedAmount: string;
@@ -2056,12 +2065,21 @@ export interface components {
                 amount: string;
                 currency: string;
             } | null;
-            /** @description The price that converted billing into the vault asset; null when none was needed (at par, or asked in the asset). */
+            /** @description The price that converted billing into the vault asset (billing currency per unit of the asset; `at`: the oldest feed publish time); null when none was needed (at par, or asked in the asset). */
             rate: {
                 value: string;
                 source: string;
                 /** @description ISO 8601 UTC. */
                 at: string;
+                /** @description The Pyth price accounts the rate was read from (billing currency to USD, then USD to the asset): each price, confidence interval and publish time (docs/pricing.md). */
+                feeds: {
+                    pair: string;
+                    address: string;
+                    price: string;
+                    confidence: string;
+                    /** @description ISO 8601 UTC. */
+                    publishedAt: string;
+                }[];
             } | null;
             /** @description What linked refunds (`POST /v1/refunds` with `transactionId`) credited. */
             refundedAmount: string;

@@ -1,7 +1,10 @@
 import {
+  assetPriceOf,
   CURRENCIES,
   holdExpiresAtMs,
+  isAtPar,
   isDecision,
+  NO_PRICING,
   presentTransaction,
   SpendgateError,
   toVaultAsset,
@@ -59,8 +62,8 @@ interface AdvisedCard {
  *   placed; vaults.pending (hold journal), spend counters, overdrawn_at; transaction_messages
  *   (advice); outbox (authorization.advised, and vault.overdrawn when it overdraws).
  * Fails: card_not_found, currency_mismatch (neither the asset nor the card's billing
- *   currency), service_unavailable (a billing currency converted only at a price, before the
- *   price feed: the network tries again), invalid_amount.
+ *   currency), service_unavailable (a billing currency converted only at a price, with no
+ *   usable price in memory: the network tries again), invalid_amount.
  */
 export async function advise(
   ctx: StoreContext,
@@ -70,7 +73,7 @@ export async function advise(
 ): Promise<AuthorizationOutcome> {
   const nowMs = ctx.clock();
   const card = await lockAdvisedCard(tx, scope, input.cardId);
-  const amount = advisedAmount(card, input);
+  const amount = advisedAmount(ctx, scope, card, input, nowMs);
   const recorded = await recordedAuthorization(tx, scope, input.networkTransactionId);
   if (recorded === null) {
     const created = await insertAdvised(ctx, tx, scope, card.vault, input, amount, nowMs);
@@ -108,15 +111,32 @@ async function lockAdvisedCard(
   return { vault, billingCurrency: row.billing_currency };
 }
 
-/** The advised amount in the vault's asset, converted as authorize converts it. */
-function advisedAmount(card: AdvisedCard, input: AdviceInput): Decimal {
+/**
+ * The advised amount in the vault's asset, converted as authorize converts it (at the price in
+ * memory, with the hold buffer: the network placed a hold, and the capture settles it).
+ */
+function advisedAmount(
+  ctx: StoreContext,
+  scope: Scope,
+  card: AdvisedCard,
+  input: AdviceInput,
+  nowMs: number,
+): Decimal {
   const asset = CURRENCIES[card.vault.currency];
+  const pricing = ctx.pricing ?? NO_PRICING;
+  const priced =
+    input.currency !== asset.code &&
+    input.currency === card.billingCurrency &&
+    !isAtPar(input.currency, asset.code);
   const converted = toVaultAsset({
     amount: input.amount,
     currency: input.currency,
     billingCurrency: card.billingCurrency,
     asset,
-    price: null,
+    price: priced
+      ? assetPriceOf(pricing.book, scope.mode, asset.code, input.currency, nowMs, pricing.bounds)
+      : null,
+    holdBuffer: pricing.holdBuffer,
   });
   if (!isDecision(converted)) return converted.amount;
   if (converted.declineReason?.rule === 'rate_unavailable') {

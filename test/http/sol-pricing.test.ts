@@ -266,3 +266,37 @@ describe('no usable price: rate_unavailable at once, nothing held', () => {
     expect(book.reading('test', 'SOL/USD')).toBe(good);
   });
 });
+
+describe('the foreign-currency template', () => {
+  it('declines a merchant charging in another currency than the billing one', async () => {
+    const { vaultId, cardId } = await fundedCard(harness, '100');
+    const set = await harness.call('PUT', `/v1/vaults/${vaultId}/policy`, {
+      templates: [{ name: 'foreign-currency', params: { amountMax: '20' } }],
+    });
+    expect(set.status).toBe(200);
+    const abroad = (amount: string, merchantCurrency: string | null) =>
+      harness.call('POST', '/v1/authorizations', {
+        cardId,
+        amount,
+        currency: 'USD',
+        merchant: MERCHANT,
+        networkTransactionId: networkId(),
+        ...(merchantCurrency === null ? {} : { merchantAmount: '1.00', merchantCurrency }),
+      });
+    const euro = await abroad('25.00', 'EUR');
+    expect([euro.body.approved, euro.body.declineCode, euro.body.declineReason?.rule]).toEqual([
+      false,
+      'authorization_failed',
+      'foreign-currency',
+    ]);
+    // Under the template's amountMax, in the billing currency, or with no merchant currency.
+    expect((await abroad('15.00', 'EUR')).body.approved).toBe(true);
+    expect((await abroad('25.00', 'USD')).body.approved).toBe(true);
+    expect((await abroad('25.00', null)).body.approved).toBe(true);
+    expect(await balanceOf(vaultId)).toEqual({
+      ledger: '100.00',
+      pending: '65.00',
+      available: '35.00',
+    });
+  });
+});

@@ -2562,7 +2562,7 @@ export interface components {
             not: components["schemas"]["PolicyCondition"];
         } | {
             /**
-             * @description The fact compared: amount, currency, mcc, merchantCountry, merchantName, merchantId, cardId, hourUtc, dayOfWeekUtc, spentDaily, spentWeekly, spentMonthly, countDaily, merchant. merchant takes a path ($.name, $.mcc, $.country, $.city, $.id).
+             * @description The fact compared: amount, currency, mcc, merchantCountry, merchantName, merchantId, cardId, merchantCurrency, billingCurrency, hourUtc, dayOfWeekUtc, spentDaily, spentWeekly, spentMonthly, countDaily, merchant. merchant takes a path ($.name, $.mcc, $.country, $.city, $.id).
              * @example mcc
              */
             fact: string;

@@ -152,11 +152,18 @@ function decideOne(
         ? NO_SPEND
         : cardPolicy.counters.totals(cardPolicy.policy.aggregates, nowMs),
     nowMs,
-    // The request as it came when it is in the asset (no copy on the common path).
+    // The request as it came when it is in the asset (no copy on the common path); else in
+    // the asset, with the currencies the merchantCurrency and billingCurrency facts read.
     request:
-      amount === input.amount && input.currency === vault.currency
+      amount === input.amount && input.currency === vault.currency && input.merchantAmount == null
         ? input
-        : { ...input, amount, currency: vault.currency },
+        : {
+            ...input,
+            amount,
+            currency: vault.currency,
+            billingCurrency: card.billing_currency,
+            merchantCurrency: input.merchantAmount?.currency,
+          },
   });
   const decided: PartialDecision = lateForBudget
     ? { decision: STAND_IN_DECLINED, amount: asked, partial: false }

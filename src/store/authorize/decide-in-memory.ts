@@ -152,18 +152,7 @@ function decideOne(
         ? NO_SPEND
         : cardPolicy.counters.totals(cardPolicy.policy.aggregates, nowMs),
     nowMs,
-    // The request as it came when it is in the asset (no copy on the common path); else in
-    // the asset, with the currencies the merchantCurrency and billingCurrency facts read.
-    request:
-      amount === input.amount && input.currency === vault.currency && input.merchantAmount == null
-        ? input
-        : {
-            ...input,
-            amount,
-            currency: vault.currency,
-            billingCurrency: card.billing_currency,
-            merchantCurrency: input.merchantAmount?.currency,
-          },
+    request: assetRequest(input, amount, vault.currency, card.billing_currency),
   });
   const decided: PartialDecision = lateForBudget
     ? { decision: STAND_IN_DECLINED, amount: asked, partial: false }
@@ -189,6 +178,29 @@ function decideOne(
     cardPolicy?.counters.addApproval(spendDay, input.merchant.mcc, held);
   }
   return { decision: decided.decision, standIn: lateForBudget, transaction, replayed: false };
+}
+
+/**
+ * The request the policy sees: as it came when it is in the asset (no copy on the common
+ * path); else in the asset, with the currencies the merchantCurrency and billingCurrency facts
+ * read (contract v1.2, section 16).
+ */
+function assetRequest(
+  input: AuthorizeInput,
+  amount: Decimal,
+  asset: CurrencyCode,
+  billingCurrency: string,
+): DecisionInput['request'] {
+  if (amount === input.amount && input.currency === asset && input.merchantAmount == null) {
+    return input;
+  }
+  return {
+    ...input,
+    amount,
+    currency: asset,
+    billingCurrency,
+    merchantCurrency: input.merchantAmount?.currency,
+  };
 }
 
 /**

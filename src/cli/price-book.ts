@@ -10,7 +10,15 @@ import {
   type PriceBounds,
   type Pricing,
 } from '../core/index.js';
-import { startFeedReaders, type FeedReaders, type PriceRead } from '../solana/price-feeds.js';
+import {
+  readPriceFeed,
+  startFeedReaders,
+  type FeedReaders,
+  type PriceRead,
+  type RawPriceReading,
+} from '../solana/price-feeds.js';
+import type { ReserveValuationSource } from '../workers/reserve-valuation.js';
+import type { ChainTarget } from '../workers/solana-transfers.js';
 
 /*
  * The price feeds' latest readings, in memory (contract v1.2, section 16; docs/pricing.md):
@@ -53,15 +61,7 @@ export class MemoryPriceBook implements PriceBook {
    */
   record(mode: Mode, read: PriceRead): void {
     if (read.kind === 'reading') {
-      const raw = read.reading;
-      this.#readings[mode].set(raw.pair, {
-        pair: raw.pair,
-        address: raw.address,
-        price: new Decimal(`${raw.priceUnits.toString()}e${String(raw.exponent)}`),
-        confidence: new Decimal(`${raw.confidenceUnits.toString()}e${String(raw.exponent)}`),
-        publishTimeMs: Number(raw.publishTimeSec) * 1000,
-        trading: raw.trading,
-      });
+      this.#readings[mode].set(read.reading.pair, feedReadingOf(read.reading));
       return;
     }
     this.#failures.inc({ mode, pair: read.pair, reason: read.failure });
@@ -109,6 +109,46 @@ export class MemoryPriceBook implements PriceBook {
       readingRefusal(r, now, bounds) === null ? 1 : 0,
     );
   }
+}
+
+/** A raw reading in the core's terms: exact decimals, epoch milliseconds. */
+export function feedReadingOf(raw: RawPriceReading): FeedReading {
+  return {
+    pair: raw.pair,
+    address: raw.address,
+    price: new Decimal(`${raw.priceUnits.toString()}e${String(raw.exponent)}`),
+    confidence: new Decimal(`${raw.confidenceUnits.toString()}e${String(raw.exponent)}`),
+    publishTimeMs: Number(raw.publishTimeSec) * 1000,
+    trading: raw.trading,
+  };
+}
+
+/**
+ * Where the reconciliation of reserves reads its currency's USD price: one read of the mode's
+ * feed, on the chain the reconciliation reads the treasury on, at each run.
+ */
+export function reserveValuationOf(
+  settings: PriceSettings,
+  chains: Readonly<Record<Mode, ChainTarget | null>>,
+): ReserveValuationSource {
+  return {
+    bounds: priceBoundsOf(settings),
+    read: async (mode, pair) => {
+      const chain = chains[mode];
+      const address = settings.feeds[mode][pair];
+      if (chain === null || address === undefined) return null;
+      const read = await readPriceFeed(
+        {
+          connection: chain.connection,
+          oracleProgram: settings.oracleProgram[mode],
+          timeoutMs: settings.readTimeoutMs,
+        },
+        pair,
+        address,
+      );
+      return read.kind === 'reading' ? feedReadingOf(read.reading) : null;
+    },
+  };
 }
 
 /** The bounds the settings give (PRICE_MAX_AGE_MS, PRICE_CONFIDENCE_MAX). */

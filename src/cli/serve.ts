@@ -23,7 +23,13 @@ import { redisWritePositions } from './write-positions.js';
 import { loggerProgress, type Progress } from './progress.js';
 import type { Role } from './roles.js';
 import { openChains, type Chains } from './solana-chains.js';
-import { MemoryPriceBook, priceBoundsOf, pricingOf, startPriceReaders } from './price-book.js';
+import {
+  MemoryPriceBook,
+  priceBoundsOf,
+  pricingOf,
+  reserveValuationOf,
+  startPriceReaders,
+} from './price-book.js';
 
 export { ROLES, type Role } from './roles.js';
 
@@ -197,6 +203,7 @@ async function startBackground(
     delivery: { ...config.webhooks, timeoutMs: DELIVERY_ATTEMPT_TIMEOUT_MS },
     maintenance: { ...DEFAULT_MAINTENANCE_SETTINGS, holdAgeMsMax: config.holdAgeMsMax },
     chains: chains.targets,
+    reserveValuation: reserveValuationOf(config.prices, chains.targets),
     ...(config.solana.testDepositPause
       ? { deposits: { ...DEFAULT_DEPOSIT_SETTINGS, beforeCredit: pauseBeforeCredit(app.log) } }
       : {}),

@@ -113,6 +113,27 @@ function boundedRead(
   });
 }
 
+/** What reading one feed once needs: the cluster, the owner to insist on, the bound. */
+export type OneFeedRead = Pick<FeedReaderOptions, 'connection' | 'oracleProgram' | 'timeoutMs'>;
+
+/**
+ * One feed, read once now (the reconciliation of reserves values the treasury with it, every
+ * minute; never an authorization), bounded by `timeoutMs`.
+ */
+export function readPriceFeed(
+  options: OneFeedRead,
+  pair: string,
+  address: string,
+): Promise<PriceRead> {
+  const reader: FeedReaderOptions = {
+    ...options,
+    feeds: {},
+    pollMs: 0,
+    onRead: () => undefined,
+  };
+  return boundedRead(reader, pair, new PublicKey(address));
+}
+
 export function startFeedReaders(options: FeedReaderOptions): FeedReaders {
   const inFlight = new Map<string, Promise<void>>();
   const feeds = Object.entries(options.feeds).map(([pair, address]) => ({

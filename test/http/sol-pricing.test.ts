@@ -300,3 +300,36 @@ describe('the foreign-currency template', () => {
     });
   });
 });
+
+describe('an increment on a SOL hold', () => {
+  it('raises the hold by the increment at the price now, or declines rate_unavailable', async () => {
+    await setPrice('SOL/USD', '200');
+    const { vaultId, cardId } = await fundedCard(harness, '10', { currency: 'SOL' });
+    const first = await authorize(cardId, '30.00');
+    const held = expectedHold('30.00', '200');
+    const increment = () =>
+      harness.call('POST', `/v1/authorizations/${first.body.id}/increment`, {
+        amount: '10.00',
+        networkTransactionId: networkId(),
+      });
+    await setPrice('SOL/USD', '250');
+    const raised = await increment();
+    expect([raised.status, raised.body.approved]).toEqual([200, true]);
+    const total = new Decimal(held).plus(expectedHold('10.00', '250'));
+    expect((await balanceOf(vaultId)).pending).toBe(sol(total));
+    const recorded = (await harness.call('GET', `/v1/transactions/${first.body.id}`)).body;
+    expect([recorded.amount, recorded.billing]).toEqual([
+      sol(total),
+      { amount: '40.00', currency: 'USD' },
+    ]);
+    // No usable price: the increment declines at once and the hold stays as it was.
+    await setPrice('SOL/USD', '250', '5');
+    const refused = await increment();
+    expect([refused.body.approved, refused.body.declineReason?.rule]).toEqual([
+      false,
+      'rate_unavailable',
+    ]);
+    expect((await balanceOf(vaultId)).pending).toBe(sol(total));
+    await setPrice('SOL/USD', '150');
+  });
+});

@@ -143,7 +143,7 @@ export function toVaultAsset(input: AssetConversionInput): AssetAmount | Decisio
   return { amount: held, worth, billing, rate: price };
 }
 
-/** Whether `toVaultAsset` answered a decline rather than an amount. */
-export function isDecision(value: AssetAmount | Decision): value is Decision {
+/** Whether a conversion (`toVaultAsset`, an increment's) answered a decline rather than an amount. */
+export function isDecision(value: object): value is Decision {
   return 'approved' in value;
 }

@@ -333,3 +333,40 @@ describe('an increment on a SOL hold', () => {
     await setPrice('SOL/USD', '150');
   });
 });
+
+describe('clearing messages in the billing currency', () => {
+  const clearing = (path: string, cardId: string, amount: string) =>
+    harness.call('POST', path, {
+      cardId,
+      amount,
+      currency: 'USD',
+      merchant: MERCHANT,
+      networkTransactionId: networkId(),
+    });
+
+  it('posts a force capture rounded up and a refund rounded down, at the price now', async () => {
+    await setPrice('SOL/USD', '3');
+    const { vaultId, cardId } = await fundedCard(harness, '10', { currency: 'SOL' });
+    // 10 USD at 3 = 3.333333333... SOL: collected up, credited down.
+    const forced = await clearing('/v1/captures', cardId, '10.00');
+    expect([forced.status, forced.body.amount, forced.body.billing]).toEqual([
+      201,
+      sol('3.333333334'),
+      { amount: '10.00', currency: 'USD' },
+    ]);
+    expect(forced.body.rate?.value).toBe('3');
+    const refunded = await clearing('/v1/refunds', cardId, '10.00');
+    expect([refunded.status, refunded.body.amount]).toEqual([201, sol('3.333333333')]);
+    expect(await balanceOf(vaultId)).toEqual({
+      ledger: sol('9.999999999'),
+      pending: sol('0'),
+      available: sol('9.999999999'),
+    });
+    // No usable price: 503, nothing posted; the network sends it again.
+    await setPrice('SOL/USD', '3', '1');
+    const later = await clearing('/v1/captures', cardId, '10.00');
+    expect(later.status).toBe(503);
+    expect((await balanceOf(vaultId)).ledger).toBe(sol('9.999999999'));
+    await setPrice('SOL/USD', '150');
+  });
+});

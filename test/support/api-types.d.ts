@@ -10992,7 +10992,7 @@ export interface operations {
                     cardId: string;
                     /** @description A decimal amount: a JSON number or a decimal string such as "125.50". */
                     amount: number | string;
-                    /** @description The vault's asset (USDC, SOL) or a billing currency at par with it (USD for a USDC vault). */
+                    /** @description The vault's asset (USDC, SOL), a billing currency at par with it (USD for a USDC vault), or the card's billing currency converted at the feed price now (docs/pricing.md; 503 without a usable price). */
                     currency: string;
                     merchant: {
                         name: string;
@@ -11210,7 +11210,7 @@ export interface operations {
                     cardId: string;
                     /** @description A decimal amount: a JSON number or a decimal string such as "125.50". */
                     amount: number | string;
-                    /** @description The vault's asset (USDC, SOL) or a billing currency at par with it (USD for a USDC vault). */
+                    /** @description The vault's asset (USDC, SOL), a billing currency at par with it (USD for a USDC vault), or the card's billing currency converted at the feed price now (docs/pricing.md; 503 without a usable price). */
                     currency: string;
                     merchant: {
                         name: string;

@@ -27,7 +27,7 @@ const clearingFields = {
   amount: amountInput,
   currency: text(1, 16).meta({
     description:
-      "The vault's asset (USDC, SOL) or a billing currency at par with it (USD for a USDC vault).",
+      "The vault's asset (USDC, SOL), a billing currency at par with it (USD for a USDC vault), or the card's billing currency converted at the feed price now (docs/pricing.md; 503 without a usable price).",
   }),
   merchant: merchantInput,
   networkTransactionId: text(1, 255).meta({

@@ -370,3 +370,25 @@ describe('clearing messages in the billing currency', () => {
     await setPrice('SOL/USD', '150');
   });
 });
+
+describe('an advice in the billing currency', () => {
+  it('places the hold the network approved at the price now, with the buffer, and records the rate', async () => {
+    await setPrice('SOL/USD', '160');
+    const { vaultId, cardId } = await fundedCard(harness, '10', { currency: 'SOL' });
+    const advised = await harness.call('POST', '/v1/authorizations/advice', {
+      cardId,
+      amount: '40.00',
+      currency: 'USD',
+      merchant: MERCHANT,
+      networkTransactionId: networkId(),
+      approved: true,
+      reason: 'stand_in',
+    });
+    expect([advised.status, advised.body.approved]).toEqual([200, true]);
+    const hold = expectedHold('40.00', '160');
+    expect((await balanceOf(vaultId)).pending).toBe(hold);
+    const recorded = (await harness.call('GET', `/v1/transactions/${advised.body.id}`)).body;
+    expect([recorded.amount, recorded.rate?.value]).toEqual([hold, '160']);
+    await setPrice('SOL/USD', '150');
+  });
+});

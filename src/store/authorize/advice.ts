@@ -5,6 +5,7 @@ import {
   isAtPar,
   isDecision,
   NO_PRICING,
+  rateRecordOf,
   presentTransaction,
   SpendgateError,
   toVaultAsset,
@@ -12,6 +13,7 @@ import {
   type AuthorizationOutcome,
   type Decimal,
   type Decision,
+  type RateRecord,
   type Scope,
   type TransactionRecord,
   type VaultRecord,
@@ -73,10 +75,10 @@ export async function advise(
 ): Promise<AuthorizationOutcome> {
   const nowMs = ctx.clock();
   const card = await lockAdvisedCard(tx, scope, input.cardId);
-  const amount = advisedAmount(ctx, scope, card, input, nowMs);
+  const { amount, rate } = advisedAmount(ctx, scope, card, input, nowMs);
   const recorded = await recordedAuthorization(tx, scope, input.networkTransactionId);
   if (recorded === null) {
-    const created = await insertAdvised(ctx, tx, scope, card.vault, input, amount, nowMs);
+    const created = await insertAdvised(ctx, tx, scope, card.vault, input, { amount, rate }, nowMs);
     return adviced(scope, tx, created, amount, nowMs, false);
   }
   const agrees = (recorded.declineCode === null) === input.approved;
@@ -121,7 +123,7 @@ function advisedAmount(
   card: AdvisedCard,
   input: AdviceInput,
   nowMs: number,
-): Decimal {
+): { amount: Decimal; rate: RateRecord | null } {
   const asset = CURRENCIES[card.vault.currency];
   const pricing = ctx.pricing ?? NO_PRICING;
   const priced =
@@ -138,7 +140,10 @@ function advisedAmount(
       : null,
     holdBuffer: pricing.holdBuffer,
   });
-  if (!isDecision(converted)) return converted.amount;
+  if (!isDecision(converted)) {
+    const rate = converted.rate === null ? null : rateRecordOf(converted.rate);
+    return { amount: converted.amount, rate };
+  }
   if (converted.declineReason?.rule === 'rate_unavailable') {
     throw new SpendgateError(
       'service_unavailable',
@@ -184,7 +189,7 @@ async function insertAdvised(
   scope: Scope,
   vault: VaultRecord,
   input: AdviceInput,
-  amount: Decimal,
+  { amount, rate }: { amount: Decimal; rate: RateRecord | null },
   nowMs: number,
 ): Promise<TransactionRecord> {
   const decline = input.approved ? null : declineOf(input);
@@ -193,9 +198,9 @@ async function insertAdvised(
     `INSERT INTO transactions (id, account_id, mode, vault_id, type, status, currency, amount, hold_remaining,
        card_id, merchant, mcc, network_transaction_id, decline_code, decline_reason, stand_in,
        billing_amount, billing_currency, merchant_amount, merchant_currency, advice, expires_at,
-       created_at, updated_at)
+       created_at, updated_at, rate)
      VALUES ($1, $2, $3, $4, 'card_authorization', $5, $6, $7, $8, $9, $10, $11, $12, $13, $14,
-       $15, $16, $17, $18, $19, true, $20, $21, $21)
+       $15, $16, $17, $18, $19, true, $20, $21, $21, $22::jsonb)
      RETURNING ${TRANSACTION_COLUMNS}`,
     [
       newId('transaction', nowMs),
@@ -219,6 +224,7 @@ async function insertAdvised(
       input.merchantAmount?.currency ?? null,
       input.approved ? new Date(holdExpiresAtMs(input.merchant.mcc, nowMs, ctx.holdExpiry)) : null,
       at,
+      rate === null ? null : JSON.stringify(rate),
     ],
   );
   const created = transactionFromRow(oneRow(rows, 'the advice INSERT'));

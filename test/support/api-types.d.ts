@@ -855,7 +855,7 @@ export interface paths {
         put?: never;
         /**
          * Authorize a card transaction
-         * @description The card network's callback. Decides from the card, the vault and its policy, and always answers 200 with a decision: a decline is `approved: false` with its `declineCode` and `declineReason`, never an error. An approval holds the amount on the vault until Capture or Reverse (or expiry). `networkTransactionId` is the idempotency key: a repeated callback answers the first decision with `Idempotent-Replayed: true`. Past `AUTHORIZE_BUDGET_MS` the stand-in decision is answered (`standIn: true`). `currency` is the vault's asset or the card's `billingCurrency` (USD to USDC at par; a SOL vault declines a billing currency with rule `rate_unavailable` until its price feed); `merchantAmount` and `merchantCurrency` (ISO 4217) are recorded. With `partialApprovalAllowed: true`, a decline for the balance or an amount limit becomes an approval of what they allow (`partial: true`, `requestedAmount`). `amount: 0` is an account verification: approved with no hold when the card and vault are active.
+         * @description The card network's callback. Decides from the card, the vault and its policy, and always answers 200 with a decision: a decline is `approved: false` with its `declineCode` and `declineReason`, never an error. An approval holds the amount on the vault until Capture or Reverse (or expiry). `networkTransactionId` is the idempotency key: a repeated callback answers the first decision with `Idempotent-Replayed: true`. Past `AUTHORIZE_BUDGET_MS` the stand-in decision is answered (`standIn: true`). `currency` is the vault's asset or the card's `billingCurrency` (USD to USDC at par; otherwise at a Pyth feed price held in memory, rounded up, a SOL hold plus `SOL_HOLD_BUFFER`; no usable price declines `card_declined`, rule `rate_unavailable`; the transaction records `rate`); `merchantAmount` and `merchantCurrency` (ISO 4217) are recorded and are policy facts. With `partialApprovalAllowed: true`, a decline for the balance or an amount limit becomes an approval of what they allow (`partial: true`, `requestedAmount`). `amount: 0` is an account verification: approved with no hold when the card and vault are active.
          */
         post: operations["authorize"];
         delete?: never;
@@ -10603,7 +10603,7 @@ export interface operations {
                  *     }
                  */
                 "application/json": {
-                    /** @description What the network captured, in the authorization's currency: may exceed the hold (tips, fuel); the excess posts too. Without it, the whole remaining hold. */
+                    /** @description What the network captured, in the authorization's currency (for one converted at a price, its billing currency, converted at the price now: docs/pricing.md): may exceed the hold (tips, fuel); the excess posts too. Without it, the whole remaining hold (at a price, the billing amount while nothing is captured). */
                     amount?: number | string;
                     /** @description True (the default): the last capture, which releases what is left of the hold. False: the hold stays open, less this amount, for later captures (split shipments). */
                     final?: boolean;

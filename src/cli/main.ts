@@ -40,7 +40,7 @@ async function runMigrate(config: Settings): Promise<void> {
   }
 }
 
-const USAGE = `usage: spendgate serve [--role api|worker|all] | spendgate migrate | spendgate openapi\n${KEYS_USAGE}\n       spendgate reserves [--run] [--watch [--every SECONDS]]\n       spendgate chain send --to ADDRESS --amount X --currency USDC|SOL [--rpc URL]\n       spendgate processors replay stripe FILE --to URL [--card ID]\n       spendgate --help | --version`;
+const USAGE = `usage: spendgate serve [--role api|worker|all] | spendgate migrate | spendgate openapi\n${KEYS_USAGE}\n       spendgate reserves [--run] [--watch [--every SECONDS]]\n       spendgate chain send --to ADDRESS --amount X --currency USDC|SOL [--rpc URL]\n       spendgate chain price PAIR PRICE [--confidence X] [--rpc URL]\n       spendgate processors replay stripe FILE --to URL [--card ID]\n       spendgate --help | --version`;
 
 const HELP = `spendgate: a card authorization engine for treasury vaults on Solana (USDC, SOL).
 
@@ -70,6 +70,9 @@ commands:
                                   test mode only: sends a deposit from a new outside wallet
                                   (funded by the test cluster's faucets) to ADDRESS, e.g. a
                                   vault's depositAddress, on SOLANA_TEST_RPC_URL or --rpc
+  chain price PAIR PRICE [--confidence X] [--rpc URL]
+                                  test mode only: sets a price feed of the local runtime
+                                  (SOL/USD, USDC/USD, EUR/USD, GBP/USD; docs/pricing.md)
   processors replay stripe FILE --to URL [--card ID]
                                   sends a recorded sequence of Stripe Issuing events
                                   (docs/processors/), each signed as Stripe signs with
@@ -187,6 +190,11 @@ async function main(argv: readonly string[]): Promise<void> {
       await runReservesCommand(argv.slice(1));
       return;
     case 'chain': {
+      if (argv[1] === 'price') {
+        const { runChainPrice } = await import('./chain-price.js');
+        for (const line of await runChainPrice(loadConfig(), argv.slice(1))) console.log(line);
+        return;
+      }
       const { runChainSend } = await import('./chain-send.js');
       for (const line of await runChainSend(loadConfig(), argv.slice(1))) console.log(line);
       return;

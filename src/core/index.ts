@@ -111,8 +111,28 @@ export {
   type VaultStatus,
 } from './decision/decide.js';
 export {
+  assetPair,
+  assetPriceOf,
+  billingPair,
+  DEFAULT_PRICE_BOUNDS,
+  DEFAULT_SOL_HOLD_BUFFER,
+  NO_PRICES,
+  NO_PRICING,
+  rateRecordOf,
+  readingRefusal,
+  type FeedReading,
+  type Pricing,
+  type RateRecord,
+  type PriceBook,
+  type PriceBounds,
+  type ReadingRefusal,
+} from './decision/price-feeds.js';
+export {
+  convertAtPrice,
   isAtPar,
   isDecision,
+  withHoldBuffer,
+  type FeedLeg,
   RATE_UNAVAILABLE,
   toVaultAsset,
   UNCONVERTIBLE_CURRENCY,

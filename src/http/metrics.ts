@@ -14,6 +14,8 @@ export interface Metrics {
   readonly requestSeconds: Histogram<'method' | 'route' | 'status'>;
   /** `stand_in` is "true" for a stand-in decision (past the budget, or the store failed). */
   readonly decisions: Counter<'outcome' | 'decline_code' | 'stand_in'>;
+  /** Declines for want of a usable price (rule `rate_unavailable`, docs/pricing.md). */
+  readonly rateUnavailableDeclines: Counter;
   /** Authorizations per database batch (store/authorize/lanes.ts). */
   readonly authorizeBatchRequests: Histogram;
   readonly rateLimitRefusals: Counter<'key_class'>;
@@ -68,6 +70,11 @@ export function createMetrics(): Metrics {
       name: 'spendgate_authorization_decisions_total',
       help: 'Authorization decisions answered, by outcome, decline code and stand-in.',
       labelNames: ['outcome', 'decline_code', 'stand_in'],
+      registers: [registry],
+    }),
+    rateUnavailableDeclines: new Counter({
+      name: 'spendgate_rate_unavailable_declines_total',
+      help: 'Authorizations declined card_declined, rule rate_unavailable: no usable feed price converted the billing currency.',
       registers: [registry],
     }),
     authorizeBatchRequests: new Histogram({

@@ -1405,8 +1405,10 @@ export const OPERATION_DOCS: Readonly<Record<string, OperationDoc>> = {
       'key: a repeated callback answers the first decision with `Idempotent-Replayed: true`. ' +
       'Past `AUTHORIZE_BUDGET_MS` the stand-in decision is answered (`standIn: true`). ' +
       "`currency` is the vault's asset or the card's `billingCurrency` (USD to USDC at par; " +
-      'a SOL vault declines a billing currency with rule `rate_unavailable` until its price ' +
-      'feed); `merchantAmount` and `merchantCurrency` (ISO 4217) are recorded. With ' +
+      'otherwise at a Pyth feed price held in memory, rounded up, a SOL hold plus ' +
+      '`SOL_HOLD_BUFFER`; no usable price declines `card_declined`, rule `rate_unavailable`; ' +
+      'the transaction records `rate`); `merchantAmount` and `merchantCurrency` (ISO 4217) are ' +
+      'recorded and are policy facts. With ' +
       '`partialApprovalAllowed: true`, a decline for the balance or an amount limit becomes an ' +
       'approval of what they allow (`partial: true`, `requestedAmount`). `amount: 0` is an ' +
       'account verification: approved with no hold when the card and vault are active.',

@@ -369,7 +369,7 @@ function registerApi(
     registerCardDisplayRoutes(api, dependencies.store);
     registerCardPolicyRoutes(api, dependencies.store);
     registerPolicyHistoryRoutes(api, dependencies.store, 'card');
-    registerAuthorizationRoutes(api, dependencies.store, config.authorize, metrics.decisions);
+    registerAuthorizationRoutes(api, dependencies.store, config.authorize, metrics);
     registerClearingRoutes(api, dependencies.store);
     registerWebhookRoutes(api, dependencies.store);
     registerProcessorRoutes(api, dependencies.store);

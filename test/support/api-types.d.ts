@@ -875,7 +875,7 @@ export interface paths {
         put?: never;
         /**
          * Authorize a card transaction
-         * @description The card network's callback. Decides from the card, the vault and its policy, and always answers 200 with a decision: a decline is `approved: false` with its `declineCode` and `declineReason`, never an error. An approval holds the amount on the vault until Capture or Reverse (or expiry). `networkTransactionId` is the idempotency key: a repeated callback answers the first decision with `Idempotent-Replayed: true`. Past `AUTHORIZE_BUDGET_MS` the stand-in decision is answered (`standIn: true`). `currency` is the vault's asset or the card's `billingCurrency` (USD to USDC at par; a SOL vault declines a billing currency with rule `rate_unavailable` until its price feed); `merchantAmount` and `merchantCurrency` (ISO 4217) are recorded. With `partialApprovalAllowed: true`, a decline for the balance or an amount limit becomes an approval of what they allow (`partial: true`, `requestedAmount`). `amount: 0` is an account verification: approved with no hold when the card and vault are active.
+         * @description The card network's callback. Decides from the card, the vault and its policy, and always answers 200 with a decision: a decline is `approved: false` with its `declineCode` and `declineReason`, never an error. An approval holds the amount on the vault until Capture or Reverse (or expiry). `networkTransactionId` is the idempotency key: a repeated callback answers the first decision with `Idempotent-Replayed: true`. Past `AUTHORIZE_BUDGET_MS` the stand-in decision is answered (`standIn: true`). `currency` is the vault's asset or the card's `billingCurrency` (USD to USDC at par; otherwise at a Pyth feed price held in memory, rounded up, a SOL hold plus `SOL_HOLD_BUFFER`; no usable price declines `card_declined`, rule `rate_unavailable`; the transaction records `rate`); `merchantAmount` and `merchantCurrency` (ISO 4217) are recorded and are policy facts. With `partialApprovalAllowed: true`, a decline for the balance or an amount limit becomes an approval of what they allow (`partial: true`, `requestedAmount`). `amount: 0` is an account verification: approved with no hold when the card and vault are active.
          */
         post: operations["authorize"];
         delete?: never;
@@ -1515,12 +1515,21 @@ export interface components {
                 amount: string;
                 currency: string;
             } | null;
-            /** @description The price that converted billing into the vault asset; null when none was needed (at par, or asked in the asset). */
+            /** @description The price that converted billing into the vault asset (billing currency per unit of the asset; `at`: the oldest feed publish time); null when none was needed (at par, or asked in the asset). */
             rate: {
                 value: string;
                 source: string;
                 /** @description ISO 8601 UTC. */
                 at: string;
+                /** @description The Pyth price accounts the rate was read from (billing currency to USD, then USD to the asset): each price, confidence interval and publish time (docs/pricing.md). */
+                feeds: {
+                    pair: string;
+                    address: string;
+                    price: string;
+                    confidence: string;
+                    /** @description ISO 8601 UTC. */
+                    publishedAt: string;
+                }[];
             } | null;
             /** @description What linked refunds (`POST /v1/refunds` with `transactionId`) credited. */
             refundedAmount: string;
@@ -2245,12 +2254,21 @@ export interface components {
                 amount: string;
                 currency: string;
             } | null;
-            /** @description The price that converted billing into the vault asset; null when none was needed (at par, or asked in the asset). */
+            /** @description The price that converted billing into the vault asset (billing currency per unit of the asset; `at`: the oldest feed publish time); null when none was needed (at par, or asked in the asset). */
             rate: {
                 value: string;
                 source: string;
                 /** @description ISO 8601 UTC. */
                 at: string;
+                /** @description The Pyth price accounts the rate was read from (billing currency to USD, then USD to the asset): each price, confidence interval and publish time (docs/pricing.md). */
+                feeds: {
+                    pair: string;
+                    address: string;
+                    price: string;
+                    confidence: string;
+                    /** @description ISO 8601 UTC. */
+                    publishedAt: string;
+                }[];
             } | null;
             /** @description What linked refunds (`POST /v1/refunds` with `transactionId`) credited. */
             refundedAmount: string;
@@ -2814,7 +2832,7 @@ export interface components {
             not: components["schemas"]["PolicyCondition"];
         } | {
             /**
-             * @description The fact compared: amount, currency, mcc, merchantCountry, merchantName, merchantId, cardId, hourUtc, dayOfWeekUtc, spentDaily, spentWeekly, spentMonthly, countDaily, merchant. merchant takes a path ($.name, $.mcc, $.country, $.city, $.id).
+             * @description The fact compared: amount, currency, mcc, merchantCountry, merchantName, merchantId, cardId, merchantCurrency, billingCurrency, hourUtc, dayOfWeekUtc, spentDaily, spentWeekly, spentMonthly, countDaily, merchant. merchant takes a path ($.name, $.mcc, $.country, $.city, $.id).
              * @example mcc
              */
             fact: string;
@@ -10976,7 +10994,7 @@ export interface operations {
                  *     }
                  */
                 "application/json": {
-                    /** @description What the network captured, in the authorization's currency: may exceed the hold (tips, fuel); the excess posts too. Without it, the whole remaining hold. */
+                    /** @description What the network captured, in the authorization's currency (for one converted at a price, its billing currency, converted at the price now: docs/pricing.md): may exceed the hold (tips, fuel); the excess posts too. Without it, the whole remaining hold (at a price, the billing amount while nothing is captured). */
                     amount?: number | string;
                     /** @description True (the default): the last capture, which releases what is left of the hold. False: the hold stays open, less this amount, for later captures (split shipments). */
                     final?: boolean;
@@ -11365,7 +11383,7 @@ export interface operations {
                     cardId: string;
                     /** @description A decimal amount: a JSON number or a decimal string such as "125.50". */
                     amount: number | string;
-                    /** @description The vault's asset (USDC, SOL) or a billing currency at par with it (USD for a USDC vault). */
+                    /** @description The vault's asset (USDC, SOL), a billing currency at par with it (USD for a USDC vault), or the card's billing currency converted at the feed price now (docs/pricing.md; 503 without a usable price). */
                     currency: string;
                     merchant: {
                         name: string;
@@ -11583,7 +11601,7 @@ export interface operations {
                     cardId: string;
                     /** @description A decimal amount: a JSON number or a decimal string such as "125.50". */
                     amount: number | string;
-                    /** @description The vault's asset (USDC, SOL) or a billing currency at par with it (USD for a USDC vault). */
+                    /** @description The vault's asset (USDC, SOL), a billing currency at par with it (USD for a USDC vault), or the card's billing currency converted at the feed price now (docs/pricing.md; 503 without a usable price). */
                     currency: string;
                     merchant: {
                         name: string;
@@ -13129,7 +13147,7 @@ export interface operations {
                         cardId: string;
                         /** @description A decimal amount: a JSON number or a decimal string such as "125.50". */
                         amount: number | string;
-                        /** @description The vault's asset (USDC, SOL) or a billing currency at par with it (USD for a USDC vault). */
+                        /** @description The vault's asset (USDC, SOL), a billing currency at par with it (USD for a USDC vault), or the card's billing currency converted at the feed price now (docs/pricing.md; 503 without a usable price). */
                         currency: string;
                         merchant: {
                             name: string;
@@ -13146,7 +13164,7 @@ export interface operations {
                         cardId: string;
                         /** @description A decimal amount: a JSON number or a decimal string such as "125.50". */
                         amount: number | string;
-                        /** @description The vault's asset (USDC, SOL) or a billing currency at par with it (USD for a USDC vault). */
+                        /** @description The vault's asset (USDC, SOL), a billing currency at par with it (USD for a USDC vault), or the card's billing currency converted at the feed price now (docs/pricing.md; 503 without a usable price). */
                         currency: string;
                         merchant: {
                             name: string;

@@ -1,5 +1,6 @@
 import type { Decision, DeclineCode, DeclineReason, ShadowMatch } from '../decision/result.js';
 import type { CardStatus, VaultStatus } from '../decision/decide.js';
+import type { RateRecord } from '../decision/price-feeds.js';
 import type { CurrencyCode } from '../money/currencies.js';
 import type { Decimal } from '../money/decimal.js';
 import type { Merchant } from '../policy/evaluation-input.js';
@@ -151,7 +152,7 @@ export interface TransactionLifecycle {
   readonly billing: FiatAmount | null;
   readonly merchantAmount: FiatAmount | null;
   /** null: at par, or no conversion. */
-  readonly rate: { readonly value: string; readonly source: string; readonly atMs: number } | null;
+  readonly rate: RateRecord | null;
   readonly requestedAmount: Decimal | null;
   readonly partial: boolean;
   readonly advice: boolean;

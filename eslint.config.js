@@ -9,7 +9,7 @@ export default tseslint.config(
       'node_modules/**',
       'data/**',
       'coverage/**',
-      'test/support/api-types.d.ts',
+      'src/client/api-types.ts',
     ],
   },
   js.configs.recommended,

@@ -293,7 +293,7 @@ describe('the OpenAPI document', () => {
   it('is the one checked in at docs/openapi.json, with current client types (npm run openapi)', async () => {
     const checkedIn: unknown = JSON.parse(readFileSync(repository('docs/openapi.json'), 'utf8'));
     expect(checkedIn).toEqual(document);
-    const types = readFileSync(repository('test/support/api-types.d.ts'), 'utf8');
+    const types = readFileSync(repository('src/client/api-types.ts'), 'utf8');
     expect(types.endsWith(astToString(await openapiTS(structuredClone(document) as never)))).toBe(
       true,
     );

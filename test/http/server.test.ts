@@ -1,5 +1,6 @@
 import { maxHeaderSize } from 'node:http';
 import { connect } from 'node:net';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   CONTRACT_RETRY_DELAYS_MS,
@@ -208,7 +209,7 @@ describe('configuration', () => {
       redis: redisServer('redis://127.0.0.1:6379'),
       redisPrefix: null,
       rateLimits: { livePerSecond: 100, testPerSecond: 25, authorizationsPerSecond: 10_000 },
-      authorize: { budgetMs: 1500, standIn: 'decline' },
+      authorize: { budgetMs: 1500, standIn: 'decline', journalDir: join('./data', 'stand-in') },
       cardBin: '424242',
       solanaRpcUrl: null,
       solana: {

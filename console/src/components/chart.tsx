@@ -20,6 +20,9 @@ export function Chart({ label, options, data, height = 220 }: ChartProps) {
     const element = box.current;
     if (element === null) return undefined;
     const plot = new uPlot({ ...options, width: element.clientWidth, height }, data, element);
+    // The x-axis bounds uPlot drew, for tests and for anyone inspecting the page.
+    element.dataset.xMin = String(plot.scales.x?.min ?? '');
+    element.dataset.xMax = String(plot.scales.x?.max ?? '');
     const observer = new ResizeObserver(() => {
       plot.setSize({ width: element.clientWidth, height });
     });

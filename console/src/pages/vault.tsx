@@ -82,6 +82,8 @@ function BalanceHistory({ vault }: { vault: Vault }) {
   const [days, setDays] = useState<BalanceSnapshot[] | null>(null);
   const [error, setError] = useState<string | null>(null);
   useEffect(() => {
+    // Another vault's days are not shown while this one's load.
+    setDays(null);
     api<Page<BalanceSnapshot>>('GET', `/v1/vaults/${vault.id}/balance/history?limit=90`)
       .then((page) => {
         setDays([...page.data].reverse());

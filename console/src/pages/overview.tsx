@@ -235,8 +235,11 @@ function DecisionsChart({
       }
       return slots;
     };
-    const bars = uPlot.paths.bars?.({ size: [0.8, 16] });
-    const paths = bars === undefined ? {} : { paths: bars };
+    // Side by side in each minute: approvals left of the tick, declines right of it.
+    const barsOf = (align: -1 | 1) => {
+      const bars = uPlot.paths.bars?.({ size: [0.4, 12], align });
+      return bars === undefined ? {} : { paths: bars };
+    };
     const options: Omit<uPlot.Options, 'width' | 'height'> = {
       // Padded by two minutes each side, so that one busy minute is a bar, not the whole width.
       scales: {
@@ -249,14 +252,14 @@ function DecisionsChart({
           label: 'Approved',
           stroke: '#047857',
           fill: '#04785799',
-          ...paths,
+          ...barsOf(-1),
           points: { show: false },
         },
         {
           label: 'Declined',
           stroke: '#b91c1c',
           fill: '#b91c1c99',
-          ...paths,
+          ...barsOf(1),
           points: { show: false },
         },
       ],

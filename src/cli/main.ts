@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 import { readFileSync } from 'node:fs';
 import type { Settings } from '../config/env.js';
+import type { Store } from '../store/store.js';
 import { stderrProgress } from './progress.js';
 import { ROLES, type Role } from './roles.js';
 import { unknownWord } from './suggest.js';
@@ -123,6 +124,19 @@ function roleOf(args: readonly string[]): Role {
   return role;
 }
 
+/**
+ * The store for `keys` and `reserves`: on the embedded database with a server running on it,
+ * that server's, through its admin socket (admin-socket.ts); else the database itself.
+ */
+async function openForCommand(config: Settings): Promise<Store & { close(): Promise<void> }> {
+  if (config.databaseUrl === null) {
+    const admin = await import('./admin-socket.js');
+    if (await admin.adminSocketAnswers(config.dataDir)) return admin.remoteStore(config.dataDir);
+  }
+  const { openConfiguredStore } = await import('./open-store.js');
+  return openConfiguredStore(config, { progress: stderrProgress() });
+}
+
 async function runKeysCommand(argv: readonly string[]): Promise<void> {
   if (argv[0] === 'rotate-master') {
     const { runRotateMaster } = await import('./rotate-master.js');
@@ -133,8 +147,7 @@ async function runKeysCommand(argv: readonly string[]): Promise<void> {
   }
   const { parseKeysArgs, runParsedKeys } = await import('./keys.js');
   const args = parseKeysArgs(argv);
-  const { openConfiguredStore } = await import('./open-store.js');
-  const store = await openConfiguredStore(await loadConfig(), { progress: stderrProgress() });
+  const store = await openForCommand(await loadConfig());
   try {
     for (const line of await runParsedKeys(store, args)) console.log(line);
   } finally {
@@ -145,8 +158,7 @@ async function runKeysCommand(argv: readonly string[]): Promise<void> {
 async function runReservesCommand(argv: readonly string[]): Promise<void> {
   const reserves = await import('./reserves.js');
   const args = reserves.parseReservesArgs(argv);
-  const { openConfiguredStore } = await import('./open-store.js');
-  const store = await openConfiguredStore(await loadConfig(), { progress: stderrProgress() });
+  const store = await openForCommand(await loadConfig());
   const stop = new AbortController();
   const onSignal = (): void => {
     stop.abort();

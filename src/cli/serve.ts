@@ -18,6 +18,7 @@ import { DEFAULT_DEPOSIT_SETTINGS } from '../workers/deposit-jobs.js';
 import type { BeforeCredit } from '../workers/deposit-watcher.js';
 import { startWorkers, type Workers } from '../workers/start.js';
 import { setHeapGrowingPercent } from './heap-growth.js';
+import { listenAdminSocket } from './admin-socket.js';
 import { openConfiguredStore } from './open-store.js';
 import { redisWritePositions } from './write-positions.js';
 import { loggerProgress, type Progress } from './progress.js';
@@ -77,6 +78,8 @@ export async function serve(
     checkKeys: true,
     pricing: pricingOf(settings.prices, prices),
   });
+  // The CLI's way to this embedded database while it runs here (admin-socket.ts).
+  if (settings.databaseUrl === null) await listenAdminSocket(settings.dataDir, store);
   const { config, installationId, claim, claimed } = await claimPrefix(settings, store);
   if (role !== 'worker') await printFirstKey(config, store);
   const redis = createRedis(config.redis);

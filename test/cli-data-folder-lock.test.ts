@@ -23,10 +23,12 @@ import {
  */
 const START_MS_MAX = 150_000;
 const redisPrefix = testRedisPrefix();
+// The second test's database: a Redis prefix is claimed by one database.
+const workersPrefix = testRedisPrefix();
 
 afterAll(async () => {
   await stopAll();
-  await forgetPrefixes([redisPrefix]);
+  await forgetPrefixes([redisPrefix, workersPrefix]);
 });
 
 describe('one process per embedded data folder', () => {
@@ -135,5 +137,27 @@ describe('one process per embedded data folder', () => {
     expect(listed.code).toBe(0);
     expect(listed.output).toContain('active');
     expect(existsSync(lockFile)).toBe(false);
+  }, 600_000);
+
+  it('runs reserves --run and --watch beside a running server with the workers', async () => {
+    const folder = mkdtempSync(join(tmpdir(), 'spendgate-data-'));
+    const allEnv = { ...env, SPENDGATE_DATA_DIR: folder, REDIS_PREFIX: workersPrefix };
+    const running = startCliProcess(['serve'], allEnv);
+    await listeningBase(running, START_MS_MAX);
+    // --run: the server's worker answers the request the CLI left in the server's database.
+    const ran = startCliProcess(['reserves', '--run'], allEnv);
+    const { code } = await ran.exited;
+    expect([code, ran.output()]).toEqual([0, expect.stringMatching(/^test +USDC +covered/m)]);
+    // --watch: redrawn every second until stopped.
+    const watching = startCliProcess(['reserves', '--watch', '--every', '1'], allEnv);
+    // Each redraw starts with the cursor home and the screen cleared, then the header.
+    const tables = (): number => (watching.output().match(/MODE +CURRENCY/g) ?? []).length;
+    for (let attempt = 0; attempt < 100 && tables() < 2; attempt++) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    expect(tables()).toBeGreaterThanOrEqual(2);
+    expect(watching.output()).toContain('\x1b[H\x1b[2J');
+    expect((await watching.stop('SIGINT')).code).toBe(0);
+    expect(await running.stop('SIGTERM')).toEqual({ code: 0, signal: null });
   }, 600_000);
 });

@@ -310,6 +310,20 @@ async function fastEngineTargets(): Promise<Target[]> {
   const realisticFast = fast.compile(realisticReferenceRules(), options);
   const flatFast = fast.compile(flatReferenceRules(), options);
   const threeFast = fast.compile(threeConditionReferenceRules(), options);
+  // f5: the same rules with money as JSON numbers and the engine's native operators, as a
+  // run from outside the project may write them (no decimal.js on its side).
+  const nativeRules = threeConditionReferenceRules().map(
+    (rule): ReferenceRule =>
+      JSON.parse(JSON.stringify(rule).replaceAll('"decimal:', '"'), (key, value: unknown) =>
+        key === 'value' && typeof value === 'string' && /^\d+$/.test(value) ? Number(value) : value,
+      ) as ReferenceRule,
+  );
+  const nativeFacts = { ...realisticFacts, amount: Number(realisticFacts.amount) };
+  const nativeFast = fast.compile(nativeRules, {
+    operators: {},
+    allowUndefinedFacts: true,
+    pathResolver: simplePath,
+  });
   const hundredRules = hundredReferenceRules();
   const matched = async (engine: Engine, facts: Record<string, unknown>) =>
     (await engine.run(facts)).results.map((result) => result.name).join();
@@ -325,7 +339,8 @@ async function fastEngineTargets(): Promise<Target[]> {
     fastMatched(realisticFast, withProjections(realisticFacts)) !==
       (await matched(realisticEngine, realisticFacts)) ||
     fastMatched(flatFast, realisticFacts) !== (await matched(flatEngine, realisticFacts)) ||
-    fastMatched(threeFast, realisticFacts) !== (await matched(threeEngine, realisticFacts))
+    fastMatched(threeFast, realisticFacts) !== (await matched(threeEngine, realisticFacts)) ||
+    fastMatched(nativeFast, nativeFacts) !== (await matched(threeEngine, realisticFacts))
   ) {
     throw new Error('fast-json-rules-engine and json-rules-engine disagree on the workloads');
   }
@@ -348,21 +363,32 @@ async function fastEngineTargets(): Promise<Target[]> {
     .add('f4 20 rules of 3 conditions: spendgate compiled decide()', decideThree)
     .add('f4 20 rules of 3 conditions: fast-json-rules-engine', () => {
       for (let call = 0; call < BATCH; call++) sink += threeFast.run(realisticFacts).events.length;
+    })
+    .add('f5 20 rules of 3 conditions: spendgate compiled decide()', decideThree)
+    .add('f5 20 rules of 3 conditions: fast-json-rules-engine, native operators', () => {
+      for (let call = 0; call < BATCH; call++) sink += nativeFast.run(nativeFacts).events.length;
     });
   await fastBench.run();
-  const [f1, f2, f3, f4] = [0, 2, 4, 6].map((index): [Row, Row] => {
+  const [f1, f2, f3, f4, f5] = [0, 2, 4, 6, 8].map((index): [Row, Row] => {
     const callsPerSample = index === 4 ? 1 : BATCH;
     return [
       row(fastBench.tasks[index], callsPerSample),
       row(fastBench.tasks[index + 1], callsPerSample),
     ];
   });
-  if (f1 === undefined || f2 === undefined || f3 === undefined || f4 === undefined)
+  if (
+    f1 === undefined ||
+    f2 === undefined ||
+    f3 === undefined ||
+    f4 === undefined ||
+    f5 === undefined
+  )
     throw new Error('missing pairs');
   return [
     fasterBy('f1 compiled against fast-json-rules-engine', f1, 5),
     fasterBy('f2 compiled against fast-json-rules-engine', f2, 5),
     fasterBy('f4 compiled against fast-json-rules-engine', f4, 5),
+    fasterBy('f5 compiled against fast-json-rules-engine, native operators', f5, 5),
     atMost('f3 compiling 100 rules, fast-json-rules-engine beside it', f3, 300),
   ];
 }

@@ -2022,6 +2022,26 @@ export const OPERATION_DOCS: Readonly<Record<string, OperationDoc>> = {
       data: { object: { id: 'iauth_1ExampleOnly', object: 'issuing.authorization' } },
     },
   },
+  receiveLithicMessage: {
+    summary: 'Receive a Lithic ASA request or transaction event',
+    description:
+      "Lithic's ASA responder and transaction webhook for the connection (docs/processors.md), " +
+      "with no API key: Lithic's Standard Webhooks signature (`webhook-id`, " +
+      "`webhook-timestamp`, `webhook-signature`) over the raw body, with the connection's " +
+      '`asaSecret`, within 5 minutes. An ASA request (`status` AUTHORIZATION, ' +
+      'CREDIT_AUTHORIZATION, FINANCIAL_AUTHORIZATION, FINANCIAL_CREDIT_AUTHORIZATION, ' +
+      'BALANCE_INQUIRY) is answered at once, 200, `{token, result, approved_amount?}` (a ' +
+      'refusal is a decline result); `card_transaction.updated` events become increments, ' +
+      'advice, captures, refunds and reversals, answered `{received: true}`. A bad signature ' +
+      'or a malformed event: the error body, and nothing recorded.',
+    returns: 'The ASA decision, or the receipt (transaction events).',
+    errors: ['invalid_signature', 'processor_not_found', 'card_not_found', 'transaction_not_found'],
+    example: { token: 'b1a2c3d4-0000-4000-8000-000000000001', result: 'APPROVED' },
+    requestExample: {
+      token: 'b1a2c3d4-0000-4000-8000-000000000001',
+      status: 'AUTHORIZATION',
+    },
+  },
   streamEvents: {
     summary: 'Stream authorization events',
     description:

@@ -1260,6 +1260,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/processors/lithic/{connectionId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Receive a Lithic ASA request or transaction event
+         * @description Lithic's ASA responder and transaction webhook for the connection (docs/processors.md), with no API key: Lithic's Standard Webhooks signature (`webhook-id`, `webhook-timestamp`, `webhook-signature`) over the raw body, with the connection's `asaSecret`, within 5 minutes. An ASA request (`status` AUTHORIZATION, CREDIT_AUTHORIZATION, FINANCIAL_AUTHORIZATION, FINANCIAL_CREDIT_AUTHORIZATION, BALANCE_INQUIRY) is answered at once, 200, `{token, result, approved_amount?}` (a refusal is a decline result); `card_transaction.updated` events become increments, advice, captures, refunds and reversals, answered `{received: true}`. A bad signature or a malformed event: the error body, and nothing recorded.
+         */
+        post: operations["receiveLithicMessage"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -1726,6 +1746,17 @@ export interface components {
             secrets?: {
                 [key: string]: string;
             };
+        };
+        LithicAnswerInput: {
+            /** @description ASA: the transaction token. */
+            token?: string;
+            /** @description ASA: APPROVED or a decline result. */
+            result?: string;
+            /** @description ASA: a partial approval. */
+            approved_amount?: number;
+            /** @description Transaction events: taken. */
+            received?: boolean;
+            operations?: number;
         };
         StripeEventAnswerInput: {
             /** @description issuing_authorization.request: the decision. */
@@ -2429,6 +2460,17 @@ export interface components {
             secrets?: {
                 [key: string]: string;
             };
+        };
+        LithicAnswer: {
+            /** @description ASA: the transaction token. */
+            token?: string;
+            /** @description ASA: APPROVED or a decline result. */
+            result?: string;
+            /** @description ASA: a partial approval. */
+            approved_amount?: number;
+            /** @description Transaction events: taken. */
+            received?: boolean;
+            operations?: number;
         };
         StripeEventAnswer: {
             /** @description issuing_authorization.request: the decision. */
@@ -13669,6 +13711,120 @@ export interface operations {
                      *     }
                      */
                     "application/json": components["schemas"]["StripeEventAnswer"];
+                };
+            };
+            /**
+             * @description `invalid_signature`: The processor message's signature does not verify.
+             *
+             *     `parameter_missing`: A required parameter is missing.
+             *
+             *     `parameter_invalid`: A parameter is invalid.
+             *
+             *     `invalid_json`: The request body is not valid JSON.
+             */
+            400: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description `processor_not_found`: No such processor connection.
+             *
+             *     `card_not_found`: No such card.
+             *
+             *     `transaction_not_found`: No such transaction.
+             */
+            404: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `payload_too_large`: The request body is too large. */
+            413: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `unsupported_media_type`: The request body must be application/json. */
+            415: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            default: components["responses"]["Error"];
+        };
+    };
+    receiveLithicMessage: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Lithic's message id (Standard Webhooks). */
+                "webhook-id"?: string;
+                /** @description When Lithic signed, in Unix seconds. */
+                "webhook-timestamp"?: string;
+                /** @description Lithic's signature of id, timestamp and raw body. */
+                "webhook-signature"?: string;
+                /** @description Makes the request safe to retry: 24 hours long, the same key with the same request answers the stored response. */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                /** @description The processor connection (POST /v1/processors). */
+                connectionId: string;
+            };
+            cookie?: never;
+        };
+        /** @description An ASA request (Lithic CardAuthorization) or a transaction event. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "token": "b1a2c3d4-0000-4000-8000-000000000001",
+                 *       "status": "AUTHORIZATION"
+                 *     }
+                 */
+                "application/json": {
+                    token: string;
+                    status?: string;
+                    event_type?: string;
+                } & {
+                    [key: string]: unknown;
+                };
+            };
+        };
+        responses: {
+            /** @description The ASA decision, or the receipt (transaction events). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "token": "b1a2c3d4-0000-4000-8000-000000000001",
+                     *       "result": "APPROVED"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["LithicAnswer"];
                 };
             };
             /**

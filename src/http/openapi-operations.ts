@@ -2042,6 +2042,35 @@ export const OPERATION_DOCS: Readonly<Record<string, OperationDoc>> = {
       status: 'AUTHORIZATION',
     },
   },
+  receiveMarqetaJitRequest: {
+    summary: 'Receive a Marqeta Gateway JIT Funding request',
+    description:
+      "Marqeta's JIT Funding gateway for the connection (docs/processors.md), with no API " +
+      "key: HTTP basic auth with the connection's `username` and `password` (or the previous " +
+      "ones through a rotation's grace). Every JIT method (authorization, incremental, advice, " +
+      'capture, reversal, refund, PIN debit, force capture, account verification, balance ' +
+      "inquiry) is answered with its `jit_funding` object within Marqeta's 3 s: 200 funded, " +
+      '402 with a `decline_reason` (a refusal, such as an unknown card, is a decline). A wrong ' +
+      'basic auth or a body with no `jit_funding`: the error body, and nothing recorded.',
+    returns: 'The jit_funding answer.',
+    errors: ['invalid_signature', 'processor_not_found', 'parameter_invalid'],
+    example: {
+      jit_funding: {
+        token: 'jit_1ExampleOnly',
+        method: 'pgfs.authorization',
+        user_token: 'user_1ExampleOnly',
+        amount: 10,
+      },
+    },
+    requestExample: {
+      type: 'authorization',
+      token: 'txn_1ExampleOnly',
+      card_token: 'card_1ExampleOnly',
+      gpa_order: {
+        jit_funding: { token: 'jit_1ExampleOnly', method: 'pgfs.authorization', amount: 10 },
+      },
+    },
+  },
   streamEvents: {
     summary: 'Stream authorization events',
     description:

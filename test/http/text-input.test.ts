@@ -138,6 +138,7 @@ const OTHERWISE = new Set([
   // A processor's event: raw bytes under a signature, refused before anything reads its text.
   'POST /v1/processors/stripe/{connectionId}',
   'POST /v1/processors/lithic/{connectionId}',
+  'POST /v1/processors/marqeta/{connectionId}',
 ]);
 
 /** The policy document inside another body (simulate's): its text, too, is the compiler's. */

@@ -4,6 +4,7 @@ import type { Store } from '../../store/store.js';
 import type { Metrics } from '../metrics.js';
 import { ProcessorDispatcher } from './dispatch.js';
 import { registerLithicRoute } from './lithic-route.js';
+import { registerMarqetaRoute } from './marqeta-route.js';
 import { registerStripeRoute } from './stripe-route.js';
 
 /**
@@ -36,6 +37,7 @@ export function registerProcessorMessageRoutes(
     scoped.setValidatorCompiler(() => (value: unknown) => ({ value }));
     registerStripeRoute(scoped, { store, dispatcher, messages: metrics.processorMessages });
     registerLithicRoute(scoped, { store, dispatcher, messages: metrics.processorMessages });
+    registerMarqetaRoute(scoped, { store, dispatcher, messages: metrics.processorMessages });
     done();
   });
 }

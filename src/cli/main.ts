@@ -14,6 +14,8 @@ import { ROLES, type Role } from './roles.js';
  * - `spendgate keys ...`: creates, lists and revokes API keys (see keys.ts), and rotates the
  *   master key (see rotate-master.ts).
  * - `spendgate reserves [--run] [--watch]`: the latest reconciliation of reserves (reserves.ts).
+ * - `spendgate processors replay stripe FILE --to URL`: sends a processor's messages, signed
+ *   (processors-replay.ts).
  * - `spendgate chain send ...`: test mode only, sends a deposit from an outside wallet on the
  *   test cluster (see chain-send.ts).
  *
@@ -38,7 +40,7 @@ async function runMigrate(config: Settings): Promise<void> {
   }
 }
 
-const USAGE = `usage: spendgate serve [--role api|worker|all] | spendgate migrate | spendgate openapi\n${KEYS_USAGE}\n       spendgate reserves [--run] [--watch [--every SECONDS]]\n       spendgate chain send --to ADDRESS --amount X --currency USDC|SOL [--rpc URL]\n       spendgate --help | --version`;
+const USAGE = `usage: spendgate serve [--role api|worker|all] | spendgate migrate | spendgate openapi\n${KEYS_USAGE}\n       spendgate reserves [--run] [--watch [--every SECONDS]]\n       spendgate chain send --to ADDRESS --amount X --currency USDC|SOL [--rpc URL]\n       spendgate processors replay stripe FILE --to URL [--card ID]\n       spendgate --help | --version`;
 
 const HELP = `spendgate: a card authorization engine for treasury vaults on Solana (USDC, SOL).
 
@@ -68,6 +70,10 @@ commands:
                                   test mode only: sends a deposit from a new outside wallet
                                   (funded by the test cluster's faucets) to ADDRESS, e.g. a
                                   vault's depositAddress, on SOLANA_TEST_RPC_URL or --rpc
+  processors replay stripe FILE --to URL [--card ID]
+                                  sends a recorded sequence of Stripe Issuing events
+                                  (docs/processors/), each signed as Stripe signs with
+                                  SPENDGATE_REPLAY_SECRET, and prints each answer
   --version                       prints the version
 
 settings (environment): DATABASE_URL (else the embedded database in SPENDGATE_DATA_DIR,
@@ -183,6 +189,13 @@ async function main(argv: readonly string[]): Promise<void> {
     case 'chain': {
       const { runChainSend } = await import('./chain-send.js');
       for (const line of await runChainSend(loadConfig(), argv.slice(1))) console.log(line);
+      return;
+    }
+    case 'processors': {
+      const { runProcessorsReplay } = await import('./processors-replay.js');
+      const result = await runProcessorsReplay(argv.slice(1), process.env);
+      for (const line of result.lines) console.log(line);
+      process.exitCode = result.exitCode;
       return;
     }
     default:

@@ -16,6 +16,7 @@ interface Json {
   amount?: number | string;
   metadata?: Record<string, string>;
   received?: boolean;
+  operations?: number;
   balance?: { available: string; pending: string; ledger: string };
   data?: Record<string, unknown>[];
   error?: { code: string; param?: string };
@@ -647,6 +648,18 @@ describe('Stripe Issuing adapter', () => {
       .map((t) => `${String(t['status'])} ${String(t['failureReason'])}`)
       .sort();
     expect(statuses).toEqual(['failed expired', 'failed reversed']);
+    // Stripe reverses what already holds nothing (it expired here first): taken, nothing changed.
+    const money = async () => ({
+      vault: (await call('GET', `/v1/vaults/${vaultId}`)).body.balance,
+      transactions: (await call('GET', `/v1/transactions?vaultId=${vaultId}&limit=10`)).body.data,
+    });
+    const beforeLate = await money();
+    const late = await send(
+      connectionId,
+      event('issuing_authorization.updated', held('iauth_exp', 0, 'reversed')),
+    );
+    expect([late.status, late.body.received, late.body.operations]).toEqual([200, true, 0]);
+    expect(await money()).toEqual(beforeLate);
     // An offline purchase Stripe never asked about: a force capture, whatever the balance.
     const offline = await send(
       connectionId,

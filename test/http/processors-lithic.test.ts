@@ -398,5 +398,14 @@ describe('Lithic adapter', () => {
     ]);
     expect((await send(connectionId, expired)).status).toBe(200);
     expect(await balanceOf(vaultId)).toMatchObject({ pending: '25.00', available: '75.00' });
+    // A reversal of a hold our expiry already released: taken, the ledger unchanged (the
+    // dispatcher keeps its idempotency record of the message, as for Stripe).
+    const before = await balanceOf(vaultId);
+    const late = transactionEvent('card_rel', 'tx_exp', [
+      auth('tx_exp', 1000),
+      { token: 'ev_late_rev', type: 'AUTHORIZATION_REVERSAL', amount: 0 },
+    ]);
+    expect((await send(connectionId, late)).body).toMatchObject({ received: true, operations: 0 });
+    expect(await balanceOf(vaultId)).toEqual(before);
   });
 });

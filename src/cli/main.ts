@@ -40,7 +40,7 @@ async function runMigrate(config: Settings): Promise<void> {
   }
 }
 
-const USAGE = `usage: spendgate serve [--role api|worker|all] | spendgate migrate | spendgate openapi\n${KEYS_USAGE}\n       spendgate reserves [--run] [--watch [--every SECONDS]]\n       spendgate chain send --to ADDRESS --amount X --currency USDC|SOL [--rpc URL]\n       spendgate processors replay stripe FILE --to URL [--card ID]\n       spendgate --help | --version`;
+const USAGE = `usage: spendgate serve [--role api|worker|all] | spendgate migrate | spendgate openapi\n${KEYS_USAGE}\n       spendgate reserves [--run] [--watch [--every SECONDS]]\n       spendgate chain send --to ADDRESS --amount X --currency USDC|SOL [--rpc URL]\n       spendgate processors replay stripe|lithic|marqeta FILE --to URL [--card ID]\n       spendgate --help | --version`;
 
 const HELP = `spendgate: a card authorization engine for treasury vaults on Solana (USDC, SOL).
 

@@ -1,6 +1,7 @@
 import { createHmac, randomBytes } from 'node:crypto';
 import type Lithic from 'lithic';
 import { describe, expect, it } from 'vitest';
+import { replay } from '../../src/cli/processors-replay.js';
 import { useTestService } from '../support/http.js';
 
 /**
@@ -407,5 +408,24 @@ describe('Lithic adapter', () => {
     ]);
     expect((await send(connectionId, late)).body).toMatchObject({ received: true, operations: 0 });
     expect(await balanceOf(vaultId)).toEqual(before);
+  });
+
+  it('takes the shipped lithic-hotel-stay.json replayed by spendgate processors replay', async () => {
+    const { connectionId, vaultId } = await setUp('500', 'card_replay');
+    const result = await replay(
+      {
+        processor: 'lithic',
+        file: 'docs/processors/lithic-hotel-stay.json',
+        to: `${harness.service.base}/v1/processors/lithic/${connectionId}`,
+        card: 'card_replay',
+      },
+      SECRET,
+    );
+    expect(result.ok).toBe(true);
+    expect(await balanceOf(vaultId)).toEqual({
+      available: '380.00',
+      pending: '0.00',
+      ledger: '380.00',
+    });
   });
 });

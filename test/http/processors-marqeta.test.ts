@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { replay } from '../../src/cli/processors-replay.js';
 import { useTestService } from '../support/http.js';
 
 /**
@@ -411,5 +412,24 @@ describe('Marqeta Gateway JIT Funding adapter', () => {
     });
     expect(marqetaLedger.transactions.length).toBe(4);
     expect(marqetaLedger).toEqual(await ledgerOf(viaRoutes.vaultId));
+  });
+
+  it('takes the shipped marqeta-hotel-stay.json replayed by spendgate processors replay', async () => {
+    const { connectionId, vaultId } = await setUp('500', 'card_replay');
+    const result = await replay(
+      {
+        processor: 'marqeta',
+        file: 'docs/processors/marqeta-hotel-stay.json',
+        to: `${harness.service.base}/v1/processors/marqeta/${connectionId}`,
+        card: 'card_replay',
+      },
+      `${USERNAME}:${PASSWORD}`,
+    );
+    expect(result.ok).toBe(true);
+    expect(await balanceOf(vaultId)).toEqual({
+      available: '380.00',
+      pending: '0.00',
+      ledger: '380.00',
+    });
   });
 });

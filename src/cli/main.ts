@@ -16,7 +16,7 @@ import { UsageError } from './usage-error.js';
  * - `spendgate keys ...`: creates, lists and revokes API keys (see keys.ts), and rotates the
  *   master key (see rotate-master.ts).
  * - `spendgate reserves [--run] [--watch]`: the latest reconciliation of reserves (reserves.ts).
- * - `spendgate processors replay stripe FILE --to URL`: sends a processor's messages, signed
+ * - `spendgate processors replay stripe|lithic|marqeta FILE --to URL`: sends a processor's messages, signed
  *   (processors-replay.ts).
  * - `spendgate chain send ...`: test mode only, sends a deposit from an outside wallet on the
  *   test cluster (see chain-send.ts).
@@ -53,7 +53,7 @@ async function runMigrate(config: Settings): Promise<void> {
 const USAGE = `usage: spendgate serve [--role api|worker|all] | spendgate migrate | spendgate openapi
        spendgate keys create --account NAME --mode test|live [--scopes a,b] [--create-account]
        spendgate keys list --account NAME | spendgate keys revoke KEY_ID
-       spendgate keys rotate-master [--batch-size N]\n       spendgate reserves [--run] [--watch [--every SECONDS]]\n       spendgate chain send --to ADDRESS --amount X --currency USDC|SOL [--rpc URL]\n       spendgate chain price PAIR PRICE [--confidence X] [--rpc URL]\n       spendgate processors replay stripe FILE --to URL [--card ID]\n       spendgate --help | --version`;
+       spendgate keys rotate-master [--batch-size N]\n       spendgate reserves [--run] [--watch [--every SECONDS]]\n       spendgate chain send --to ADDRESS --amount X --currency USDC|SOL [--rpc URL]\n       spendgate chain price PAIR PRICE [--confidence X] [--rpc URL]\n       spendgate processors replay stripe|lithic|marqeta FILE --to URL [--card ID]\n       spendgate --help | --version`;
 
 const HELP = `spendgate: a card authorization engine for treasury vaults on Solana (USDC, SOL).
 
@@ -86,10 +86,11 @@ commands:
   chain price PAIR PRICE [--confidence X] [--rpc URL]
                                   test mode only: sets a price feed of the local runtime
                                   (SOL/USD, USDC/USD, EUR/USD, GBP/USD; docs/pricing.md)
-  processors replay stripe FILE --to URL [--card ID]
-                                  sends a recorded sequence of Stripe Issuing events
-                                  (docs/processors/), each signed as Stripe signs with
-                                  SPENDGATE_REPLAY_SECRET, and prints each answer
+  processors replay stripe|lithic|marqeta FILE --to URL [--card ID]
+                                  sends a recorded sequence of a processor's messages
+                                  (docs/processors/), each signed or authenticated as that
+                                  processor does with SPENDGATE_REPLAY_SECRET, and prints
+                                  each answer
   --version                       prints the version
 
 settings (environment): DATABASE_URL (else the embedded database in SPENDGATE_DATA_DIR,

@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { createHmac, randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import Stripe from 'stripe';
 import { UsageError } from './keys.js';
@@ -14,7 +14,10 @@ import { UsageError } from './keys.js';
  */
 
 export const REPLAY_USAGE =
-  'usage: spendgate processors replay stripe FILE --to URL [--card ID]   (secret: SPENDGATE_REPLAY_SECRET)';
+  'usage: spendgate processors replay stripe|lithic|marqeta FILE --to URL [--card ID]   (secret: SPENDGATE_REPLAY_SECRET; marqeta: username:password)';
+
+const REPLAY_PROCESSORS = ['stripe', 'lithic', 'marqeta'] as const;
+type ReplayProcessor = (typeof REPLAY_PROCESSORS)[number];
 
 /** A sequence file: its messages, each a note and the processor's message. */
 interface Sequence {
@@ -28,7 +31,7 @@ const MESSAGES_MAX = 100;
 const ANSWER_TIMEOUT_MS = 10_000;
 
 export interface ReplayArgs {
-  readonly processor: 'stripe';
+  readonly processor: ReplayProcessor;
   readonly file: string;
   readonly to: string;
   readonly card: string;
@@ -37,8 +40,8 @@ export interface ReplayArgs {
 export function parseReplayArgs(argv: readonly string[]): ReplayArgs {
   const [verb, processor, file, ...flags] = argv;
   if (verb !== 'replay' || file === undefined) throw new UsageError(REPLAY_USAGE);
-  if (processor !== 'stripe')
-    throw new UsageError(`${REPLAY_USAGE}\n(this version replays stripe sequences only)`);
+  if (!(REPLAY_PROCESSORS as readonly (string | undefined)[]).includes(processor))
+    throw new UsageError(REPLAY_USAGE);
   let to: string | undefined;
   let card = 'ic_replay';
   for (let index = 0; index < flags.length; index += 2) {
@@ -49,7 +52,7 @@ export function parseReplayArgs(argv: readonly string[]): ReplayArgs {
     else throw new UsageError(REPLAY_USAGE);
   }
   if (to === undefined || !/^https?:\/\//.test(to)) throw new UsageError(REPLAY_USAGE);
-  return { processor, file, to, card };
+  return { processor: processor as ReplayProcessor, file, to, card };
 }
 
 /** The file's messages, with this run's ids and the card put in. */
@@ -79,22 +82,58 @@ export async function replay(
     `replaying ${sequence.messages.length} ${args.processor} messages to ${args.to} (run ${run})`,
   ];
   for (const [index, message] of sequence.messages.entries()) {
-    const event = { ...message.event, created: Math.floor(Date.now() / 1000) };
+    const event =
+      args.processor === 'stripe'
+        ? { ...message.event, created: Math.floor(Date.now() / 1000) }
+        : message.event;
     const payload = JSON.stringify(event);
-    const header = Stripe.webhooks.generateTestHeaderString({ payload, secret });
     const response = await fetch(args.to, {
       method: 'POST',
-      headers: { 'content-type': 'application/json; charset=utf-8', 'stripe-signature': header },
+      headers: {
+        'content-type': 'application/json; charset=utf-8',
+        ...signedHeaders(args.processor, secret, payload, `msg_${run}_${index}`),
+      },
       body: payload,
       signal: AbortSignal.timeout(ANSWER_TIMEOUT_MS),
     });
     const answer = (await response.text()).slice(0, 500);
     lines.push(
-      `${index + 1}. ${String(message.event['type'])}${message.note === undefined ? '' : ` (${message.note})`}: ${response.status} ${answer}`,
+      `${index + 1}. ${messageName(message.event)}${message.note === undefined ? '' : ` (${message.note})`}: ${response.status} ${answer}`,
     );
     if (!response.ok) return { lines, ok: false };
   }
   return { lines, ok: true };
+}
+
+/** A message's name for the printed line: Stripe's and Marqeta's type, Lithic's status or event. */
+function messageName(event: Record<string, unknown>): string {
+  const name = event['type'] ?? event['status'] ?? event['event_type'];
+  return typeof name === 'string' ? name : 'message';
+}
+
+/**
+ * How each processor authenticates a message: Stripe's signature (its own package), Lithic's
+ * Standard Webhooks signature (HMAC-SHA256 of "id.timestamp.body" with the whsec_ key),
+ * Marqeta's basic auth (the secret is "username:password").
+ */
+function signedHeaders(
+  processor: ReplayProcessor,
+  secret: string,
+  payload: string,
+  id: string,
+): Record<string, string> {
+  if (processor === 'stripe')
+    return { 'stripe-signature': Stripe.webhooks.generateTestHeaderString({ payload, secret }) };
+  if (processor === 'marqeta')
+    return { authorization: `Basic ${Buffer.from(secret, 'utf8').toString('base64')}` };
+  const timestamp = Math.floor(Date.now() / 1000);
+  const key = Buffer.from(secret.replace(/^whsec_/, ''), 'base64');
+  const mac = createHmac('sha256', key).update(`${id}.${timestamp}.${payload}`).digest('base64');
+  return {
+    'webhook-id': id,
+    'webhook-timestamp': String(timestamp),
+    'webhook-signature': `v1,${mac}`,
+  };
 }
 
 /** The command: its lines printed, exit code 0 when every message was taken, else 1. */

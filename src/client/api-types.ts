@@ -1280,6 +1280,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/processors/lithic/{connectionId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Receive a Lithic ASA request or transaction event
+         * @description Lithic's ASA responder and transaction webhook for the connection (docs/processors.md), with no API key: Lithic's Standard Webhooks signature (`webhook-id`, `webhook-timestamp`, `webhook-signature`) over the raw body, with the connection's `asaSecret`, within 5 minutes. An ASA request (`status` AUTHORIZATION, CREDIT_AUTHORIZATION, FINANCIAL_AUTHORIZATION, FINANCIAL_CREDIT_AUTHORIZATION, BALANCE_INQUIRY) is answered at once, 200, `{token, result, approved_amount?}` (a refusal is a decline result); `card_transaction.updated` events become increments, advice, captures, refunds and reversals, answered `{received: true}`. A bad signature or a malformed event: the error body, and nothing recorded.
+         */
+        post: operations["receiveLithicMessage"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/processors/marqeta/{connectionId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Receive a Marqeta Gateway JIT Funding request
+         * @description Marqeta's JIT Funding gateway for the connection (docs/processors.md), with no API key: HTTP basic auth with the connection's `username` and `password` (or the previous ones through a rotation's grace). Every JIT method (authorization, incremental, advice, capture, reversal, refund, PIN debit, force capture, account verification, balance inquiry) is answered with its `jit_funding` object within Marqeta's 3 s: 200 funded, 402 with a `decline_reason` (a refusal, such as an unknown card, is a decline). A wrong basic auth or a body with no `jit_funding`: the error body, and nothing recorded.
+         */
+        post: operations["receiveMarqetaJitRequest"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -1776,6 +1816,30 @@ export interface components {
             /** @description The secrets, shown this once: absent from an idempotent replay. */
             secrets?: {
                 [key: string]: string;
+            };
+        };
+        LithicAnswerInput: {
+            /** @description ASA: the transaction token. */
+            token?: string;
+            /** @description ASA: APPROVED or a decline result. */
+            result?: string;
+            /** @description ASA: a partial approval. */
+            approved_amount?: number;
+            /** @description Transaction events: taken. */
+            received?: boolean;
+            operations?: number;
+        };
+        MarqetaJitAnswerInput: {
+            jit_funding: {
+                token: string;
+                method: string;
+                user_token?: string;
+                acting_user_token?: string;
+                /** @description Funded, in major units (402: asked). */
+                amount: number;
+                original_jit_funding_token?: string;
+                /** @description 402 only: why. */
+                decline_reason?: string;
             };
         };
         StripeEventAnswerInput: {
@@ -2515,6 +2579,30 @@ export interface components {
             /** @description The secrets, shown this once: absent from an idempotent replay. */
             secrets?: {
                 [key: string]: string;
+            };
+        };
+        LithicAnswer: {
+            /** @description ASA: the transaction token. */
+            token?: string;
+            /** @description ASA: APPROVED or a decline result. */
+            result?: string;
+            /** @description ASA: a partial approval. */
+            approved_amount?: number;
+            /** @description Transaction events: taken. */
+            received?: boolean;
+            operations?: number;
+        };
+        MarqetaJitAnswer: {
+            jit_funding: {
+                token: string;
+                method: string;
+                user_token?: string;
+                acting_user_token?: string;
+                /** @description Funded, in major units (402: asked). */
+                amount: number;
+                original_jit_funding_token?: string;
+                /** @description 402 only: why. */
+                decline_reason?: string;
             };
         };
         StripeEventAnswer: {
@@ -13950,6 +14038,245 @@ export interface operations {
              *
              *     `transaction_not_found`: No such transaction.
              */
+            404: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `payload_too_large`: The request body is too large. */
+            413: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `unsupported_media_type`: The request body must be application/json. */
+            415: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            default: components["responses"]["Error"];
+        };
+    };
+    receiveLithicMessage: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Lithic's message id (Standard Webhooks). */
+                "webhook-id"?: string;
+                /** @description When Lithic signed, in Unix seconds. */
+                "webhook-timestamp"?: string;
+                /** @description Lithic's signature of id, timestamp and raw body. */
+                "webhook-signature"?: string;
+                /** @description Makes the request safe to retry: 24 hours long, the same key with the same request answers the stored response. */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                /** @description The processor connection (POST /v1/processors). */
+                connectionId: string;
+            };
+            cookie?: never;
+        };
+        /** @description An ASA request (Lithic CardAuthorization) or a transaction event. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "token": "b1a2c3d4-0000-4000-8000-000000000001",
+                 *       "status": "AUTHORIZATION"
+                 *     }
+                 */
+                "application/json": {
+                    token: string;
+                    status?: string;
+                    event_type?: string;
+                } & {
+                    [key: string]: unknown;
+                };
+            };
+        };
+        responses: {
+            /** @description The ASA decision, or the receipt (transaction events). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "token": "b1a2c3d4-0000-4000-8000-000000000001",
+                     *       "result": "APPROVED"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["LithicAnswer"];
+                };
+            };
+            /**
+             * @description `invalid_signature`: The processor message's signature does not verify.
+             *
+             *     `parameter_missing`: A required parameter is missing.
+             *
+             *     `parameter_invalid`: A parameter is invalid.
+             *
+             *     `invalid_json`: The request body is not valid JSON.
+             */
+            400: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description `processor_not_found`: No such processor connection.
+             *
+             *     `card_not_found`: No such card.
+             *
+             *     `transaction_not_found`: No such transaction.
+             */
+            404: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `payload_too_large`: The request body is too large. */
+            413: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `unsupported_media_type`: The request body must be application/json. */
+            415: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            default: components["responses"]["Error"];
+        };
+    };
+    receiveMarqetaJitRequest: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the request safe to retry: 24 hours long, the same key with the same request answers the stored response. */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                /** @description The processor connection (POST /v1/processors). */
+                connectionId: string;
+            };
+            cookie?: never;
+        };
+        /** @description A Marqeta Gateway JIT Funding request (a transaction). */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "type": "authorization",
+                 *       "token": "txn_1ExampleOnly",
+                 *       "card_token": "card_1ExampleOnly",
+                 *       "gpa_order": {
+                 *         "jit_funding": {
+                 *           "token": "jit_1ExampleOnly",
+                 *           "method": "pgfs.authorization",
+                 *           "amount": 10
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    type: string;
+                    token: string;
+                    card_token: string;
+                    gpa_order: {
+                        jit_funding: {
+                            token: string;
+                            method: string;
+                            amount: number;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    } & {
+                        [key: string]: unknown;
+                    };
+                } & {
+                    [key: string]: unknown;
+                };
+            };
+        };
+        responses: {
+            /** @description The jit_funding answer. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "jit_funding": {
+                     *         "token": "jit_1ExampleOnly",
+                     *         "method": "pgfs.authorization",
+                     *         "user_token": "user_1ExampleOnly",
+                     *         "amount": 10
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["MarqetaJitAnswer"];
+                };
+            };
+            /**
+             * @description `invalid_signature`: The processor message's signature does not verify.
+             *
+             *     `parameter_invalid`: A parameter is invalid.
+             *
+             *     `parameter_missing`: A required parameter is missing.
+             *
+             *     `invalid_json`: The request body is not valid JSON.
+             */
+            400: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `processor_not_found`: No such processor connection. */
             404: {
                 headers: {
                     /** @description Also in the body. */

@@ -2072,6 +2072,55 @@ export const OPERATION_DOCS: Readonly<Record<string, OperationDoc>> = {
       data: { object: { id: 'iauth_1ExampleOnly', object: 'issuing.authorization' } },
     },
   },
+  receiveLithicMessage: {
+    summary: 'Receive a Lithic ASA request or transaction event',
+    description:
+      "Lithic's ASA responder and transaction webhook for the connection (docs/processors.md), " +
+      "with no API key: Lithic's Standard Webhooks signature (`webhook-id`, " +
+      "`webhook-timestamp`, `webhook-signature`) over the raw body, with the connection's " +
+      '`asaSecret`, within 5 minutes. An ASA request (`status` AUTHORIZATION, ' +
+      'CREDIT_AUTHORIZATION, FINANCIAL_AUTHORIZATION, FINANCIAL_CREDIT_AUTHORIZATION, ' +
+      'BALANCE_INQUIRY) is answered at once, 200, `{token, result, approved_amount?}` (a ' +
+      'refusal is a decline result); `card_transaction.updated` events become increments, ' +
+      'advice, captures, refunds and reversals, answered `{received: true}`. A bad signature ' +
+      'or a malformed event: the error body, and nothing recorded.',
+    returns: 'The ASA decision, or the receipt (transaction events).',
+    errors: ['invalid_signature', 'processor_not_found', 'card_not_found', 'transaction_not_found'],
+    example: { token: 'b1a2c3d4-0000-4000-8000-000000000001', result: 'APPROVED' },
+    requestExample: {
+      token: 'b1a2c3d4-0000-4000-8000-000000000001',
+      status: 'AUTHORIZATION',
+    },
+  },
+  receiveMarqetaJitRequest: {
+    summary: 'Receive a Marqeta Gateway JIT Funding request',
+    description:
+      "Marqeta's JIT Funding gateway for the connection (docs/processors.md), with no API " +
+      "key: HTTP basic auth with the connection's `username` and `password` (or the previous " +
+      "ones through a rotation's grace). Every JIT method (authorization, incremental, advice, " +
+      'capture, reversal, refund, PIN debit, force capture, account verification, balance ' +
+      "inquiry) is answered with its `jit_funding` object within Marqeta's 3 s: 200 funded, " +
+      '402 with a `decline_reason` (a refusal, such as an unknown card, is a decline). A wrong ' +
+      'basic auth or a body with no `jit_funding`: the error body, and nothing recorded.',
+    returns: 'The jit_funding answer.',
+    errors: ['invalid_signature', 'processor_not_found', 'parameter_invalid'],
+    example: {
+      jit_funding: {
+        token: 'jit_1ExampleOnly',
+        method: 'pgfs.authorization',
+        user_token: 'user_1ExampleOnly',
+        amount: 10,
+      },
+    },
+    requestExample: {
+      type: 'authorization',
+      token: 'txn_1ExampleOnly',
+      card_token: 'card_1ExampleOnly',
+      gpa_order: {
+        jit_funding: { token: 'jit_1ExampleOnly', method: 'pgfs.authorization', amount: 10 },
+      },
+    },
+  },
   streamEvents: {
     summary: 'Stream authorization events',
     description:

@@ -234,6 +234,8 @@ function loggerOptions(config: ServerConfig, stream: LogStream) {
         // A processor's signature and a connection's secrets (contract section 17).
         'req.headers["stripe-signature"]',
         '*.headers["stripe-signature"]',
+        'req.headers["webhook-signature"]',
+        '*.headers["webhook-signature"]',
         '*.signingSecret',
         '*.realtimeSigningSecret',
         '*.asaSecret',

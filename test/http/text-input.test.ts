@@ -150,6 +150,8 @@ const OTHERWISE = new Set([
   'POST /v1/account/two-factor/verify',
   // A processor's event: raw bytes under a signature, refused before anything reads its text.
   'POST /v1/processors/stripe/{connectionId}',
+  'POST /v1/processors/lithic/{connectionId}',
+  'POST /v1/processors/marqeta/{connectionId}',
 ]);
 
 /** The policy document inside another body (simulate's): its text, too, is the compiler's. */

@@ -3,6 +3,8 @@ import type { AuthorizeSettings } from '../../config/env.js';
 import type { Store } from '../../store/store.js';
 import type { Metrics } from '../metrics.js';
 import { ProcessorDispatcher } from './dispatch.js';
+import { registerLithicRoute } from './lithic-route.js';
+import { registerMarqetaRoute } from './marqeta-route.js';
 import { registerStripeRoute } from './stripe-route.js';
 
 /**
@@ -34,6 +36,8 @@ export function registerProcessorMessageRoutes(
     // Nothing to validate before the signature: each adapter reads the verified body itself.
     scoped.setValidatorCompiler(() => (value: unknown) => ({ value }));
     registerStripeRoute(scoped, { store, dispatcher, messages: metrics.processorMessages });
+    registerLithicRoute(scoped, { store, dispatcher, messages: metrics.processorMessages });
+    registerMarqetaRoute(scoped, { store, dispatcher, messages: metrics.processorMessages });
     done();
   });
 }

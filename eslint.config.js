@@ -4,13 +4,7 @@ import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
   {
-    ignores: [
-      'dist/**',
-      'node_modules/**',
-      'data/**',
-      'coverage/**',
-      'test/support/api-types.d.ts',
-    ],
+    ignores: ['dist/**', 'node_modules/**', 'data/**', 'coverage/**', 'src/client/api-types.ts'],
   },
   js.configs.recommended,
   ...tseslint.configs.strictTypeChecked,

@@ -31,6 +31,9 @@ import {
   realisticReferenceRules,
   referenceFacts,
   spendgateInput,
+  THREE_CONDITION_POLICY,
+  threeConditionReferenceEngine,
+  threeConditionReferenceRules,
   withProjections,
   type ReferenceRule,
 } from './workloads.js';
@@ -49,6 +52,11 @@ const flatPolicy = compilePolicy(
   { currency: 'USDC' },
 );
 const flatDecisionInput = flatInput();
+
+// Workload 7 (issue 38): 20 rules of 3 conditions, MCC block list, country allow list.
+const threePolicy = compilePolicy(THREE_CONDITION_POLICY, { currency: 'USDC' });
+const threeInput = { ...spendgateInput(ORDINARY_PURCHASE), policy: threePolicy };
+const threeEngine = threeConditionReferenceEngine();
 const flatEngine = flatReferenceEngine();
 
 /**
@@ -89,6 +97,9 @@ const decideRealistic = () => {
 const matchFlatRules = () => {
   for (let call = 0; call < BATCH; call++)
     sink += flatPolicy.shadowMatches(flatDecisionInput).length;
+};
+const decideThree = () => {
+  for (let call = 0; call < BATCH; call++) sink += decide(threeInput).approved ? 1 : 0;
 };
 const compileHundredRules = () => {
   sink += compilePolicy(HUNDRED_RULE_POLICY, { currency: 'USDC' }).checks.length;
@@ -137,6 +148,11 @@ bench
   })
   .add('w6 parse the amount 42.5: new Decimal() (decimal.js alone)', () => {
     for (let call = 0; call < BATCH; call++) sink += new Decimal(AMOUNT_NUMBER).e;
+  })
+  .add('w7 20 rules of 3 conditions: spendgate compiled decide()', decideThree)
+  .add('w7 20 rules of 3 conditions: json-rules-engine', async () => {
+    const { results } = await threeEngine.run(realisticFacts);
+    sink += results.length;
   });
 
 await bench.run();
@@ -163,7 +179,7 @@ function row(task: Task | undefined, callsPerSample: number): Row {
 }
 
 const tasks = bench.tasks;
-const calls = [BATCH, 1, BATCH, 1, 1, 1, 1, 1, BATCH, BATCH, BATCH, BATCH];
+const calls = [BATCH, 1, BATCH, 1, 1, 1, 1, 1, BATCH, BATCH, BATCH, BATCH, BATCH, 1];
 if (tasks.length !== calls.length) throw new Error('a task without its calls per sample');
 const pairs: [Row, Row][] = [];
 for (let index = 0; index < tasks.length; index += 2) {
@@ -172,8 +188,8 @@ for (let index = 0; index < tasks.length; index += 2) {
     row(tasks[index + 1], calls[index + 1] as number),
   ]);
 }
-const [w1, w2, w3, w4, w5, w6] = pairs;
-if (!w1 || !w2 || !w3 || !w4 || !w5 || !w6) throw new Error('missing workloads');
+const [w1, w2, w3, w4, w5, w6, w7] = pairs;
+if (!w1 || !w2 || !w3 || !w4 || !w5 || !w6 || !w7) throw new Error('missing workloads');
 
 const format = (us: number) =>
   us < 10 ? us.toFixed(3) : us < 1000 ? us.toFixed(1) : us.toFixed(0);
@@ -224,6 +240,7 @@ const fastEngine = await fastEngineTargets();
 const targets: Target[] = [
   fasterBy('w1 compiled against json-rules-engine', w1, 200),
   fasterBy('w2 compiled against json-rules-engine', w2, 200),
+  fasterBy('w7 compiled against json-rules-engine', w7, 200),
   atMost('w1 median decision', w1, 2),
   // Compiling a 100-rule policy, median at most 0.3 ms (docs/performance.md).
   atMost('w3 compiling 100 rules', w3, 300),
@@ -292,6 +309,21 @@ async function fastEngineTargets(): Promise<Target[]> {
   };
   const realisticFast = fast.compile(realisticReferenceRules(), options);
   const flatFast = fast.compile(flatReferenceRules(), options);
+  const threeFast = fast.compile(threeConditionReferenceRules(), options);
+  // f5: the same rules with money as JSON numbers and the engine's native operators, as a
+  // run from outside the project may write them (no decimal.js on its side).
+  const nativeRules = threeConditionReferenceRules().map(
+    (rule): ReferenceRule =>
+      JSON.parse(JSON.stringify(rule).replaceAll('"decimal:', '"'), (key, value: unknown) =>
+        key === 'value' && typeof value === 'string' && /^\d+$/.test(value) ? Number(value) : value,
+      ) as ReferenceRule,
+  );
+  const nativeFacts = { ...realisticFacts, amount: Number(realisticFacts.amount) };
+  const nativeFast = fast.compile(nativeRules, {
+    operators: {},
+    allowUndefinedFacts: true,
+    pathResolver: simplePath,
+  });
   const hundredRules = hundredReferenceRules();
   const matched = async (engine: Engine, facts: Record<string, unknown>) =>
     (await engine.run(facts)).results.map((result) => result.name).join();
@@ -306,7 +338,9 @@ async function fastEngineTargets(): Promise<Target[]> {
   if (
     fastMatched(realisticFast, withProjections(realisticFacts)) !==
       (await matched(realisticEngine, realisticFacts)) ||
-    fastMatched(flatFast, realisticFacts) !== (await matched(flatEngine, realisticFacts))
+    fastMatched(flatFast, realisticFacts) !== (await matched(flatEngine, realisticFacts)) ||
+    fastMatched(threeFast, realisticFacts) !== (await matched(threeEngine, realisticFacts)) ||
+    fastMatched(nativeFast, nativeFacts) !== (await matched(threeEngine, realisticFacts))
   ) {
     throw new Error('fast-json-rules-engine and json-rules-engine disagree on the workloads');
   }
@@ -325,19 +359,36 @@ async function fastEngineTargets(): Promise<Target[]> {
     .add('f3 compile a 100-rule policy: spendgate compilePolicy()', compileHundredRules)
     .add('f3 compile the same 100 rules: fast-json-rules-engine compile()', () => {
       sink += fast.compile(hundredRules, options) === undefined ? 0 : 1;
+    })
+    .add('f4 20 rules of 3 conditions: spendgate compiled decide()', decideThree)
+    .add('f4 20 rules of 3 conditions: fast-json-rules-engine', () => {
+      for (let call = 0; call < BATCH; call++) sink += threeFast.run(realisticFacts).events.length;
+    })
+    .add('f5 20 rules of 3 conditions: spendgate compiled decide()', decideThree)
+    .add('f5 20 rules of 3 conditions: fast-json-rules-engine, native operators', () => {
+      for (let call = 0; call < BATCH; call++) sink += nativeFast.run(nativeFacts).events.length;
     });
   await fastBench.run();
-  const [f1, f2, f3] = [0, 2, 4].map((index): [Row, Row] => {
+  const [f1, f2, f3, f4, f5] = [0, 2, 4, 6, 8].map((index): [Row, Row] => {
     const callsPerSample = index === 4 ? 1 : BATCH;
     return [
       row(fastBench.tasks[index], callsPerSample),
       row(fastBench.tasks[index + 1], callsPerSample),
     ];
   });
-  if (f1 === undefined || f2 === undefined || f3 === undefined) throw new Error('missing pairs');
+  if (
+    f1 === undefined ||
+    f2 === undefined ||
+    f3 === undefined ||
+    f4 === undefined ||
+    f5 === undefined
+  )
+    throw new Error('missing pairs');
   return [
     fasterBy('f1 compiled against fast-json-rules-engine', f1, 5),
     fasterBy('f2 compiled against fast-json-rules-engine', f2, 5),
+    fasterBy('f4 compiled against fast-json-rules-engine', f4, 5),
+    fasterBy('f5 compiled against fast-json-rules-engine, native operators', f5, 5),
     atMost('f3 compiling 100 rules, fast-json-rules-engine beside it', f3, 300),
   ];
 }

@@ -485,3 +485,50 @@ export const HTTP_BENCH_PURCHASE = {
   currency: 'USDC',
   merchant: { name: 'Whole Foods', mcc: '5411', country: 'US', city: 'Austin', id: 'm_wf_1' },
 } as const;
+
+/**
+ * Workload 7, the shape of issue 38: 20 rules of 3 conditions each (amount above a limit,
+ * merchant country in a list, hour of day below a bound), the 50-code MCC block list and the
+ * country allow list, first match. The ordinary purchase (15:30 UTC, US) matches none of
+ * them, so every check runs.
+ */
+const THREE_CONDITION_COUNTRIES = [
+  ['US', 'CA'],
+  ['GB', 'IE', 'FR'],
+  ['DE', 'NL'],
+  ['ES', 'IT', 'AU'],
+];
+export const THREE_CONDITION_RULES = Array.from({ length: 20 }, (_, index) => ({
+  name: `three-${index}`,
+  conditions: {
+    all: [
+      leaf('amount', 'greaterThan', String(200 + index * 25)),
+      leaf('merchantCountry', 'in', THREE_CONDITION_COUNTRIES[index % 4]),
+      leaf('hourUtc', 'lessThan', (index % 6) + 1),
+    ],
+  },
+}));
+
+export const THREE_CONDITION_POLICY = {
+  merchantCategories: { block: BLOCKED_MCCS },
+  merchantCountries: { allow: ALLOWED_COUNTRIES },
+  rules: THREE_CONDITION_RULES,
+};
+
+/** Workload 7's checks for a json-rules-engine-format engine, in policy order. */
+export function threeConditionReferenceRules(): ReferenceRule[] {
+  return inReferenceFormat([
+    { name: 'merchantCategories', conditions: { all: [leaf('mcc', 'in', BLOCKED_MCCS)] } },
+    {
+      name: 'merchantCountries',
+      conditions: { all: [leaf('merchantCountry', 'notIn', ALLOWED_COUNTRIES)] },
+    },
+    ...THREE_CONDITION_RULES,
+  ]);
+}
+
+export function threeConditionReferenceEngine(): Engine {
+  const engine = referenceEngineBase();
+  for (const rule of threeConditionReferenceRules()) engine.addRule(rule as never);
+  return engine;
+}

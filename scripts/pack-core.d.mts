@@ -8,3 +8,7 @@ export declare function stageCore(stageDir: string): string;
 export declare function stageMain(stageDir: string): string;
 /** `npm pack` of a staged folder into `destination`; the tarball's path. */
 export declare function pack(stageDir: string, destination: string): string;
+/** The root package.json, parsed. */
+export declare function rootManifest(): Record<string, unknown>;
+/** Runs the TypeScript compiler with `config` written into `stageDir`. */
+export declare function compile(stageDir: string, config: unknown): void;

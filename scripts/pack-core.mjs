@@ -42,12 +42,12 @@ const TEMPLATE_FILES_MAX = 200;
 
 const TSC = createRequire(import.meta.url).resolve('typescript/bin/tsc');
 
-function rootManifest() {
+export function rootManifest() {
   return JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8'));
 }
 
 /** Runs the TypeScript compiler with a config written for this build. */
-function compile(stageDir, config) {
+export function compile(stageDir, config) {
   const configPath = join(stageDir, 'tsconfig.stage.json');
   writeFileSync(configPath, `${JSON.stringify(config, null, 2)}\n`);
   execFileSync(process.execPath, [TSC, '-p', configPath], { cwd: ROOT, stdio: 'inherit' });

@@ -24,6 +24,7 @@ export const ID_PREFIXES = {
   posting: 'pst',
   backtest: 'bt',
   deposit: 'dep',
+  processorConnection: 'pc',
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIXES;

@@ -78,6 +78,30 @@ function relativeImports(dir: string): [string, string][] {
   );
 }
 
+describe('src/client, the typed client (@spendgate/client)', () => {
+  it('imports only its own files and openapi-fetch, and nothing else of src imports it', () => {
+    const dir = join(root, 'src', 'client');
+    for (const file of sources(dir)) {
+      for (const match of readFileSync(file, 'utf8').matchAll(IMPORT)) {
+        const specifier = (match[1] ?? match[2]) as string;
+        if (specifier.startsWith('.')) {
+          expect(resolve(dirname(file), specifier).startsWith(`${dir}/`), specifier).toBe(true);
+        } else {
+          expect(specifier).toBe('openapi-fetch');
+        }
+      }
+    }
+    const users = sources(join(root, 'src'))
+      .filter((file) => !file.startsWith(`${dir}/`))
+      .filter((file) =>
+        [...readFileSync(file, 'utf8').matchAll(IMPORT)].some((match) =>
+          resolve(dirname(file), (match[1] ?? match[2]) as string).startsWith(`${dir}/`),
+        ),
+      );
+    expect(users).toEqual([]);
+  });
+});
+
 describe('the layers import one way (ARCHITECTURE.md)', () => {
   const folder = (name: string) => `${join(root, 'src', name)}/`;
 

@@ -16,12 +16,12 @@ import {
  * docs/grafana/spendgate-dashboard.json cannot drift from the service: every metric its
  * PromQL names is served at /metrics by a real `spendgate serve` (the API and the workers in
  * one process, as `npm start` runs them, with the local Solana runtime), and every spendgate_
- * metric served has a panel and a row in README's Metrics section; so does every metric the
+ * metric served has a panel and a row in docs/metrics.md; so does every metric the
  * alert rules beside it (spendgate-alerts.yml) name. A renamed metric fails here, not on an
  * operator's empty graph or an alert that can never fire.
  */
 const DASHBOARD = new URL('../docs/grafana/spendgate-dashboard.json', import.meta.url);
-const README = new URL('../README.md', import.meta.url);
+const METRICS_DOC = new URL('../docs/metrics.md', import.meta.url);
 const ALERTS = new URL('../docs/grafana/spendgate-alerts.yml', import.meta.url);
 const START_MS_MAX = 150_000;
 
@@ -192,8 +192,8 @@ describe('the Grafana dashboard', () => {
     );
     const served = [...scraped.types.keys()].filter((name) => name.startsWith('spendgate_'));
     expect(served.filter((name) => !familiesUsed.has(name)).sort()).toEqual([]);
-    // And README lists each in its table, and nothing it does not serve.
-    const section = /\n## Metrics\n([\s\S]*?)\n## /.exec(readFileSync(README, 'utf8'))?.[1] ?? '';
+    // And docs/metrics.md lists each in its table, and nothing it does not serve.
+    const section = readFileSync(METRICS_DOC, 'utf8');
     const listed = [...section.matchAll(/^\| `(spendgate_\w+)`/gm)].map((match) => match[1]);
     expect(listed.slice().sort()).toEqual(served.slice().sort());
   });

@@ -28,6 +28,8 @@ const exampleSchema = z.strictObject({
     country: z.string(),
     merchantName: z.string(),
     merchantId: z.string().optional(),
+    merchantCurrency: z.string().optional(),
+    billingCurrency: z.string().optional(),
     at: z.iso.datetime(),
   }),
 });
@@ -98,21 +100,29 @@ describe('the rule library', () => {
         for (const [key, value] of Object.entries(example.spend ?? {}))
           spend[key] = typeof value === 'number' ? value : new Decimal(value);
         const { transaction } = example;
-        const decision = decide(
-          decisionInput({
-            policy,
-            spend,
-            amount: transaction.amount,
-            at: transaction.at,
-            available: '1000000',
-            merchant: {
-              mcc: transaction.mcc,
-              country: transaction.country,
-              name: transaction.merchantName,
-              id: transaction.merchantId,
-            },
-          }),
-        );
+        const input = decisionInput({
+          policy,
+          spend,
+          amount: transaction.amount,
+          at: transaction.at,
+          available: '1000000',
+          merchant: {
+            mcc: transaction.mcc,
+            country: transaction.country,
+            name: transaction.merchantName,
+            id: transaction.merchantId,
+          },
+        });
+        // The section 16 currencies, when the example names them (else absent, as from a
+        // request with no merchant currency, in the vault's asset).
+        const decision = decide({
+          ...input,
+          request: {
+            ...input.request,
+            merchantCurrency: transaction.merchantCurrency,
+            billingCurrency: transaction.billingCurrency,
+          },
+        });
         expect(decision.approved ? 'approve' : 'decline', JSON.stringify(example)).toBe(
           example.expect,
         );

@@ -8,6 +8,7 @@ import { useRoute } from './router';
 import { can, Session } from './session';
 import type { ApiKeyInfo } from './types';
 import { SignIn } from './pages/sign-in';
+import { OverviewPage } from './pages/overview';
 import { VaultsPage } from './pages/vaults';
 import { VaultPage } from './pages/vault';
 import { LivePage } from './pages/live';
@@ -16,6 +17,7 @@ import { CardsPage } from './pages/cards';
 import { WebhooksPage } from './pages/webhooks';
 
 const PAGES = [
+  { path: 'overview', label: 'Overview', scope: 'vaults:read' },
   { path: 'vaults', label: 'Vaults', scope: 'vaults:read' },
   { path: 'live', label: 'Live', scope: 'transactions:read' },
   { path: 'cards', label: 'Cards', scope: 'cards:read' },
@@ -113,6 +115,7 @@ function Page({
   if (current === 'vaults' && id !== undefined) {
     return route[2] === 'policy' ? <PolicyPage vaultId={id} /> : <VaultPage vaultId={id} />;
   }
+  if (current === 'overview') return <OverviewPage />;
   if (current === 'vaults') return <VaultsPage />;
   if (current === 'live') return <LivePage />;
   if (current === 'cards') return <CardsPage />;

@@ -7,6 +7,8 @@ export interface Vault {
   network: string;
   status: string;
   balance: { available: string; pending: string; ledger: string };
+  /** When `available` went below zero by a network-mandated posting; null otherwise. */
+  overdrawnAt?: string | null;
   createdAt: string;
 }
 
@@ -96,4 +98,22 @@ export interface Timeline {
     createdAt: string;
   }[];
   truncated: boolean;
+}
+
+/** GET /v1/vaults/{id}/policy/limits: each limit of the current policy, as of now. */
+export interface PolicyLimits {
+  vaultId: string;
+  version: number | null;
+  currency: string;
+  asOf: string;
+  limits: {
+    rule: string;
+    mode: string;
+    interval: string;
+    amount: string | null;
+    count: number | null;
+    used: string | null;
+    remaining: string | null;
+    resetsAt: string | null;
+  }[];
 }

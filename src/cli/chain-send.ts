@@ -2,7 +2,7 @@ import { Connection, Keypair, PublicKey } from '@solana/web3.js';
 import { ConfigError, type Settings } from '../config/env.js';
 import { sendFromOutside, SOL_DECIMALS } from '../solana/deposits.js';
 import { toUnits, USDC_DECIMALS } from '../solana/transfers.js';
-import { UsageError } from './keys.js';
+import { UsageError } from './usage-error.js';
 
 /*
  * `spendgate chain send --to ADDRESS --amount X --currency USDC|SOL [--rpc URL]`, test mode

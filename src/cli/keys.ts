@@ -1,5 +1,10 @@
 import { parseArgs } from 'node:util';
+import { assert } from '../core/index.js';
 import { API_SCOPES, type ApiScope, type Store } from '../store/store.js';
+import { unknownWord } from './suggest.js';
+import { NotFoundError, UsageError } from './usage-error.js';
+
+export { NotFoundError, UsageError };
 
 /*
  * `spendgate keys create --account NAME --mode test|live [--scopes a,b] [--create-account]`:
@@ -16,25 +21,14 @@ export const KEYS_USAGE =
   '       spendgate keys revoke KEY_ID\n' +
   '       spendgate keys rotate-master [--batch-size N]';
 
-export class UsageError extends Error {
-  override readonly name = 'UsageError';
-}
-
-/** A command whose account or key does not exist: its message says what to do instead. */
-export class NotFoundError extends Error {
-  override readonly name = 'NotFoundError';
-}
-
 async function accountNamed(
   store: Store,
   name: string | undefined,
   create: boolean,
 ): Promise<{ id: string; name: string }> {
-  if (name === undefined || name === '' || name.length > 100) {
-    throw new UsageError('--account NAME is required (1 to 100 characters)');
-  }
-  if (create) return store.findOrCreateAccount(name);
-  const account = await store.findAccountByName(name);
+  const checked = checkedAccount(name);
+  if (create) return store.findOrCreateAccount(checked);
+  const account = await store.findAccountByName(checked);
   if (account === null) {
     throw new NotFoundError(
       `no account named "${name}"; to make it, run keys create again with --create-account`,
@@ -47,9 +41,39 @@ function isApiScope(value: string): value is ApiScope {
   return (API_SCOPES as readonly string[]).includes(value);
 }
 
-/** Runs a keys command; returns the lines to print. */
-export async function runKeys(store: Store, argv: readonly string[]): Promise<string[]> {
+const KEYS_ACTIONS = ['create', 'list', 'revoke', 'rotate-master'] as const;
+const KEYS_FLAGS = ['--account', '--mode', '--scopes', '--create-account'] as const;
+
+/** A keys command read and checked before any database is opened. */
+export interface KeysArgs {
+  readonly action: 'create' | 'list' | 'revoke';
+  readonly account: string | undefined;
+  readonly mode: 'test' | 'live' | undefined;
+  readonly scopes: readonly ApiScope[];
+  readonly createAccount: boolean;
+  readonly keyId: string | undefined;
+}
+
+function checkedAccount(name: string | undefined): string {
+  if (name === undefined || name === '' || name.length > 100) {
+    throw new UsageError('--account NAME is required (1 to 100 characters)');
+  }
+  return name;
+}
+
+/** Reads `keys create|list|revoke ...`: a mistyped word is named, with the nearest known one. */
+export function parseKeysArgs(argv: readonly string[]): KeysArgs {
   const [action, ...rest] = argv;
+  if (action !== 'create' && action !== 'list' && action !== 'revoke') {
+    if (action === undefined) throw new UsageError(KEYS_USAGE);
+    throw new UsageError(`${unknownWord('keys command', action, KEYS_ACTIONS)}\n${KEYS_USAGE}`);
+  }
+  for (const word of rest) {
+    const flag = word.split('=')[0] ?? word;
+    if (flag.startsWith('-') && !(KEYS_FLAGS as readonly string[]).includes(flag)) {
+      throw new UsageError(unknownWord('flag', flag, KEYS_FLAGS));
+    }
+  }
   let parsed;
   try {
     parsed = parseArgs({
@@ -69,21 +93,45 @@ export async function runKeys(store: Store, argv: readonly string[]): Promise<st
     );
   }
   const { values, positionals } = parsed;
-  switch (action) {
+  const scopes = (values.scopes ?? '').split(',').filter((scope) => scope !== '');
+  const unknown = scopes.filter((scope) => !isApiScope(scope));
+  if (unknown.length > 0)
+    throw new UsageError(
+      `unknown scopes: ${unknown.join(', ')}; scopes are ${API_SCOPES.join(', ')}`,
+    );
+  const mode = values.mode;
+  if (action === 'create' && mode !== 'test' && mode !== 'live') {
+    throw new UsageError(`--mode must be test or live, not "${(mode ?? '').slice(0, 20)}"`);
+  }
+  if (action !== 'revoke') checkedAccount(values.account);
+  if (action === 'revoke' && positionals[0] === undefined) {
+    throw new UsageError('KEY_ID is required');
+  }
+  return {
+    action,
+    account: values.account,
+    mode: mode === 'test' || mode === 'live' ? mode : undefined,
+    scopes: scopes.filter(isApiScope),
+    createAccount: values['create-account'] === true,
+    keyId: positionals[0],
+  };
+}
+
+/** Runs a keys command; returns the lines to print. */
+export async function runKeys(store: Store, argv: readonly string[]): Promise<string[]> {
+  return runParsedKeys(store, parseKeysArgs(argv));
+}
+
+/** Runs a keys command already read by parseKeysArgs; returns the lines to print. */
+export async function runParsedKeys(store: Store, args: KeysArgs): Promise<string[]> {
+  switch (args.action) {
     case 'create': {
-      const mode = values.mode;
-      if (mode !== 'test' && mode !== 'live') throw new UsageError('--mode must be test or live');
-      const scopes = (values.scopes ?? '').split(',').filter((scope) => scope !== '');
-      const unknown = scopes.filter((scope) => !isApiScope(scope));
-      if (unknown.length > 0)
-        throw new UsageError(
-          `unknown scopes: ${unknown.join(', ')}; scopes are ${API_SCOPES.join(', ')}`,
-        );
-      const account = await accountNamed(store, values.account, values['create-account'] === true);
+      assert(args.mode !== undefined, 'parseKeysArgs checks --mode');
+      const account = await accountNamed(store, args.account, args.createAccount);
       const { key, record } = await store.createApiKey({
         accountId: account.id,
-        mode: mode,
-        scopes: scopes.filter(isApiScope),
+        mode: args.mode,
+        scopes: [...args.scopes],
       });
       return [
         `account ${account.name} (${account.id}), key ${record.id}, mode ${record.mode}, scopes ${record.scopes.join(',')}`,
@@ -92,7 +140,7 @@ export async function runKeys(store: Store, argv: readonly string[]): Promise<st
       ];
     }
     case 'list': {
-      const account = await accountNamed(store, values.account, false);
+      const account = await accountNamed(store, args.account, false);
       const keys = await store.listApiKeys(account.id);
       return keys.map((key) => {
         const state =
@@ -105,14 +153,12 @@ export async function runKeys(store: Store, argv: readonly string[]): Promise<st
       });
     }
     case 'revoke': {
-      const keyId = positionals[0];
-      if (keyId === undefined) throw new UsageError('KEY_ID is required');
+      const keyId = args.keyId;
+      assert(keyId !== undefined, 'parseKeysArgs checks KEY_ID');
       if (!(await store.revokeApiKey(keyId))) {
         throw new NotFoundError(`no active key ${keyId.slice(0, 64)}: keys list shows the keys`);
       }
       return [`revoked ${keyId}`];
     }
-    default:
-      throw new UsageError(KEYS_USAGE);
   }
 }

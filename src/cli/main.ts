@@ -1,9 +1,11 @@
 #!/usr/bin/env node
 import { readFileSync } from 'node:fs';
-import { ConfigError, loadConfig, type Settings } from '../config/env.js';
-import { KEYS_USAGE, NotFoundError, UsageError } from './keys.js';
+import type { Settings } from '../config/env.js';
+import type { Store } from '../store/store.js';
 import { stderrProgress } from './progress.js';
 import { ROLES, type Role } from './roles.js';
+import { unknownWord } from './suggest.js';
+import { UsageError } from './usage-error.js';
 
 /*
  * The spendgate command.
@@ -14,13 +16,23 @@ import { ROLES, type Role } from './roles.js';
  * - `spendgate keys ...`: creates, lists and revokes API keys (see keys.ts), and rotates the
  *   master key (see rotate-master.ts).
  * - `spendgate reserves [--run] [--watch]`: the latest reconciliation of reserves (reserves.ts).
+ * - `spendgate processors replay stripe|lithic|marqeta FILE --to URL`: sends a processor's messages, signed
+ *   (processors-replay.ts).
  * - `spendgate chain send ...`: test mode only, sends a deposit from an outside wallet on the
  *   test cluster (see chain-send.ts).
  *
  * Each command loads only the modules it needs (the database drivers, the workers and the
- * Solana runtime take a second or more to load), so `--help` and `openapi` answer at once.
+ * Solana runtime take a second or more to load), so `--help` and `openapi` answer at once:
+ * this file imports only modules with no dependencies (the settings too are loaded lazily).
+ * Arguments are read and checked before any database is opened or its lock taken; a
+ * mistyped command or flag is named, with the nearest known one (suggest.ts).
  * Results go to stdout, what a command is doing and why it failed to stderr (progress.ts).
  */
+
+async function loadConfig(): Promise<Settings> {
+  const { loadConfig: load } = await import('../config/env.js');
+  return load();
+}
 
 async function runMigrate(config: Settings): Promise<void> {
   const [{ openDatabase }, { migrate }] = await Promise.all([
@@ -38,7 +50,10 @@ async function runMigrate(config: Settings): Promise<void> {
   }
 }
 
-const USAGE = `usage: spendgate serve [--role api|worker|all] | spendgate migrate | spendgate openapi\n${KEYS_USAGE}\n       spendgate reserves [--run] [--watch [--every SECONDS]]\n       spendgate chain send --to ADDRESS --amount X --currency USDC|SOL [--rpc URL]\n       spendgate --help | --version`;
+const USAGE = `usage: spendgate serve [--role api|worker|all] | spendgate migrate | spendgate openapi
+       spendgate keys create --account NAME --mode test|live [--scopes a,b] [--create-account]
+       spendgate keys list --account NAME | spendgate keys revoke KEY_ID
+       spendgate keys rotate-master [--batch-size N]\n       spendgate reserves [--run] [--watch [--every SECONDS]]\n       spendgate chain send --to ADDRESS --amount X --currency USDC|SOL [--rpc URL]\n       spendgate chain price PAIR PRICE [--confidence X] [--rpc URL]\n       spendgate processors replay stripe|lithic|marqeta FILE --to URL [--card ID]\n       spendgate --help | --version`;
 
 const HELP = `spendgate: a card authorization engine for treasury vaults on Solana (USDC, SOL).
 
@@ -68,6 +83,14 @@ commands:
                                   test mode only: sends a deposit from a new outside wallet
                                   (funded by the test cluster's faucets) to ADDRESS, e.g. a
                                   vault's depositAddress, on SOLANA_TEST_RPC_URL or --rpc
+  chain price PAIR PRICE [--confidence X] [--rpc URL]
+                                  test mode only: sets a price feed of the local runtime
+                                  (SOL/USD, USDC/USD, EUR/USD, GBP/USD; docs/pricing.md)
+  processors replay stripe|lithic|marqeta FILE --to URL [--card ID]
+                                  sends a recorded sequence of a processor's messages
+                                  (docs/processors/), each signed or authenticated as that
+                                  processor does with SPENDGATE_REPLAY_SECRET, and prints
+                                  each answer
   --version                       prints the version
 
 settings (environment): DATABASE_URL (else the embedded database in SPENDGATE_DATA_DIR,
@@ -77,6 +100,8 @@ HOST, WORKER_PORT, LOG_LEVEL, SPENDGATE_MODES, AUTHORIZE_BUDGET_MS,
 STAND_IN, SOLANA_RPC_URL, SOLANA_TEST_RPC_URL, SOLANA_TREASURY_KEY and the rest listed in
 README.md.
 exit codes: 0 done, 1 failed (the message says what to check), 2 a usage error.`;
+
+const SERVE_USAGE = 'usage: spendgate serve [--role api|worker|all]';
 
 function version(): string {
   // src/cli and dist/cli both sit two folders below the package's root.
@@ -89,38 +114,52 @@ function version(): string {
 function roleOf(args: readonly string[]): Role {
   if (args.length === 0) return 'all';
   const [flag, value] = args;
+  if (flag !== undefined && flag !== '--role') {
+    throw new UsageError(`${unknownWord('flag', flag, ['--role'])}\n${SERVE_USAGE}`);
+  }
   const role = ROLES.find((candidate) => candidate === value);
-  if (flag !== '--role' || role === undefined || args.length !== 2) throw new UsageError(USAGE);
+  if (role === undefined && value !== undefined) {
+    throw new UsageError(`${unknownWord('role', value, ROLES)}\n${SERVE_USAGE}`);
+  }
+  if (role === undefined || args.length !== 2) throw new UsageError(SERVE_USAGE);
   return role;
+}
+
+/**
+ * The store for `keys` and `reserves`: on the embedded database with a server running on it,
+ * that server's, through its admin socket (admin-socket.ts); else the database itself.
+ */
+async function openForCommand(config: Settings): Promise<Store & { close(): Promise<void> }> {
+  if (config.databaseUrl === null) {
+    const admin = await import('./admin-socket.js');
+    if (await admin.adminSocketAnswers(config.dataDir)) return admin.remoteStore(config.dataDir);
+  }
+  const { openConfiguredStore } = await import('./open-store.js');
+  return openConfiguredStore(config, { progress: stderrProgress() });
 }
 
 async function runKeysCommand(argv: readonly string[]): Promise<void> {
   if (argv[0] === 'rotate-master') {
     const { runRotateMaster } = await import('./rotate-master.js');
-    const result = await runRotateMaster(loadConfig(), argv.slice(1), stderrProgress());
+    const result = await runRotateMaster(await loadConfig(), argv.slice(1), stderrProgress());
     for (const line of result.lines) console.log(line);
     process.exitCode = result.exitCode;
     return;
   }
-  const [{ openConfiguredStore }, { runKeys }] = await Promise.all([
-    import('./open-store.js'),
-    import('./keys.js'),
-  ]);
-  const store = await openConfiguredStore(loadConfig(), { progress: stderrProgress() });
+  const { parseKeysArgs, runParsedKeys } = await import('./keys.js');
+  const args = parseKeysArgs(argv);
+  const store = await openForCommand(await loadConfig());
   try {
-    for (const line of await runKeys(store, argv)) console.log(line);
+    for (const line of await runParsedKeys(store, args)) console.log(line);
   } finally {
     await store.close();
   }
 }
 
 async function runReservesCommand(argv: readonly string[]): Promise<void> {
-  const [{ openConfiguredStore }, reserves] = await Promise.all([
-    import('./open-store.js'),
-    import('./reserves.js'),
-  ]);
+  const reserves = await import('./reserves.js');
   const args = reserves.parseReservesArgs(argv);
-  const store = await openConfiguredStore(loadConfig(), { progress: stderrProgress() });
+  const store = await openForCommand(await loadConfig());
   const stop = new AbortController();
   const onSignal = (): void => {
     stop.abort();
@@ -148,47 +187,58 @@ async function runReservesCommand(argv: readonly string[]): Promise<void> {
   }
 }
 
+/** The commands, one line each: the name and what runs it with the words after the name. */
+const COMMANDS: Readonly<Record<string, (args: readonly string[]) => Promise<void>>> = {
+  serve: async (args) => {
+    const role = roleOf(args);
+    const settings = await loadConfig();
+    const { serve } = await import('./serve.js');
+    await serve(settings, role);
+  },
+  migrate: async () => runMigrate(await loadConfig()),
+  openapi: async () => {
+    const { openApiDocument } = await import('./openapi.js');
+    process.stdout.write(`${JSON.stringify(await openApiDocument(), null, 2)}\n`);
+  },
+  keys: runKeysCommand,
+  reserves: runReservesCommand,
+  chain: async (args) => {
+    if (args[0] === 'price') {
+      const { runChainPrice } = await import('./chain-price.js');
+      for (const line of await runChainPrice(await loadConfig(), args)) console.log(line);
+      return;
+    }
+    const { runChainSend } = await import('./chain-send.js');
+    for (const line of await runChainSend(await loadConfig(), args)) console.log(line);
+  },
+  processors: async (args) => {
+    const { runProcessorsReplay } = await import('./processors-replay.js');
+    const result = await runProcessorsReplay(args, process.env);
+    for (const line of result.lines) console.log(line);
+    process.exitCode = result.exitCode;
+  },
+};
+
 async function main(argv: readonly string[]): Promise<void> {
   const [command] = argv;
-  switch (command) {
-    case '--help':
-    case '-h':
-    case 'help':
-      console.log(HELP);
-      return;
-    case '--version':
-      console.log(version());
-      return;
-    case 'serve': {
-      const role = roleOf(argv.slice(1));
-      const settings = loadConfig();
-      const { serve } = await import('./serve.js');
-      await serve(settings, role);
-      return;
-    }
-    case 'migrate':
-      await runMigrate(loadConfig());
-      return;
-    case 'openapi': {
-      const { openApiDocument } = await import('./openapi.js');
-      process.stdout.write(`${JSON.stringify(await openApiDocument(), null, 2)}\n`);
-      return;
-    }
-    case 'keys':
-      await runKeysCommand(argv.slice(1));
-      return;
-    case 'reserves':
-      await runReservesCommand(argv.slice(1));
-      return;
-    case 'chain': {
-      const { runChainSend } = await import('./chain-send.js');
-      for (const line of await runChainSend(loadConfig(), argv.slice(1))) console.log(line);
-      return;
-    }
-    default:
-      console.error(USAGE);
-      process.exitCode = 2;
+  if (command === '--help' || command === '-h' || command === 'help') {
+    console.log(HELP);
+    return;
   }
+  if (command === '--version') {
+    console.log(version());
+    return;
+  }
+  const run = command === undefined ? undefined : COMMANDS[command];
+  if (run === undefined || !Object.hasOwn(COMMANDS, command ?? '')) {
+    const known = [...Object.keys(COMMANDS), '--help', '--version'];
+    console.error(
+      command === undefined ? USAGE : `${unknownWord('command', command, known)}\n${USAGE}`,
+    );
+    process.exitCode = 2;
+    return;
+  }
+  await run(argv.slice(1));
 }
 
 main(process.argv.slice(2)).catch((error: unknown) => {
@@ -198,8 +248,10 @@ main(process.argv.slice(2)).catch((error: unknown) => {
   }
   // A failure the command can explain (a setting, an unreachable database, a data folder in
   // use, a name that names nothing) is one line; anything else is a bug, shown whole.
-  if (error instanceof ConfigError || error instanceof NotFoundError) {
-    console.error(`spendgate: ${error.message}`);
+  // By name: the classes' modules are loaded only by the commands that throw them.
+  const name = error instanceof Error ? error.name : '';
+  if (name === 'ConfigError' || name === 'NotFoundError') {
+    console.error(`spendgate: ${(error as Error).message}`);
   } else {
     console.error(error);
   }

@@ -1,6 +1,7 @@
 import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { ConfigError, type Config } from '../config/env.js';
+import type { Pricing } from '../core/index.js';
 import { readMigrations } from '../store/migrations/runner.js';
 import {
   DecryptionError,
@@ -73,6 +74,8 @@ export interface OpenOptions {
   readonly rekey?: () => MasterKeys;
   /** Refuse master keys that do not open the database's vault keys (`serve`). */
   readonly checkKeys?: boolean;
+  /** The price feeds' readings in memory, bounds and SOL hold buffer (`serve`: price-book.ts). */
+  readonly pricing?: Pricing;
 }
 
 /**
@@ -119,6 +122,7 @@ export async function openConfiguredStore(
           ? {}
           : { holdExpiry: { defaultMs: config.holdAgeMsMax, longMs: config.holdLongAgeMsMax } }),
         ...(replicaClient === null ? {} : { replica: { client: replicaClient } }),
+        ...(options.pricing === undefined ? {} : { pricing: options.pricing }),
       });
     const pending = await pendingMigrations(client);
     const store =

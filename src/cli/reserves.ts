@@ -1,6 +1,7 @@
 import { CURRENCIES, CURRENCY_CODES, Decimal, isCurrencyCode } from '../core/index.js';
 import type { Store, StoredReserveRun, UnsentTransfers } from '../store/store.js';
-import { UsageError } from './keys.js';
+import { unknownWord } from './suggest.js';
+import { UsageError } from './usage-error.js';
 
 /*
  * `spendgate reserves`: the latest reconciliation of reserves of each mode and currency, as a
@@ -37,7 +38,12 @@ export function parseReservesArgs(argv: readonly string[]): ReservesArgs {
       everyS = /^\d{1,2}$/.test(value) ? Number(value) : NaN;
       if (!(everyS >= 1 && everyS <= EVERY_S_MAX)) throw new UsageError(RESERVES_USAGE);
       index += 1;
-    } else throw new UsageError(RESERVES_USAGE);
+    } else {
+      const word = flag ?? '';
+      const known = ['--run', '--watch', '--every'];
+      if (known.includes(word)) throw new UsageError(RESERVES_USAGE);
+      throw new UsageError(`${unknownWord('flag', word, known)}\n${RESERVES_USAGE}`);
+    }
   }
   if (everyS !== null && !watch) throw new UsageError(RESERVES_USAGE);
   return { run, watch, everyMs: (everyS ?? EVERY_S_DEFAULT) * 1000 };

@@ -18,11 +18,19 @@ import { DEFAULT_DEPOSIT_SETTINGS } from '../workers/deposit-jobs.js';
 import type { BeforeCredit } from '../workers/deposit-watcher.js';
 import { startWorkers, type Workers } from '../workers/start.js';
 import { setHeapGrowingPercent } from './heap-growth.js';
+import { listenAdminSocket } from './admin-socket.js';
 import { openConfiguredStore } from './open-store.js';
 import { redisWritePositions } from './write-positions.js';
 import { loggerProgress, type Progress } from './progress.js';
 import type { Role } from './roles.js';
 import { openChains, type Chains } from './solana-chains.js';
+import {
+  MemoryPriceBook,
+  priceBoundsOf,
+  pricingOf,
+  reserveValuationOf,
+  startPriceReaders,
+} from './price-book.js';
 
 export { ROLES, type Role } from './roles.js';
 
@@ -63,7 +71,15 @@ export async function serve(
   // node's default disposition and kill it (exit 143) between a log line and a handler.
   const stopRequested = stopSignals();
   setHeapGrowingPercent(settings.heapGrowingPercent);
-  const store = await openConfiguredStore(settings, { progress, checkKeys: true });
+  // Filled in the background once the chains are known; authorizations read it from memory.
+  const prices = new MemoryPriceBook(priceBoundsOf(settings.prices));
+  const store = await openConfiguredStore(settings, {
+    progress,
+    checkKeys: true,
+    pricing: pricingOf(settings.prices, prices),
+  });
+  // The CLI's way to this embedded database while it runs here (admin-socket.ts).
+  if (settings.databaseUrl === null) await listenAdminSocket(settings.dataDir, store);
   const { config, installationId, claim, claimed } = await claimPrefix(settings, store);
   if (role !== 'worker') await printFirstKey(config, store);
   const redis = createRedis(config.redis);
@@ -72,6 +88,7 @@ export async function serve(
   const app = createRoleServer(config, role, store, redis, extraRoutes);
   const background =
     role === 'api' ? null : await startBackground(config, app, store, claim, progress);
+  if (role !== 'worker') servePrices(config, app, prices, background);
   const port = role === 'worker' ? config.workerPort : config.port;
   try {
     await app.listen({ port, host: config.host });
@@ -126,6 +143,31 @@ function createRoleServer(
 }
 
 /**
+ * The API roles read the price feeds in the background (src/solana/price-feeds.ts): live from
+ * SOLANA_RPC_URL, test from SOLANA_TEST_RPC_URL or the local runtime this process started (the
+ * `all` role). `--role api` with neither reads no test prices: its SOL conversions in test
+ * mode decline `rate_unavailable` (docs/pricing.md). /metrics shows each feed.
+ */
+function servePrices(
+  config: Config,
+  app: FastifyInstance,
+  prices: MemoryPriceBook,
+  background: Background | null,
+): void {
+  const testRpcUrl = config.solana.testRpcUrl ?? background?.chains.localRpcUrl ?? null;
+  const readers = startPriceReaders(config, prices, testRpcUrl);
+  app.addHook('onClose', () => {
+    for (const reader of readers) reader.stop();
+    return Promise.resolve();
+  });
+  app.addHook('onSend', async (request, _reply, payload) =>
+    request.routeOptions.url === '/metrics' && typeof payload === 'string'
+      ? `${payload}${await prices.registry.metrics()}`
+      : payload,
+  );
+}
+
+/**
  * Tests only (SPENDGATE_TEST_DEPOSIT_PAUSE=1, test mode alone): the deposit watcher says it
  * found a transfer, then waits for ever before crediting it, so that a test kills it there.
  */
@@ -164,6 +206,7 @@ async function startBackground(
     delivery: { ...config.webhooks, timeoutMs: DELIVERY_ATTEMPT_TIMEOUT_MS },
     maintenance: { ...DEFAULT_MAINTENANCE_SETTINGS, holdAgeMsMax: config.holdAgeMsMax },
     chains: chains.targets,
+    reserveValuation: reserveValuationOf(config.prices, chains.targets),
     ...(config.solana.testDepositPause
       ? { deposits: { ...DEFAULT_DEPOSIT_SETTINGS, beforeCredit: pauseBeforeCredit(app.log) } }
       : {}),

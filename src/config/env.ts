@@ -103,6 +103,52 @@ export const DATABASE_POOL_MAX_DEFAULT = 20;
  */
 export const HEAP_GROWING_PERCENT_MAX = 300;
 
+/**
+ * Pyth price accounts (the classic format, docs/pricing.md) on the live cluster: SOL/USD, and
+ * USDC/USD to watch the peg. Mainnet addresses; EUR/USD, GBP/USD and others join by setting
+ * PRICE_FEEDS.
+ */
+export const DEFAULT_LIVE_PRICE_FEEDS =
+  'SOL/USD=H6ARHf6YXhGYeQfUzQNGk6rDNnLBQKrenN712K4AQJEG,USDC/USD=Gnt27xtC473ZT2Mw5u8wZ68Z3gULkSTb5DuxJy7eJotD';
+
+/**
+ * The test cluster's price accounts: where the local Solana runtime (src/local-chain) writes
+ * its SOL/USD, USDC/USD, EUR/USD and GBP/USD feeds. A devnet test cluster needs PRICE_TEST_FEEDS.
+ */
+export const DEFAULT_TEST_PRICE_FEEDS =
+  'SOL/USD=4n3uSFvzir3GWugf4JzUqdgrp1H9HpgR4eGQS3WArrR5,USDC/USD=7hRwGAKDCKNRiP28Ef5HL5xwEZSfA8z1GWHLvW8H5fEr,EUR/USD=6hAtg9rmMRbSZk9YoUuzp4m8KLBZetKZDzZv156wJfhg,GBP/USD=9A8roEWk1UivBja5svr35z7ty2HcVDFNqwPxYLDBBYBu';
+
+/** Feeds a deployment reads at most, per cluster: each is one poll in flight. */
+export const PRICE_FEEDS_MAX = 16;
+
+/** `PAIR=address,...`: each pair `XXX/USD` (a 3 to 5 letter code), each address base58. */
+const priceFeeds = (fallback: string) =>
+  z
+    .string()
+    .default(fallback)
+    .transform((value, context): Readonly<Record<string, string>> => {
+      const parts = value.split(',').map((part) => part.trim());
+      const feeds: Record<string, string> = {};
+      for (const part of parts.slice(0, PRICE_FEEDS_MAX)) {
+        const match = /^([A-Z]{3,5}\/USD)=([1-9A-HJ-NP-Za-km-z]{32,44})$/.exec(part);
+        if (match?.[1] === undefined || match[2] === undefined || match[1] in feeds) break;
+        feeds[match[1]] = match[2];
+      }
+      if (Object.keys(feeds).length !== parts.length) {
+        context.addIssue({
+          code: 'custom',
+          message: `must be up to ${String(PRICE_FEEDS_MAX)} PAIR=address entries, comma-separated, each pair XXX/USD once`,
+        });
+        return z.NEVER;
+      }
+      return feeds;
+    });
+
+/** A fraction from 0 to 1, at most 6 decimals, kept as its string (exact: decimal.js reads it). */
+const fraction = z.string().regex(/^(0(\.[0-9]{1,6})?|1(\.0{1,6})?)$/, {
+  error: 'must be a fraction from 0 to 1, like 0.05',
+});
+
 function perSecond(fallback: number) {
   return z.coerce.number().int().min(1).max(1_000_000).default(fallback);
 }
@@ -182,6 +228,21 @@ const configSchema = z.object({
   // The USDC mint on the live cluster, and on a test cluster given by SOLANA_TEST_RPC_URL.
   SOLANA_USDC_MINT: base58Address.default('EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v'),
   SOLANA_TEST_USDC_MINT: base58Address.default('4zMMC9srt5Ri5X14GAgXhaHii3GnPAEERYPJgZJDncDU'),
+  // Price feeds (contract v1.2, section 16; docs/pricing.md): a reading older than this, or
+  // with a confidence interval wider than this fraction of the price, is not used.
+  PRICE_MAX_AGE_MS: z.coerce.number().int().min(100).max(3_600_000).default(10_000),
+  PRICE_CONFIDENCE_MAX: fraction.default('0.01'),
+  // What a SOL hold adds to what the request is worth, against the price moving before capture.
+  SOL_HOLD_BUFFER: fraction.default('0.05'),
+  // How often each feed is read in the background, and how long one read may take.
+  PRICE_POLL_MS: z.coerce.number().int().min(100).max(60_000).default(1_000),
+  PRICE_READ_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(2_000),
+  // The Pyth price accounts read on the live cluster (SOLANA_RPC_URL) and on the test one.
+  PRICE_FEEDS: priceFeeds(DEFAULT_LIVE_PRICE_FEEDS),
+  PRICE_TEST_FEEDS: priceFeeds(DEFAULT_TEST_PRICE_FEEDS),
+  // The program that must own them (the Pyth oracle: mainnet's; devnet's, which the local runtime uses).
+  PRICE_ORACLE_PROGRAM: base58Address.default('FsJ3A3u2vn5cTVofAjvy6y5kwABJAqYWpe4975bi2epH'),
+  PRICE_TEST_ORACLE_PROGRAM: base58Address.default('gSbePebfvPy7tRqimPoVecS2UsBvYv46ynrzWocc92s'),
   // Tests only: the deposit watcher stops between finding a transfer and crediting it, so a
   // test can kill the process there. Refused unless SPENDGATE_MODES is test alone.
   SPENDGATE_TEST_DEPOSIT_PAUSE: z.enum(['0', '1']).default('0'),
@@ -239,6 +300,22 @@ export interface Config {
   /** null: live external transfers are refused until a cluster is configured. */
   readonly solanaRpcUrl: string | null;
   readonly solana: SolanaSettings;
+  readonly prices: PriceSettings;
+}
+
+/** The price feeds (contract v1.2, section 16; docs/pricing.md). */
+export interface PriceSettings {
+  readonly ageMsMax: number;
+  /** PRICE_CONFIDENCE_MAX: a fraction of the price, as written (decimal.js reads it exactly). */
+  readonly confidenceRatioMax: string;
+  /** SOL_HOLD_BUFFER, as written. */
+  readonly solHoldBuffer: string;
+  readonly pollMs: number;
+  readonly readTimeoutMs: number;
+  /** Pair (`SOL/USD`) to price account, per mode's cluster. */
+  readonly feeds: Readonly<Record<'live' | 'test', Readonly<Record<string, string>>>>;
+  /** The program each mode's price accounts must be owned by. */
+  readonly oracleProgram: Readonly<Record<'live' | 'test', string>>;
 }
 
 /** The chains external transfers go to (contract section 12). */
@@ -284,6 +361,18 @@ export interface Settings extends Omit<Config, 'redisPrefix'> {
 
 export class ConfigError extends Error {
   override readonly name = 'ConfigError';
+}
+
+function priceSettingsOf(data: z.infer<typeof configSchema>): PriceSettings {
+  return {
+    ageMsMax: data.PRICE_MAX_AGE_MS,
+    confidenceRatioMax: data.PRICE_CONFIDENCE_MAX,
+    solHoldBuffer: data.SOL_HOLD_BUFFER,
+    pollMs: data.PRICE_POLL_MS,
+    readTimeoutMs: data.PRICE_READ_TIMEOUT_MS,
+    feeds: { live: data.PRICE_FEEDS, test: data.PRICE_TEST_FEEDS },
+    oracleProgram: { live: data.PRICE_ORACLE_PROGRAM, test: data.PRICE_TEST_ORACLE_PROGRAM },
+  };
 }
 
 export function loadConfig(
@@ -342,6 +431,7 @@ export function loadConfig(
       testUsdcMint: result.data.SOLANA_TEST_USDC_MINT,
       testDepositPause,
     },
+    prices: priceSettingsOf(result.data),
     holdAgeMsMax: result.data.HOLD_EXPIRY_HOURS * 3_600_000,
     holdLongAgeMsMax: result.data.HOLD_EXPIRY_LONG_HOURS * 3_600_000,
     heapGrowingPercent: result.data.HEAP_GROWING_PERCENT,

@@ -172,6 +172,33 @@ export const SETTINGS_DOC: readonly SettingDoc[] = [
       'the same for holds of lodging (MCC 3501-3999, 7011), car rental (3351-3500, 7512) and cruise lines (4411)',
   },
   {
+    names: ['PRICE_MAX_AGE_MS', 'PRICE_CONFIDENCE_MAX'],
+    default: '`10000`, `0.01`',
+    meaning:
+      'a feed price older than this, or with a confidence wider than this fraction of it, is unused ([pricing.md](pricing.md))',
+  },
+  {
+    names: ['SOL_HOLD_BUFFER'],
+    default: '`0.05`',
+    meaning:
+      "what a SOL hold adds to the billing amount's worth, against the price moving before capture",
+  },
+  {
+    names: ['PRICE_FEEDS', 'PRICE_TEST_FEEDS'],
+    default: "mainnet SOL/USD, USDC/USD; the local runtime's four",
+    meaning: 'the Pyth price accounts (`PAIR=address,...`) read on the live and the test cluster',
+  },
+  {
+    names: ['PRICE_ORACLE_PROGRAM', 'PRICE_TEST_ORACLE_PROGRAM'],
+    default: "Pyth's mainnet and devnet oracle",
+    meaning: 'the program that must own those accounts',
+  },
+  {
+    names: ['PRICE_POLL_MS', 'PRICE_READ_TIMEOUT_MS'],
+    default: '`1000`, `2000`',
+    meaning: 'how often each feed is read in the background, and how long one read may take',
+  },
+  {
     names: ['HEAP_GROWING_PERCENT'],
     default: '`300` (4x)',
     meaning:

@@ -14,6 +14,8 @@ export interface Metrics {
   readonly requestSeconds: Histogram<'method' | 'route' | 'status'>;
   /** `stand_in` is "true" for a stand-in decision (past the budget, or the store failed). */
   readonly decisions: Counter<'outcome' | 'decline_code' | 'stand_in'>;
+  /** Declines for want of a usable price (rule `rate_unavailable`, docs/pricing.md). */
+  readonly rateUnavailableDeclines: Counter;
   /** Authorizations per database batch (store/authorize/lanes.ts). */
   readonly authorizeBatchRequests: Histogram;
   readonly rateLimitRefusals: Counter<'key_class'>;
@@ -21,6 +23,11 @@ export interface Metrics {
   readonly replicaReads: Counter<'served_by' | 'reason'>;
   /** Write positions that could not be kept (read-your-writes at risk until they expire). */
   readonly writePositionsLost: Counter;
+  /**
+   * Processor messages (contract section 17) by processor, event type (`unknown` for one not
+   * taken) and outcome: ok, replayed, approved, declined, or the refusal's error code.
+   */
+  readonly processorMessages: Counter<'processor' | 'event' | 'outcome'>;
 }
 
 /** The `key_class` label of each rate-limit class (config RateLimitSettings). */
@@ -65,6 +72,11 @@ export function createMetrics(): Metrics {
       labelNames: ['outcome', 'decline_code', 'stand_in'],
       registers: [registry],
     }),
+    rateUnavailableDeclines: new Counter({
+      name: 'spendgate_rate_unavailable_declines_total',
+      help: 'Authorizations declined card_declined, rule rate_unavailable: no usable feed price converted the billing currency.',
+      registers: [registry],
+    }),
     authorizeBatchRequests: new Histogram({
       name: 'spendgate_authorize_batch_requests',
       help: 'Authorizations decided per database batch (one transaction each).',
@@ -81,6 +93,12 @@ export function createMetrics(): Metrics {
     writePositionsLost: new Counter({
       name: 'spendgate_write_positions_lost_total',
       help: 'Commits whose write position could not be kept in Redis (read-your-writes of that account at risk).',
+      registers: [registry],
+    }),
+    processorMessages: new Counter({
+      name: 'spendgate_processor_messages_total',
+      help: 'Processor messages (Stripe, Lithic, Marqeta) by event type and outcome: ok, replayed, approved, declined, or the error code refused with.',
+      labelNames: ['processor', 'event', 'outcome'],
       registers: [registry],
     }),
   };

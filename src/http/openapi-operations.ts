@@ -35,6 +35,7 @@ const DELIVERY_ID = 'whd_0193a4f1cc2b7a01b2c3d4e5f6a7b8c9';
 const EVENT_ID = 'evt_0193a4f1cc2b7a01a1b2c3d4e5f6a7b8';
 const SETTLEMENT_ID = 'stl_0193a4f1cd3c7e91c1d2e3f4a5b6c7d8';
 const BACKTEST_ID = 'bt_0193a4f1cf5e7a13e1f2a3b4c5d6e7f8';
+const PROCESSOR_ID = 'pc_0193a4f1d06f7b24f1a2b3c4d5e6f7a8';
 const DECLINED_ID = 'txn_0193a4f1c8d874c2b8e9f0a1b2c3d4e6';
 export const EXAMPLE_REQUEST_ID = 'req_0193a4f1ce4d7f02d1e2f3a4b5c6d7e8';
 /** Decodes to 32 bytes, as a Solana address does, and says what it is. */
@@ -230,6 +231,7 @@ const CARD = {
   billingCurrency: 'USD',
   createdAt: CREATED_AT,
   cancelledAt: null,
+  processorCard: null,
 };
 
 const CARD_TRANSACTION = {
@@ -402,6 +404,17 @@ const WEBHOOK = {
   description: 'Ledger sync',
   status: 'enabled',
   createdAt: CREATED_AT,
+};
+
+const PROCESSOR = {
+  id: PROCESSOR_ID,
+  object: 'processor_connection',
+  processor: 'stripe',
+  mode: 'test',
+  url: `/v1/processors/stripe/${PROCESSOR_ID}`,
+  createdAt: CREATED_AT,
+  rotatedAt: null,
+  previousSecretsUntil: null,
 };
 
 const ACCOUNT = {
@@ -1392,8 +1405,10 @@ export const OPERATION_DOCS: Readonly<Record<string, OperationDoc>> = {
       'key: a repeated callback answers the first decision with `Idempotent-Replayed: true`. ' +
       'Past `AUTHORIZE_BUDGET_MS` the stand-in decision is answered (`standIn: true`). ' +
       "`currency` is the vault's asset or the card's `billingCurrency` (USD to USDC at par; " +
-      'a SOL vault declines a billing currency with rule `rate_unavailable` until its price ' +
-      'feed); `merchantAmount` and `merchantCurrency` (ISO 4217) are recorded. With ' +
+      'otherwise at a Pyth feed price held in memory, rounded up, a SOL hold plus ' +
+      '`SOL_HOLD_BUFFER`; no usable price declines `card_declined`, rule `rate_unavailable`; ' +
+      'the transaction records `rate`); `merchantAmount` and `merchantCurrency` (ISO 4217) are ' +
+      'recorded and are policy facts. With ' +
       '`partialApprovalAllowed: true`, a decline for the balance or an amount limit becomes an ' +
       'approval of what they allow (`partial: true`, `requestedAmount`). `amount: 0` is an ' +
       'account verification: approved with no hold when the card and vault are active.',
@@ -1959,6 +1974,152 @@ export const OPERATION_DOCS: Readonly<Record<string, OperationDoc>> = {
         createdAt: LATER,
       },
     ]),
+  },
+  createProcessorConnection: {
+    summary: 'Connect a card processor',
+    description:
+      'Registers a processor connection (contract section 17): Stripe Issuing (`signingSecret`, ' +
+      "the webhook endpoint's `whsec_` secret), Lithic (`asaSecret`, and `apiKey` where needed) " +
+      'or Marqeta (the `username` and `password` its JIT Funding gateway calls with). The ' +
+      'processor then sends its messages to `url`, a path of this server. The secrets are ' +
+      'kept encrypted under the master key and answered this once; an idempotent replay ' +
+      "answers the connection without them. `mode` must be the key's. At most 100 " +
+      'connections an account and mode.',
+    returns: 'The connection, with its secrets this once.',
+    errors: [
+      ...IDEMPOTENT,
+      {
+        code: 'parameter_invalid',
+        message: 'A Stripe signing secret starts with whsec_.',
+        param: 'signingSecret',
+      },
+      { code: 'parameter_missing', message: 'signingSecret is required.', param: 'signingSecret' },
+    ],
+    example: { ...PROCESSOR, secrets: { signingSecret: 'whsec_EXAMPLEonlyNotARealSigningSecret' } },
+    requestExample: {
+      processor: 'stripe',
+      mode: 'test',
+      signingSecret: 'whsec_EXAMPLEonlyNotARealSigningSecret',
+    },
+  },
+  listProcessorConnections: {
+    summary: 'List processor connections',
+    description:
+      "The account's connections in the key's mode, without their secrets (at most 100: one page).",
+    returns: 'The connections.',
+    errors: [],
+    example: list([PROCESSOR]),
+  },
+  getProcessorConnection: {
+    summary: 'Retrieve a processor connection',
+    description: 'The connection, without its secrets.',
+    returns: 'The connection.',
+    errors: ['processor_not_found'],
+    example: PROCESSOR,
+  },
+  deleteProcessorConnection: {
+    summary: 'Delete a processor connection',
+    description:
+      'Erases its secrets (nothing verifies any more: its messages are refused) and unties the ' +
+      'cards tied to it.',
+    returns: 'The deletion.',
+    errors: [...IDEMPOTENT, 'processor_not_found'],
+    example: { object: 'processor_connection', id: PROCESSOR_ID, deleted: true },
+  },
+  rotateProcessorSecrets: {
+    summary: "Rotate a processor connection's secrets",
+    description:
+      'Replaces the secrets with the ones given (the same names as at creation). The current ' +
+      'ones keep verifying for `graceSeconds` (default a day, at most 7 days; 0: not at all), ' +
+      "so messages signed either way verify while the processor's side is switched over. The " +
+      'new secrets are answered this once.',
+    returns: 'The connection, with its new secrets this once.',
+    errors: [...IDEMPOTENT, 'processor_not_found'],
+    example: {
+      ...PROCESSOR,
+      rotatedAt: LATER,
+      previousSecretsUntil: '2026-03-03T15:30:00.000Z',
+      secrets: { signingSecret: 'whsec_EXAMPLEonlyNotARealSigningSecretNew' },
+    },
+    requestExample: {
+      signingSecret: 'whsec_EXAMPLEonlyNotARealSigningSecretNew',
+      graceSeconds: 86400,
+    },
+  },
+  receiveStripeEvent: {
+    summary: 'Receive a Stripe Issuing event',
+    description:
+      "Stripe's webhook endpoint for the connection (docs/processors.md), with no API key: " +
+      "the `Stripe-Signature` over the raw body, with the connection's signing secret (or the " +
+      "previous one through a rotation's grace), within Stripe's tolerance of 5 minutes. " +
+      '`issuing_authorization.request` is answered at once with `Stripe-Version` and ' +
+      '`{approved, amount?, metadata}` (a refusal, such as a card tied to no card of the ' +
+      'connection, is `approved: false`); `issuing_authorization.created` and `.updated` and ' +
+      '`issuing_transaction.created` become advice, increments, reversals, captures, force ' +
+      'captures and refunds, answered `{received: true}`. Any other event type, a malformed ' +
+      'object or a bad signature: the error body, and nothing recorded.',
+    returns: 'The decision (requests), or the receipt (other events).',
+    errors: ['invalid_signature', 'processor_not_found', 'card_not_found', 'transaction_not_found'],
+    example: {
+      approved: true,
+      metadata: { spendgate_transaction_id: AUTHORIZATION_ID },
+    },
+    requestExample: {
+      id: 'evt_1ExampleOnly',
+      object: 'event',
+      type: 'issuing_authorization.request',
+      livemode: false,
+      data: { object: { id: 'iauth_1ExampleOnly', object: 'issuing.authorization' } },
+    },
+  },
+  receiveLithicMessage: {
+    summary: 'Receive a Lithic ASA request or transaction event',
+    description:
+      "Lithic's ASA responder and transaction webhook for the connection (docs/processors.md), " +
+      "with no API key: Lithic's Standard Webhooks signature (`webhook-id`, " +
+      "`webhook-timestamp`, `webhook-signature`) over the raw body, with the connection's " +
+      '`asaSecret`, within 5 minutes. An ASA request (`status` AUTHORIZATION, ' +
+      'CREDIT_AUTHORIZATION, FINANCIAL_AUTHORIZATION, FINANCIAL_CREDIT_AUTHORIZATION, ' +
+      'BALANCE_INQUIRY) is answered at once, 200, `{token, result, approved_amount?}` (a ' +
+      'refusal is a decline result); `card_transaction.updated` events become increments, ' +
+      'advice, captures, refunds and reversals, answered `{received: true}`. A bad signature ' +
+      'or a malformed event: the error body, and nothing recorded.',
+    returns: 'The ASA decision, or the receipt (transaction events).',
+    errors: ['invalid_signature', 'processor_not_found', 'card_not_found', 'transaction_not_found'],
+    example: { token: 'b1a2c3d4-0000-4000-8000-000000000001', result: 'APPROVED' },
+    requestExample: {
+      token: 'b1a2c3d4-0000-4000-8000-000000000001',
+      status: 'AUTHORIZATION',
+    },
+  },
+  receiveMarqetaJitRequest: {
+    summary: 'Receive a Marqeta Gateway JIT Funding request',
+    description:
+      "Marqeta's JIT Funding gateway for the connection (docs/processors.md), with no API " +
+      "key: HTTP basic auth with the connection's `username` and `password` (or the previous " +
+      "ones through a rotation's grace). Every JIT method (authorization, incremental, advice, " +
+      'capture, reversal, refund, PIN debit, force capture, account verification, balance ' +
+      "inquiry) is answered with its `jit_funding` object within Marqeta's 3 s: 200 funded, " +
+      '402 with a `decline_reason` (a refusal, such as an unknown card, is a decline). A wrong ' +
+      'basic auth or a body with no `jit_funding`: the error body, and nothing recorded.',
+    returns: 'The jit_funding answer.',
+    errors: ['invalid_signature', 'processor_not_found', 'parameter_invalid'],
+    example: {
+      jit_funding: {
+        token: 'jit_1ExampleOnly',
+        method: 'pgfs.authorization',
+        user_token: 'user_1ExampleOnly',
+        amount: 10,
+      },
+    },
+    requestExample: {
+      type: 'authorization',
+      token: 'txn_1ExampleOnly',
+      card_token: 'card_1ExampleOnly',
+      gpa_order: {
+        jit_funding: { token: 'jit_1ExampleOnly', method: 'pgfs.authorization', amount: 10 },
+      },
+    },
   },
   streamEvents: {
     summary: 'Stream authorization events',

@@ -214,6 +214,11 @@ const TAGS = [
   { name: 'transfers', description: 'Money between vaults, and to Solana addresses.' },
   { name: 'transactions', description: "Every movement of the account's vaults." },
   { name: 'webhooks', description: 'Signed event deliveries to your endpoints.' },
+  {
+    name: 'processors',
+    description:
+      'Connections of card processors (Stripe Issuing, Lithic, Marqeta) and their secrets.',
+  },
   { name: 'events', description: 'The live stream of decisions, as server-sent events.' },
   { name: 'testing', description: 'Test mode only.' },
 ];

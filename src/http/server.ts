@@ -35,6 +35,8 @@ import { registerCardPolicyRoutes } from './routes/card-policies.js';
 import { registerBacktestRoutes } from './routes/backtests.js';
 import { registerCardRoutes } from './routes/cards.js';
 import { registerPolicyRoutes } from './routes/policies.js';
+import { registerProcessorRoutes } from './routes/processors.js';
+import { registerProcessorMessageRoutes } from './processors/register.js';
 import { registerPolicyHistoryRoutes } from './routes/policy-history.js';
 import { registerRateLimitRoutes } from './routes/rate-limits.js';
 import { registerRuleTemplateRoutes } from './routes/rule-templates.js';
@@ -191,7 +193,11 @@ export function createServer(
     done();
   });
 
-  if (dependencies.healthOnly !== true) registerApi(app, config, dependencies, metrics);
+  if (dependencies.healthOnly !== true) {
+    registerApi(app, config, dependencies, metrics);
+    // Beside the API, outside its key plugin: a processor's signature is its authentication.
+    registerProcessorMessageRoutes(app, dependencies.store, config.authorize, metrics);
+  }
 
   registerErrorAnswers(app);
   return app;
@@ -225,6 +231,16 @@ function loggerOptions(config: ServerConfig, stream: LogStream) {
         'headers["x-two-factor-code"]',
         '*.headers.authorization',
         '*.headers["x-two-factor-code"]',
+        // A processor's signature and a connection's secrets (contract section 17).
+        'req.headers["stripe-signature"]',
+        '*.headers["stripe-signature"]',
+        'req.headers["webhook-signature"]',
+        '*.headers["webhook-signature"]',
+        '*.signingSecret',
+        '*.realtimeSigningSecret',
+        '*.asaSecret',
+        '*.password',
+        '*.secrets',
         '*.number',
         '*.cvv',
         '*.secret',
@@ -355,9 +371,10 @@ function registerApi(
     registerCardDisplayRoutes(api, dependencies.store);
     registerCardPolicyRoutes(api, dependencies.store);
     registerPolicyHistoryRoutes(api, dependencies.store, 'card');
-    registerAuthorizationRoutes(api, dependencies.store, config.authorize, metrics.decisions);
+    registerAuthorizationRoutes(api, dependencies.store, config.authorize, metrics);
     registerClearingRoutes(api, dependencies.store);
     registerWebhookRoutes(api, dependencies.store);
+    registerProcessorRoutes(api, dependencies.store);
     registerSettlementRoutes(api, dependencies.store);
     registerTwoFactorRoutes(api, dependencies.store);
     registerEventStreamRoutes(api, {

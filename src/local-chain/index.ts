@@ -23,6 +23,7 @@ import {
   defaultRentExemptLamports,
   USDC_DECIMALS,
 } from './genesis.js';
+import { LocalPriceFeeds, type PriceUpdate } from './price-feeds.js';
 import { startLocalRpc } from './rpc-server.js';
 
 export {
@@ -32,6 +33,13 @@ export {
   USDC_DECIMALS,
 } from './genesis.js';
 export { ADVANCE_SLOTS_MAX, RECORDED_SIGNATURES_MAX } from './chain.js';
+export {
+  LOCAL_ORACLE_PROGRAM,
+  LOCAL_PRICE_FEEDS,
+  PriceUpdateError,
+  type PriceUpdate,
+} from './price-feeds.js';
+export { encodePriceAccount, type PriceAccountFields } from './pyth-price-account.js';
 export { toTransactionError, type TransactionErrorJson } from './transaction-error.js';
 
 /** A real cluster makes a block about every 400 ms. */
@@ -68,9 +76,30 @@ export interface LocalSolana {
   usdcMintAuthority: Keypair;
   usdcDecimals: number;
   connection(commitment?: Commitment): Connection;
+  /** Sets a price feed (SOL/USD, USDC/USD, EUR/USD, GBP/USD): its account is written at once. */
+  setPrice(pair: string, update: PriceUpdate): Promise<void>;
+  /** Deletes a price feed's account (a feed missing from the cluster), until set again. */
+  removePrice(pair: string): Promise<void>;
   /** Moves the chain `blocks` blocks on; resolves to the new slot. */
   advanceSlots(blocks: number): Promise<number>;
   close(): Promise<void>;
+}
+
+/** One block per interval, like a real cluster; a tick still running skips the next. */
+function startSlotTicker(chain: LocalChain, intervalMs: number): NodeJS.Timeout {
+  let ticking = false;
+  const timer = setInterval(() => {
+    if (ticking) return;
+    ticking = true;
+    chain
+      .advanceSlots(1)
+      .catch(() => undefined)
+      .finally(() => {
+        ticking = false;
+      });
+  }, intervalMs);
+  timer.unref();
+  return timer;
 }
 
 export async function startLocalSolana(options: LocalSolanaOptions = {}): Promise<LocalSolana> {
@@ -97,29 +126,18 @@ export async function startLocalSolana(options: LocalSolanaOptions = {}): Promis
     throw new Error('the runtime rent differs from the default the genesis accounts assume');
   }
   const chain = new LocalChain(context);
+  const priceFeeds = new LocalPriceFeeds(chain);
+  await priceFeeds.start();
   const server = await startLocalRpc(
     chain,
     {
       genesisHash: context.lastBlockhash,
       usdcFaucet: { mint: usdcMint.publicKey, authority: usdcMintAuthority, payer: treasury },
+      priceFeeds,
     },
     { host: options.host ?? '127.0.0.1', port: options.port ?? 0 },
   );
-  let ticking = false;
-  const timer =
-    slotIntervalMs === 0
-      ? null
-      : setInterval(() => {
-          if (ticking) return;
-          ticking = true;
-          chain
-            .advanceSlots(1)
-            .catch(() => undefined)
-            .finally(() => {
-              ticking = false;
-            });
-        }, slotIntervalMs);
-  timer?.unref();
+  const timer = slotIntervalMs === 0 ? null : startSlotTicker(chain, slotIntervalMs);
   let closed: Promise<void> | null = null;
   return {
     url: server.url,
@@ -131,10 +149,13 @@ export async function startLocalSolana(options: LocalSolanaOptions = {}): Promis
     usdcDecimals: USDC_DECIMALS,
     connection: (commitment: Commitment = 'confirmed') =>
       new Connection(server.url, { commitment, wsEndpoint: server.wsUrl }),
+    setPrice: (pair, update) => priceFeeds.set(pair, update),
+    removePrice: (pair) => priceFeeds.remove(pair),
     advanceSlots: (blocks) => chain.advanceSlots(blocks),
     close: () => {
       closed ??= (async () => {
         if (timer !== null) clearInterval(timer);
+        priceFeeds.stop();
         await server.close();
         // Let queued state changes finish before the runtime is dropped.
         await chain.serialize(() => Promise.resolve());

@@ -16,6 +16,7 @@ import {
   getVersion,
 } from './rpc-cluster-methods.js';
 import { getSignaturesForAddress, getTransaction } from './rpc-history-methods.js';
+import { setPythPrice, type LocalPriceFeeds } from './price-feeds.js';
 import type { RpcHandler, RpcMethods } from './rpc-protocol.js';
 import { requestUsdcAirdrop, type UsdcFaucet } from './usdc-faucet.js';
 import {
@@ -29,6 +30,8 @@ export interface RpcInfo {
   genesisHash: string;
   /** The USDC faucet (usdc-faucet.ts); absent: no requestUsdcAirdrop. */
   usdcFaucet?: UsdcFaucet;
+  /** The price feeds (price-feeds.ts); absent: no setPythPrice. */
+  priceFeeds?: LocalPriceFeeds;
 }
 
 /** A method answered from the chain alone. */
@@ -77,5 +80,7 @@ export function createRpcMethods(chain: LocalChain, info: RpcInfo): RpcMethods {
   if (faucet !== undefined) {
     methods.set('requestUsdcAirdrop', (params) => requestUsdcAirdrop(chain, faucet, params));
   }
+  const feeds = info.priceFeeds;
+  if (feeds !== undefined) methods.set('setPythPrice', (params) => setPythPrice(feeds, params));
   return methods;
 }

@@ -116,6 +116,16 @@ import {
   listWebhookEndpoints,
   webhookSecret,
 } from './ops/webhook-endpoints.js';
+import {
+  authorizationByNetworkId,
+  cardOfProcessorCard,
+  createProcessorConnection,
+  deleteProcessorConnection,
+  getProcessorConnection,
+  listProcessorConnections,
+  processorConnectionSecrets,
+  rotateProcessorSecrets,
+} from './ops/processors.js';
 import { overdueDeliveries, oweDeliveries, settleOwedDeliveries } from './ops/owed-deliveries.js';
 import {
   createTestEvent,
@@ -131,6 +141,7 @@ import type {
   DepositOperations,
   MaintenanceOperations,
   PolicyOperations,
+  ProcessorOperations,
   ReserveOperations,
   SettlementOperations,
   StoreOperations,
@@ -162,6 +173,7 @@ export function bindOperations(
     ...bindBacktests(ctx, tx),
     ...bindReserves(ctx, tx),
     ...bindDeposits(ctx, tx),
+    ...bindProcessors(ctx, tx),
   };
 }
 
@@ -184,6 +196,7 @@ const AREA_BINDERS: readonly AreaBinder[] = [
   bindBacktests,
   bindReserves,
   bindDeposits,
+  bindProcessors,
 ];
 
 /**
@@ -405,5 +418,21 @@ function bindDeposits(ctx: StoreContext, tx: SqlQueryable): DepositOperations {
     completeSweep: (depositId, signature) => completeSweep(ctx, tx, depositId, signature),
     failSweep: (depositId, reason) => failSweep(tx, depositId, reason),
     depositKeySeed: (vaultId) => depositKeySeed(ctx, tx, vaultId),
+  };
+}
+
+function bindProcessors(ctx: StoreContext, tx: SqlQueryable): ProcessorOperations {
+  return {
+    createProcessorConnection: (scope, input) => createProcessorConnection(ctx, tx, scope, input),
+    getProcessorConnection: (scope, id) => getProcessorConnection(ctx, tx, scope, id),
+    listProcessorConnections: (scope) => listProcessorConnections(ctx, tx, scope),
+    deleteProcessorConnection: (scope, id) => deleteProcessorConnection(ctx, tx, scope, id),
+    rotateProcessorSecrets: (scope, id, input) => rotateProcessorSecrets(ctx, tx, scope, id, input),
+    processorConnectionSecrets: (processor, id) =>
+      processorConnectionSecrets(ctx, tx, processor, id),
+    cardOfProcessorCard: (scope, connectionId, processorCardId) =>
+      cardOfProcessorCard(tx, scope, connectionId, processorCardId),
+    authorizationByNetworkId: (scope, networkTransactionId) =>
+      authorizationByNetworkId(tx, scope, networkTransactionId),
   };
 }

@@ -5,6 +5,7 @@ import {
   type Decimal,
   type CompiledPolicyCache,
   type HoldExpirySettings,
+  type Pricing,
   type Scope,
   type TemplateLibrary,
   type VaultRecord,
@@ -24,6 +25,8 @@ export interface StoreContext {
   readonly templates: TemplateLibrary;
   /** How long holds live by merchant category (contract v1.2, section 16); default 7 and 31 days. */
   readonly holdExpiry?: HoldExpirySettings;
+  /** The price feeds' latest readings, their bounds and the SOL hold buffer; none: NO_PRICING. */
+  readonly pricing?: Pricing;
 }
 
 export function vaultNotFound(vaultId: string, param = 'vaultId'): SpendgateError {

@@ -93,6 +93,8 @@ export const DISTRIBUTION: Readonly<Record<string, Placement>> = {
   accounts: REFERENCE,
   api_keys: REFERENCE,
   webhook_endpoints: REFERENCE,
+  // Read by id alone (a processor's message names no account until its connection is read).
+  processor_connections: REFERENCE,
   card_display_origins: REFERENCE,
   installation: REFERENCE,
   deposit_seed: REFERENCE,

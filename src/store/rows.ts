@@ -80,7 +80,7 @@ export function vaultFromRow(row: VaultRow): VaultRecord {
 }
 
 export const CARD_COLUMNS =
-  'id, account_id, mode, vault_id, status, last4, exp_month, exp_year, cardholder_name, metadata, billing_currency, created_at, cancelled_at';
+  'id, account_id, mode, vault_id, status, last4, exp_month, exp_year, cardholder_name, metadata, billing_currency, created_at, cancelled_at, processor_connection_id, processor_card_id';
 
 export interface CardRow {
   id: string;
@@ -96,6 +96,8 @@ export interface CardRow {
   billing_currency: string;
   created_at: Date;
   cancelled_at: Date | null;
+  processor_connection_id: string | null;
+  processor_card_id: string | null;
 }
 
 export function cardFromRow(row: CardRow): CardRecord {
@@ -113,6 +115,10 @@ export function cardFromRow(row: CardRow): CardRecord {
     billingCurrency: row.billing_currency,
     createdAtMs: row.created_at.getTime(),
     cancelledAtMs: ms(row.cancelled_at),
+    processorCard:
+      row.processor_connection_id === null || row.processor_card_id === null
+        ? null
+        : { connectionId: row.processor_connection_id, cardId: row.processor_card_id },
   };
 }
 

@@ -4,6 +4,7 @@ import {
   SpendgateError,
   type TemplateLibrary,
   type HoldExpirySettings,
+  type Pricing,
 } from '../core/index.js';
 import { builtinRuleLibrary } from '../rule-library/load.js';
 import { AuthorizeEngine, type AuthorizeOptions } from './authorize/engine.js';
@@ -69,6 +70,12 @@ export interface StoreOptions extends AuthorizeOptions {
   readonly client: SqlClient;
   /** How long holds live by merchant category (HOLD_EXPIRY_HOURS, _LONG_HOURS); 7 and 31 days. */
   readonly holdExpiry?: HoldExpirySettings;
+  /**
+   * Prices for conversions at a price (a SOL vault's card billed in USD, any EUR card): the
+   * feeds' readings in memory, read in the background (src/solana/price-feeds.ts). None: every
+   * such conversion is declined `rate_unavailable`.
+   */
+  readonly pricing?: Pricing;
   /** Wraps and encrypts; never logged. */
   readonly masterKey: Buffer;
   /**
@@ -212,6 +219,7 @@ function contextOf(options: StoreOptions): StoreContext {
     policyCache: new CompiledPolicyCache(options.policyCacheEntriesMax),
     templates: options.templates ?? builtinRuleLibrary(),
     ...(options.holdExpiry === undefined ? {} : { holdExpiry: options.holdExpiry }),
+    ...(options.pricing === undefined ? {} : { pricing: options.pricing }),
   };
 }
 

@@ -36,6 +36,8 @@ export interface WorkerMetrics {
   readonly reserveRatio: Gauge<'mode' | 'currency'>;
   readonly reserveShortfall: Gauge<'mode' | 'currency'>;
   readonly reserveRunTime: Gauge<'mode' | 'currency'>;
+  /** The latest run's figures in USD at the feed price (reserve-valuation.ts). */
+  readonly reserveValueUsd: Gauge<'mode' | 'currency' | 'term'>;
   /** New external transfers kept pending because their (mode, currency) is short. */
   readonly transfersWaitingReserves: Gauge<'mode' | 'currency'>;
   /** Reads the outbox's backlog at scrape time from `store`; returns the stop. */
@@ -238,7 +240,11 @@ function registerReserveGauges(
   registry: Registry,
 ): Pick<
   WorkerMetrics,
-  'reserveRatio' | 'reserveShortfall' | 'reserveRunTime' | 'transfersWaitingReserves'
+  | 'reserveRatio'
+  | 'reserveShortfall'
+  | 'reserveRunTime'
+  | 'reserveValueUsd'
+  | 'transfersWaitingReserves'
 > {
   const labelNames = ['mode', 'currency'] as const;
   return {
@@ -258,6 +264,12 @@ function registerReserveGauges(
       name: 'spendgate_reserve_run_timestamp_seconds',
       help: 'When this process last reconciled the reserves of a mode and currency (Unix seconds).',
       labelNames,
+      registers: [registry],
+    }),
+    reserveValueUsd: new Gauge({
+      name: 'spendgate_reserve_value_usd',
+      help: 'The latest reconciliation valued in USD at the feed price (SOL/USD, USDC/USD), by mode, currency and term (reserves, liabilities, shortfall); absent without a usable price (docs/pricing.md).',
+      labelNames: ['mode', 'currency', 'term'],
       registers: [registry],
     }),
     transfersWaitingReserves: new Gauge({

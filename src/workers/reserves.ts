@@ -5,6 +5,7 @@ import type { Store, StoredReserveRun } from '../store/store.js';
 import type { WorkerMetrics } from './metrics.js';
 import { PollingLoop, type LoopLog } from './polling-loop.js';
 import { reserveFigures } from './reserve-formula.js';
+import { valueReserveRun, type ReserveValuationSource } from './reserve-valuation.js';
 import type { ChainTarget } from './solana-transfers.js';
 
 /*
@@ -76,6 +77,7 @@ export class ReserveReconciler {
     private readonly log: ReserveLog,
     private readonly settings: ReserveSettings = DEFAULT_RESERVE_SETTINGS,
     private readonly metrics: WorkerMetrics | null = null,
+    private readonly valuation: ReserveValuationSource | null = null,
   ) {
     this.#loop = new PollingLoop(
       'reserves',
@@ -179,8 +181,38 @@ export class ReserveReconciler {
       inFlightCount: position.inFlightListed.length,
       ...figures,
     });
+    await this.#value(run);
     this.#export(run);
     return run;
+  }
+
+  /**
+   * The run in USD at its currency's feed price, read once now, beside its own figures
+   * (metrics and the log; the stored run keeps its currency's exact figures).
+   */
+  async #value(run: StoredReserveRun): Promise<void> {
+    if (this.valuation === null) return;
+    const labels = { mode: run.mode, currency: run.currency };
+    const reading = await this.valuation.read(run.mode, `${run.currency}/USD`).catch(() => null);
+    const valued = valueReserveRun(run, reading, Date.now(), this.valuation.bounds);
+    if (valued === null) {
+      for (const term of ['reserves', 'liabilities', 'shortfall']) {
+        this.metrics?.reserveValueUsd.remove({ ...labels, term });
+      }
+      return;
+    }
+    this.metrics?.reserveValueUsd.set({ ...labels, term: 'reserves' }, Number(valued.reservesUsd));
+    this.metrics?.reserveValueUsd.set(
+      { ...labels, term: 'liabilities' },
+      Number(valued.liabilitiesUsd),
+    );
+    this.metrics?.reserveValueUsd.set(
+      { ...labels, term: 'shortfall' },
+      Number(valued.shortfallUsd),
+    );
+    this.log.info(
+      `reserves ${run.mode} ${run.currency} at ${valued.price} USD (${valued.source}): reserves ${valued.reservesUsd} USD, liabilities ${valued.liabilitiesUsd} USD, shortfall ${valued.shortfallUsd} USD`,
+    );
   }
 
   #export(run: StoredReserveRun): void {

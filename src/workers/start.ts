@@ -58,6 +58,7 @@ import {
   type ReserveLog,
   type ReserveSettings,
 } from './reserves.js';
+import type { ReserveValuationSource } from './reserve-valuation.js';
 import {
   DEFAULT_SETTLEMENT_OPTIONS,
   SettlementWorker,
@@ -90,6 +91,8 @@ export interface WorkerDependencies {
   readonly solana?: SolanaTransferOptions;
   /** The reconciliation of reserves, run with the chains (workers/reserves.ts). */
   readonly reserves?: ReserveSettings;
+  /** Where each run reads its currency's USD price (reserve-valuation.ts); none: not valued. */
+  readonly reserveValuation?: ReserveValuationSource;
   /** The deposit watcher and sweeper (with `chains`); DEFAULT_DEPOSIT_SETTINGS unless given. */
   readonly deposits?: DepositSettings;
   readonly log: LoopLog & DeliveryLog & ReserveLog;
@@ -281,6 +284,7 @@ function reconcilerOf(
         dependencies.log,
         dependencies.reserves ?? DEFAULT_RESERVE_SETTINGS,
         metrics,
+        dependencies.reserveValuation ?? null,
       );
 }
 

@@ -371,7 +371,10 @@ function play(
   for (const next of events) {
     atMs += 1_000;
     if (next.kind === 'wait') {
-      atMs = Math.min(atMs + next.hours * HOUR, untilMs);
+      // Kept before `untilMs`, but never back in time: a release made a second after a
+      // purchase must not fall in that purchase's millisecond, where the replay (which cannot
+      // tell their order apart) takes the release back first.
+      atMs = Math.min(atMs + next.hours * HOUR, Math.max(untilMs, atMs));
     } else if (next.kind === 'purchase') {
       const amount = new Decimal(next.amount);
       const first = vaults[0].decide(atMs, amount, next.mcc);

@@ -118,7 +118,9 @@ describe('the console in a browser', () => {
     await page.keyboard.type(consoleKey);
     await page.keyboard.press('Enter');
     await page.getByRole('navigation', { name: 'Console' }).waitFor();
-    await page.getByRole('heading', { name: 'Vaults' }).waitFor();
+    // The first screen is the overview; with no vault yet, it says so.
+    await page.getByRole('heading', { name: 'Overview' }).waitFor();
+    await page.getByText('No vault yet').waitFor();
     expect(await page.evaluate<string>('document.cookie')).toBe('');
     expect(page.url()).not.toContain(consoleKey);
     const stored = await page.evaluate<string[]>('Object.values(sessionStorage)');
@@ -128,6 +130,11 @@ describe('the console in a browser', () => {
   });
 
   it('creates a vault with a test deposit and shows its page with the balance history', async () => {
+    await page
+      .getByRole('navigation', { name: 'Console' })
+      .getByRole('link', { name: 'Vaults' })
+      .click();
+    await page.getByRole('heading', { name: 'Vaults' }).waitFor();
     await page.getByText('New vault').click();
     await page.getByLabel('Name').fill('Marketing');
     await page.getByLabel('Test deposit (optional)').fill('500');
@@ -248,12 +255,16 @@ describe('the console in a browser', () => {
   it('lists the vault’s transactions with the filters of the API', async () => {
     await page.goto(`${service.base}/console/#/vaults/${vaultId}`);
     const table = page.locator('table.transactions');
-    await table.getByText('declined').waitFor();
+    await table.getByText('declined', { exact: true }).waitFor();
     await page.getByText('Filters', { exact: true }).click();
     await page.getByLabel('Status').selectOption('declined');
     await page.getByRole('button', { name: 'Apply filters' }).click();
     await table.locator('tbody tr').filter({ hasText: 'deposit' }).waitFor({ state: 'detached' });
     await expect(table.locator('tbody tr').count()).resolves.toBe(1);
+    // The reason column: the message written for people, the rule's name on hover.
+    const reason = table.locator('tbody tr td[title]');
+    await expect(reason.getAttribute('title')).resolves.toBe('too-big');
+    await expect(reason.textContent()).resolves.toBe('Declined by rule too-big');
     expect(problems).toEqual([]);
   });
 
@@ -322,7 +333,13 @@ describe('the console in a browser', () => {
     await reader.getByRole('button', { name: 'Sign in' }).click();
     const nav = reader.getByRole('navigation', { name: 'Console' });
     await nav.getByRole('link', { name: 'Vaults' }).waitFor();
-    await expect(nav.getByRole('link').allTextContents()).resolves.toEqual(['Vaults', 'Live']);
+    await expect(nav.getByRole('link').allTextContents()).resolves.toEqual([
+      'Overview',
+      'Vaults',
+      'Live',
+    ]);
+    await reader.getByRole('heading', { name: 'Overview' }).waitFor();
+    await nav.getByRole('link', { name: 'Vaults' }).click();
     await reader.getByRole('link', { name: 'Marketing' }).waitFor();
     expect(await reader.getByText('New vault').count()).toBe(0);
     await reader.getByRole('link', { name: 'Marketing' }).click();
@@ -335,6 +352,7 @@ describe('the console in a browser', () => {
   it('labels every control, and fits a phone’s width', async () => {
     await page.setViewportSize({ width: 390, height: 844 });
     const pages = [
+      'overview',
       'vaults',
       `vaults/${vaultId}`,
       `vaults/${vaultId}/policy`,

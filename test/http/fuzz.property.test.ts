@@ -49,6 +49,7 @@ const ID_KINDS = [
   'transfers',
   'webhooks',
   'settlements',
+  'processors',
 ] as const;
 type IdKind = (typeof ID_KINDS)[number];
 
@@ -192,6 +193,7 @@ describe('every route under random and adversarial requests (fuzz)', () => {
     transfers: [],
     webhooks: [],
     settlements: [],
+    processors: [],
   };
   let digestQuery = '';
 
@@ -293,6 +295,15 @@ describe('every route under random and adversarial requests (fuzz)', () => {
       ).id,
     );
 
+    ids.processors.push(
+      (
+        await json(testKey, 'POST', '/v1/processors', {
+          processor: 'stripe',
+          mode: 'test',
+          signingSecret: 'whsec_fuzz_connection',
+        })
+      ).id,
+    );
     document = (await (await fetch(`${service.base}/v1/openapi.json`)).json()) as OpenApi;
     routes = Object.entries(document.paths).flatMap(([template, methods]) =>
       Object.entries(methods).map(([method, operation]) => {

@@ -11,6 +11,7 @@ import { startTestService, type TestService } from '../support/http.js';
 const BODIES: Record<string, unknown> = {
   'PATCH /v1/vaults/{id}': { name: 'taken' },
   'PATCH /v1/cards/{id}': { cardholderName: 'taken' },
+  'POST /v1/processors/{id}/rotate': { signingSecret: 'whsec_isolation_taken' },
   'POST /v1/authorizations/{id}/increment': { amount: '1', networkTransactionId: 'ntx_isolation' },
   'POST /v1/vaults/{id}/freeze': { reason: 'taken' },
   'POST /v1/vaults/{id}/close': {
@@ -33,7 +34,14 @@ const BODIES: Record<string, unknown> = {
   },
 };
 type Kind =
-  'vaults' | 'transfers' | 'transactions' | 'cards' | 'authorizations' | 'webhooks' | 'settlements';
+  | 'vaults'
+  | 'transfers'
+  | 'transactions'
+  | 'cards'
+  | 'authorizations'
+  | 'webhooks'
+  | 'settlements'
+  | 'processors';
 /** The not-found code of each kind of id, by the path's first segment. */
 const NOT_FOUND: Record<Kind, string> = {
   vaults: 'vault_not_found',
@@ -43,6 +51,7 @@ const NOT_FOUND: Record<Kind, string> = {
   authorizations: 'transaction_not_found',
   webhooks: 'webhook_not_found',
   settlements: 'settlement_not_found',
+  processors: 'processor_not_found',
 };
 /**
  * Ids that name nothing: well formed, of another kind, malformed, NUL (which SQL text cannot
@@ -137,6 +146,14 @@ describe('isolation by account and mode', () => {
           await call(owner, 'POST', '/v1/webhooks', {
             url: 'http://127.0.0.1:9/hooks',
             events: ['*'],
+          })
+        ).body.id ?? '',
+      processors:
+        (
+          await call(owner, 'POST', '/v1/processors', {
+            processor: 'stripe',
+            mode: 'test',
+            signingSecret: 'whsec_isolation_owner',
           })
         ).body.id ?? '',
     };

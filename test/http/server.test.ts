@@ -1,5 +1,6 @@
 import { maxHeaderSize } from 'node:http';
 import { connect } from 'node:net';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   CONTRACT_RETRY_DELAYS_MS,
@@ -9,6 +10,7 @@ import {
 } from '../../src/config/env.js';
 import { JSON_DEPTH_MAX } from '../../src/http/json-body.js';
 import { startTestService, type TestService } from '../support/http.js';
+import { LOCAL_PRICE_FEEDS } from '../../src/local-chain/index.js';
 
 /** The HTTP platform over real HTTP on loopback: health, request ids, the common error body. */
 let service: TestService;
@@ -207,7 +209,7 @@ describe('configuration', () => {
       redis: redisServer('redis://127.0.0.1:6379'),
       redisPrefix: null,
       rateLimits: { livePerSecond: 100, testPerSecond: 25, authorizationsPerSecond: 10_000 },
-      authorize: { budgetMs: 1500, standIn: 'decline' },
+      authorize: { budgetMs: 1500, standIn: 'decline', journalDir: join('./data', 'stand-in') },
       cardBin: '424242',
       solanaRpcUrl: null,
       solana: {
@@ -225,7 +227,28 @@ describe('configuration', () => {
         concurrency: 128,
         endpointConcurrency: 32,
       },
+      prices: {
+        ageMsMax: 10_000,
+        confidenceRatioMax: '0.01',
+        solHoldBuffer: '0.05',
+        pollMs: 1_000,
+        readTimeoutMs: 2_000,
+        feeds: {
+          live: {
+            'SOL/USD': 'H6ARHf6YXhGYeQfUzQNGk6rDNnLBQKrenN712K4AQJEG',
+            'USDC/USD': 'Gnt27xtC473ZT2Mw5u8wZ68Z3gULkSTb5DuxJy7eJotD',
+          },
+          test: LOCAL_PRICE_FEEDS,
+        },
+        oracleProgram: {
+          live: 'FsJ3A3u2vn5cTVofAjvy6y5kwABJAqYWpe4975bi2epH',
+          test: 'gSbePebfvPy7tRqimPoVecS2UsBvYv46ynrzWocc92s',
+        },
+      },
     });
+    expect(() => loadConfig({ PRICE_FEEDS: 'SOL/USD=nope' })).toThrow(/PRICE_FEEDS/);
+    expect(() => loadConfig({ SOL_HOLD_BUFFER: '1.5' })).toThrow(/SOL_HOLD_BUFFER/);
+    expect(() => loadConfig({ PRICE_CONFIDENCE_MAX: '-0.1' })).toThrow(/PRICE_CONFIDENCE_MAX/);
     expect(CONTRACT_RETRY_DELAYS_MS.map((ms) => ms / 1000)).toEqual([
       5, 300, 1800, 7200, 18000, 36000, 50400, 72000, 86400,
     ]);

@@ -58,8 +58,13 @@ const BODIES: Record<string, unknown> = {
     cardholderName: 'Ada',
     metadata: { k: 'v' },
     billingCurrency: 'USD',
+    processorCard: { connectionId: 'pc_text', cardId: 'ic_text' },
   },
-  'PATCH /v1/cards/{id}': { cardholderName: 'Ada', metadata: { k: 'v' } },
+  'PATCH /v1/cards/{id}': {
+    cardholderName: 'Ada',
+    metadata: { k: 'v' },
+    processorCard: { connectionId: 'pc_text', cardId: 'ic_text' },
+  },
   'POST /v1/authorizations': {
     cardId: 'CARD',
     amount: '1',
@@ -99,6 +104,25 @@ const BODIES: Record<string, unknown> = {
   'POST /v1/authorizations/{id}/capture': { amount: '1' },
   'POST /v1/authorizations/{id}/reverse': { amount: '1' },
   'POST /v1/webhooks': { url: 'http://127.0.0.1:9/h', events: ['*'], description: 'd' },
+  // Every processor's secrets at once: text is checked before which ones a processor takes.
+  'POST /v1/processors': {
+    processor: 'stripe',
+    mode: 'test',
+    signingSecret: 'whsec_text_input',
+    realtimeSigningSecret: 'whsec_text_input_realtime',
+    asaSecret: 'asa_text_input',
+    apiKey: 'api_key_text_input',
+    username: 'user_text_input',
+    password: 'password_text_input',
+  },
+  'POST /v1/processors/{id}/rotate': {
+    signingSecret: 'whsec_text_input',
+    realtimeSigningSecret: 'whsec_text_input_realtime',
+    asaSecret: 'asa_text_input',
+    apiKey: 'api_key_text_input',
+    username: 'user_text_input',
+    password: 'password_text_input',
+  },
   'POST /v1/settlements': {
     records: [
       { authorizationId: 'HELD', amount: '1' },
@@ -124,6 +148,10 @@ const OTHERWISE = new Set([
   'PUT /v1/vaults/{id}/policy',
   'PUT /v1/cards/{id}/policy',
   'POST /v1/account/two-factor/verify',
+  // A processor's event: raw bytes under a signature, refused before anything reads its text.
+  'POST /v1/processors/stripe/{connectionId}',
+  'POST /v1/processors/lithic/{connectionId}',
+  'POST /v1/processors/marqeta/{connectionId}',
 ]);
 
 /** The policy document inside another body (simulate's): its text, too, is the compiler's. */

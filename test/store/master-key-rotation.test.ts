@@ -41,6 +41,8 @@ interface Made {
   cards: { id: string; number: string }[];
   depositIds: string[];
   endpoint: { id: string; secret: string };
+  /** A processor connection mid-rotation: its current and previous secrets. */
+  processor: { id: string; secrets: Record<string, string>[] };
   twoFactor: { accountId: string; secret: string };
   /** Each vault's deposit address: derived from the deposit seed, which rotation re-wraps. */
   depositAddresses: { vaultId: string; address: string }[];
@@ -63,6 +65,9 @@ forEachDatabase('master key rotation', (database) => {
       expect(await store.readTransactionMetadata(made.scope, id)).toEqual({ purpose: 'float' });
     }
     expect(await store.webhookSecret(made.endpoint.id)).toBe(made.endpoint.secret);
+    expect((await store.processorConnectionSecrets('stripe', made.processor.id)).secrets).toEqual(
+      made.processor.secrets,
+    );
     for (const { vaultId, address } of made.depositAddresses) {
       const seed = await store.depositKeySeed(vaultId);
       expect(Keypair.fromSeed(seed).publicKey.toBase58()).toBe(address);
@@ -74,6 +79,8 @@ forEachDatabase('master key rotation', (database) => {
     const { rows } = await client.query<{ id: string; token: string }>(
       `SELECT id, data_key_wrapped AS token FROM vaults
        UNION ALL SELECT id, secret_enc FROM webhook_endpoints
+       UNION ALL SELECT id, secrets_enc FROM processor_connections
+       UNION ALL SELECT id || ':previous', previous_secrets_enc FROM processor_connections
        UNION ALL SELECT id, two_factor_secret_enc FROM accounts WHERE two_factor_secret_enc IS NOT NULL
        UNION ALL SELECT id, seed_enc FROM deposit_seed`,
     );
@@ -114,7 +121,22 @@ forEachDatabase('master key rotation', (database) => {
       description: null,
     });
     const { secret: twoFactorSecret } = await old.beginTwoFactor(accountId);
+    const connection = await old.createProcessorConnection(scope, {
+      processor: 'stripe',
+      secrets: { signingSecret: 'whsec_rotation_first' },
+    });
+    await old.rotateProcessorSecrets(scope, connection.id, {
+      secrets: { signingSecret: 'whsec_rotation_second' },
+      graceMs: 3600_000,
+    });
     made = {
+      processor: {
+        id: connection.id,
+        secrets: [
+          { signingSecret: 'whsec_rotation_second' },
+          { signingSecret: 'whsec_rotation_first' },
+        ],
+      },
       scope,
       cards,
       depositIds,
@@ -165,6 +187,14 @@ forEachDatabase('master key rotation', (database) => {
         unreadable: 0,
         unreadableIds: [],
       },
+      { kind: 'processor secrets', checked: 1, rewrapped: 1, unreadable: 0, unreadableIds: [] },
+      {
+        kind: 'previous processor secrets',
+        checked: 1,
+        rewrapped: 1,
+        unreadable: 0,
+        unreadableIds: [],
+      },
       { kind: 'two-factor secrets', checked: 1, rewrapped: 1, unreadable: 0, unreadableIds: [] },
       { kind: 'deposit seed', checked: 1, rewrapped: 1, unreadable: 0, unreadableIds: [] },
     ]);
@@ -194,6 +224,8 @@ forEachDatabase('master key rotation', (database) => {
     ).toEqual([
       ['vault data keys', VAULTS, 0, 0],
       ['webhook signing secrets', 1, 0, 0],
+      ['processor secrets', 1, 0, 0],
+      ['previous processor secrets', 1, 0, 0],
       ['two-factor secrets', 1, 0, 0],
       ['deposit seed', 1, 0, 0],
     ]);
@@ -213,7 +245,7 @@ forEachDatabase('master key rotation', (database) => {
     });
     const vaultIds = [...before.keys()].filter((id) => id.startsWith('vlt_')).sort();
     expect(vaults?.unreadableIds).toEqual(vaultIds);
-    expect(counts.slice(1).map((count) => count.unreadable)).toEqual([1, 1, 1]);
+    expect(counts.slice(1).map((count) => count.unreadable)).toEqual([1, 1, 1, 1, 1]);
     expect(await stored()).toEqual(before);
   });
 

@@ -1,23 +1,27 @@
-import createClient, { type Client } from 'openapi-fetch';
-import type { components, paths } from './api-types.js';
+import {
+  createSpendgateClient,
+  type SpendgateClient,
+  type SpendgateErrorBody,
+} from '../../src/client/index.js';
 
 /**
  * A client of the REST API typed from the OpenAPI document (`npm run openapi` generates
- * `api-types.d.ts` from docs/openapi.json): paths, path and query parameters, request bodies
+ * src/client/api-types.ts from docs/openapi.json): paths, path and query parameters, request bodies
  * and answers are checked at compile time, and every operation's `default` answer is the
  * contract's error body (section 3), so `error.error.code` is typed too.
  *
  * The document declares no header parameters, so `Idempotency-Key` and `X-Two-Factor-Code`
  * go in a call's `headers` option: `client.POST(path, { body, headers: { 'Idempotency-Key': k } })`.
  */
-export type TypedClient = Client<paths>;
+export type TypedClient = SpendgateClient;
 
+/** The published client (src/client, `@spendgate/client`), as the tests use it. */
 export function typedClient(base: string, key: string): TypedClient {
-  return createClient<paths>({ baseUrl: base, headers: { authorization: `Bearer ${key}` } });
+  return createSpendgateClient({ baseUrl: base, apiKey: key });
 }
 
 /** The contract's error body (section 3), as the OpenAPI document types it. */
-export type ErrorBody = components['schemas']['Error']['error'];
+export type ErrorBody = SpendgateErrorBody;
 
 /** A call's answer as openapi-fetch gives it: data on success, the error body otherwise. */
 interface Answer<T> {

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll } from 'vitest';
-import type { HoldExpirySettings, Scope, TemplateLibrary } from '../../src/core/index.js';
+import type { HoldExpirySettings, Pricing, Scope, TemplateLibrary } from '../../src/core/index.js';
 import { redisServer, type RateLimitSettings } from '../../src/config/env.js';
 import { createRedis } from '../../src/http/health.js';
 import type { RedisConnection } from '../../src/redis.js';
@@ -131,6 +131,8 @@ export async function startTestService(
     templates?: TemplateLibrary;
     /** How long the store's holds live (HOLD_EXPIRY_HOURS and _LONG_HOURS); 7 and 31 days. */
     holdExpiry?: HoldExpirySettings;
+    /** The store's prices (src/cli/price-book.ts); none: every conversion at a price declines. */
+    pricing?: Pricing;
     /** The Redis for rate limits and /readyz; the local one by default, null for none. */
     redis?: RedisConnection | null;
     rateLimits?: RateLimitSettings;
@@ -149,6 +151,7 @@ export async function startTestService(
     ...(options.clock === undefined ? {} : { clock: options.clock }),
     ...(options.templates === undefined ? {} : { templates: options.templates }),
     ...(options.holdExpiry === undefined ? {} : { holdExpiry: options.holdExpiry }),
+    ...(options.pricing === undefined ? {} : { pricing: options.pricing }),
   });
   // A client of the harness's own is closed with the service; one passed in is the caller's.
   const ownRedis = options.redis === undefined ? createRedis(redisServer(LOCAL_REDIS_URL)) : null;

@@ -7,6 +7,8 @@ import { startLocalSolana, type LocalSolana } from '../../src/local-chain/index.
 import { keypairSigner } from '../../src/solana/signer.js';
 import { broadcast, buildSignedTransfer } from '../../src/solana/transfers.js';
 import { createWorkerMetrics, type WorkerMetrics } from '../../src/workers/metrics.js';
+import { reserveValuationOf } from '../../src/cli/price-book.js';
+import { loadConfig } from '../../src/config/env.js';
 import { ReserveReconciler } from '../../src/workers/reserves.js';
 import { SolanaTransferWorker, type ChainTarget } from '../../src/workers/solana-transfers.js';
 import { recordUnsentSolTransfer } from '../support/chain-sends.js';
@@ -445,5 +447,43 @@ forEachDatabase('the reconciliation of reserves', (database) => {
     const runs = await reconciler.round();
     expect(runs.map((r) => `${r.mode}:${r.currency}`)).toEqual(['test:SOL', 'test:USDC']);
     expect(await t.store.reserveRunRequestOpen(requestId)).toBe(false);
+  });
+  it('values the reserves in USD at the feed price beside their own figures, and not on a stale one', async () => {
+    const chains = { test: target, live: null };
+    const valued = new ReserveReconciler(
+      t.store,
+      chains,
+      log,
+      { everyMs: 60_000, roundMs: 1_000 },
+      metrics,
+      reserveValuationOf(loadConfig({ SPENDGATE_MODES: 'test' }).prices, chains),
+    );
+    const series = (scrape: string, currency: string, term: string) =>
+      new RegExp(
+        `spendgate_reserve_value_usd\\{mode="test",currency="${currency}",term="${term}"\\} (\\S+)`,
+      ).exec(scrape)?.[1] ?? null;
+    await chain.setPrice('SOL/USD', { price: '142.17' });
+    await chain.setPrice('USDC/USD', { price: '0.9998' });
+    const runs = await valued.runOnce();
+    const sol = runs.find((r) => r.currency === 'SOL');
+    const usdc = runs.find((r) => r.currency === 'USDC');
+    const inUsd = (amount: string | undefined, price: string) =>
+      new Decimal(amount ?? 'NaN').times(price).toDecimalPlaces(2, Decimal.ROUND_DOWN).toNumber();
+    const scraped = await metrics.registry.metrics();
+    expect(Number(series(scraped, 'SOL', 'reserves'))).toBe(inUsd(sol?.reserves, '142.17'));
+    expect(Number(series(scraped, 'SOL', 'liabilities'))).toBe(inUsd(sol?.liabilities, '142.17'));
+    expect(Number(series(scraped, 'USDC', 'reserves'))).toBe(inUsd(usdc?.reserves, '0.9998'));
+    expect(
+      logged.some((entry) => entry.message.startsWith('reserves test SOL at 142.17 USD')),
+    ).toBe(true);
+    // A price a minute old values nothing: the series goes, the run's own figures stay.
+    await chain.setPrice('SOL/USD', {
+      price: '142.17',
+      publishTimeSec: Math.floor(Date.now() / 1000) - 60,
+    });
+    const stale = await valued.runOnce();
+    expect(stale.find((r) => r.currency === 'SOL')?.reserves).toBe(sol?.reserves);
+    expect(series(await metrics.registry.metrics(), 'SOL', 'reserves')).toBeNull();
+    await chain.setPrice('SOL/USD', { price: '150' });
   });
 });

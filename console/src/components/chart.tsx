@@ -19,7 +19,17 @@ export function Chart({ label, options, data, height = 220 }: ChartProps) {
   useEffect(() => {
     const element = box.current;
     if (element === null) return undefined;
-    const plot = new uPlot({ ...options, width: element.clientWidth, height }, data, element);
+    // The x-axis bounds uPlot drew, on the element: for tests and anyone inspecting the page.
+    const showBounds = (plot: uPlot): void => {
+      element.dataset.xMin = String(plot.scales.x?.min ?? '');
+      element.dataset.xMax = String(plot.scales.x?.max ?? '');
+    };
+    const hooks = { ...options.hooks, draw: [...(options.hooks?.draw ?? []), showBounds] };
+    const plot = new uPlot(
+      { ...options, hooks, width: element.clientWidth, height },
+      data,
+      element,
+    );
     const observer = new ResizeObserver(() => {
       plot.setSize({ width: element.clientWidth, height });
     });

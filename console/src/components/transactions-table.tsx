@@ -136,7 +136,9 @@ export function TransactionsTable({ vaultId }: { vaultId: string }) {
                   {transaction.amount} {transaction.currency}
                 </td>
                 <td>{transaction.merchant?.name ?? ''}</td>
-                <td>{transaction.declineReason?.rule ?? transaction.declineCode ?? ''}</td>
+                <td title={transaction.declineReason?.rule}>
+                  {transaction.declineReason?.message ?? transaction.declineCode ?? ''}
+                </td>
               </tr>
             ))}
           </tbody>

@@ -8,7 +8,24 @@ import { can, useSession } from '../session';
 import type { BalanceSnapshot, Card, Vault } from '../types';
 
 const DAY_S = 86_400;
-const WEEK_S = 7 * DAY_S;
+/** The share of the days' span left empty each side of the first and last day. */
+const PAD_SHARE = 0.03;
+
+/**
+ * The x-axis bounds of days (epoch seconds, oldest first): the first to the last day, padded
+ * by a small share of the span (at least a quarter day); one day alone gets a day each side.
+ */
+export function timeBounds(days: number[]): [number, number] {
+  const first = days[0];
+  const last = days.at(-1);
+  if (first === undefined || last === undefined) {
+    const now = Math.floor(Date.now() / 1000);
+    return [now - DAY_S, now + DAY_S];
+  }
+  if (first === last) return [first - DAY_S, last + DAY_S];
+  const pad = Math.max((last - first) * PAD_SHARE, DAY_S / 4);
+  return [first - pad, last + pad];
+}
 
 /** A vault: its balance history, its cards, its transactions and its policy. */
 export function VaultPage({ vaultId }: { vaultId: string }) {
@@ -65,6 +82,8 @@ function BalanceHistory({ vault }: { vault: Vault }) {
   const [days, setDays] = useState<BalanceSnapshot[] | null>(null);
   const [error, setError] = useState<string | null>(null);
   useEffect(() => {
+    // Another vault's days are not shown while this one's load.
+    setDays(null);
     api<Page<BalanceSnapshot>>('GET', `/v1/vaults/${vault.id}/balance/history?limit=90`)
       .then((page) => {
         setDays([...page.data].reverse());
@@ -83,14 +102,8 @@ function BalanceHistory({ vault }: { vault: Vault }) {
   }, [days]);
   const options = useMemo(
     () => ({
-      scales: {
-        x: {
-          time: true,
-          // A vault's first days: a week's width rather than uPlot's stretch of one point.
-          range: (_plot: unknown, min: number, max: number): [number, number] =>
-            max - min < WEEK_S ? [max - WEEK_S, max + DAY_S] : [min, max],
-        },
-      },
+      // Bounds from the data themselves: uPlot's own guess for few days ran over years.
+      scales: { x: { time: true, auto: false, range: timeBounds(data[0]) } },
       series: [
         {},
         {
@@ -102,7 +115,7 @@ function BalanceHistory({ vault }: { vault: Vault }) {
         { label: 'Available', stroke: '#047857', width: 2, dash: [6, 4], points: { show: true } },
       ],
     }),
-    [vault.currency],
+    [vault.currency, data],
   );
   return (
     <section aria-labelledby="history-title">

@@ -17,8 +17,26 @@ export interface AssetPrice {
   readonly value: Decimal;
   /** Where the price came from: a feed's account address, or `par`. */
   readonly source: string;
-  /** The price's publish time, epoch milliseconds. */
+  /** The price's publish time, epoch milliseconds (of the oldest feed it was chained from). */
   readonly atMs: number;
+  /**
+   * The feeds' own prices, when the price was chained through USD (price-feeds.ts): the
+   * conversion multiplies by `usdPerBilling` and divides by `usdPerAsset`, so that no
+   * quotient is rounded before the one rounding of the result. Absent: divide by `value`.
+   */
+  readonly usdPerAsset?: Decimal;
+  readonly usdPerBilling?: Decimal;
+  /** The readings the price was made of, for the transaction's record. */
+  readonly feeds?: readonly FeedLeg[];
+}
+
+/** One feed reading a price was made of: what a transaction's `rate` records of it. */
+export interface FeedLeg {
+  readonly pair: string;
+  readonly address: string;
+  readonly price: Decimal;
+  readonly confidence: Decimal;
+  readonly publishTimeMs: number;
 }
 
 /** An amount of money with its currency, as a transaction records `billing` and `merchantAmount`. */
@@ -29,8 +47,10 @@ export interface MoneyAmount {
 
 /** A request converted into the vault's asset. */
 export interface AssetAmount {
-  /** In the vault's asset, at the asset's scale. */
+  /** What to hold, in the vault's asset, at the asset's scale: `worth` plus the hold buffer. */
   readonly amount: Decimal;
+  /** What the request is worth in the asset at the price, rounded up; `amount` with no buffer. */
+  readonly worth: Decimal;
   /** What the network asked, in the currency it asked in. */
   readonly billing: MoneyAmount;
   /** The price used; null when no conversion was made (the request was in the asset, or at par). */
@@ -69,6 +89,33 @@ export interface AssetConversionInput {
   readonly asset: { readonly code: string; readonly scale: number };
   /** The asset's price in the billing currency now, or null when none is usable. */
   readonly price: AssetPrice | null;
+  /**
+   * What a SOL hold adds against the price moving before capture, as a fraction of what the
+   * request is worth (SOL_HOLD_BUFFER, 0.05). Default 0. Only a volatile asset carries it.
+   */
+  readonly holdBuffer?: Decimal;
+}
+
+/** Assets whose price moves enough between authorization and capture to hold a buffer for. */
+const BUFFERED_ASSETS: ReadonlySet<string> = new Set(['SOL']);
+
+/**
+ * `amount` (in billing currency) in the asset at `price`, rounded up to the asset's scale (the
+ * issuer's favour: never hold or collect less than the network will). One division, one
+ * rounding: a chained price multiplies by the billing feed's price first.
+ */
+export function convertAtPrice(amount: Decimal, price: AssetPrice, scale: number): Decimal {
+  const exact =
+    price.usdPerAsset === undefined || price.usdPerBilling === undefined
+      ? amount.dividedBy(price.value)
+      : amount.times(price.usdPerBilling).dividedBy(price.usdPerAsset);
+  return exact.toDecimalPlaces(scale, Decimal.ROUND_UP);
+}
+
+/** `worth` plus `buffer` of it, rounded up to `scale`: what a hold keeps against the price. */
+export function withHoldBuffer(worth: Decimal, buffer: Decimal, scale: number): Decimal {
+  assert(isDecimal(buffer) && !buffer.isNegative(), 'a non-negative core Decimal buffer');
+  return worth.times(buffer.plus(1)).toDecimalPlaces(scale, Decimal.ROUND_UP);
 }
 
 /**
@@ -84,17 +131,19 @@ export function toVaultAsset(input: AssetConversionInput): AssetAmount | Decisio
   const { amount, currency, asset } = input;
   assert(isDecimal(amount) && !amount.isNegative(), 'a non-negative core Decimal amount');
   const billing = { amount, currency };
-  if (currency === asset.code) return { amount, billing, rate: null };
+  if (currency === asset.code) return { amount, worth: amount, billing, rate: null };
   if (currency !== input.billingCurrency) return UNCONVERTIBLE_CURRENCY;
-  if (isAtPar(currency, asset.code)) return { amount, billing, rate: null };
+  if (isAtPar(currency, asset.code)) return { amount, worth: amount, billing, rate: null };
   const price = input.price;
   if (price === null) return RATE_UNAVAILABLE;
   assert(isDecimal(price.value) && price.value.gt(0), 'a price is a positive core Decimal');
-  const converted = amount.dividedBy(price.value).toDecimalPlaces(asset.scale, Decimal.ROUND_UP);
-  return { amount: converted, billing, rate: price };
+  const worth = convertAtPrice(amount, price, asset.scale);
+  const buffer = BUFFERED_ASSETS.has(asset.code) ? (input.holdBuffer ?? null) : null;
+  const held = buffer === null ? worth : withHoldBuffer(worth, buffer, asset.scale);
+  return { amount: held, worth, billing, rate: price };
 }
 
-/** Whether `toVaultAsset` answered a decline rather than an amount. */
-export function isDecision(value: AssetAmount | Decision): value is Decision {
+/** Whether a conversion (`toVaultAsset`, an increment's) answered a decline rather than an amount. */
+export function isDecision(value: object): value is Decision {
   return 'approved' in value;
 }

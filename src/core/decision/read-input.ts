@@ -49,6 +49,10 @@ export interface RequestInput {
   readonly amount: AmountLike;
   readonly currency: string;
   readonly merchant: Merchant;
+  /** The card's billing currency (contract v1.2, section 16), ISO 4217; optional. */
+  readonly billingCurrency?: string | undefined;
+  /** What the merchant charged in, ISO 4217; optional (absent: the billing currency). */
+  readonly merchantCurrency?: string | undefined;
 }
 
 /**
@@ -322,8 +326,20 @@ function readRequest(value: unknown): AuthorizationRequest {
   const merchant = readMerchant(request['merchant'], 'request.merchant');
   const given = request['amount'];
   const amount = readAmount(given, currency, REQUEST_AMOUNT);
+  const billingCurrency = readIsoCode(request['billingCurrency'], 'request.billingCurrency');
+  const merchantCurrency = readIsoCode(request['merchantCurrency'], 'request.merchantCurrency');
   if (amount === given) return request as unknown as AuthorizationRequest;
-  return { cardId, amount, currency: currency.code, merchant };
+  return { cardId, amount, currency: currency.code, merchant, billingCurrency, merchantCurrency };
+}
+
+/** An optional ISO 4217 code (EUR) or vault asset (USDC): absent stays absent. */
+function readIsoCode(value: unknown, param: string): string | undefined {
+  if (value === undefined) return undefined;
+  const code = readString(value, param);
+  if (!/^[A-Z]{3,4}$/.test(code)) {
+    throw refusal('parameter_invalid', param, 'must be an ISO 4217 currency code, like EUR');
+  }
+  return code;
 }
 
 function readCard(value: unknown, cardId: string): CardState | null {

@@ -62,6 +62,7 @@ export function presentCard(card: CardRecord) {
     billingCurrency: card.billingCurrency,
     createdAt: iso(card.createdAtMs),
     cancelledAt: iso(card.cancelledAtMs),
+    processorCard: card.processorCard ?? null,
   };
 }
 
@@ -155,6 +156,14 @@ function presentLifecycle(transaction: TransactionRecord) {
             value: lifecycle.rate.value,
             source: lifecycle.rate.source,
             at: isoTimestamp(lifecycle.rate.atMs),
+            // Each feed the price was read from: its account, publish time and confidence.
+            feeds: (lifecycle.rate.feeds ?? []).map((feed) => ({
+              pair: feed.pair,
+              address: feed.address,
+              price: feed.price,
+              confidence: feed.confidence,
+              publishedAt: isoTimestamp(feed.publishTimeMs),
+            })),
           },
     refundedAmount: formatAmount(lifecycle?.refundedAmount ?? ZERO, transaction.currency),
     expiresAt: iso(lifecycle?.expiresAtMs ?? null),

@@ -1,5 +1,6 @@
 import type { Decision, DeclineCode, DeclineReason, ShadowMatch } from '../decision/result.js';
 import type { CardStatus, VaultStatus } from '../decision/decide.js';
+import type { RateRecord } from '../decision/price-feeds.js';
 import type { CurrencyCode } from '../money/currencies.js';
 import type { Decimal } from '../money/decimal.js';
 import type { Merchant } from '../policy/evaluation-input.js';
@@ -65,6 +66,14 @@ export interface CardRecord {
   readonly billingCurrency: string;
   readonly createdAtMs: number;
   readonly cancelledAtMs: number | null;
+  /** The processor's card this card answers for (contract v1.2, section 17); null: none. */
+  readonly processorCard?: ProcessorCardRef | null;
+}
+
+/** A card of a processor connection: `cardId` is the processor's own id of the card. */
+export interface ProcessorCardRef {
+  readonly connectionId: string;
+  readonly cardId: string;
 }
 
 export type TransactionType =
@@ -143,7 +152,7 @@ export interface TransactionLifecycle {
   readonly billing: FiatAmount | null;
   readonly merchantAmount: FiatAmount | null;
   /** null: at par, or no conversion. */
-  readonly rate: { readonly value: string; readonly source: string; readonly atMs: number } | null;
+  readonly rate: RateRecord | null;
   readonly requestedAmount: Decimal | null;
   readonly partial: boolean;
   readonly advice: boolean;

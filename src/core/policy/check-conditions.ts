@@ -482,6 +482,12 @@ function stringConstant(
     case 'currency':
       if (!isCurrencyCode(value)) throw policyError(path, 'must be a supported currency code');
       break;
+    case 'isoCurrency':
+      // The core keeps no ISO 4217 table: the form of a code (EUR), or a vault asset (USDC).
+      if (!/^[A-Z]{3}$/.test(value) && !isCurrencyCode(value)) {
+        throw policyError(path, 'must be an ISO 4217 currency code, like EUR');
+      }
+      break;
     case 'text':
       if (value.length === 0 || value.length > POLICY_BOUNDS.stringValueLengthMax) {
         throw policyError(

@@ -87,6 +87,10 @@ const REQUEST_FIELDS = {
   amount: 'request.amount',
   currency: 'request.currency',
   cardId: 'request.cardId',
+  // Never undefined (facts.ts): the billing currency stands in for the merchant's, the
+  // request's currency for the billing one.
+  merchantCurrency: 'request.merchantCurrency ?? request.billingCurrency ?? request.currency',
+  billingCurrency: 'request.billingCurrency ?? request.currency',
 } as const;
 const MERCHANT_FIELDS = {
   name: 'merchant.name',
@@ -163,7 +167,13 @@ class Constants {
 
 // Each source a function reads once into a local, by an id made of spendgate's own names.
 const SOURCE_IDS = {
-  request: { amount: 'request.amount', currency: 'request.currency', cardId: 'request.cardId' },
+  request: {
+    amount: 'request.amount',
+    currency: 'request.currency',
+    cardId: 'request.cardId',
+    merchantCurrency: 'request.merchantCurrency',
+    billingCurrency: 'request.billingCurrency',
+  },
   merchant: {
     name: 'merchant.name',
     mcc: 'merchant.mcc',

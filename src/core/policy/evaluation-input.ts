@@ -17,6 +17,10 @@ export interface AuthorizationRequest {
   readonly amount: Decimal;
   readonly currency: string;
   readonly merchant: Merchant;
+  /** The card's billing currency (ISO 4217); absent: `currency` stands for it. */
+  readonly billingCurrency?: string | undefined;
+  /** What the merchant charged in (ISO 4217); absent: the billing currency. */
+  readonly merchantCurrency?: string | undefined;
 }
 
 /**

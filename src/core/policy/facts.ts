@@ -1,14 +1,17 @@
 import { InvariantError } from '../assert.js';
 import { aggregateSpec, type AggregateSpec } from './aggregates.js';
 
-export type StringFormat = 'mcc' | 'country' | 'currency' | 'text';
+export type StringFormat = 'mcc' | 'country' | 'currency' | 'isoCurrency' | 'text';
 
 /**
  * Where a fact's value lives, by name rather than by closure, so that the code generator can
  * read each source once into a local. Every name here is spendgate's own, never a client's.
  */
 export type Source =
-  | { readonly kind: 'request'; readonly field: 'amount' | 'currency' | 'cardId' }
+  | {
+      readonly kind: 'request';
+      readonly field: 'amount' | 'currency' | 'cardId' | 'merchantCurrency' | 'billingCurrency';
+    }
   | { readonly kind: 'merchant'; readonly field: 'name' | 'mcc' | 'country' | 'city' | 'id' }
   | { readonly kind: 'clock'; readonly field: 'hourUtc' | 'dayOfWeekUtc' }
   | { readonly kind: 'aggregate'; readonly aggregate: AggregateSpec };
@@ -64,7 +67,10 @@ const merchant = (
   optional: boolean,
 ): StringFact => ({ kind: 'string', format, optional, source: { kind: 'merchant', field } });
 
-const request = (field: 'currency' | 'cardId', format: StringFormat): StringFact => ({
+const request = (
+  field: 'currency' | 'cardId' | 'merchantCurrency' | 'billingCurrency',
+  format: StringFormat,
+): StringFact => ({
   kind: 'string',
   format,
   optional: false,
@@ -90,6 +96,11 @@ export const FACTS = {
   merchantName: merchant('name', 'text', false),
   merchantId: merchant('id', 'text', true),
   cardId: request('cardId', 'text'),
+  // Contract v1.2, section 16: what the merchant charged in, and the card's billing currency.
+  // Never absent: without a merchant currency the merchant is taken to have charged in the
+  // billing currency, and without a billing currency (a request in the asset) the asset is it.
+  merchantCurrency: request('merchantCurrency', 'isoCurrency'),
+  billingCurrency: request('billingCurrency', 'isoCurrency'),
   hourUtc: { kind: 'integer', min: 0, max: 23, source: { kind: 'clock', field: 'hourUtc' } },
   dayOfWeekUtc: {
     kind: 'integer',

@@ -38,7 +38,7 @@ export function registerAuthorizationRoutes(
   app: FastifyInstance,
   store: Store,
   settings: AuthorizeSettings,
-  decisions: Metrics['decisions'],
+  decisions: DecisionCounters,
 ): void {
   registerAuthorize(app, store, settings, decisions);
   registerDecidingMessages(app, store, decisions);
@@ -77,7 +77,7 @@ function registerAuthorize(
   app: FastifyInstance,
   store: Store,
   settings: AuthorizeSettings,
-  decisions: Metrics['decisions'],
+  decisions: DecisionCounters,
 ): void {
   const routes = app.withTypeProvider<ZodTypeProvider>();
   // What the network was told in stand-in and the ledger has yet to record (issue 37, item 3).
@@ -139,7 +139,7 @@ function registerAuthorize(
 function registerDecidingMessages(
   app: FastifyInstance,
   store: Store,
-  decisions: Metrics['decisions'],
+  decisions: DecisionCounters,
 ): void {
   const routes = app.withTypeProvider<ZodTypeProvider>();
   routes.post('/v1/authorizations/advice', adviceRoute, async (request, reply) => {
@@ -198,8 +198,14 @@ function holdChangeRoute<Body extends typeof captureBody | typeof holdAmountBody
   } as const;
 }
 
-function countDecision(decisions: Metrics['decisions'], outcome: AuthorizationOutcome): void {
-  decisions.inc({
+/** The counters each decision answered adds to. */
+export type DecisionCounters = Pick<Metrics, 'decisions' | 'rateUnavailableDeclines'>;
+
+function countDecision(counters: DecisionCounters, outcome: AuthorizationOutcome): void {
+  if (outcome.decision.declineReason?.rule === 'rate_unavailable') {
+    counters.rateUnavailableDeclines.inc();
+  }
+  counters.decisions.inc({
     outcome: outcome.decision.approved ? 'approved' : 'declined',
     decline_code: outcome.decision.declineCode ?? '',
     stand_in: String(outcome.standIn),

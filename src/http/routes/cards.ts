@@ -37,6 +37,7 @@ export function registerCardRoutes(
           metadata: body.metadata ?? {},
           bin: options.cardBin,
           ...(body.billingCurrency === undefined ? {} : { billingCurrency: body.billingCurrency }),
+          ...(body.processorCard === undefined ? {} : { processorCard: body.processorCard }),
         }),
       ),
     );
@@ -130,10 +131,14 @@ function registerUpdateCard(app: FastifyInstance, store: Store): void {
   const routes = app.withTypeProvider<ZodTypeProvider>();
   routes.patch('/v1/cards/:id', updateCardRoute, async (request, reply) => {
     const { scope } = authOf(request);
-    const { cardholderName, metadata } = request.body;
+    const { cardholderName, metadata, processorCard } = request.body;
     return respond(store, request, reply, 200, async (operations) =>
       presentCard(
-        await operations.updateCard(scope, request.params.id, { cardholderName, metadata }),
+        await operations.updateCard(scope, request.params.id, {
+          cardholderName,
+          metadata,
+          processorCard,
+        }),
       ),
     );
   });

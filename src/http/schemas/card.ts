@@ -31,19 +31,34 @@ export const cardObject = z
       .meta({ description: 'ISO 4217: the currency the network asks in.' }),
     createdAt: timestampOutput,
     cancelledAt: timestampOutput.nullable(),
+    processorCard: z.object({ connectionId: z.string(), cardId: z.string() }).nullable().meta({
+      description: "The processor's card this card answers for (section 17); null: none.",
+    }),
   })
   .meta({ id: 'Card' });
+
+/** Ties a card to a processor's card: unique per connection. */
+const processorCardInput = z
+  .strictObject({
+    connectionId: text(1, 64),
+    cardId: text(1, 255).meta({ description: "The processor's id of the card (Stripe ic_...)." }),
+  })
+  .meta({ description: "The processor connection and the processor's card id (section 17)." });
 
 export const createCardBody = z.strictObject({
   vaultId: text(1, 64),
   cardholderName: text(1, 100),
   metadata: metadataInput.optional(),
   billingCurrency: isoCurrencyCode.optional(),
+  processorCard: processorCardInput.optional(),
 });
 
 export const updateCardBody = z.strictObject({
   cardholderName: text(1, 100).optional(),
   metadata: metadataChangesInput.optional(),
+  processorCard: processorCardInput.nullable().optional().meta({
+    description: 'null unties the card.',
+  }),
 });
 
 export const listCardsQuery = z.strictObject({

@@ -13,7 +13,7 @@ export const captureBody = z
   .strictObject({
     amount: amountInput.optional().meta({
       description:
-        "What the network captured, in the authorization's currency: may exceed the hold (tips, fuel); the excess posts too. Without it, the whole remaining hold.",
+        "What the network captured, in the authorization's currency (for one converted at a price, its billing currency, converted at the price now: docs/pricing.md): may exceed the hold (tips, fuel); the excess posts too. Without it, the whole remaining hold (at a price, the billing amount while nothing is captured).",
     }),
     final: z.boolean().optional().meta({
       description:
@@ -27,7 +27,7 @@ const clearingFields = {
   amount: amountInput,
   currency: text(1, 16).meta({
     description:
-      "The vault's asset (USDC, SOL) or a billing currency at par with it (USD for a USDC vault).",
+      "The vault's asset (USDC, SOL), a billing currency at par with it (USD for a USDC vault), or the card's billing currency converted at the feed price now (docs/pricing.md; 503 without a usable price).",
   }),
   merchant: merchantInput,
   networkTransactionId: text(1, 255).meta({

@@ -79,10 +79,31 @@ export const transactionObject = z
     merchantAmount: fiatAmount.nullable().meta({
       description: 'What the merchant charged, in its own currency; null when not told.',
     }),
-    rate: z.object({ value: z.string(), source: z.string(), at: timestampOutput }).nullable().meta({
-      description:
-        'The price that converted billing into the vault asset; null when none was needed (at par, or asked in the asset).',
-    }),
+    rate: z
+      .object({
+        value: z.string(),
+        source: z.string(),
+        at: timestampOutput,
+        feeds: z
+          .array(
+            z.object({
+              pair: z.string(),
+              address: z.string(),
+              price: z.string(),
+              confidence: z.string(),
+              publishedAt: timestampOutput,
+            }),
+          )
+          .meta({
+            description:
+              'The Pyth price accounts the rate was read from (billing currency to USD, then USD to the asset): each price, confidence interval and publish time (docs/pricing.md).',
+          }),
+      })
+      .nullable()
+      .meta({
+        description:
+          'The price that converted billing into the vault asset (billing currency per unit of the asset; `at`: the oldest feed publish time); null when none was needed (at par, or asked in the asset).',
+      }),
     refundedAmount: moneyOutput.meta({
       description: 'What linked refunds (`POST /v1/refunds` with `transactionId`) credited.',
     }),

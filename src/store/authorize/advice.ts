@@ -1,7 +1,11 @@
 import {
+  assetPriceOf,
   CURRENCIES,
   holdExpiresAtMs,
+  isAtPar,
   isDecision,
+  NO_PRICING,
+  rateRecordOf,
   presentTransaction,
   SpendgateError,
   toVaultAsset,
@@ -9,6 +13,7 @@ import {
   type AuthorizationOutcome,
   type Decimal,
   type Decision,
+  type RateRecord,
   type Scope,
   type TransactionRecord,
   type VaultRecord,
@@ -59,8 +64,8 @@ interface AdvisedCard {
  *   placed; vaults.pending (hold journal), spend counters, overdrawn_at; transaction_messages
  *   (advice); outbox (authorization.advised, and vault.overdrawn when it overdraws).
  * Fails: card_not_found, currency_mismatch (neither the asset nor the card's billing
- *   currency), service_unavailable (a billing currency converted only at a price, before the
- *   price feed: the network tries again), invalid_amount.
+ *   currency), service_unavailable (a billing currency converted only at a price, with no
+ *   usable price in memory: the network tries again), invalid_amount.
  */
 export async function advise(
   ctx: StoreContext,
@@ -70,10 +75,10 @@ export async function advise(
 ): Promise<AuthorizationOutcome> {
   const nowMs = ctx.clock();
   const card = await lockAdvisedCard(tx, scope, input.cardId);
-  const amount = advisedAmount(card, input);
+  const { amount, rate } = advisedAmount(ctx, scope, card, input, nowMs);
   const recorded = await recordedAuthorization(tx, scope, input.networkTransactionId);
   if (recorded === null) {
-    const created = await insertAdvised(ctx, tx, scope, card.vault, input, amount, nowMs);
+    const created = await insertAdvised(ctx, tx, scope, card.vault, input, { amount, rate }, nowMs);
     return adviced(scope, tx, { transaction: created, amount, overrode: null }, nowMs);
   }
   const agrees = (recorded.declineCode === null) === input.approved;
@@ -109,17 +114,37 @@ async function lockAdvisedCard(
   return { vault, billingCurrency: row.billing_currency };
 }
 
-/** The advised amount in the vault's asset, converted as authorize converts it. */
-function advisedAmount(card: AdvisedCard, input: AdviceInput): Decimal {
+/**
+ * The advised amount in the vault's asset, converted as authorize converts it (at the price in
+ * memory, with the hold buffer: the network placed a hold, and the capture settles it).
+ */
+function advisedAmount(
+  ctx: StoreContext,
+  scope: Scope,
+  card: AdvisedCard,
+  input: AdviceInput,
+  nowMs: number,
+): { amount: Decimal; rate: RateRecord | null } {
   const asset = CURRENCIES[card.vault.currency];
+  const pricing = ctx.pricing ?? NO_PRICING;
+  const priced =
+    input.currency !== asset.code &&
+    input.currency === card.billingCurrency &&
+    !isAtPar(input.currency, asset.code);
   const converted = toVaultAsset({
     amount: input.amount,
     currency: input.currency,
     billingCurrency: card.billingCurrency,
     asset,
-    price: null,
+    price: priced
+      ? assetPriceOf(pricing.book, scope.mode, asset.code, input.currency, nowMs, pricing.bounds)
+      : null,
+    holdBuffer: pricing.holdBuffer,
   });
-  if (!isDecision(converted)) return converted.amount;
+  if (!isDecision(converted)) {
+    const rate = converted.rate === null ? null : rateRecordOf(converted.rate);
+    return { amount: converted.amount, rate };
+  }
   if (converted.declineReason?.rule === 'rate_unavailable') {
     throw new SpendgateError(
       'service_unavailable',
@@ -165,7 +190,7 @@ async function insertAdvised(
   scope: Scope,
   vault: VaultRecord,
   input: AdviceInput,
-  amount: Decimal,
+  { amount, rate }: { amount: Decimal; rate: RateRecord | null },
   nowMs: number,
 ): Promise<TransactionRecord> {
   const decline = input.approved ? null : declineOf(input);
@@ -174,9 +199,9 @@ async function insertAdvised(
     `INSERT INTO transactions (id, account_id, mode, vault_id, type, status, currency, amount, hold_remaining,
        card_id, merchant, mcc, network_transaction_id, decline_code, decline_reason, stand_in,
        billing_amount, billing_currency, merchant_amount, merchant_currency, advice, expires_at,
-       created_at, updated_at)
+       created_at, updated_at, rate)
      VALUES ($1, $2, $3, $4, 'card_authorization', $5, $6, $7, $8, $9, $10, $11, $12, $13, $14,
-       $15, $16, $17, $18, $19, true, $20, $21, $21)
+       $15, $16, $17, $18, $19, true, $20, $21, $21, $22::jsonb)
      RETURNING ${TRANSACTION_COLUMNS}`,
     [
       newId('transaction', nowMs),
@@ -200,6 +225,7 @@ async function insertAdvised(
       input.merchantAmount?.currency ?? null,
       input.approved ? new Date(holdExpiresAtMs(input.merchant.mcc, nowMs, ctx.holdExpiry)) : null,
       at,
+      rate === null ? null : JSON.stringify(rate),
     ],
   );
   const created = transactionFromRow(oneRow(rows, 'the advice INSERT'));

@@ -1,13 +1,17 @@
 import {
   assert,
+  assetPriceOf,
   CURRENCIES,
   decide,
   DEFAULT_HOLD_EXPIRY,
   decisionVaultOf,
   holdExpiresAtMs,
   isCurrencyCode,
+  isAtPar,
   isDecision,
+  NO_PRICING,
   NO_SPEND,
+  rateRecordOf,
   replayedOutcome,
   STAND_IN_DECLINED,
   toVaultAsset,
@@ -17,8 +21,10 @@ import {
   type CurrencyCode,
   type Decimal,
   type DecisionInput,
+  type AssetPrice,
   type HoldExpirySettings,
   type PartialDecision,
+  type Pricing,
   type Scope,
   type TransactionRecord,
 } from '../../core/index.js';
@@ -56,6 +62,7 @@ export function decideEach(
   spendDay: string,
   nowMs: number,
   holdExpiry: HoldExpirySettings = DEFAULT_HOLD_EXPIRY,
+  pricing: Pricing = NO_PRICING,
 ): { decided: (AuthorizationOutcome | string)[]; recorded: TransactionRecord[] } {
   const outcomes: (AuthorizationOutcome | string)[] = [];
   const decidedInBatch = new Map<string, AuthorizationOutcome>();
@@ -91,7 +98,10 @@ export function decideEach(
     const vault = batch.vaults.get(card.vault_id);
     assert(vault !== undefined, "a locked card's vault is locked");
     const cardPolicy = batch.cardPolicies.get(card.card_id);
-    const outcome = decideOne(request, card, vault, cardPolicy, spendDay, nowMs, holdExpiry);
+    const outcome = decideOne(request, card, vault, cardPolicy, spendDay, nowMs, {
+      holdExpiry,
+      pricing,
+    });
     decidedInBatch.set(repeatKey, outcome);
     recorded.push(outcome.transaction);
     outcomes.push(outcome);
@@ -113,7 +123,7 @@ function decideOne(
   cardPolicy: CardPolicyState | undefined,
   spendDay: string,
   nowMs: number,
-  holdExpiry: HoldExpirySettings,
+  { holdExpiry, pricing }: { holdExpiry: HoldExpirySettings; pricing: Pricing },
 ): AuthorizationOutcome & { readonly transaction: TransactionRecord } {
   const { scope, input, budget } = request;
   const lateForBudget = budget?.aborted === true;
@@ -122,7 +132,8 @@ function decideOne(
     currency: input.currency,
     billingCurrency: card.billing_currency,
     asset: CURRENCIES[vault.currency],
-    price: null,
+    price: priceFor(pricing, scope, input.currency, card.billing_currency, vault, nowMs),
+    holdBuffer: pricing.holdBuffer,
   });
   // Unconverted (a decline), the amount is recorded as asked when it is in an asset, else as 0.
   const asked = isDecision(conversion)
@@ -141,11 +152,7 @@ function decideOne(
         ? NO_SPEND
         : cardPolicy.counters.totals(cardPolicy.policy.aggregates, nowMs),
     nowMs,
-    // The request as it came when it is in the asset (no copy on the common path).
-    request:
-      amount === input.amount && input.currency === vault.currency
-        ? input
-        : { ...input, amount, currency: vault.currency },
+    request: assetRequest(input, amount, vault.currency, card.billing_currency),
   });
   const decided: PartialDecision = lateForBudget
     ? { decision: STAND_IN_DECLINED, amount: asked, partial: false }
@@ -161,6 +168,7 @@ function decideOne(
     lateForBudget,
     nowMs,
     holdExpiry,
+    isDecision(conversion) ? null : conversion.rate,
   );
   if (transaction.status === 'pending') {
     const held = decided.amount;
@@ -170,6 +178,47 @@ function decideOne(
     cardPolicy?.counters.addApproval(spendDay, input.merchant.mcc, held);
   }
   return { decision: decided.decision, standIn: lateForBudget, transaction, replayed: false };
+}
+
+/**
+ * The request the policy sees: as it came when it is in the asset (no copy on the common
+ * path); else in the asset, with the currencies the merchantCurrency and billingCurrency facts
+ * read (contract v1.2, section 16).
+ */
+function assetRequest(
+  input: AuthorizeInput,
+  amount: Decimal,
+  asset: CurrencyCode,
+  billingCurrency: string,
+): DecisionInput['request'] {
+  if (amount === input.amount && input.currency === asset && input.merchantAmount == null) {
+    return input;
+  }
+  return {
+    ...input,
+    amount,
+    currency: asset,
+    billingCurrency,
+    merchantCurrency: input.merchantAmount?.currency,
+  };
+}
+
+/**
+ * The asset's price in the billing currency, from memory (the feeds are read in the
+ * background: an authorization never waits on the chain), or null: none needed (the request is
+ * in the asset, or at par) or none usable (the conversion then declines `rate_unavailable`).
+ */
+function priceFor(
+  pricing: Pricing,
+  scope: Scope,
+  currency: string,
+  billingCurrency: string,
+  vault: VaultState,
+  nowMs: number,
+): AssetPrice | null {
+  if (currency === vault.currency || currency !== billingCurrency) return null;
+  if (isAtPar(currency, vault.currency)) return null;
+  return assetPriceOf(pricing.book, scope.mode, vault.currency, currency, nowMs, pricing.bounds);
 }
 
 /** The decision at the amount asked, or (when the request allows it) at what can be approved. */
@@ -196,6 +245,7 @@ function authorizationRecord(
   standIn: boolean,
   nowMs: number,
   holdExpiry: HoldExpirySettings,
+  rate: AssetPrice | null,
 ): TransactionRecord {
   const { decision, amount } = decided;
   // An approved 0.00 is an account verification: nothing held, nothing to capture.
@@ -228,7 +278,7 @@ function authorizationRecord(
     lifecycle: {
       billing: { amount: input.amount, currency: input.currency },
       merchantAmount: input.merchantAmount ?? null,
-      rate: null,
+      rate: rate === null ? null : rateRecordOf(rate),
       requestedAmount: decided.partial ? asked : null,
       partial: decided.partial,
       advice: false,

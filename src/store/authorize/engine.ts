@@ -153,6 +153,7 @@ export class AuthorizeEngine {
             spendDay,
             nowMs,
             this.#ctx.holdExpiry,
+            this.#ctx.pricing,
           ),
         authorizeTransaction,
       );

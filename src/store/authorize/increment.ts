@@ -1,7 +1,14 @@
 import {
   amountIn,
+  assetPriceOf,
+  CURRENCIES,
   isAtPar,
+  isCurrencyCode,
+  isDecision,
+  NO_PRICING,
   presentTransaction,
+  RATE_UNAVAILABLE,
+  toVaultAsset,
   SpendgateError,
   ZERO,
   type AmountInput,
@@ -46,7 +53,8 @@ interface RecordedDecision {
  *   networkTransactionId.
  * Out: the decision on the increment, with the authorization after it; a repeat of the same
  *   networkTransactionId answers the recorded decision (`replayed`).
- * Writes, approved: transactions.amount, billing_amount and hold_remaining += amount;
+ * Writes, approved: transactions.amount and hold_remaining += amount (in the asset: at a
+ *   price, converted with the hold buffer), billing_amount += the amount as billed;
  *   vaults.pending += amount (hold journal); spend counters += amount, the vault's and the
  *   card's own (no count: the same authorization); transaction_messages (increment, with the
  *   decision); outbox (authorization.incremented).
@@ -74,17 +82,24 @@ export async function incrementAuthorization(
       'id',
     );
   }
-  const amount = incrementAmount(held, vault.currency, input.amount);
-  const { decision } = await simulatePolicy(ctx, tx, scope, vault.id, {
-    draft: null,
-    request: {
-      cardId: held.cardId ?? '',
-      amount,
-      currency: vault.currency,
-      merchant: held.merchant ?? { name: '', mcc: '0000', country: 'US' },
-    },
-  });
-  const after = decision.approved ? await raiseHold(tx, held, amount, nowMs) : held;
+  const priced = incrementAmount(ctx, scope, held, vault.currency, input.amount, nowMs);
+  // No usable price: declined at once, like an authorization (rate_unavailable).
+  const amount = isDecision(priced) ? ZERO : priced.amount;
+  const decision = isDecision(priced)
+    ? priced
+    : (
+        await simulatePolicy(ctx, tx, scope, vault.id, {
+          draft: null,
+          request: {
+            cardId: held.cardId ?? '',
+            amount,
+            currency: vault.currency,
+            merchant: held.merchant ?? { name: '', mcc: '0000', country: 'US' },
+          },
+        })
+      ).decision;
+  const after =
+    decision.approved && !isDecision(priced) ? await raiseHold(tx, held, priced, nowMs) : held;
   await recordMessage(tx, {
     transactionId: held.id,
     kind: 'increment',
@@ -100,37 +115,62 @@ export async function incrementAuthorization(
   return { decision, standIn: false, transaction: after, replayed: false };
 }
 
+/** Read to ISO 4217's finest minor units (3): the store keeps no table of them. */
+const BILLING_READ = { code: 'billing', name: 'billing currency', network: null, scale: 3 };
+
+/** What an increment adds: to the hold, in the asset, and to the billing amount. */
+interface IncrementAmounts {
+  readonly amount: Decimal;
+  readonly billed: Decimal;
+}
+
 /**
- * The increment's amount in the vault's asset: given in the authorization's billing currency
- * (or the asset), at par. An authorization billed at a price (a SOL vault) has none until the
- * price feed exists: `currency_mismatch`, as for a capture that cannot post in its currency.
+ * The increment's amount, given in the authorization's billing currency (or its asset): at
+ * par, as it is; at a price (a SOL vault billed in USD, a EUR card), converted as authorize
+ * converts, at the price in memory now, with the hold buffer; `rate_unavailable` without one.
  */
-function incrementAmount(held: TransactionRecord, asset: string, given: AmountInput): Decimal {
+function incrementAmount(
+  ctx: StoreContext,
+  scope: Scope,
+  held: TransactionRecord,
+  asset: string,
+  given: AmountInput,
+  nowMs: number,
+): IncrementAmounts | Decision {
   const billed = held.lifecycle?.billing?.currency ?? held.currency;
-  if (billed !== asset && !isAtPar(billed, asset)) {
-    throw new SpendgateError(
-      'currency_mismatch',
-      `Authorization ${held.id} is billed in ${billed}, which converts to ${asset} only at a price.`,
-      'amount',
-    );
+  if (billed === asset || isAtPar(billed, asset) || !isCurrencyCode(asset)) {
+    const amount = amountIn(given, held.currency, { param: 'amount', allowZero: false });
+    return { amount, billed: amount };
   }
-  return amountIn(given, held.currency, { param: 'amount', allowZero: false });
+  const billedAmount = amountIn(given, BILLING_READ, { param: 'amount', allowZero: false });
+  const pricing = ctx.pricing ?? NO_PRICING;
+  const price = assetPriceOf(pricing.book, scope.mode, asset, billed, nowMs, pricing.bounds);
+  if (price === null) return RATE_UNAVAILABLE;
+  const converted = toVaultAsset({
+    amount: billedAmount,
+    currency: billed,
+    billingCurrency: billed,
+    asset: CURRENCIES[asset],
+    price,
+    holdBuffer: pricing.holdBuffer,
+  });
+  return isDecision(converted) ? converted : { amount: converted.amount, billed: billedAmount };
 }
 
 /** Raises the hold by `amount`: the transaction, the vault's pending total, the spend counted. */
 async function raiseHold(
   tx: SqlQueryable,
   held: TransactionRecord,
-  amount: Decimal,
+  { amount, billed }: IncrementAmounts,
   nowMs: number,
 ): Promise<TransactionRecord> {
   await changeVaultTotals(tx, held.vaultId, { ledger: ZERO, pending: amount }, held.id, nowMs);
   await addPostedSpend(tx, held.id, amount, 0, nowMs);
   const { rows } = await tx.query<TransactionRow>(
     `UPDATE transactions SET amount = amount + $2::numeric, hold_remaining = hold_remaining + $2::numeric,
-       billing_amount = billing_amount + $2::numeric, updated_at = $3
+       billing_amount = billing_amount + $4::numeric, updated_at = $3
      WHERE id = $1 RETURNING ${TRANSACTION_COLUMNS}`,
-    [held.id, amount.toFixed(), new Date(nowMs)],
+    [held.id, amount.toFixed(), new Date(nowMs), billed.toFixed()],
   );
   return transactionFromRow(oneRow(rows, 'the increment UPDATE'));
 }

@@ -1,4 +1,4 @@
-import type { HoldExpirySettings } from '../../core/index.js';
+import type { HoldExpirySettings, Pricing } from '../../core/index.js';
 import { assert, type AuthorizationOutcome } from '../../core/index.js';
 import type { SqlTransaction } from '../sql/client.js';
 import type { SqlParams } from '../sql/params.js';
@@ -54,8 +54,9 @@ export async function authorizeOnKnownState(
   spendDay: string,
   nowMs: number,
   holdExpiry?: HoldExpirySettings,
+  pricing?: Pricing,
 ): Promise<AuthorizationOutcome[]> {
-  const { decided, recorded } = decideEach(requests, batch, spendDay, nowMs, holdExpiry);
+  const { decided, recorded } = decideEach(requests, batch, spendDay, nowMs, holdExpiry, pricing);
   const outcomes = decided.map((outcome) => {
     // Known state holds no earlier decisions: the check finds them, and the batch runs again.
     assert(typeof outcome !== 'string', 'a batch on known state replays nothing it read');

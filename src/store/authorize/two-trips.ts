@@ -1,4 +1,4 @@
-import type { HoldExpirySettings } from '../../core/index.js';
+import type { HoldExpirySettings, Pricing } from '../../core/index.js';
 import {
   assert,
   replayedOutcome,
@@ -70,6 +70,7 @@ export async function authorizeBatch(
     spendDay,
     nowMs,
     ctx.holdExpiry,
+    ctx.pricing,
   );
   if (recorded.length > 0) {
     await recordAuthorizations(commitWith ?? tx.query, recorded, batch, spendDay, nowMs);
@@ -92,8 +93,9 @@ async function decideInOrder(
   spendDay: string,
   nowMs: number,
   holdExpiry: HoldExpirySettings | undefined,
+  pricing: Pricing | undefined,
 ): Promise<{ outcomes: AuthorizationOutcome[]; recorded: TransactionRecord[] }> {
-  const { decided, recorded } = decideEach(requests, batch, spendDay, nowMs, holdExpiry);
+  const { decided, recorded } = decideEach(requests, batch, spendDay, nowMs, holdExpiry, pricing);
   const outcomes: AuthorizationOutcome[] = [];
   for (const [index, outcome] of decided.entries()) {
     if (typeof outcome !== 'string') {

@@ -62,12 +62,12 @@ export async function recordAuthorizations(
        INSERT INTO transactions (id, account_id, mode, vault_id, type, status, currency, amount, hold_remaining, card_id,
                                  merchant, mcc, network_transaction_id, decline_code, decline_reason, shadow_matches,
                                  stand_in, spend_day, created_at, updated_at, completed_at, billing_amount,
-                                 billing_currency, merchant_amount, merchant_currency, requested_amount, partial, expires_at)
+                                 billing_currency, merchant_amount, merchant_currency, requested_amount, partial, expires_at, rate)
        SELECT id, account_id, mode, vault_id, 'card_authorization', status, currency, amount::numeric, hold::numeric, card_id,
               merchant::jsonb, mcc, ntx, decline_code, decline_reason::jsonb, shadow_matches::jsonb, stand_in,
               CASE WHEN status = 'pending' THEN ${params.value(spendDay, 'date')} END, ${at}, ${at},
               CASE WHEN status = 'completed' THEN ${at}::timestamptz END, billing_amount::numeric, billing_currency,
-              merchant_amount::numeric, merchant_currency, requested_amount::numeric, partial, expires_at::timestamptz
+              merchant_amount::numeric, merchant_currency, requested_amount::numeric, partial, expires_at::timestamptz, rate::jsonb
        FROM ${inserted}
      ),
      totals AS (
@@ -206,6 +206,10 @@ function transactionRows(params: SqlParams, transactions: readonly TransactionRe
     merchant_currency: params.texts(column((t) => t.lifecycle?.merchantAmount?.currency ?? null)),
     requested_amount: params.texts(column((t) => t.lifecycle?.requestedAmount?.toFixed() ?? null)),
     partial: params.booleans(column((t) => t.lifecycle?.partial ?? false)),
+    // The price a conversion used (NULL at par or in the asset: nearly every row).
+    rate: params.texts(
+      column((t) => (t.lifecycle?.rate == null ? null : JSON.stringify(t.lifecycle.rate))),
+    ),
     expires_at: params.texts(
       column((t) => {
         const expiresAtMs = t.lifecycle?.expiresAtMs ?? null;

@@ -1,6 +1,10 @@
 import {
   amountIn,
   assert,
+  assetPriceOf,
+  convertAtPrice,
+  CURRENCIES,
+  NO_PRICING,
   formatAmount,
   presentTransaction,
   Decimal,
@@ -124,6 +128,55 @@ function captureAmount(
     : amountIn(requested, held.currency, { param: 'amount', allowZero: false });
 }
 
+const BILLING_READ = { code: 'billing', name: 'billing currency', network: null, scale: 3 };
+
+/**
+ * What a capture of an authorization converted at a price posts (contract v1.2, section 16:
+ * the capture converts at its own time's price), or null for one that was not converted. The
+ * network captures in the billing currency it asked in: the amount (without one, the billing
+ * amount asked, while nothing is captured yet) is converted at the price in memory now,
+ * rounded up. What the hold's buffer over-held is then released by the capture as any
+ * unused hold is; a shortfall posts beyond the hold (mandated: it may overdraw).
+ * Fails: service_unavailable when no usable price is in memory (the network tries again).
+ */
+function pricedCapture(
+  ctx: StoreContext,
+  scope: Scope,
+  held: TransactionRecord,
+  requested: AmountInput | null,
+  nowMs: number,
+): Decimal | null {
+  const billing = held.lifecycle?.billing ?? null;
+  if (held.lifecycle?.rate == null || billing === null || billing.currency === held.currency) {
+    return null;
+  }
+  // Later captures of a split shipment, with no amount: the remaining hold, as it is.
+  if (requested === null && held.capturedAmount.gt(0)) return null;
+  const asset = CURRENCIES[held.currency];
+  // Read to ISO 4217's finest minor units (3): the store keeps no table of them; the edge
+  // read the authorization's own billing amount to its currency's.
+  const billed =
+    requested === null
+      ? billing.amount
+      : amountIn(requested, BILLING_READ, { param: 'amount', allowZero: false });
+  const pricing = ctx.pricing ?? NO_PRICING;
+  const price = assetPriceOf(
+    pricing.book,
+    scope.mode,
+    asset.code,
+    billing.currency,
+    nowMs,
+    pricing.bounds,
+  );
+  if (price === null) {
+    throw new SpendgateError(
+      'service_unavailable',
+      `No usable price converts ${billing.currency} into ${asset.code} now: send the capture again later.`,
+    );
+  }
+  return convertAtPrice(billed, price, asset.scale);
+}
+
 /**
  * capture: one transaction (contract v1.2, section 16: captures always post).
  * In: scope, authorization id, amount (null: the whole remaining hold), final (true: release
@@ -137,7 +190,8 @@ function captureAmount(
  *   expired or declined authorization completes it); transaction_messages (capture); outbox
  *   (transaction.captured, transaction.completed when it completes, vault.overdrawn).
  * Fails: transaction_not_found, invalid_amount (malformed, or none with nothing held),
- *   currency_mismatch (an authorization not in its vault's currency), vault_closed.
+ *   currency_mismatch (an authorization not in its vault's currency), vault_closed,
+ *   service_unavailable (converted at a price, and no usable price now: pricedCapture).
  */
 export async function capture(
   ctx: StoreContext,
@@ -149,7 +203,8 @@ export async function capture(
 ): Promise<TransactionRecord> {
   const nowMs = ctx.clock();
   const { transaction: held, vault } = await lockAuthorization(tx, scope, transactionId);
-  const amount = captureAmount(held, vault, requested);
+  const inAsset = captureAmount(held, vault, requested);
+  const amount = pricedCapture(ctx, scope, held, requested, nowMs) ?? inAsset;
   const hold = held.status === 'pending' ? held.holdRemaining : ZERO;
   const holdAfter = final ? ZERO : Decimal.max(hold.minus(amount), ZERO);
   await post(tx, {

@@ -5,6 +5,7 @@ import {
   SpendgateError,
   type CardRecord,
   type Metadata,
+  type ProcessorCardRef,
   type Scope,
 } from '../../core/index.js';
 import { newId } from '../../ids.js';
@@ -14,6 +15,7 @@ import { assertVaultActive, lockVault, vaultDataKey, type StoreContext } from '.
 import { appendEvent } from '../outbox.js';
 import { applyMetadataChanges, type MetadataChanges } from '../metadata-changes.js';
 import { CARD_COLUMNS, cardFromRow, type CardRow } from '../rows.js';
+import { tieProcessorCard } from './processors.js';
 
 /** Card numbers: 16 digits, the issuer's BIN first, a Luhn check digit last. */
 export const PAN_DIGITS = 16;
@@ -57,13 +59,17 @@ export interface CreateCardInput {
   readonly bin?: string;
   /** ISO 4217, checked at the edge; default USD (contract v1.2, section 16). */
   readonly billingCurrency?: string;
+  /** The processor's card it answers for (contract v1.2, section 17). */
+  readonly processorCard?: ProcessorCardRef | undefined;
 }
 
 /**
  * createCard: one transaction.
  * In: scope, vaultId, cardholderName, metadata, billingCurrency.  Out: the card (never its number or CVV).
- * Writes: cards (number and CVV encrypted under the vault's data key), outbox (card.created).
- * Fails: vault_not_found, vault_frozen, vault_closed (contract section 7, Create Card).
+ * Writes: cards (number and CVV encrypted under the vault's data key; the processor card tied),
+ *   outbox (card.created).
+ * Fails: vault_not_found, vault_frozen, vault_closed (contract section 7, Create Card);
+ *   processor_not_found, parameter_invalid (a processor card tied to another card).
  */
 export async function createCard(
   ctx: StoreContext,
@@ -101,7 +107,11 @@ export async function createCard(
       input.billingCurrency ?? DEFAULT_BILLING_CURRENCY,
     ],
   );
-  const card = cardFromRow(oneRow(rows, 'the card INSERT'));
+  const inserted = cardFromRow(oneRow(rows, 'the card INSERT'));
+  const card =
+    input.processorCard === undefined
+      ? inserted
+      : await tieProcessorCard(tx, scope, inserted.id, input.processorCard);
   await appendEvent(tx, scope, 'card.created', presentCard(card), nowMs);
   return card;
 }
@@ -141,15 +151,18 @@ export async function setCardStatus(
 export interface CardChanges {
   readonly cardholderName?: string | undefined;
   readonly metadata?: MetadataChanges | undefined;
+  /** Ties the card to a processor's card; null unties it (contract v1.2, section 17). */
+  readonly processorCard?: ProcessorCardRef | null | undefined;
 }
 
 /**
  * updateCard: one transaction.
  * In: scope, cardId, a new cardholder name and/or metadata changes (a key set to null is
  *   removed).  Out: the card.
- * Writes: cards.cardholder_name, cards.metadata, outbox (card.updated).
+ * Writes: cards.cardholder_name, cards.metadata, the processor card tied, outbox (card.updated).
  * Fails: card_not_found; card_cancelled (a cancelled card is never changed again);
- *   parameter_invalid (more than 50 metadata keys after the change).
+ *   parameter_invalid (more than 50 metadata keys after the change; a processor card tied to
+ *   another card); processor_not_found.
  */
 export async function updateCard(
   ctx: StoreContext,
@@ -173,7 +186,11 @@ export async function updateCard(
       new Date(nowMs),
     ],
   );
-  const updated = cardFromRow(oneRow(rows, 'the card UPDATE'));
+  const changed = cardFromRow(oneRow(rows, 'the card UPDATE'));
+  const updated =
+    changes.processorCard === undefined
+      ? changed
+      : await tieProcessorCard(tx, scope, card.id, changes.processorCard);
   await appendEvent(tx, scope, 'card.updated', presentCard(updated), nowMs);
   return updated;
 }

@@ -1,11 +1,16 @@
 import {
   amountIn,
+  assetPriceOf,
+  CURRENCIES,
+  Decimal,
   isAtPar,
+  NO_PRICING,
+  rateRecordOf,
   presentTransaction,
   SpendgateError,
   ZERO,
   type AmountInput,
-  type Decimal,
+  type RateRecord,
   type Merchant,
   type PolicyWouldDecline,
   type Scope,
@@ -51,13 +56,18 @@ export interface ClearingOutcome {
   readonly replayed: boolean;
 }
 
-/** The card's vault, locked: the card is found first, as authorize finds it. */
-async function lockCardVault(tx: SqlQueryable, scope: Scope, cardId: string): Promise<VaultRecord> {
-  const { rows } = await tx.query<{ vault_id: string }>(
-    'SELECT vault_id FROM cards WHERE id = $1 AND account_id = $2 AND mode = $3',
+/** The card's vault, locked, and the card's billing currency: the card is found first. */
+async function lockCardVault(
+  tx: SqlQueryable,
+  scope: Scope,
+  cardId: string,
+): Promise<{ vault: VaultRecord; billingCurrency: string }> {
+  const { rows } = await tx.query<{ vault_id: string; billing_currency: string }>(
+    'SELECT vault_id, billing_currency FROM cards WHERE id = $1 AND account_id = $2 AND mode = $3',
     [cardId, scope.accountId, scope.mode],
   );
   const vaultId = rows[0]?.vault_id;
+  const billingCurrency = rows[0]?.billing_currency ?? '';
   if (vaultId === undefined) {
     throw new SpendgateError('card_not_found', `No card ${cardId.slice(0, 64)} exists.`, 'cardId');
   }
@@ -66,23 +76,76 @@ async function lockCardVault(tx: SqlQueryable, scope: Scope, cardId: string): Pr
   if (vault.status === 'closed') {
     throw new SpendgateError('vault_closed', `Vault ${vault.id} is closed.`, 'cardId');
   }
-  return vault;
+  return { vault, billingCurrency };
 }
+
+/** A clearing message's amount: in the asset, as billed, and the price between them. */
+interface ClearingAmount {
+  readonly amount: Decimal;
+  readonly billed: Decimal;
+  readonly rate: RateRecord | null;
+}
+
+/** Read to ISO 4217's finest minor units (3): the store keeps no table of them. */
+const BILLING_READ = { code: 'billing', name: 'billing currency', network: null, scale: 3 };
 
 /**
  * The amount in the vault's asset: the request is in the asset, or in a billing currency at
- * par with it (USD for USDC, 1:1). Any other currency is `currency_mismatch`: no conversion at
- * a price is made for a message that cannot be declined.
+ * par with it (USD for USDC, 1:1), or in the card's billing currency converted at the price in
+ * memory now (contract v1.2, section 16), rounded in the issuer's favour: a force capture up
+ * (never collect less), a refund down (never credit more). Any other currency is
+ * `currency_mismatch`; no usable price is `service_unavailable` (the network sends it again):
+ * a message that cannot be declined is never posted at a guessed price.
  */
-function clearingAmount(vault: VaultRecord, input: ClearingInput): Decimal {
-  if (input.currency !== vault.currency && !isAtPar(input.currency, vault.currency)) {
+function clearingAmount(
+  ctx: StoreContext,
+  scope: Scope,
+  card: { vault: VaultRecord; billingCurrency: string },
+  input: ClearingInput,
+  rounding: typeof Decimal.ROUND_UP | typeof Decimal.ROUND_DOWN,
+): ClearingAmount {
+  const { vault } = card;
+  if (input.currency === vault.currency || isAtPar(input.currency, vault.currency)) {
+    const amount = amountIn(input.amount, vault.currency, { param: 'amount', allowZero: false });
+    return { amount, billed: amount, rate: null };
+  }
+  if (input.currency !== card.billingCurrency) {
     throw new SpendgateError(
       'currency_mismatch',
-      `currency ${input.currency.slice(0, 16)} is not the vault's ${vault.currency}, nor at par with it.`,
+      `currency ${input.currency.slice(0, 16)} is neither the vault's ${vault.currency} nor the card's billing currency.`,
       'currency',
     );
   }
-  return amountIn(input.amount, vault.currency, { param: 'amount', allowZero: false });
+  const billed = amountIn(input.amount, BILLING_READ, { param: 'amount', allowZero: false });
+  const pricing = ctx.pricing ?? NO_PRICING;
+  const at = ctx.clock();
+  const price = assetPriceOf(
+    pricing.book,
+    scope.mode,
+    vault.currency,
+    input.currency,
+    at,
+    pricing.bounds,
+  );
+  if (price === null) {
+    throw new SpendgateError(
+      'service_unavailable',
+      `No usable price converts ${input.currency} into ${vault.currency} now: send it again later.`,
+    );
+  }
+  const exact =
+    price.usdPerAsset === undefined || price.usdPerBilling === undefined
+      ? billed.dividedBy(price.value)
+      : billed.times(price.usdPerBilling).dividedBy(price.usdPerAsset);
+  const amount = exact.toDecimalPlaces(CURRENCIES[vault.currency].scale, rounding);
+  if (amount.isZero()) {
+    throw new SpendgateError(
+      'invalid_amount',
+      "amount is worth less than the asset's smallest unit.",
+      'amount',
+    );
+  }
+  return { amount, billed, rate: rateRecordOf(price) };
 }
 
 /** The recorded message of this kind and networkTransactionId, if any. */
@@ -106,6 +169,9 @@ interface NewClearingRow {
   readonly vault: VaultRecord;
   readonly input: ClearingInput;
   readonly amount: Decimal;
+  /** What the network billed, in its currency (the amount itself at par or in the asset). */
+  readonly billed: Decimal;
+  readonly rate: RateRecord | null;
   readonly policyWouldDecline: PolicyWouldDecline | null;
   readonly originalTransactionId: string | null;
   readonly nowMs: number;
@@ -126,9 +192,9 @@ async function insertClearingRow(
     `INSERT INTO transactions (id, account_id, mode, vault_id, type, status, currency, amount,
        captured_amount, card_id, merchant, mcc, message_network_transaction_id, billing_amount,
        billing_currency, policy_would_decline, original_transaction_id, spend_day, created_at,
-       updated_at, completed_at)
+       updated_at, completed_at, rate)
      VALUES ($1, $2, $3, $4, $5, 'completed', $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16,
-       $17, $18, $18, $18)
+       $17, $18, $18, $18, $19::jsonb)
      ON CONFLICT (account_id, mode, type, message_network_transaction_id)
        WHERE message_network_transaction_id IS NOT NULL DO NOTHING
      RETURNING ${TRANSACTION_COLUMNS}`,
@@ -145,13 +211,14 @@ async function insertClearingRow(
       JSON.stringify(input.merchant),
       input.merchant.mcc,
       input.networkTransactionId,
-      // At par, what was billed is the amount (contract section 16): recorded as asked.
-      amount.toFixed(),
+      // What was billed, as asked (at par, the amount itself: contract section 16).
+      row.billed.toFixed(),
       input.currency,
       row.policyWouldDecline === null ? null : JSON.stringify(row.policyWouldDecline),
       row.originalTransactionId,
       row.type === 'force_capture' ? spendDayOf(nowMs) : null,
       at,
+      row.rate === null ? null : JSON.stringify(row.rate),
     ],
   );
   const inserted = rows[0];
@@ -193,13 +260,14 @@ export async function forceCapture(
   input: ClearingInput,
 ): Promise<ClearingOutcome> {
   const nowMs = ctx.clock();
-  const vault = await lockCardVault(tx, scope, input.cardId);
+  const card = await lockCardVault(tx, scope, input.cardId);
+  const vault = card.vault;
   const earlier = await recordedMessage(tx, scope, 'force_capture', input.networkTransactionId);
   if (earlier !== null) return { transaction: earlier, replayed: true };
-  const amount = clearingAmount(vault, input);
+  const { amount, billed, rate } = clearingAmount(ctx, scope, card, input, Decimal.ROUND_UP);
   const policyWouldDecline = await wouldDecline(ctx, tx, scope, vault, input, amount);
   const type = 'force_capture';
-  const row = { type, vault, input, amount, policyWouldDecline, nowMs } as const;
+  const row = { type, vault, input, amount, billed, rate, policyWouldDecline, nowMs } as const;
   const recorded = await insertClearingRow(tx, scope, { ...row, originalTransactionId: null });
   if (recorded === null) return replayOf(tx, scope, type, input.networkTransactionId);
   const settlement = systemAccountId(scope.mode, vault.currency, 'card_settlement');
@@ -297,13 +365,24 @@ export async function refund(
   input: RefundInput,
 ): Promise<ClearingOutcome> {
   const nowMs = ctx.clock();
-  const vault = await lockCardVault(tx, scope, input.cardId);
+  const card = await lockCardVault(tx, scope, input.cardId);
+  const vault = card.vault;
   const earlier = await recordedMessage(tx, scope, 'refund', input.networkTransactionId);
   if (earlier !== null) return { transaction: earlier, replayed: true };
-  const amount = clearingAmount(vault, input);
+  const { amount, billed, rate } = clearingAmount(ctx, scope, card, input, Decimal.ROUND_DOWN);
   const linked = input.transactionId ?? null;
   const original = linked === null ? null : await lockOriginal(tx, scope, input, linked);
-  const row = { type: 'refund', vault, input, amount, policyWouldDecline: null, nowMs } as const;
+  const type = 'refund';
+  const row = {
+    type,
+    vault,
+    input,
+    amount,
+    billed,
+    rate,
+    policyWouldDecline: null,
+    nowMs,
+  } as const;
   const recorded = await insertClearingRow(tx, scope, { ...row, originalTransactionId: linked });
   if (recorded === null) return replayOf(tx, scope, 'refund', input.networkTransactionId);
   const settlement = systemAccountId(scope.mode, vault.currency, 'card_settlement');

@@ -5,6 +5,7 @@ import { DecryptionError, type Keyring } from '../secrets/index.js';
 import type { SqlQueryable } from '../sql/client.js';
 import { runTransaction } from '../sql/transaction.js';
 import { twoFactorSecretAad } from './two-factor.js';
+import { processorSecretsAad } from './processors.js';
 import { webhookSecretAad } from './webhook-endpoints.js';
 
 /*
@@ -53,6 +54,18 @@ export const MASTER_KEY_SECRETS: readonly SecretColumn[] = [
     table: 'webhook_endpoints',
     column: 'secret_enc',
     rewrap: (keyring, id, token) => keyring.rewrapSecret(token, webhookSecretAad(id)),
+  },
+  {
+    kind: 'processor secrets',
+    table: 'processor_connections',
+    column: 'secrets_enc',
+    rewrap: (keyring, id, token) => keyring.rewrapSecret(token, processorSecretsAad(id)),
+  },
+  {
+    kind: 'previous processor secrets',
+    table: 'processor_connections',
+    column: 'previous_secrets_enc',
+    rewrap: (keyring, id, token) => keyring.rewrapSecret(token, processorSecretsAad(id)),
   },
   {
     kind: 'two-factor secrets',

@@ -14,6 +14,7 @@ import type { MaintenanceOperations, OutboxBacklog } from './maintenance.js';
 import type { ReserveOperations } from './reserves.js';
 import type { SettlementOperations } from './settlements.js';
 import type { TransferOperations } from './transfers.js';
+import type { ProcessorOperations } from './processors.js';
 import type { PolicyOperations, VaultOperations } from './vaults.js';
 import type { WebhookOperations } from './webhooks.js';
 
@@ -23,6 +24,7 @@ export * from './backtests.js';
 export * from './cards.js';
 export * from './deposits.js';
 export * from './maintenance.js';
+export * from './processors.js';
 export * from './reserves.js';
 export * from './settlements.js';
 export * from './transfers.js';
@@ -65,7 +67,8 @@ export interface StoreOperations
     MaintenanceOperations,
     BacktestOperations,
     ReserveOperations,
-    DepositOperations {}
+    DepositOperations,
+    ProcessorOperations {}
 
 /** The store as the service uses it: each operation in a transaction of its own, or composed. */
 export interface Store extends StoreOperations {

@@ -1,7 +1,7 @@
 import { generateSync } from 'otplib';
 import createClient from 'openapi-fetch';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { paths } from '../../support/api-types.js';
+import type { paths } from '../../../src/client/api-types.js';
 import { dataOf, refusalOf, typedClient } from '../../support/client.js';
 import { startTestService, type TestService, useTestService } from '../../support/http.js';
 import { TestClock } from '../../support/store.js';

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import type { Scope } from '../../../src/core/index.js';
 import type { ApiScope } from '../../../src/store/ops/accounts.js';
-import type { paths } from '../../support/api-types.js';
+import type { paths } from '../../../src/client/api-types.js';
 import { dataOf, refusalOf, typedClient, type TypedClient } from '../../support/client.js';
 import { authorizeThroughStore } from '../../support/authorize.js';
 import { useTestService } from '../../support/http.js';

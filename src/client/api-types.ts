@@ -875,7 +875,7 @@ export interface paths {
         put?: never;
         /**
          * Authorize a card transaction
-         * @description The card network's callback. Decides from the card, the vault and its policy, and always answers 200 with a decision: a decline is `approved: false` with its `declineCode` and `declineReason`, never an error. An approval holds the amount on the vault until Capture or Reverse (or expiry). `networkTransactionId` is the idempotency key: a repeated callback answers the first decision with `Idempotent-Replayed: true`. Past `AUTHORIZE_BUDGET_MS` the stand-in decision is answered (`standIn: true`). `currency` is the vault's asset or the card's `billingCurrency` (USD to USDC at par; a SOL vault declines a billing currency with rule `rate_unavailable` until its price feed); `merchantAmount` and `merchantCurrency` (ISO 4217) are recorded. With `partialApprovalAllowed: true`, a decline for the balance or an amount limit becomes an approval of what they allow (`partial: true`, `requestedAmount`). `amount: 0` is an account verification: approved with no hold when the card and vault are active.
+         * @description The card network's callback. Decides from the card, the vault and its policy, and always answers 200 with a decision: a decline is `approved: false` with its `declineCode` and `declineReason`, never an error. An approval holds the amount on the vault until Capture or Reverse (or expiry). `networkTransactionId` is the idempotency key: a repeated callback answers the first decision with `Idempotent-Replayed: true`. Past `AUTHORIZE_BUDGET_MS` the stand-in decision is answered (`standIn: true`). `currency` is the vault's asset or the card's `billingCurrency` (USD to USDC at par; otherwise at a Pyth feed price held in memory, rounded up, a SOL hold plus `SOL_HOLD_BUFFER`; no usable price declines `card_declined`, rule `rate_unavailable`; the transaction records `rate`); `merchantAmount` and `merchantCurrency` (ISO 4217) are recorded and are policy facts. With `partialApprovalAllowed: true`, a decline for the balance or an amount limit becomes an approval of what they allow (`partial: true`, `requestedAmount`). `amount: 0` is an account verification: approved with no hold when the card and vault are active.
          */
         post: operations["authorize"];
         delete?: never;
@@ -1088,6 +1088,74 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/processors": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List processor connections
+         * @description The account's connections in the key's mode, without their secrets (at most 100: one page).
+         */
+        get: operations["listProcessorConnections"];
+        put?: never;
+        /**
+         * Connect a card processor
+         * @description Registers a processor connection (contract section 17): Stripe Issuing (`signingSecret`, the webhook endpoint's `whsec_` secret), Lithic (`asaSecret`, and `apiKey` where needed) or Marqeta (the `username` and `password` its JIT Funding gateway calls with). The processor then sends its messages to `url`, a path of this server. The secrets are kept encrypted under the master key and answered this once; an idempotent replay answers the connection without them. `mode` must be the key's. At most 100 connections an account and mode.
+         */
+        post: operations["createProcessorConnection"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/processors/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Retrieve a processor connection
+         * @description The connection, without its secrets.
+         */
+        get: operations["getProcessorConnection"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a processor connection
+         * @description Erases its secrets (nothing verifies any more: its messages are refused) and unties the cards tied to it.
+         */
+        delete: operations["deleteProcessorConnection"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/processors/{id}/rotate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Rotate a processor connection's secrets
+         * @description Replaces the secrets with the ones given (the same names as at creation). The current ones keep verifying for `graceSeconds` (default a day, at most 7 days; 0: not at all), so messages signed either way verify while the processor's side is switched over. The new secrets are answered this once.
+         */
+        post: operations["rotateProcessorSecrets"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/settlements": {
         parameters: {
             query?: never;
@@ -1186,6 +1254,66 @@ export interface paths {
         get: operations["streamEvents"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/processors/stripe/{connectionId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Receive a Stripe Issuing event
+         * @description Stripe's webhook endpoint for the connection (docs/processors.md), with no API key: the `Stripe-Signature` over the raw body, with the connection's signing secret (or the previous one through a rotation's grace), within Stripe's tolerance of 5 minutes. `issuing_authorization.request` is answered at once with `Stripe-Version` and `{approved, amount?, metadata}` (a refusal, such as a card tied to no card of the connection, is `approved: false`); `issuing_authorization.created` and `.updated` and `issuing_transaction.created` become advice, increments, reversals, captures, force captures and refunds, answered `{received: true}`. Any other event type, a malformed object or a bad signature: the error body, and nothing recorded.
+         */
+        post: operations["receiveStripeEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/processors/lithic/{connectionId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Receive a Lithic ASA request or transaction event
+         * @description Lithic's ASA responder and transaction webhook for the connection (docs/processors.md), with no API key: Lithic's Standard Webhooks signature (`webhook-id`, `webhook-timestamp`, `webhook-signature`) over the raw body, with the connection's `asaSecret`, within 5 minutes. An ASA request (`status` AUTHORIZATION, CREDIT_AUTHORIZATION, FINANCIAL_AUTHORIZATION, FINANCIAL_CREDIT_AUTHORIZATION, BALANCE_INQUIRY) is answered at once, 200, `{token, result, approved_amount?}` (a refusal is a decline result); `card_transaction.updated` events become increments, advice, captures, refunds and reversals, answered `{received: true}`. A bad signature or a malformed event: the error body, and nothing recorded.
+         */
+        post: operations["receiveLithicMessage"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/processors/marqeta/{connectionId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Receive a Marqeta Gateway JIT Funding request
+         * @description Marqeta's JIT Funding gateway for the connection (docs/processors.md), with no API key: HTTP basic auth with the connection's `username` and `password` (or the previous ones through a rotation's grace). Every JIT method (authorization, incremental, advice, capture, reversal, refund, PIN debit, force capture, account verification, balance inquiry) is answered with its `jit_funding` object within Marqeta's 3 s: 200 funded, 402 with a `decline_reason` (a refusal, such as an unknown card, is a decline). A wrong basic auth or a body with no `jit_funding`: the error body, and nothing recorded.
+         */
+        post: operations["receiveMarqetaJitRequest"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1427,12 +1555,21 @@ export interface components {
                 amount: string;
                 currency: string;
             } | null;
-            /** @description The price that converted billing into the vault asset; null when none was needed (at par, or asked in the asset). */
+            /** @description The price that converted billing into the vault asset (billing currency per unit of the asset; `at`: the oldest feed publish time); null when none was needed (at par, or asked in the asset). */
             rate: {
                 value: string;
                 source: string;
                 /** @description ISO 8601 UTC. */
                 at: string;
+                /** @description The Pyth price accounts the rate was read from (billing currency to USD, then USD to the asset): each price, confidence interval and publish time (docs/pricing.md). */
+                feeds: {
+                    pair: string;
+                    address: string;
+                    price: string;
+                    confidence: string;
+                    /** @description ISO 8601 UTC. */
+                    publishedAt: string;
+                }[];
             } | null;
             /** @description What linked refunds (`POST /v1/refunds` with `transactionId`) credited. */
             refundedAmount: string;
@@ -1630,6 +1767,11 @@ export interface components {
             /** @description ISO 8601 UTC. */
             createdAt: string;
             cancelledAt: string | null;
+            /** @description The processor's card this card answers for (section 17); null: none. */
+            processorCard: {
+                connectionId: string;
+                cardId: string;
+            } | null;
         };
         CardDetailsInput: {
             /** @constant */
@@ -1639,6 +1781,79 @@ export interface components {
             cvv: string;
             expMonth: number;
             expYear: number;
+        };
+        ProcessorConnectionInput: {
+            id: string;
+            /** @constant */
+            object: "processor_connection";
+            /** @enum {string} */
+            processor: "stripe" | "lithic" | "marqeta";
+            /** @enum {string} */
+            mode: "test" | "live";
+            /** @description Where the processor sends its messages (a path of this server). */
+            url: string;
+            /** @description ISO 8601 UTC. */
+            createdAt: string;
+            rotatedAt: string | null;
+            /** @description While a rotation grace lasts, the previous secrets verify too, until then. */
+            previousSecretsUntil: string | null;
+        };
+        ProcessorConnectionWithSecretsInput: {
+            id: string;
+            /** @constant */
+            object: "processor_connection";
+            /** @enum {string} */
+            processor: "stripe" | "lithic" | "marqeta";
+            /** @enum {string} */
+            mode: "test" | "live";
+            /** @description Where the processor sends its messages (a path of this server). */
+            url: string;
+            /** @description ISO 8601 UTC. */
+            createdAt: string;
+            rotatedAt: string | null;
+            /** @description While a rotation grace lasts, the previous secrets verify too, until then. */
+            previousSecretsUntil: string | null;
+            /** @description The secrets, shown this once: absent from an idempotent replay. */
+            secrets?: {
+                [key: string]: string;
+            };
+        };
+        LithicAnswerInput: {
+            /** @description ASA: the transaction token. */
+            token?: string;
+            /** @description ASA: APPROVED or a decline result. */
+            result?: string;
+            /** @description ASA: a partial approval. */
+            approved_amount?: number;
+            /** @description Transaction events: taken. */
+            received?: boolean;
+            operations?: number;
+        };
+        MarqetaJitAnswerInput: {
+            jit_funding: {
+                token: string;
+                method: string;
+                user_token?: string;
+                acting_user_token?: string;
+                /** @description Funded, in major units (402: asked). */
+                amount: number;
+                original_jit_funding_token?: string;
+                /** @description 402 only: why. */
+                decline_reason?: string;
+            };
+        };
+        StripeEventAnswerInput: {
+            /** @description issuing_authorization.request: the decision. */
+            approved?: boolean;
+            /** @description The amount approved, in minor units, where is_amount_controllable. */
+            amount?: number;
+            metadata?: {
+                [key: string]: string;
+            };
+            /** @description Other events: taken. */
+            received?: boolean;
+            /** @description The operations it ran. */
+            operations?: number;
         };
         RateLimitInput: {
             /** @constant */
@@ -2103,12 +2318,21 @@ export interface components {
                 amount: string;
                 currency: string;
             } | null;
-            /** @description The price that converted billing into the vault asset; null when none was needed (at par, or asked in the asset). */
+            /** @description The price that converted billing into the vault asset (billing currency per unit of the asset; `at`: the oldest feed publish time); null when none was needed (at par, or asked in the asset). */
             rate: {
                 value: string;
                 source: string;
                 /** @description ISO 8601 UTC. */
                 at: string;
+                /** @description The Pyth price accounts the rate was read from (billing currency to USD, then USD to the asset): each price, confidence interval and publish time (docs/pricing.md). */
+                feeds: {
+                    pair: string;
+                    address: string;
+                    price: string;
+                    confidence: string;
+                    /** @description ISO 8601 UTC. */
+                    publishedAt: string;
+                }[];
             } | null;
             /** @description What linked refunds (`POST /v1/refunds` with `transactionId`) credited. */
             refundedAmount: string;
@@ -2306,6 +2530,11 @@ export interface components {
             /** @description ISO 8601 UTC. */
             createdAt: string;
             cancelledAt: string | null;
+            /** @description The processor's card this card answers for (section 17); null: none. */
+            processorCard: {
+                connectionId: string;
+                cardId: string;
+            } | null;
         };
         CardDetails: {
             /** @constant */
@@ -2315,6 +2544,79 @@ export interface components {
             cvv: string;
             expMonth: number;
             expYear: number;
+        };
+        ProcessorConnection: {
+            id: string;
+            /** @constant */
+            object: "processor_connection";
+            /** @enum {string} */
+            processor: "stripe" | "lithic" | "marqeta";
+            /** @enum {string} */
+            mode: "test" | "live";
+            /** @description Where the processor sends its messages (a path of this server). */
+            url: string;
+            /** @description ISO 8601 UTC. */
+            createdAt: string;
+            rotatedAt: string | null;
+            /** @description While a rotation grace lasts, the previous secrets verify too, until then. */
+            previousSecretsUntil: string | null;
+        };
+        ProcessorConnectionWithSecrets: {
+            id: string;
+            /** @constant */
+            object: "processor_connection";
+            /** @enum {string} */
+            processor: "stripe" | "lithic" | "marqeta";
+            /** @enum {string} */
+            mode: "test" | "live";
+            /** @description Where the processor sends its messages (a path of this server). */
+            url: string;
+            /** @description ISO 8601 UTC. */
+            createdAt: string;
+            rotatedAt: string | null;
+            /** @description While a rotation grace lasts, the previous secrets verify too, until then. */
+            previousSecretsUntil: string | null;
+            /** @description The secrets, shown this once: absent from an idempotent replay. */
+            secrets?: {
+                [key: string]: string;
+            };
+        };
+        LithicAnswer: {
+            /** @description ASA: the transaction token. */
+            token?: string;
+            /** @description ASA: APPROVED or a decline result. */
+            result?: string;
+            /** @description ASA: a partial approval. */
+            approved_amount?: number;
+            /** @description Transaction events: taken. */
+            received?: boolean;
+            operations?: number;
+        };
+        MarqetaJitAnswer: {
+            jit_funding: {
+                token: string;
+                method: string;
+                user_token?: string;
+                acting_user_token?: string;
+                /** @description Funded, in major units (402: asked). */
+                amount: number;
+                original_jit_funding_token?: string;
+                /** @description 402 only: why. */
+                decline_reason?: string;
+            };
+        };
+        StripeEventAnswer: {
+            /** @description issuing_authorization.request: the decision. */
+            approved?: boolean;
+            /** @description The amount approved, in minor units, where is_amount_controllable. */
+            amount?: number;
+            metadata?: {
+                [key: string]: string;
+            };
+            /** @description Other events: taken. */
+            received?: boolean;
+            /** @description The operations it ran. */
+            operations?: number;
         };
         RateLimit: {
             /** @constant */
@@ -2618,7 +2920,7 @@ export interface components {
             not: components["schemas"]["PolicyCondition"];
         } | {
             /**
-             * @description The fact compared: amount, currency, mcc, merchantCountry, merchantName, merchantId, cardId, hourUtc, dayOfWeekUtc, spentDaily, spentWeekly, spentMonthly, countDaily, merchant. merchant takes a path ($.name, $.mcc, $.country, $.city, $.id).
+             * @description The fact compared: amount, currency, mcc, merchantCountry, merchantName, merchantId, cardId, merchantCurrency, billingCurrency, hourUtc, dayOfWeekUtc, spentDaily, spentWeekly, spentMonthly, countDaily, merchant. merchant takes a path ($.name, $.mcc, $.country, $.city, $.id).
              * @example mcc
              */
             fact: string;
@@ -7888,7 +8190,8 @@ export interface operations {
                      *           },
                      *           "billingCurrency": "USD",
                      *           "createdAt": "2026-03-02T14:05:09.412Z",
-                     *           "cancelledAt": null
+                     *           "cancelledAt": null,
+                     *           "processorCard": null
                      *         }
                      *       ],
                      *       "hasMore": false,
@@ -7987,6 +8290,12 @@ export interface operations {
                         [key: string]: string;
                     };
                     billingCurrency?: string;
+                    /** @description The processor connection and the processor's card id (section 17). */
+                    processorCard?: {
+                        connectionId: string;
+                        /** @description The processor's id of the card (Stripe ic_...). */
+                        cardId: string;
+                    };
                 };
             };
         };
@@ -8012,7 +8321,8 @@ export interface operations {
                      *       },
                      *       "billingCurrency": "USD",
                      *       "createdAt": "2026-03-02T14:05:09.412Z",
-                     *       "cancelledAt": null
+                     *       "cancelledAt": null,
+                     *       "processorCard": null
                      *     }
                      */
                     "application/json": components["schemas"]["Card"];
@@ -8164,7 +8474,8 @@ export interface operations {
                      *       },
                      *       "billingCurrency": "USD",
                      *       "createdAt": "2026-03-02T14:05:09.412Z",
-                     *       "cancelledAt": null
+                     *       "cancelledAt": null,
+                     *       "processorCard": null
                      *     }
                      */
                     "application/json": components["schemas"]["Card"];
@@ -8254,6 +8565,12 @@ export interface operations {
                     metadata?: {
                         [key: string]: string | null;
                     };
+                    /** @description null unties the card. */
+                    processorCard?: {
+                        connectionId: string;
+                        /** @description The processor's id of the card (Stripe ic_...). */
+                        cardId: string;
+                    } | null;
                 };
             };
         };
@@ -8279,7 +8596,8 @@ export interface operations {
                      *       },
                      *       "billingCurrency": "USD",
                      *       "createdAt": "2026-03-02T14:05:09.412Z",
-                     *       "cancelledAt": null
+                     *       "cancelledAt": null,
+                     *       "processorCard": null
                      *     }
                      */
                     "application/json": components["schemas"]["Card"];
@@ -8585,7 +8903,8 @@ export interface operations {
                      *       },
                      *       "billingCurrency": "USD",
                      *       "createdAt": "2026-03-02T14:05:09.412Z",
-                     *       "cancelledAt": null
+                     *       "cancelledAt": null,
+                     *       "processorCard": null
                      *     }
                      */
                     "application/json": components["schemas"]["Card"];
@@ -8741,7 +9060,8 @@ export interface operations {
                      *       },
                      *       "billingCurrency": "USD",
                      *       "createdAt": "2026-03-02T14:05:09.412Z",
-                     *       "cancelledAt": null
+                     *       "cancelledAt": null,
+                     *       "processorCard": null
                      *     }
                      */
                     "application/json": components["schemas"]["Card"];
@@ -8897,7 +9217,8 @@ export interface operations {
                      *       },
                      *       "billingCurrency": "USD",
                      *       "createdAt": "2026-03-02T14:05:09.412Z",
-                     *       "cancelledAt": "2026-03-02T15:30:00.000Z"
+                     *       "cancelledAt": "2026-03-02T15:30:00.000Z",
+                     *       "processorCard": null
                      *     }
                      */
                     "application/json": components["schemas"]["Card"];
@@ -10761,7 +11082,7 @@ export interface operations {
                  *     }
                  */
                 "application/json": {
-                    /** @description What the network captured, in the authorization's currency: may exceed the hold (tips, fuel); the excess posts too. Without it, the whole remaining hold. */
+                    /** @description What the network captured, in the authorization's currency (for one converted at a price, its billing currency, converted at the price now: docs/pricing.md): may exceed the hold (tips, fuel); the excess posts too. Without it, the whole remaining hold (at a price, the billing amount while nothing is captured). */
                     amount?: number | string;
                     /** @description True (the default): the last capture, which releases what is left of the hold. False: the hold stays open, less this amount, for later captures (split shipments). */
                     final?: boolean;
@@ -11150,7 +11471,7 @@ export interface operations {
                     cardId: string;
                     /** @description A decimal amount: a JSON number or a decimal string such as "125.50". */
                     amount: number | string;
-                    /** @description The vault's asset (USDC, SOL) or a billing currency at par with it (USD for a USDC vault). */
+                    /** @description The vault's asset (USDC, SOL), a billing currency at par with it (USD for a USDC vault), or the card's billing currency converted at the feed price now (docs/pricing.md; 503 without a usable price). */
                     currency: string;
                     merchant: {
                         name: string;
@@ -11368,7 +11689,7 @@ export interface operations {
                     cardId: string;
                     /** @description A decimal amount: a JSON number or a decimal string such as "125.50". */
                     amount: number | string;
-                    /** @description The vault's asset (USDC, SOL) or a billing currency at par with it (USD for a USDC vault). */
+                    /** @description The vault's asset (USDC, SOL), a billing currency at par with it (USD for a USDC vault), or the card's billing currency converted at the feed price now (docs/pricing.md; 503 without a usable price). */
                     currency: string;
                     merchant: {
                         name: string;
@@ -12197,6 +12518,666 @@ export interface operations {
             default: components["responses"]["Error"];
         };
     };
+    listProcessorConnections: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The connections. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "object": "list",
+                     *       "data": [
+                     *         {
+                     *           "id": "pc_0193a4f1d06f7b24f1a2b3c4d5e6f7a8",
+                     *           "object": "processor_connection",
+                     *           "processor": "stripe",
+                     *           "mode": "test",
+                     *           "url": "/v1/processors/stripe/pc_0193a4f1d06f7b24f1a2b3c4d5e6f7a8",
+                     *           "createdAt": "2026-03-02T14:05:09.412Z",
+                     *           "rotatedAt": null,
+                     *           "previousSecretsUntil": null
+                     *         }
+                     *       ],
+                     *       "hasMore": false,
+                     *       "nextCursor": null
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {string} */
+                        object: "list";
+                        data: components["schemas"]["ProcessorConnection"][];
+                        hasMore: boolean;
+                        nextCursor: string | null;
+                    };
+                };
+            };
+            /**
+             * @description `missing_api_key`: No API key was provided.
+             *
+             *     `invalid_api_key`: The API key is invalid.
+             *
+             *     `expired_api_key`: The API key has expired.
+             */
+            401: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `insufficient_scope`: The API key lacks the scope for this operation. */
+            403: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `rate_limit_exceeded`: Too many requests. */
+            429: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    /** @description Seconds to wait. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            default: components["responses"]["Error"];
+        };
+    };
+    createProcessorConnection: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the request safe to retry: 24 hours long, the same key with the same request answers the stored response. */
+                "Idempotency-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "processor": "stripe",
+                 *       "mode": "test",
+                 *       "signingSecret": "whsec_EXAMPLEonlyNotARealSigningSecret"
+                 *     }
+                 */
+                "application/json": {
+                    /** @enum {string} */
+                    processor: "stripe" | "lithic" | "marqeta";
+                    /**
+                     * @description The API key's mode: the connection acts in it.
+                     * @enum {string}
+                     */
+                    mode: "test" | "live";
+                    /** @description Stripe: the webhook endpoint's signing secret (whsec_...), from Stripe's dashboard or API. */
+                    signingSecret?: string;
+                    /** @description Stripe: the real-time authorizations endpoint's signing secret (whsec_...), when Issuing's settings show one of its own. */
+                    realtimeSigningSecret?: string;
+                    /** @description Lithic: the ASA HMAC secret (Lithic's /v1/auth_stream/secret). */
+                    asaSecret?: string;
+                    /** @description Lithic: an API key, where Lithic's documentation needs one. */
+                    apiKey?: string;
+                    /** @description Marqeta: the basic-auth user name its JIT gateway calls with. */
+                    username?: string;
+                    /** @description Marqeta: the basic-auth password its JIT gateway calls with. */
+                    password?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The connection, with its secrets this once. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "pc_0193a4f1d06f7b24f1a2b3c4d5e6f7a8",
+                     *       "object": "processor_connection",
+                     *       "processor": "stripe",
+                     *       "mode": "test",
+                     *       "url": "/v1/processors/stripe/pc_0193a4f1d06f7b24f1a2b3c4d5e6f7a8",
+                     *       "createdAt": "2026-03-02T14:05:09.412Z",
+                     *       "rotatedAt": null,
+                     *       "previousSecretsUntil": null,
+                     *       "secrets": {
+                     *         "signingSecret": "whsec_EXAMPLEonlyNotARealSigningSecret"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ProcessorConnectionWithSecrets"];
+                };
+            };
+            /**
+             * @description `parameter_invalid`: A parameter is invalid.
+             *
+             *     `parameter_missing`: A required parameter is missing.
+             *
+             *     `invalid_json`: The request body is not valid JSON.
+             */
+            400: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description `missing_api_key`: No API key was provided.
+             *
+             *     `invalid_api_key`: The API key is invalid.
+             *
+             *     `expired_api_key`: The API key has expired.
+             */
+            401: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `insufficient_scope`: The API key lacks the scope for this operation. */
+            403: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description `duplicate_idempotency_key`: The idempotency key was used with a different request.
+             *
+             *     `idempotency_key_in_use`: A request with this idempotency key is still running.
+             */
+            409: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `payload_too_large`: The request body is too large. */
+            413: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `unsupported_media_type`: The request body must be application/json. */
+            415: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `rate_limit_exceeded`: Too many requests. */
+            429: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    /** @description Seconds to wait. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            default: components["responses"]["Error"];
+        };
+    };
+    getProcessorConnection: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The object id; one that names nothing the caller can see is a 404. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The connection. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "pc_0193a4f1d06f7b24f1a2b3c4d5e6f7a8",
+                     *       "object": "processor_connection",
+                     *       "processor": "stripe",
+                     *       "mode": "test",
+                     *       "url": "/v1/processors/stripe/pc_0193a4f1d06f7b24f1a2b3c4d5e6f7a8",
+                     *       "createdAt": "2026-03-02T14:05:09.412Z",
+                     *       "rotatedAt": null,
+                     *       "previousSecretsUntil": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ProcessorConnection"];
+                };
+            };
+            /**
+             * @description `missing_api_key`: No API key was provided.
+             *
+             *     `invalid_api_key`: The API key is invalid.
+             *
+             *     `expired_api_key`: The API key has expired.
+             */
+            401: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `insufficient_scope`: The API key lacks the scope for this operation. */
+            403: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `processor_not_found`: No such processor connection. */
+            404: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `rate_limit_exceeded`: Too many requests. */
+            429: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    /** @description Seconds to wait. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            default: components["responses"]["Error"];
+        };
+    };
+    deleteProcessorConnection: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the request safe to retry: 24 hours long, the same key with the same request answers the stored response. */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                /** @description The object id; one that names nothing the caller can see is a 404. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                /** @example {} */
+                "application/json": Record<string, never> | null;
+            };
+        };
+        responses: {
+            /** @description The deletion. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "object": "processor_connection",
+                     *       "id": "pc_0193a4f1d06f7b24f1a2b3c4d5e6f7a8",
+                     *       "deleted": true
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {string} */
+                        object: "processor_connection";
+                        id: string;
+                        /** @enum {boolean} */
+                        deleted: true;
+                    };
+                };
+            };
+            /**
+             * @description `parameter_invalid`: A parameter is invalid.
+             *
+             *     `invalid_json`: The request body is not valid JSON.
+             */
+            400: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description `missing_api_key`: No API key was provided.
+             *
+             *     `invalid_api_key`: The API key is invalid.
+             *
+             *     `expired_api_key`: The API key has expired.
+             */
+            401: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `insufficient_scope`: The API key lacks the scope for this operation. */
+            403: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `processor_not_found`: No such processor connection. */
+            404: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description `duplicate_idempotency_key`: The idempotency key was used with a different request.
+             *
+             *     `idempotency_key_in_use`: A request with this idempotency key is still running.
+             */
+            409: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `payload_too_large`: The request body is too large. */
+            413: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `unsupported_media_type`: The request body must be application/json. */
+            415: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `rate_limit_exceeded`: Too many requests. */
+            429: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    /** @description Seconds to wait. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            default: components["responses"]["Error"];
+        };
+    };
+    rotateProcessorSecrets: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the request safe to retry: 24 hours long, the same key with the same request answers the stored response. */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                /** @description The object id; one that names nothing the caller can see is a 404. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "signingSecret": "whsec_EXAMPLEonlyNotARealSigningSecretNew",
+                 *       "graceSeconds": 86400
+                 *     }
+                 */
+                "application/json": {
+                    /** @description Stripe: the webhook endpoint's signing secret (whsec_...), from Stripe's dashboard or API. */
+                    signingSecret?: string;
+                    /** @description Stripe: the real-time authorizations endpoint's signing secret (whsec_...), when Issuing's settings show one of its own. */
+                    realtimeSigningSecret?: string;
+                    /** @description Lithic: the ASA HMAC secret (Lithic's /v1/auth_stream/secret). */
+                    asaSecret?: string;
+                    /** @description Lithic: an API key, where Lithic's documentation needs one. */
+                    apiKey?: string;
+                    /** @description Marqeta: the basic-auth user name its JIT gateway calls with. */
+                    username?: string;
+                    /** @description Marqeta: the basic-auth password its JIT gateway calls with. */
+                    password?: string;
+                    /** @description How long the current secrets still verify, in seconds (default 86400; at most 7 days). */
+                    graceSeconds?: number;
+                };
+            };
+        };
+        responses: {
+            /** @description The connection, with its new secrets this once. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "pc_0193a4f1d06f7b24f1a2b3c4d5e6f7a8",
+                     *       "object": "processor_connection",
+                     *       "processor": "stripe",
+                     *       "mode": "test",
+                     *       "url": "/v1/processors/stripe/pc_0193a4f1d06f7b24f1a2b3c4d5e6f7a8",
+                     *       "createdAt": "2026-03-02T14:05:09.412Z",
+                     *       "rotatedAt": "2026-03-02T15:30:00.000Z",
+                     *       "previousSecretsUntil": "2026-03-03T15:30:00.000Z",
+                     *       "secrets": {
+                     *         "signingSecret": "whsec_EXAMPLEonlyNotARealSigningSecretNew"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ProcessorConnectionWithSecrets"];
+                };
+            };
+            /**
+             * @description `parameter_invalid`: A parameter is invalid.
+             *
+             *     `invalid_json`: The request body is not valid JSON.
+             */
+            400: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description `missing_api_key`: No API key was provided.
+             *
+             *     `invalid_api_key`: The API key is invalid.
+             *
+             *     `expired_api_key`: The API key has expired.
+             */
+            401: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `insufficient_scope`: The API key lacks the scope for this operation. */
+            403: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `processor_not_found`: No such processor connection. */
+            404: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description `duplicate_idempotency_key`: The idempotency key was used with a different request.
+             *
+             *     `idempotency_key_in_use`: A request with this idempotency key is still running.
+             */
+            409: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `payload_too_large`: The request body is too large. */
+            413: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `unsupported_media_type`: The request body must be application/json. */
+            415: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `rate_limit_exceeded`: Too many requests. */
+            429: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    /** @description Seconds to wait. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            default: components["responses"]["Error"];
+        };
+    };
     createSettlement: {
         parameters: {
             query?: never;
@@ -12254,7 +13235,7 @@ export interface operations {
                         cardId: string;
                         /** @description A decimal amount: a JSON number or a decimal string such as "125.50". */
                         amount: number | string;
-                        /** @description The vault's asset (USDC, SOL) or a billing currency at par with it (USD for a USDC vault). */
+                        /** @description The vault's asset (USDC, SOL), a billing currency at par with it (USD for a USDC vault), or the card's billing currency converted at the feed price now (docs/pricing.md; 503 without a usable price). */
                         currency: string;
                         merchant: {
                             name: string;
@@ -12271,7 +13252,7 @@ export interface operations {
                         cardId: string;
                         /** @description A decimal amount: a JSON number or a decimal string such as "125.50". */
                         amount: number | string;
-                        /** @description The vault's asset (USDC, SOL) or a billing currency at par with it (USD for a USDC vault). */
+                        /** @description The vault's asset (USDC, SOL), a billing currency at par with it (USD for a USDC vault), or the card's billing currency converted at the feed price now (docs/pricing.md; 503 without a usable price). */
                         currency: string;
                         merchant: {
                             name: string;
@@ -12951,6 +13932,374 @@ export interface operations {
             };
             /** @description `service_unavailable`: The service is unavailable. */
             503: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            default: components["responses"]["Error"];
+        };
+    };
+    receiveStripeEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Stripe's signature of the raw body, with the connection's secret. */
+                "stripe-signature": string;
+                /** @description Makes the request safe to retry: 24 hours long, the same key with the same request answers the stored response. */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                /** @description The processor connection (POST /v1/processors). */
+                connectionId: string;
+            };
+            cookie?: never;
+        };
+        /** @description A Stripe Event, as Stripe sends it to a webhook endpoint. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "evt_1ExampleOnly",
+                 *       "object": "event",
+                 *       "type": "issuing_authorization.request",
+                 *       "livemode": false,
+                 *       "data": {
+                 *         "object": {
+                 *           "id": "iauth_1ExampleOnly",
+                 *           "object": "issuing.authorization"
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    id: string;
+                    /** @enum {string} */
+                    object: "event";
+                    type: string;
+                    livemode: boolean;
+                    data: {
+                        object: {
+                            [key: string]: unknown;
+                        };
+                    } & {
+                        [key: string]: unknown;
+                    };
+                } & {
+                    [key: string]: unknown;
+                };
+            };
+        };
+        responses: {
+            /** @description The decision (requests), or the receipt (other events). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "approved": true,
+                     *       "metadata": {
+                     *         "spendgate_transaction_id": "txn_0193a4f1c7d974c2b8e9f0a1b2c3d4e5"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["StripeEventAnswer"];
+                };
+            };
+            /**
+             * @description `invalid_signature`: The processor message's signature does not verify.
+             *
+             *     `parameter_missing`: A required parameter is missing.
+             *
+             *     `parameter_invalid`: A parameter is invalid.
+             *
+             *     `invalid_json`: The request body is not valid JSON.
+             */
+            400: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description `processor_not_found`: No such processor connection.
+             *
+             *     `card_not_found`: No such card.
+             *
+             *     `transaction_not_found`: No such transaction.
+             */
+            404: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `payload_too_large`: The request body is too large. */
+            413: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `unsupported_media_type`: The request body must be application/json. */
+            415: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            default: components["responses"]["Error"];
+        };
+    };
+    receiveLithicMessage: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Lithic's message id (Standard Webhooks). */
+                "webhook-id"?: string;
+                /** @description When Lithic signed, in Unix seconds. */
+                "webhook-timestamp"?: string;
+                /** @description Lithic's signature of id, timestamp and raw body. */
+                "webhook-signature"?: string;
+                /** @description Makes the request safe to retry: 24 hours long, the same key with the same request answers the stored response. */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                /** @description The processor connection (POST /v1/processors). */
+                connectionId: string;
+            };
+            cookie?: never;
+        };
+        /** @description An ASA request (Lithic CardAuthorization) or a transaction event. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "token": "b1a2c3d4-0000-4000-8000-000000000001",
+                 *       "status": "AUTHORIZATION"
+                 *     }
+                 */
+                "application/json": {
+                    token: string;
+                    status?: string;
+                    event_type?: string;
+                } & {
+                    [key: string]: unknown;
+                };
+            };
+        };
+        responses: {
+            /** @description The ASA decision, or the receipt (transaction events). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "token": "b1a2c3d4-0000-4000-8000-000000000001",
+                     *       "result": "APPROVED"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["LithicAnswer"];
+                };
+            };
+            /**
+             * @description `invalid_signature`: The processor message's signature does not verify.
+             *
+             *     `parameter_missing`: A required parameter is missing.
+             *
+             *     `parameter_invalid`: A parameter is invalid.
+             *
+             *     `invalid_json`: The request body is not valid JSON.
+             */
+            400: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description `processor_not_found`: No such processor connection.
+             *
+             *     `card_not_found`: No such card.
+             *
+             *     `transaction_not_found`: No such transaction.
+             */
+            404: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `payload_too_large`: The request body is too large. */
+            413: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `unsupported_media_type`: The request body must be application/json. */
+            415: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            default: components["responses"]["Error"];
+        };
+    };
+    receiveMarqetaJitRequest: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the request safe to retry: 24 hours long, the same key with the same request answers the stored response. */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                /** @description The processor connection (POST /v1/processors). */
+                connectionId: string;
+            };
+            cookie?: never;
+        };
+        /** @description A Marqeta Gateway JIT Funding request (a transaction). */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "type": "authorization",
+                 *       "token": "txn_1ExampleOnly",
+                 *       "card_token": "card_1ExampleOnly",
+                 *       "gpa_order": {
+                 *         "jit_funding": {
+                 *           "token": "jit_1ExampleOnly",
+                 *           "method": "pgfs.authorization",
+                 *           "amount": 10
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    type: string;
+                    token: string;
+                    card_token: string;
+                    gpa_order: {
+                        jit_funding: {
+                            token: string;
+                            method: string;
+                            amount: number;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    } & {
+                        [key: string]: unknown;
+                    };
+                } & {
+                    [key: string]: unknown;
+                };
+            };
+        };
+        responses: {
+            /** @description The jit_funding answer. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "jit_funding": {
+                     *         "token": "jit_1ExampleOnly",
+                     *         "method": "pgfs.authorization",
+                     *         "user_token": "user_1ExampleOnly",
+                     *         "amount": 10
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["MarqetaJitAnswer"];
+                };
+            };
+            /**
+             * @description `invalid_signature`: The processor message's signature does not verify.
+             *
+             *     `parameter_invalid`: A parameter is invalid.
+             *
+             *     `parameter_missing`: A required parameter is missing.
+             *
+             *     `invalid_json`: The request body is not valid JSON.
+             */
+            400: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `processor_not_found`: No such processor connection. */
+            404: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `payload_too_large`: The request body is too large. */
+            413: {
+                headers: {
+                    /** @description Also in the body. */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `unsupported_media_type`: The request body must be application/json. */
+            415: {
                 headers: {
                     /** @description Also in the body. */
                     "Request-Id"?: string;

@@ -1,0 +1,435 @@
+import { describe, expect, it } from 'vitest';
+import { replay } from '../../src/cli/processors-replay.js';
+import { useTestService } from '../support/http.js';
+
+/**
+ * Marqeta Gateway JIT Funding at /v1/processors/marqeta/{connectionId} over real HTTP on
+ * PostgreSQL (contract v1.2, section 17). Requests follow the shapes of Marqeta's public
+ * documentation (a transaction with gpa_order.jit_funding, amounts in major units) and carry
+ * HTTP basic auth as Marqeta sends it to a gateway. A wrong basic auth is refused and changes
+ * nothing; a whole card life through the adapter ends in the same ledger as the same life
+ * sent to spendgate's own routes.
+ */
+interface Json {
+  id: string;
+  approved?: boolean;
+  jit_funding?: { token: string; method: string; amount: number; decline_reason?: string };
+  balance?: { available: string; pending: string; ledger: string };
+  data?: Record<string, unknown>[];
+  error?: { code: string; param?: string };
+}
+
+const MERCHANT = { name: 'Hotel Congress', mcc: '7011', country: 'US', city: 'Austin' };
+const USERNAME = 'spendgate_gateway';
+const PASSWORD = 'gateway-password-for-tests-0123456789';
+
+type JitType =
+  | 'authorization'
+  | 'authorization.incremental'
+  | 'authorization.advice'
+  | 'authorization.clearing'
+  | 'authorization.reversal'
+  | 'refund'
+  | 'pindebit'
+  | 'balanceinquiry'
+  | 'account.funding.authorization';
+
+interface JitFields {
+  readonly type: JitType;
+  readonly method: string;
+  readonly token: string;
+  readonly card: string;
+  readonly amount: number;
+  readonly preceding?: string;
+}
+
+/** A JIT Funding request as Marqeta sends it to a gateway. */
+function jit(fields: JitFields) {
+  return {
+    type: fields.type,
+    state: 'PENDING',
+    token: fields.token,
+    user_token: 'user_ada',
+    acting_user_token: 'user_ada',
+    card_token: fields.card,
+    amount: fields.amount,
+    currency_code: 'USD',
+    network: 'VISA',
+    created_time: '2026-11-29T01:00:00Z',
+    ...(fields.preceding === undefined
+      ? {}
+      : { preceding_related_transaction_token: fields.preceding }),
+    card_acceptor: {
+      mid: '000000000011111',
+      mcc: '7011',
+      name: 'Hotel Congress',
+      city: 'Austin',
+      state: 'TX',
+      country_code: 'USA',
+    },
+    gpa_order: {
+      token: `gpa_${fields.token}`,
+      amount: fields.amount,
+      currency_code: 'USD',
+      jit_funding: {
+        token: `jit_${fields.token}`,
+        method: fields.method,
+        user_token: 'user_ada',
+        acting_user_token: 'user_ada',
+        amount: fields.amount,
+      },
+    },
+  };
+}
+
+const basic = (user: string, password: string) =>
+  `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`;
+
+describe('Marqeta Gateway JIT Funding adapter', () => {
+  const harness = useTestService<Json>();
+  const { call } = harness;
+
+  const setUp = async (deposit: string, processorCardId: string | null) => {
+    const connection = await call('POST', '/v1/processors', {
+      processor: 'marqeta',
+      mode: 'test',
+      username: USERNAME,
+      password: PASSWORD,
+    });
+    const vault = await call('POST', '/v1/vaults', {
+      name: 'M',
+      currency: 'USDC',
+      network: 'solana',
+      initialDeposit: deposit,
+    });
+    const card = await call('POST', '/v1/cards', {
+      vaultId: vault.body.id,
+      cardholderName: 'Ada',
+      ...(processorCardId === null
+        ? {}
+        : { processorCard: { connectionId: connection.body.id, cardId: processorCardId } }),
+    });
+    expect([connection.status, vault.status, card.status]).toEqual([201, 201, 201]);
+    return { connectionId: connection.body.id, vaultId: vault.body.id, cardId: card.body.id };
+  };
+
+  const send = async (connectionId: string, body: unknown, authorization?: string | null) => {
+    const response = await fetch(`${harness.service.base}/v1/processors/marqeta/${connectionId}`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        ...(authorization === null
+          ? {}
+          : { authorization: authorization ?? basic(USERNAME, PASSWORD) }),
+      },
+      body: JSON.stringify(body),
+    });
+    return { status: response.status, body: (await response.json()) as Json };
+  };
+
+  const digest = async (): Promise<string> => {
+    const { rows } = await harness.service.store.client.query<{ d: string }>(
+      `SELECT md5(string_agg(t, '|' ORDER BY t)) AS d FROM (
+         SELECT v::text AS t FROM vaults v UNION ALL SELECT x::text FROM transactions x
+         UNION ALL SELECT e::text FROM ledger_entries e UNION ALL SELECT o::text FROM outbox_events o
+         UNION ALL SELECT m::text FROM transaction_messages m
+         UNION ALL SELECT i::text FROM idempotency_keys i) rows`,
+    );
+    return rows[0]?.d ?? '';
+  };
+
+  const balanceOf = async (vaultId: string) =>
+    (await call('GET', `/v1/vaults/${vaultId}`)).body.balance;
+
+  it('funds or declines each JIT method with its jit_funding object', async () => {
+    const { connectionId, vaultId } = await setUp('100', 'card_jit');
+    const auth = await send(
+      connectionId,
+      jit({
+        type: 'authorization',
+        method: 'pgfs.authorization',
+        token: 't_a',
+        card: 'card_jit',
+        amount: 25,
+      }),
+    );
+    expect([auth.status, auth.body.jit_funding]).toEqual([
+      200,
+      {
+        token: 'jit_t_a',
+        method: 'pgfs.authorization',
+        user_token: 'user_ada',
+        acting_user_token: 'user_ada',
+        amount: 25,
+      },
+    ]);
+    expect(await balanceOf(vaultId)).toMatchObject({ pending: '25.00', available: '75.00' });
+    const declined = await send(
+      connectionId,
+      jit({
+        type: 'authorization',
+        method: 'pgfs.authorization',
+        token: 't_big',
+        card: 'card_jit',
+        amount: 900,
+      }),
+    );
+    expect([declined.status, declined.body.jit_funding?.decline_reason]).toEqual([
+      402,
+      'INSUFFICIENT_FUNDS',
+    ]);
+    const pin = await send(
+      connectionId,
+      jit({
+        type: 'pindebit',
+        method: 'pgfs.pindebit',
+        token: 't_pin',
+        card: 'card_jit',
+        amount: 10.5,
+      }),
+    );
+    expect([pin.status, pin.body.jit_funding?.amount]).toEqual([200, 10.5]);
+    expect(await balanceOf(vaultId)).toMatchObject({ pending: '25.00', ledger: '89.50' });
+    const inquiry = await send(
+      connectionId,
+      jit({
+        type: 'balanceinquiry',
+        method: 'pgfs.balanceinquiry',
+        token: 't_bi',
+        card: 'card_jit',
+        amount: 0,
+      }),
+    );
+    expect(inquiry.status).toBe(200);
+    const reversal = await send(
+      connectionId,
+      jit({
+        type: 'authorization.reversal',
+        method: 'pgfs.authorization.reversal',
+        token: 't_rev',
+        card: 'card_jit',
+        amount: 5,
+        preceding: 't_a',
+      }),
+    );
+    expect(reversal.status).toBe(200);
+    expect(await balanceOf(vaultId)).toMatchObject({ pending: '20.00' });
+    // Marqeta repeats a request it got no answer to: the same answer, nothing more.
+    const before = await digest();
+    const again = await send(
+      connectionId,
+      jit({
+        type: 'authorization',
+        method: 'pgfs.authorization',
+        token: 't_a',
+        card: 'card_jit',
+        amount: 25,
+      }),
+    );
+    expect(again.status).toBe(200);
+    expect(await digest()).toBe(before);
+  });
+
+  it('refuses a wrong or missing basic auth with 400 invalid_signature, changing nothing', async () => {
+    const { connectionId } = await setUp('100', 'card_auth');
+    const body = jit({
+      type: 'authorization',
+      method: 'pgfs.authorization',
+      token: 't_f',
+      card: 'card_auth',
+      amount: 10,
+    });
+    const before = await digest();
+    for (const header of [basic(USERNAME, 'wrong'), basic('someone', PASSWORD), null, 'Bearer x']) {
+      const answer = await send(connectionId, body, header);
+      expect([answer.status, answer.body.error?.code]).toEqual([400, 'invalid_signature']);
+    }
+    expect(await digest()).toBe(before);
+    const metrics = await (await fetch(`${harness.service.base}/metrics`)).text();
+    expect(metrics).toMatch(
+      /spendgate_processor_messages_total\{processor="marqeta",event="unknown",outcome="invalid_signature"\} [4-9]/,
+    );
+  });
+
+  it('declines an unknown card or method; refuses a body with no jit_funding, changing nothing', async () => {
+    const { connectionId } = await setUp('100', 'card_known');
+    const before = await digest();
+    const unknownCard = await send(
+      connectionId,
+      jit({
+        type: 'authorization',
+        method: 'pgfs.authorization',
+        token: 't_u',
+        card: 'card_nobody',
+        amount: 10,
+      }),
+    );
+    expect([unknownCard.status, unknownCard.body.jit_funding?.decline_reason]).toEqual([
+      402,
+      'INVALID_CARD',
+    ]);
+    const unknownMethod = await send(
+      connectionId,
+      jit({
+        type: 'authorization',
+        method: 'pgfs.unheard_of',
+        token: 't_m',
+        card: 'card_known',
+        amount: 10,
+      }),
+    );
+    expect([unknownMethod.status, unknownMethod.body.error?.code]).toEqual([
+      400,
+      'parameter_invalid',
+    ]);
+    const tooPrecise = await send(
+      connectionId,
+      jit({
+        type: 'authorization',
+        method: 'pgfs.authorization',
+        token: 't_p',
+        card: 'card_known',
+        amount: 1.005,
+      }),
+    );
+    expect([tooPrecise.status, tooPrecise.body.jit_funding?.decline_reason]).toEqual([
+      402,
+      'INVALID_AMOUNT',
+    ]);
+    const malformed = await send(connectionId, { type: 'authorization', token: 't_x' });
+    expect([malformed.status, malformed.body.error?.code]).toEqual([400, 'parameter_invalid']);
+    expect(await digest()).toBe(before);
+  });
+
+  it('ends a whole card life through Marqeta in the same ledger as through spendgate’s routes', async () => {
+    const viaMarqeta = await setUp('200', 'card_life');
+    const viaRoutes = await setUp('200', null);
+    const c = 'card_life';
+    const step = async (fields: Omit<JitFields, 'card'>) => {
+      const answer = await send(viaMarqeta.connectionId, jit({ ...fields, card: c }));
+      expect(answer.status).toBe(200);
+      return answer;
+    };
+    // 1. The hotel's authorization: 100.00.
+    await step({
+      type: 'authorization',
+      method: 'pgfs.authorization',
+      token: 'm_auth',
+      amount: 100,
+    });
+    const held = await call('POST', '/v1/authorizations', {
+      cardId: viaRoutes.cardId,
+      amount: '100.00',
+      currency: 'USD',
+      merchant: MERCHANT,
+      networkTransactionId: 'ntx_route_life',
+    });
+    expect(held.body.approved).toBe(true);
+    // 2. An incremental authorization of 50.00.
+    await step({
+      type: 'authorization.incremental',
+      method: 'pgfs.authorization.incremental',
+      token: 'm_inc',
+      amount: 50,
+      preceding: 'm_auth',
+    });
+    const inc = await call('POST', `/v1/authorizations/${held.body.id}/increment`, {
+      amount: '50.00',
+      networkTransactionId: 'inc_route_life',
+    });
+    expect(inc.body.approved).toBe(true);
+    // 3. The clearing above the hold: 170.00 of 150.00 held; a repeat changes nothing.
+    const clearing = {
+      type: 'authorization.clearing',
+      method: 'pgfs.authorization.capture',
+      token: 'm_clear',
+      amount: 170,
+      preceding: 'm_auth',
+    } as const;
+    await step(clearing);
+    const beforeRepeat = await digest();
+    await step(clearing);
+    expect(await digest()).toBe(beforeRepeat);
+    const capture = await call('POST', `/v1/authorizations/${held.body.id}/capture`, {
+      amount: '170.00',
+      final: true,
+    });
+    expect(capture.status).toBe(200);
+    // 4. A refund of 20.00.
+    await step({
+      type: 'refund',
+      method: 'pgfs.refund',
+      token: 'm_refund',
+      amount: 20,
+      preceding: 'm_auth',
+    });
+    const refund = await call('POST', '/v1/refunds', {
+      cardId: viaRoutes.cardId,
+      amount: '20.00',
+      currency: 'USD',
+      merchant: MERCHANT,
+      networkTransactionId: 'ref_route_life',
+      transactionId: held.body.id,
+    });
+    expect(refund.status).toBe(201);
+    // 5. Our gateway timed out; Marqeta approved in stand-in: an advice of 30.00.
+    await step({
+      type: 'authorization.advice',
+      method: 'pgfs.authorization.advice',
+      token: 'm_out',
+      amount: 30,
+    });
+    const advice = await call('POST', '/v1/authorizations/advice', {
+      cardId: viaRoutes.cardId,
+      amount: '30.00',
+      currency: 'USD',
+      merchant: MERCHANT,
+      networkTransactionId: 'ntx_route_outage',
+      approved: true,
+      reason: 'marqeta_advice',
+    });
+    expect(advice.status).toBe(200);
+
+    const ledgerOf = async (vaultId: string) => {
+      const listed = await call('GET', `/v1/transactions?vaultId=${vaultId}&limit=100`);
+      const transactions = (listed.body.data ?? []).map((t) => ({
+        type: t['type'],
+        status: t['status'],
+        amount: t['amount'],
+        capturedAmount: t['capturedAmount'],
+        heldAmount: t['heldAmount'],
+        refundedAmount: t['refundedAmount'],
+        advice: t['advice'],
+        billing: t['billing'],
+      }));
+      return { balance: await balanceOf(vaultId), transactions };
+    };
+    const marqetaLedger = await ledgerOf(viaMarqeta.vaultId);
+    expect(marqetaLedger.balance).toEqual({
+      available: '20.00',
+      pending: '30.00',
+      ledger: '50.00',
+    });
+    expect(marqetaLedger.transactions.length).toBe(4);
+    expect(marqetaLedger).toEqual(await ledgerOf(viaRoutes.vaultId));
+  });
+
+  it('takes the shipped marqeta-hotel-stay.json replayed by spendgate processors replay', async () => {
+    const { connectionId, vaultId } = await setUp('500', 'card_replay');
+    const result = await replay(
+      {
+        processor: 'marqeta',
+        file: 'docs/processors/marqeta-hotel-stay.json',
+        to: `${harness.service.base}/v1/processors/marqeta/${connectionId}`,
+        card: 'card_replay',
+      },
+      `${USERNAME}:${PASSWORD}`,
+    );
+    expect(result.ok).toBe(true);
+    expect(await balanceOf(vaultId)).toEqual({
+      available: '380.00',
+      pending: '0.00',
+      ledger: '380.00',
+    });
+  });
+});

@@ -37,6 +37,8 @@ import { registerCardRoutes } from './routes/cards.js';
 import { registerPolicyRoutes } from './routes/policies.js';
 import { registerProcessorRoutes } from './routes/processors.js';
 import { registerProcessorMessageRoutes } from './processors/register.js';
+import type { StandInRecords } from './stand-in-records.js';
+import { keptStandInRecords } from './stand-in-wiring.js';
 import { registerPolicyHistoryRoutes } from './routes/policy-history.js';
 import { registerRateLimitRoutes } from './routes/rate-limits.js';
 import { registerRuleTemplateRoutes } from './routes/rule-templates.js';
@@ -194,9 +196,12 @@ export function createServer(
   });
 
   if (dependencies.healthOnly !== true) {
-    registerApi(app, config, dependencies, metrics);
+    // One record of what this process told the network in stand-in, whichever door answered:
+    // the authorize route and the processors' adapters (one journal file per process).
+    const standIn = keptStandInRecords(app, dependencies.store, config.authorize);
+    registerApi(app, config, dependencies, metrics, standIn);
     // Beside the API, outside its key plugin: a processor's signature is its authentication.
-    registerProcessorMessageRoutes(app, dependencies.store, config.authorize, metrics);
+    registerProcessorMessageRoutes(app, dependencies.store, config.authorize, metrics, standIn);
   }
 
   registerErrorAnswers(app);
@@ -315,23 +320,30 @@ function registerErrorAnswers(app: FastifyInstance): void {
 }
 
 /** The REST interface: the JSON body, the OpenAPI document, authentication and every route. */
-function registerApi(
-  app: FastifyInstance,
-  config: ServerConfig,
-  dependencies: ServerDependencies,
-  metrics: Metrics,
-): void {
-  app.setValidatorCompiler(validatorCompiler);
-  app.setSerializerCompiler(serializerCompiler);
-  // Removed on close: a store outlives its servers (tests, embedding services), and must not
-  // keep feeding a closed server's registry.
-  const unobserve = dependencies.store.observeAuthorizeBatches((size) => {
+/**
+ * The authorize batches' sizes, in the server's metrics. Removed on close: a store outlives its
+ * servers (tests, embedding services), and must not keep feeding a closed server's registry.
+ */
+function observeBatchSizes(app: FastifyInstance, store: Store, metrics: Metrics): void {
+  const unobserve = store.observeAuthorizeBatches((size) => {
     metrics.authorizeBatchRequests.observe(size);
   });
   app.addHook('onClose', (_instance, done) => {
     unobserve();
     done();
   });
+}
+
+function registerApi(
+  app: FastifyInstance,
+  config: ServerConfig,
+  dependencies: ServerDependencies,
+  metrics: Metrics,
+  standIn: StandInRecords,
+): void {
+  app.setValidatorCompiler(validatorCompiler);
+  app.setSerializerCompiler(serializerCompiler);
+  observeBatchSizes(app, dependencies.store, metrics);
   registerJsonBody(app);
   refuseBodiesWithoutSchema(app);
   // The document must see every route, so it is registered before them.
@@ -371,7 +383,7 @@ function registerApi(
     registerCardDisplayRoutes(api, dependencies.store);
     registerCardPolicyRoutes(api, dependencies.store);
     registerPolicyHistoryRoutes(api, dependencies.store, 'card');
-    registerAuthorizationRoutes(api, dependencies.store, config.authorize, metrics);
+    registerAuthorizationRoutes(api, dependencies.store, config.authorize, metrics, standIn);
     registerClearingRoutes(api, dependencies.store);
     registerWebhookRoutes(api, dependencies.store);
     registerProcessorRoutes(api, dependencies.store);

@@ -13,7 +13,7 @@ import type { Store, StoreOperations } from '../../store/store.js';
 import { authorizeWithinBudget } from '../authorize-budget.js';
 import { authorizeInputOf } from '../authorize-input.js';
 import { errorBody } from '../error-body.js';
-import { StandInRecords } from '../stand-in-records.js';
+import type { StandInRecords } from '../stand-in-records.js';
 import { decimalOf, holdAmountOf, minorOf } from './minor-units.js';
 import type {
   AskingFields,
@@ -39,18 +39,40 @@ const REASON_LENGTH_MAX = 200;
 export class ProcessorDispatcher {
   readonly #standIn: StandInRecords;
 
+  /**
+   * `standIn`: the stand-in answers this door owes the ledger (stand-in-wiring.ts, which also
+   * closes them with the server).
+   */
   constructor(
     private readonly store: Store,
     private readonly settings: AuthorizeSettings,
     private readonly log: FastifyBaseLogger,
+    standIn: StandInRecords,
     private readonly decisions: Counter<'outcome' | 'decline_code' | 'stand_in'> | null = null,
   ) {
-    this.#standIn = new StandInRecords(store, log);
+    this.#standIn = standIn;
   }
 
-  /** Records what is still owed to the ledger of stand-in answers (on the server's close). */
-  async close(): Promise<void> {
-    await this.#standIn.close();
+  /**
+   * Runs one operation a notification (a processor's event about a transaction) carries. A
+   * release of a hold that holds nothing any more (our own expiry ran first, or a capture
+   * completed it) has nothing left to do: null, so the processor is told it was taken rather
+   * than sending the event again for days. Every other refusal stands.
+   */
+  async runNotification(
+    source: ProcessorSource,
+    operation: ProcessorOperation,
+  ): Promise<ProcessorResult | null> {
+    try {
+      return await this.run(source, operation);
+    } catch (error) {
+      const nothingHeld =
+        operation.kind === 'reverse' &&
+        error instanceof SpendgateError &&
+        error.code === 'transaction_not_pending';
+      if (nothingHeld) return null;
+      throw error;
+    }
   }
 
   async run(source: ProcessorSource, operation: ProcessorOperation): Promise<ProcessorResult> {

@@ -15,7 +15,7 @@ import {
   type LithicAsaRequest,
   type LithicMessageName,
 } from './lithic.js';
-import type { ProcessorOperation, ProcessorResult, ProcessorSource } from './operation.js';
+import type { ProcessorResult, ProcessorSource } from './operation.js';
 
 /*
  * POST /v1/processors/lithic/{connectionId}: Lithic's ASA requests and transaction events
@@ -126,7 +126,7 @@ async function answerLithic(
     name = message.eventType as LithicMessageName;
     const results: ProcessorResult[] = [];
     for (const operation of transactionOperations(message.transaction)) {
-      const result = await releaseOrRun(dispatcher, source, operation);
+      const result = await dispatcher.runNotification(source, operation);
       if (result !== null) results.push(result);
     }
     count(results.length > 0 && results.every((result) => result.replayed) ? 'replayed' : 'ok');
@@ -200,28 +200,5 @@ async function answerAsa(
       'processor request declined: refused',
     );
     return reply.send(asaRefusal(token, error.code));
-  }
-}
-
-/**
- * Runs one operation of a transaction event. A release of a hold that holds nothing any more
- * (our own expiry ran first, or a clearing completed it) has nothing left to do: Lithic is
- * told it was taken, or it would send the event again. Every other refusal stands.
- */
-async function releaseOrRun(
-  dispatcher: ProcessorDispatcher,
-  source: ProcessorSource,
-  operation: ProcessorOperation,
-): Promise<ProcessorResult | null> {
-  try {
-    return await dispatcher.run(source, operation);
-  } catch (error) {
-    if (
-      operation.kind === 'reverse' &&
-      error instanceof SpendgateError &&
-      error.code === 'transaction_not_pending'
-    )
-      return null;
-    throw error;
   }
 }

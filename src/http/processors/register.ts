@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import type { AuthorizeSettings } from '../../config/env.js';
 import type { Store } from '../../store/store.js';
 import type { Metrics } from '../metrics.js';
+import type { StandInRecords } from '../stand-in-records.js';
 import { ProcessorDispatcher } from './dispatch.js';
 import { registerLithicRoute } from './lithic-route.js';
 import { registerMarqetaRoute } from './marqeta-route.js';
@@ -18,12 +19,16 @@ export function registerProcessorMessageRoutes(
   store: Store,
   settings: AuthorizeSettings,
   metrics: Metrics,
+  standIn: StandInRecords,
 ): void {
   void app.register((scoped, _options, done) => {
-    const dispatcher = new ProcessorDispatcher(store, settings, scoped.log, metrics.decisions);
-    scoped.addHook('onClose', async () => {
-      await dispatcher.close();
-    });
+    const dispatcher = new ProcessorDispatcher(
+      store,
+      settings,
+      scoped.log,
+      standIn,
+      metrics.decisions,
+    );
     // The body as sent: a signature is over bytes, and any parse before it could change them.
     scoped.removeAllContentTypeParsers();
     scoped.addContentTypeParser(

@@ -6,7 +6,7 @@ import type { Store } from '../../store/store.js';
 import { errorBody } from '../error-body.js';
 import type { Metrics } from '../metrics.js';
 import type { ProcessorDispatcher } from './dispatch.js';
-import type { ProcessorOperation, ProcessorResult, ProcessorSource } from './operation.js';
+import type { ProcessorResult, ProcessorSource } from './operation.js';
 import {
   isStripeEventType,
   STRIPE_API_VERSION,
@@ -140,7 +140,7 @@ async function answerStripe(
     const operations = translation.kind === 'notification' ? translation.operations : [];
     const results: ProcessorResult[] = [];
     for (const operation of operations) {
-      const result = await releaseOrRun(dispatcher, source, operation);
+      const result = await dispatcher.runNotification(source, operation);
       if (result !== null) results.push(result);
     }
     count(results.length > 0 && results.every((result) => result.replayed) ? 'replayed' : 'ok');
@@ -193,27 +193,5 @@ async function answerRequest(
       'processor request declined: refused',
     );
     return reply.send({ approved: false, metadata: { spendgate_error: error.code } });
-  }
-}
-
-/**
- * Runs one operation of a notification. A release of a hold that holds nothing any more (our
- * own expiry ran first, or a capture completed it) has nothing left to do: Stripe is told it
- * was taken, or it would send the event again for days. Every other refusal stands.
- */
-async function releaseOrRun(
-  dispatcher: ProcessorDispatcher,
-  source: ProcessorSource,
-  operation: ProcessorOperation,
-): Promise<ProcessorResult | null> {
-  try {
-    return await dispatcher.run(source, operation);
-  } catch (error) {
-    const nothingHeld =
-      operation.kind === 'reverse' &&
-      error instanceof SpendgateError &&
-      error.code === 'transaction_not_pending';
-    if (nothingHeld) return null;
-    throw error;
   }
 }

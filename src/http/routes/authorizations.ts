@@ -12,8 +12,7 @@ import type { Store } from '../../store/store.js';
 import { authOf } from '../auth.js';
 import { authorizeWithinBudget } from '../authorize-budget.js';
 import { authorizeInputOf } from '../authorize-input.js';
-import { StandInJournal } from '../stand-in-journal.js';
-import { StandInRecords } from '../stand-in-records.js';
+import type { StandInRecords } from '../stand-in-records.js';
 import { requestCurrencyOf } from '../iso-currencies.js';
 import { respond } from '../idempotency.js';
 import type { Metrics } from '../metrics.js';
@@ -39,8 +38,9 @@ export function registerAuthorizationRoutes(
   store: Store,
   settings: AuthorizeSettings,
   decisions: DecisionCounters,
+  standIn: StandInRecords,
 ): void {
-  registerAuthorize(app, store, settings, decisions);
+  registerAuthorize(app, store, settings, decisions, standIn);
   registerDecidingMessages(app, store, decisions);
   const routes = app.withTypeProvider<ZodTypeProvider>();
 
@@ -78,27 +78,10 @@ function registerAuthorize(
   store: Store,
   settings: AuthorizeSettings,
   decisions: DecisionCounters,
+  // What the network was told in stand-in and the ledger has yet to record (issue 37, item 3).
+  standInRecords: StandInRecords,
 ): void {
   const routes = app.withTypeProvider<ZodTypeProvider>();
-  // What the network was told in stand-in and the ledger has yet to record (issue 37, item 3).
-  const standInRecords = new StandInRecords(store, app.log);
-  const journalDir = settings.journalDir;
-  if (journalDir !== undefined) {
-    // Before the first request: what a crashed process still owed is taken over at the start.
-    app.addHook('onReady', async () => {
-      try {
-        await standInRecords.useJournal(await StandInJournal.open(journalDir));
-      } catch (error) {
-        app.log.error(
-          { err: error, journalDir },
-          'the stand-in journal could not be opened: stand-in answers are owed in memory only',
-        );
-      }
-    });
-  }
-  app.addHook('onClose', async () => {
-    await standInRecords.close();
-  });
 
   routes.post(
     '/v1/authorizations',

@@ -3,8 +3,12 @@ import { defineConfig } from 'vitest/config';
 
 export default defineConfig({
   resolve: {
-    // The README example imports the package by its published name; tests run it from source.
-    alias: { spendgate: fileURLToPath(new URL('./src/index.ts', import.meta.url)) },
+    // The README examples import the packages by their published names; tests run them from
+    // source (the core package's exports are a subset of the whole package's).
+    alias: {
+      '@spendgate/core': fileURLToPath(new URL('./src/index.ts', import.meta.url)),
+      spendgate: fileURLToPath(new URL('./src/index.ts', import.meta.url)),
+    },
   },
   test: {
     include: ['test/**/*.test.ts'],

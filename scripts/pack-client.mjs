@@ -55,7 +55,8 @@ export function stageClient(stageDir) {
     sideEffects: false,
     main: './dist/index.js',
     types: './dist/index.d.ts',
-    exports: { '.': { types: './dist/index.d.ts', import: './dist/index.js' } },
+    // `default`, not `import`: require() of this ES module works too (Node 20.19 and later).
+    exports: { '.': { types: './dist/index.d.ts', default: './dist/index.js' } },
     files: ['dist'],
     dependencies,
   };

@@ -174,7 +174,10 @@ export function stageCore(stageDir) {
     sideEffects: false,
     main: './dist/package.js',
     types: './dist/package.d.ts',
-    exports: { '.': { types: './dist/package.d.ts', import: './dist/package.js' } },
+    exports: {
+      // `default`, not `import`: require() of this ES module works too (Node 20.19 and later).
+      '.': { types: './dist/package.d.ts', default: './dist/package.js' },
+    },
     files: ['dist', 'rules/README.md'],
     dependencies,
   };

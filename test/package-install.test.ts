@@ -2,7 +2,7 @@ import { execFile } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { pack, stageCore, stageMain } from '../scripts/pack-core.mjs';
@@ -12,13 +12,31 @@ import { pack, stageCore, stageMain } from '../scripts/pack-core.mjs';
  * tarball into an empty project, imported by name. `@spendgate/core` must install with zod and
  * decimal.js alone, and `spendgate` must keep `import { compilePolicy, decide } from
  * 'spendgate'`; each compiles a policy and decides with string and number amounts, in
- * JavaScript and in type-checked TypeScript. Installs come from npm's cache when it has the
- * packages (`--prefer-offline`) and scripts are off, as nothing here needs them.
+ * JavaScript and in type-checked TypeScript, as an ES module and through `require()`; and every
+ * example README.md and docs/library.md show runs, as copied, against either package. Installs
+ * come from npm's cache when it has the packages (`--prefer-offline`) and scripts are off, as
+ * nothing here needs them.
  */
 const run = promisify(execFile);
 const TSC = createRequire(import.meta.url).resolve('typescript/bin/tsc');
 const INSTALL_TIMEOUT_MS = 150_000;
 const TSC_OPTIONS = ['--noEmit', '--strict', '--target', 'es2022', '--module', 'nodenext'];
+// Compiled to run: the same checks, emitted into out/. The examples use node:assert, so Node's
+// types come in as a TypeScript project on Node has them (@types/node; ours, not installed into
+// the project, whose node_modules the first test counts).
+const NODE_TYPES = join(dirname(TSC), '..', '..', '@types');
+const TSC_EMIT_OPTIONS = [
+  ...TSC_OPTIONS.slice(1),
+  ...['--skipLibCheck', '--typeRoots', NODE_TYPES, '--types', 'node', '--outDir', 'out'],
+];
+const PACKAGE_NAMES = { core: '@spendgate/core', main: 'spendgate' } as const;
+
+/** The examples README.md and docs/library.md show, by their file, as the documents show them. */
+const DOCUMENTED_EXAMPLES = ['README.md', 'docs/library.md'].flatMap((document) => [
+  ...readFileSync(new URL(`../${document}`, import.meta.url), 'utf8').matchAll(
+    /<!-- example: docs\/examples\/([a-z-]+)\.ts -->\n+```ts\n([\s\S]*?)```/g,
+  ),
+]);
 
 const stages = { core: stageCore, main: stageMain };
 
@@ -90,6 +108,41 @@ const EXPECTED = {
   refusal: ['SpendgateError', 'invalid_amount', 'request.amount'],
 };
 
+/** The embedding as a CommonJS module: the same calls through `require()`. */
+function requiredEmbedding(from: string): string {
+  const esm = embedding(from);
+  const cjs = esm.replace(
+    /^import \{ ([^}]+) \} from '([^']+)';/,
+    (_line, names: string, specifier: string) => `const { ${names} } = require('${specifier}');`,
+  );
+  expect(cjs).not.toBe(esm);
+  return cjs;
+}
+
+/** An example as a user of `name` copies it: the other package's name swapped for `name`. */
+function exampleFor(block: string, name: string): string {
+  const other = Object.values(PACKAGE_NAMES).filter((candidate) => candidate !== name);
+  let text = block;
+  for (const specifier of other) text = text.replaceAll(`from '${specifier}'`, `from '${name}'`);
+  expect(text).toContain(`from '${name}'`);
+  return text;
+}
+
+/** Type-checks and compiles `file` in `project`, then runs what it became. */
+async function compileAndRun(project: string, file: string): Promise<string> {
+  await run(process.execPath, [TSC, ...TSC_EMIT_OPTIONS, file], { cwd: project }).catch(
+    (error: unknown) => {
+      // tsc says what it refused on stdout; the failure names it.
+      const said = (error as { stdout?: unknown }).stdout;
+      throw new Error(`tsc refused ${file}:\n${typeof said === 'string' ? said : ''}`, {
+        cause: error,
+      });
+    },
+  );
+  const emitted = join('out', file.replace(/\.ts$/, '.js').replace(/\.cts$/, '.cjs'));
+  return (await run(process.execPath, [emitted], { cwd: project })).stdout;
+}
+
 /** The same in TypeScript, checked against the package's declarations. */
 function typedEmbedding(from: string): string {
   return `import { compilePolicy, decide, type Decision } from '${from}';
@@ -102,6 +155,40 @@ const decision: Decision = decide({
 });
 export const approved: boolean = decision.approved;
 `;
+}
+
+/** The TypeScript embedding as a CommonJS module (`.cts`): it compiles to `require()`. */
+function typedRequiredEmbedding(from: string): string {
+  return `${typedEmbedding(from)}console.log(JSON.stringify({ approved }));\n`;
+}
+
+/** What each package gets from every form: ESM and CommonJS, JS and TS, every example. */
+function describeForms(name: keyof typeof projects): void {
+  const from = PACKAGE_NAMES[name];
+  const project = () => projects[name];
+
+  it('is required from a CommonJS module with the same calls and results', async () => {
+    writeFileSync(join(project(), 'embed.cjs'), requiredEmbedding(from));
+    const { stdout } = await run(process.execPath, ['embed.cjs'], { cwd: project() });
+    expect(JSON.parse(stdout)).toEqual(EXPECTED);
+  });
+
+  it('is imported by a TypeScript CommonJS module (.cts), type-checked', async () => {
+    writeFileSync(join(project(), 'embed-required.cts'), typedRequiredEmbedding(from));
+    const stdout = await compileAndRun(project(), 'embed-required.cts');
+    // compilePolicy({ rules: [] }) with no card: declined, and the module ran to the end.
+    expect(JSON.parse(stdout)).toEqual({ approved: false });
+  });
+
+  it.each(DOCUMENTED_EXAMPLES.map((match) => [match[1] as string, match[2] as string]))(
+    'runs the documented example docs/examples/%s.ts as copied',
+    async (example, block) => {
+      const file = `documented-${example}.ts`;
+      writeFileSync(join(project(), file), exampleFor(block, from));
+      // Each example asserts its own results with node:assert: a wrong claim fails the run.
+      await compileAndRun(project(), file);
+    },
+  );
 }
 
 beforeAll(async () => {
@@ -153,6 +240,8 @@ describe('@spendgate/core, installed from its tarball', () => {
     writeFileSync(join(projects.core, 'embed.ts'), typedEmbedding('@spendgate/core'));
     await run(process.execPath, [TSC, ...TSC_OPTIONS, 'embed.ts'], { cwd: projects.core });
   });
+
+  describeForms('core');
 });
 
 describe('spendgate, installed from its tarball', () => {
@@ -171,4 +260,6 @@ describe('spendgate, installed from its tarball', () => {
       { cwd: projects.main },
     );
   });
+
+  describeForms('main');
 });

@@ -14,7 +14,7 @@ const manifest = JSON.parse(readFileSync(new URL('package.json', root), 'utf8'))
   scripts: Record<string, string>;
   bin: Record<string, string>;
   main: string;
-  exports: Record<string, { import: string; types: string }>;
+  exports: Record<string, { default: string; types: string }>;
 };
 
 describe('the package', () => {
@@ -34,7 +34,7 @@ describe('the package', () => {
     const entries = [
       manifest.main,
       ...Object.values(manifest.bin),
-      ...Object.values(manifest.exports).flatMap((entry) => [entry.import, entry.types]),
+      ...Object.values(manifest.exports).flatMap((entry) => [entry.default, entry.types]),
     ].map((path) => path.replace(/^\.\//, ''));
     for (const entry of entries)
       expect({ entry, shipped: files.has(entry) }).toEqual({ entry, shipped: true });

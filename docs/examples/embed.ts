@@ -1,5 +1,6 @@
 import { deepStrictEqual } from 'node:assert';
-import { compilePolicy, evaluate } from 'spendgate';
+// With the whole service installed (`npm install spendgate`), import from 'spendgate' instead.
+import { compilePolicy, evaluate } from '@spendgate/core';
 
 const policy = { templates: [{ name: 'max-per-transaction', params: { amount: '500' } }] };
 const merchant = { name: 'Cafe Rio', mcc: '5812', country: 'US' };

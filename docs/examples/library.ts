@@ -1,5 +1,6 @@
 import { deepStrictEqual } from 'node:assert';
-import { compilePolicy, decide } from 'spendgate';
+// With the whole service installed (`npm install spendgate`), import from 'spendgate' instead.
+import { compilePolicy, decide } from '@spendgate/core';
 
 // Compile once per (vault, policy version); the result is a plain synchronous evaluator.
 const policy = compilePolicy(

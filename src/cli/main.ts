@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-import { readFileSync } from 'node:fs';
+import { packageVersion } from '../package-version.js';
 import type { Settings } from '../config/env.js';
 import type { Store } from '../store/store.js';
 import { stderrProgress } from './progress.js';
@@ -102,14 +102,6 @@ README.md.
 exit codes: 0 done, 1 failed (the message says what to check), 2 a usage error.`;
 
 const SERVE_USAGE = 'usage: spendgate serve [--role api|worker|all]';
-
-function version(): string {
-  // src/cli and dist/cli both sit two folders below the package's root.
-  const manifest = JSON.parse(
-    readFileSync(new URL('../../package.json', import.meta.url), 'utf8'),
-  ) as { version: string };
-  return manifest.version;
-}
 
 function roleOf(args: readonly string[]): Role {
   if (args.length === 0) return 'all';
@@ -226,7 +218,7 @@ async function main(argv: readonly string[]): Promise<void> {
     return;
   }
   if (command === '--version') {
-    console.log(version());
+    console.log(packageVersion());
     return;
   }
   const run = command === undefined ? undefined : COMMANDS[command];

@@ -23,8 +23,8 @@ type Env = Readonly<Record<string, string | undefined>>;
 /** A PostgreSQL server answers within this, or the command says it is still connecting. */
 const SLOW_CONNECT_MS = 2_000;
 /**
- * The embedded database takes seconds to open, and its first start (initdb) about 15 s; a
- * folder held by another process is refused at once, before this.
+ * The embedded database takes seconds to open, longer on its first start (initdb); a folder
+ * held by another process is refused at once, before this.
  */
 const SLOW_EMBEDDED_MS = 250;
 /** Migrations on a PostgreSQL server take well under this, unless a table is large. */
@@ -60,7 +60,7 @@ export async function openDatabase(
   const folder = join(config.dataDir, 'pglite');
   const message = existsSync(join(folder, 'PG_VERSION'))
     ? `opening the embedded database in ${folder}...`
-    : `creating the embedded database in ${folder} (a first start takes about 15 s)...`;
+    : `creating the embedded database in ${folder} (initdb, on the first start only)...`;
   return progress.slow(message, () => createPgliteClient(folder), SLOW_EMBEDDED_MS);
 }
 

@@ -1,6 +1,6 @@
 /**
  * What a command is doing while it takes a while (the embedded database takes seconds to open,
- * its first start about 15 s). One-shot commands say it on stderr, as `spendgate: ...` lines,
+ * longer on its first start). One-shot commands say it on stderr, as `spendgate: ...` lines,
  * so their stdout stays the result alone (`spendgate openapi > file`); `serve` says it through
  * its logger, as JSON lines among the rest of its log.
  *

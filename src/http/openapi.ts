@@ -4,6 +4,7 @@ import type { FastifyInstance } from 'fastify';
 import { jsonSchemaTransform, jsonSchemaTransformObject } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { ERROR_CATALOGUE, type ErrorCode } from '../core/index.js';
+import { packageVersion } from '../package-version.js';
 import {
   ERROR_EXAMPLES,
   EXAMPLE_REQUEST_ID,
@@ -20,13 +21,32 @@ import { policyBody } from './schemas/policy.js';
  * instance, before the routes, with the reference page at /docs: the generator learns routes through an onRoute hook, which an
  * encapsulated plugin would keep from seeing its siblings' routes.
  */
+const DOCUMENT_PATH = '/v1/openapi.json';
+
+/**
+ * Runs after @fastify/swagger-ui's initializer, which sets window.onload and forces the page's
+ * document to its own `./json`: it wraps that onload so SwaggerUIBundle is given this address.
+ * A script file, not inline, as the page's CSP allows only its own files.
+ */
+const DOCUMENT_ADDRESS_JS = `(function () {
+  var initialize = window.onload;
+  window.onload = function (event) {
+    var bundle = window.SwaggerUIBundle;
+    window.SwaggerUIBundle = Object.assign(function (config) {
+      return bundle(Object.assign({}, config, { url: ${JSON.stringify(DOCUMENT_PATH)} }));
+    }, bundle);
+    if (typeof initialize === 'function') initialize.call(window, event);
+  };
+})();
+`;
+
 export function registerOpenApi(app: FastifyInstance): void {
   void app.register(swagger, {
     openapi: {
       openapi: '3.1.0',
       info: {
         title: 'spendgate',
-        version: '1.0.0',
+        version: packageVersion(),
         description: API_DESCRIPTION,
       },
       tags: TAGS,
@@ -46,11 +66,21 @@ export function registerOpenApi(app: FastifyInstance): void {
     routePrefix: '/docs',
     staticCSP: true,
     uiConfig: { deepLinking: true, defaultModelsExpandDepth: 0, layout: 'BaseLayout' },
+    // The page reads and links the document at its one address, /v1/openapi.json.
+    theme: { js: [{ filename: 'document-address.js', content: DOCUMENT_ADDRESS_JS }] },
+    // The plugin's own copy at /docs/json answers with that address, so a link to it still works.
+    uiHooks: {
+      onRequest: (request, reply, done) => {
+        if (request.url.split('?', 1)[0] === '/docs/json') {
+          void reply.redirect(DOCUMENT_PATH, 308);
+          return;
+        }
+        done();
+      },
+    },
   });
   // Outside the /v1 routes' plugin, where the auth hook lives: this route needs no key.
-  app.get('/v1/openapi.json', { config: { public: true }, schema: { hide: true } }, () =>
-    app.swagger(),
-  );
+  app.get(DOCUMENT_PATH, { config: { public: true }, schema: { hide: true } }, () => app.swagger());
 }
 
 /**

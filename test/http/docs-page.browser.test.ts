@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CHROMIUM, ensureChromium } from '../support/chromium.js';
@@ -20,6 +21,8 @@ describe('the API reference page in a browser', () => {
   let document: Document;
   /** Everything the page logged as an error, refused or failed to load. */
   const problems: string[] = [];
+  /** The paths of every document the page asked for. */
+  const documentsAsked: string[] = [];
 
   beforeAll(async () => {
     ensureChromium();
@@ -35,6 +38,10 @@ describe('the API reference page in a browser', () => {
     page.on('requestfailed', (request) =>
       problems.push(`failed: ${request.url()} ${request.failure()?.errorText ?? ''}`),
     );
+    page.on('request', (request) => {
+      const path = new URL(request.url()).pathname;
+      if (/json$/.test(path)) documentsAsked.push(path);
+    });
     page.on('response', (response) => {
       if (response.status() >= 400) problems.push(`${response.status()}: ${response.url()}`);
     });
@@ -51,6 +58,18 @@ describe('the API reference page in a browser', () => {
     expect(await page.title()).toBe('Swagger UI');
     await expect(page.locator('.info .title').textContent()).resolves.toContain('spendgate');
     expect(problems).toEqual([]);
+  });
+
+  it('reads and links the document at its one address, with the package version', async () => {
+    expect(documentsAsked).toEqual(['/v1/openapi.json']);
+    await expect(page.locator('.info .link').first().getAttribute('href')).resolves.toBe(
+      '/v1/openapi.json',
+    );
+    const manifest = JSON.parse(
+      readFileSync(new URL('../../package.json', import.meta.url), 'utf8'),
+    ) as { version: string };
+    const shown = await page.locator('.info .version').first().textContent();
+    expect(shown?.trim()).toBe(manifest.version);
   });
 
   it('lists every operation of the document, each with its summary', async () => {

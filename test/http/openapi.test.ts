@@ -29,6 +29,7 @@ interface Operation {
 }
 interface Document {
   openapi: string;
+  info: { version: string };
   paths: Record<string, Record<string, Operation>>;
   components: { schemas: Record<string, unknown> };
 }
@@ -72,6 +73,11 @@ describe('the OpenAPI document', () => {
 
   it('is served without a key, as OpenAPI 3.1, with every /v1 route of the app', () => {
     expect(document.openapi).toBe('3.1.0');
+    // One version: the package's, as `spendgate --version` prints it.
+    const manifest = JSON.parse(readFileSync(repository('package.json'), 'utf8')) as {
+      version: string;
+    };
+    expect(document.info.version).toBe(manifest.version);
     const documented = new Set(
       Object.entries(document.paths).flatMap(([path, methods]) =>
         Object.keys(methods).map((method) => `${method.toUpperCase()} ${path}`),
@@ -309,7 +315,8 @@ describe('the OpenAPI document', () => {
     expect(html).not.toMatch(/(src|href)="https?:/);
     const initializer = await fetch(`${service.base}/docs/static/swagger-initializer.js`);
     expect(initializer.status).toBe(200);
-    const json = await fetch(`${service.base}/docs/json`);
-    expect(((await json.json()) as Document).paths).toEqual(document.paths);
+    // One address for the document: the page's own copy answers with it.
+    const json = await fetch(`${service.base}/docs/json`, { redirect: 'manual' });
+    expect([json.status, json.headers.get('location')]).toEqual([308, '/v1/openapi.json']);
   });
 });

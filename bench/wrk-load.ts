@@ -85,7 +85,7 @@ interface WrkResult {
 }
 
 /** The percentiles of a histogram of [microseconds, count] buckets (nearest rank). */
-function histogramPercentiles(buckets: readonly (readonly [number, number])[]): Percentiles {
+export function histogramPercentiles(buckets: readonly (readonly [number, number])[]): Percentiles {
   const sorted = [...buckets].sort((a, b) => a[0] - b[0]);
   const total = sorted.reduce((sum, [, count]) => sum + count, 0);
   const at = (fraction: number) => {

@@ -136,7 +136,7 @@ const MEASURED: readonly RowRole[] = [
 ];
 
 /** A workload's run against the service: its duration, and a note for the table. */
-type Work = (tally: Tally) => Promise<{ elapsedS: number; note?: string }>;
+type Work = (tally: Tally) => Promise<{ elapsedS: number; note?: string; clientCpuS?: number }>;
 
 function onlyRoles(list: string): ReadonlySet<RowRole> {
   const roles = list.split(',').map((role) => role.trim());
@@ -394,7 +394,7 @@ async function benchmark(
       const before = await serverMetrics();
       const mark = cpuMark(service.pid, database);
       const walBefore = await walPosition(checks);
-      const { elapsedS, note } = await work(tally);
+      const { elapsedS, note, clientCpuS } = await work(tally);
       const left = await backlog();
       const drainStarted = performance.now();
       for (let waitedMs = 0; waitedMs < SETTLE_MS_MAX && (await backlog()) > 0;) {
@@ -402,7 +402,11 @@ async function benchmark(
         waitedMs += POLL_MS;
       }
       const drainS = (performance.now() - drainStarted) / 1000;
-      const measured = row(name, role, tally, elapsedS, mark, note ?? '');
+      const measured = withClientCpu(
+        row(name, role, tally, elapsedS, mark, note ?? ''),
+        clientCpuS,
+        (performance.now() - mark.atMs) / 1000,
+      );
       const walBytes = (await walPosition(checks)) - walBefore;
       const undrained = await backlog();
       const statsAfter = await stats();
@@ -614,6 +618,19 @@ function row(
     backlog: null,
     drainS: null,
     note,
+  };
+}
+
+/**
+ * A row with the CPU of a client in a process of its own (wrk) as the client's, not as the
+ * machine's other load, over the `spanS` the row's CPU was read.
+ */
+function withClientCpu(measured: Row, clientCpuS: number | undefined, spanS: number): Row {
+  if (clientCpuS === undefined) return measured;
+  return {
+    ...measured,
+    clientCpuUs: measured.clientCpuUs + (clientCpuS * 1e6) / Math.max(1, measured.requests),
+    otherCores: Math.max(0, measured.otherCores - clientCpuS / spanS),
   };
 }
 

@@ -56,6 +56,8 @@ export interface WrkRun {
   readonly wrkFromSend: Percentiles;
   /** How late the client sent after the scheduled time (its timers' lag, and waits). */
   readonly lag: Percentiles;
+  /** wrk's own CPU seconds, user and system (NaN if they could not be read). */
+  readonly cpuS: number;
 }
 
 interface Percentiles {
@@ -131,11 +133,11 @@ export async function runWrk(
       url,
     ];
     const started = performance.now();
-    const output = await run(wrk, args);
+    const { output, errors, cpuS } = await run(wrk, args);
     const elapsedS = (performance.now() - started) / 1000;
     const line = output.split('\n').find((candidate) => candidate.startsWith(RESULT_MARKER));
     if (line === undefined) {
-      throw new Error(`wrk printed no result: ${output.slice(-OUTPUT_CHARS_MAX)}`);
+      throw new Error(`wrk printed no result: ${(output + errors).slice(-OUTPUT_CHARS_MAX)}`);
     }
     const result = JSON.parse(line.slice(RESULT_MARKER.length)) as WrkResult;
     tallyResult(options.tally, result);
@@ -153,6 +155,7 @@ export async function runWrk(
         p999Ms: result.wrkLatencyUs.p999 / 1000,
       },
       lag: histogramPercentiles(result.lag),
+      cpuS,
     };
   } finally {
     rmSync(directory, { recursive: true, force: true });
@@ -177,16 +180,52 @@ function tallyResult(tally: Tally, result: WrkResult): void {
   for (const sample of result.samples) if (tally.samples.length < 5) tally.samples.push(sample);
 }
 
-function run(command: string, args: readonly string[]): Promise<string> {
+/**
+ * Runs wrk under bash, whose `times` then prints the CPU its children used (wrk's, read after it
+ * exits, when /proc no longer has it).
+ */
+function run(
+  command: string,
+  args: readonly string[],
+): Promise<{ output: string; errors: string; cpuS: number }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(
+      'bash',
+      [
+        '-c',
+        'wrk="$1"; shift; "$wrk" "$@"; status=$?; times >&2; exit $status',
+        'bash',
+        command,
+        ...args,
+      ],
+      { stdio: ['ignore', 'pipe', 'pipe'] },
+    );
     let output = '';
+    let errors = '';
     child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
-    child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
+    child.stderr.on('data', (chunk: Buffer) => (errors += chunk.toString('utf8')));
     child.on('error', reject);
     child.on('close', (code) => {
-      if (code === 0) resolve(output);
-      else reject(new Error(`wrk exited ${String(code)}: ${output.slice(-OUTPUT_CHARS_MAX)}`));
+      if (code === 0) resolve({ output, errors, cpuS: childrenCpuS(errors) });
+      else
+        reject(
+          new Error(`wrk exited ${String(code)}: ${(output + errors).slice(-OUTPUT_CHARS_MAX)}`),
+        );
     });
   });
+}
+
+/** The children's user and system seconds from bash's `times` (its last line: `0m1.5s 0m0.2s`). */
+export function childrenCpuS(text: string): number {
+  const lines = text.trim().split('\n');
+  const match = /^(\d+)m([\d.]+)s (\d+)m([\d.]+)s$/.exec(lines[lines.length - 1]?.trim() ?? '');
+  if (match === null) return Number.NaN;
+  const [, userM, userS, systemM, systemS] = match.map(Number) as [
+    number,
+    number,
+    number,
+    number,
+    number,
+  ];
+  return userM * 60 + userS + systemM * 60 + systemS;
 }

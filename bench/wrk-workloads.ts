@@ -31,7 +31,7 @@ export interface WrkContext {
   readonly durationS: number;
 }
 
-type Work = (tally: Tally) => Promise<{ elapsedS: number; note?: string }>;
+type Work = (tally: Tally) => Promise<{ elapsedS: number; note?: string; clientCpuS?: number }>;
 
 const BODY_TEMPLATE = JSON.stringify({
   cardId: CARD_SLOT,
@@ -76,7 +76,7 @@ export function wrkWorkloads(
         durationS: context.durationS,
         tally,
       });
-      return { elapsedS: run.elapsedS, note: runNote(run) };
+      return { elapsedS: run.elapsedS, note: runNote(run), clientCpuS: run.cpuS };
     };
   // A connection's mean gap so that `connections` of them offer `rate` a second in all.
   const poisson = (rate: number) =>

@@ -2,7 +2,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { Tally } from '../bench/http-load.js';
-import { ensureWrk, histogramPercentiles, runWrk } from '../bench/wrk-load.js';
+import { childrenCpuS, ensureWrk, histogramPercentiles, runWrk } from '../bench/wrk-load.js';
 import { CARD_SLOT, ID_SLOT, wrkScript, type WrkScriptOptions } from '../bench/wrk-script.js';
 
 /**
@@ -35,6 +35,11 @@ describe("bench:http's wrk client", () => {
     ];
     expect(histogramPercentiles(buckets)).toEqual({ p50Ms: 1, p99Ms: 3, p999Ms: 9 });
     expect(histogramPercentiles([]).p99Ms).toBeNaN();
+  });
+
+  it("reads wrk's CPU from bash's times", () => {
+    expect(childrenCpuS('0m0.010s 0m0.002s\n1m2.500s 0m0.250s\n')).toBeCloseTo(62.75, 6);
+    expect(childrenCpuS('no times here')).toBeNaN();
   });
 
   it('writes the constants into the script, and a closed loop without delay()', () => {
@@ -92,6 +97,8 @@ describe("bench:http's wrk client", () => {
       expect(run.achievedPerSecond).toBeGreaterThan(rate * 0.75);
       expect(run.achievedPerSecond).toBeLessThan(rate * 1.25);
       expect(run.fromSchedule.p50Ms).toBeLessThan(50);
+      expect(run.cpuS).toBeGreaterThan(0);
+      expect(run.cpuS).toBeLessThan(10);
     } finally {
       server.close();
     }

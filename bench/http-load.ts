@@ -8,8 +8,10 @@ import { KeepAliveSockets, postRequest } from './keep-alive-sockets.js';
  *
  * - closed loop (`runClosedLoop`): autocannon, N connections each sending its next request as
  *   soon as the last is answered; saturating with 64, one at a time with 1;
- * - open loop (`runOpenLoop`): requests sent on a fixed schedule whatever the answers, latency
- *   counted from the scheduled time (so a stall is not hidden by requests not sent meanwhile).
+ * - open loop (`runOpenLoop`): requests sent on a schedule whatever the answers, Poisson
+ *   arrivals (exponential gaps, as independent cardholders send; fixed gaps on request),
+ *   latency counted from the scheduled time (so a stall is not hidden by requests not sent
+ *   meanwhile).
  *   autocannon's `overallRate` is not this: it gives each connection a quota per second, sent
  *   back to back at the start of each second, then records with a 1 ms "expected interval".
  */
@@ -61,12 +63,18 @@ export class LatencySamples {
     return over / this.#count;
   }
 
-  /** p50, p99 and the largest, in milliseconds; NaN without samples. */
-  summary(): { readonly p50Ms: number; readonly p99Ms: number; readonly maxMs: number } {
+  /** p50, p99, p99.9 and the largest, in milliseconds; NaN without samples. */
+  summary(): {
+    readonly p50Ms: number;
+    readonly p99Ms: number;
+    readonly p999Ms: number;
+    readonly maxMs: number;
+  } {
     const sorted = this.#samplesMs.slice(0, this.#count).sort();
     return {
       p50Ms: percentileMs(sorted, 0.5),
       p99Ms: percentileMs(sorted, 0.99),
+      p999Ms: percentileMs(sorted, 0.999),
       maxMs: sorted.length === 0 ? Number.NaN : (sorted[sorted.length - 1] ?? Number.NaN),
     };
   }
@@ -195,7 +203,8 @@ export async function runClosedLoop(
 }
 
 /**
- * Open loop: `ratePerSecond` requests a second for `durationS` on at most `connections`
+ * Open loop: `ratePerSecond` requests a second on average for `durationS`, at exponential gaps
+ * (a Poisson process; `fixedGaps`: every 1/rate s), on at most `connections`
  * keep-alive connections (KeepAliveSockets, the lightest client measured; a request finding
  * them all busy waits for one, and that wait counts in its latency), then waits for the
  * answers (each bounded by TIMEOUT_S). Returns the seconds until the last answer and how late
@@ -209,9 +218,12 @@ export async function runOpenLoop(
     readonly ratePerSecond: number;
     readonly durationS: number;
     readonly tally: Tally;
+    readonly fixedGaps?: boolean;
   },
 ): Promise<{
   readonly elapsedS: number;
+  /** Requests scheduled a second over the duration (a Poisson count varies around the rate). */
+  readonly offeredPerSecond: number;
   readonly sendLagP99Ms: number;
   /** p99 counted from when each request was actually sent (what a slow client hides). */
   readonly fromSendP99Ms: number;
@@ -220,14 +232,23 @@ export async function runOpenLoop(
   if (typeof target.url !== 'string') throw new Error('the open loop sends to one url');
   const url = new URL(target.url);
   const sockets = new KeepAliveSockets(url, options.connections, TIMEOUT_S * 1000);
-  const total = Math.max(1, Math.round(options.ratePerSecond * options.durationS));
-  const intervalMs = 1000 / options.ratePerSecond;
-  const sendLag = new LatencySamples(total);
-  const fromSend = new LatencySamples(total);
+  const meanGapMs = 1000 / options.ratePerSecond;
+  const gapMs = () =>
+    options.fixedGaps === true ? meanGapMs : -Math.log(1 - Math.random()) * meanGapMs;
+  // Room for a Poisson count far above its mean (its deviation is the mean's square root).
+  const capacity = Math.ceil(options.ratePerSecond * options.durationS * 1.1) + 1000;
+  const sendLag = new LatencySamples(capacity);
+  const fromSend = new LatencySamples(capacity);
   let sent = 0;
   let settled = 0;
   const started = performance.now();
+  const endMs = started + options.durationS * 1000;
+  let nextMs = started + gapMs();
   await new Promise<void>((resolve) => {
+    const settle = () => {
+      settled += 1;
+      if (nextMs >= endMs && settled === sent) resolve();
+    };
     const send = (scheduledMs: number) => {
       const { id, body } = target.nextBody();
       tally.inFlight.add(id);
@@ -243,24 +264,26 @@ export async function runOpenLoop(
           tally.inFlight.delete(id);
           tally.answer(status, answer);
         }
-        settled += 1;
-        if (settled === total) resolve();
+        settle();
       });
     };
     const tick = () => {
       const now = performance.now();
-      // Every request whose time has come (several when the timer fired late); at most `total`.
-      while (sent < total && started + sent * intervalMs <= now) {
-        send(started + sent * intervalMs);
+      // Every request whose time has come (several when the timer fired late).
+      while (nextMs < endMs && nextMs <= now) {
         sent += 1;
+        send(nextMs);
+        nextMs += gapMs();
       }
-      if (sent < total) setTimeout(tick, Math.max(0, started + sent * intervalMs - now));
+      if (nextMs < endMs) setTimeout(tick, Math.max(0, nextMs - now));
+      else if (settled === sent) resolve();
     };
     tick();
   });
   sockets.close();
   return {
     elapsedS: (performance.now() - started) / 1000,
+    offeredPerSecond: sent / options.durationS,
     sendLagP99Ms: sendLag.summary().p99Ms,
     fromSendP99Ms: fromSend.summary().p99Ms,
   };

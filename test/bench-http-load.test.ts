@@ -18,7 +18,7 @@ describe('the HTTP bench load helpers', () => {
     for (const ms of [10, 2.4, 9, 2.6, 100]) samples.record(ms);
     expect(samples.count).toBe(4);
     expect(samples.dropped).toBe(1);
-    expect(samples.summary()).toEqual({ p50Ms: 2.6, p99Ms: 10, maxMs: 10 });
+    expect(samples.summary()).toEqual({ p50Ms: 2.6, p99Ms: 10, p999Ms: 10, maxMs: 10 });
   });
 
   it('counts the share of samples over a bound', () => {

@@ -2,6 +2,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { api, idempotencyKey, messageOf, type Page } from '../api';
 import { Alert } from '../components/alert';
 import { CreatePanel } from '../components/create-panel';
+import { Time } from '../components/time';
 import type { WebhookDelivery, WebhookEndpoint } from '../types';
 
 /** Webhooks: the endpoints, a new one, each one's delivery log, and Test Webhook. */
@@ -186,7 +187,9 @@ function Deliveries({ endpointId }: { endpointId: string }) {
               ) : null}
               {deliveries.map((delivery) => (
                 <tr key={delivery.id}>
-                  <td>{delivery.createdAt.replace('T', ' ').slice(0, 19)}</td>
+                  <td>
+                    <Time at={delivery.createdAt} />
+                  </td>
                   <td>{delivery.eventType}</td>
                   <td>{delivery.attempt}</td>
                   <td>

@@ -2,9 +2,10 @@ import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { assert } from '../../core/index.js';
-import type { OutboxEvent } from '../../store/store.js';
+import type { OutboxEvent, Store } from '../../store/store.js';
 import { authOf } from '../auth.js';
-import type { EventHub } from '../event-hub.js';
+import { isIdOf } from '../../ids.js';
+import { FEED_EVENT_TYPES, type EventHub } from '../event-hub.js';
 
 /*
  * Stream Events: the caller's `authorization.approved` and `authorization.declined` events as
@@ -12,14 +13,21 @@ import type { EventHub } from '../event-hub.js';
  * The key travels in the Authorization header (a fetch() with a streaming body: EventSource
  * cannot send one, and a key never goes in a URL). A comment line every `heartbeatMs` keeps
  * proxies from closing an idle stream; a client too slow to read is cut off rather than
- * buffered without bound; every stream ends when the server closes.
+ * buffered without bound; every stream ends when the server closes. A reconnecting client
+ * sends `Last-Event-ID` (the SSE resume header): the events committed after it are written
+ * first (at most REPLAY_ROWS_MAX), then the live ones, each id once.
  */
 
 export interface EventStreamOptions {
   readonly hub: EventHub;
   /** Between two heartbeat comments. */
   readonly heartbeatMs: number;
+  /** Where a resumed stream reads what it missed. */
+  readonly store: Pick<Store, 'eventsAfter'>;
 }
+
+/** Events written to a resumed stream before the live ones: a visit's worth, not a history. */
+const REPLAY_ROWS_MAX = 500;
 
 /** A reader this far behind is disconnected (it may reconnect and read what comes next). */
 const UNSENT_BYTES_MAX = 1024 * 1024;
@@ -31,7 +39,8 @@ const eventStreamRoute = {
     tags: ['events'],
     response: {
       200: z.string().meta({
-        description: 'text/event-stream: `event: <type>`, `id: <event id>`, `data: <event>`.',
+        description:
+          'text/event-stream: `event: <type>`, `id: <event id>`, `data: <event>`. A `Last-Event-ID` request header (an event id) first replays the events after it (at most 500).',
       }),
     },
   },
@@ -69,11 +78,20 @@ export function registerEventStreamRoutes(app: FastifyInstance, options: EventSt
         raw.write(text);
         if (raw.writableLength > UNSENT_BYTES_MAX) end();
       };
+      const lastEventId = request.headers['last-event-id'];
+      const resumeAfter = isIdOf('event', lastEventId) ? lastEventId : null;
+      // Live events wait while the missed ones are read; each id goes out once, in order.
+      let held: OutboxEvent[] | null = resumeAfter === null ? null : [];
+      let lastSent = resumeAfter ?? '';
+      const send = (event: OutboxEvent): void => {
+        if (event.id <= lastSent) return;
+        lastSent = event.id;
+        write(`event: ${event.type}\nid: ${event.id}\ndata: ${JSON.stringify(event.payload)}\n\n`);
+      };
       const unsubscribe = options.hub.subscribe(scope, {
         send: (event: OutboxEvent) => {
-          write(
-            `event: ${event.type}\nid: ${event.id}\ndata: ${JSON.stringify(event.payload)}\n\n`,
-          );
+          if (held === null) send(event);
+          else held.push(event);
         },
       });
       void reply.hijack();
@@ -88,6 +106,24 @@ export function registerEventStreamRoutes(app: FastifyInstance, options: EventSt
       });
       open.add(end);
       raw.write(': connected\n\n');
+      if (resumeAfter !== null) {
+        const replay = async (): Promise<void> => {
+          try {
+            const missed = await options.store.eventsAfter(
+              resumeAfter,
+              FEED_EVENT_TYPES,
+              [scope],
+              REPLAY_ROWS_MAX,
+            );
+            for (const event of missed) send(event);
+          } finally {
+            for (const event of held ?? []) send(event);
+            held = null;
+          }
+        };
+        // The database away: the stream goes on with the live events alone.
+        replay().catch(() => undefined);
+      }
       heartbeat = setInterval(() => {
         write(': heartbeat\n\n');
       }, options.heartbeatMs);

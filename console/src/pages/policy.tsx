@@ -13,6 +13,7 @@ import {
 } from '../policy-check';
 import { latestPolicy } from '../policy-versions';
 import { can, useSession } from '../session';
+import type { Vault } from '../types';
 import { BacktestPanel, SimulatePanel } from './policy-trials';
 
 /*
@@ -37,8 +38,14 @@ export function PolicyPage({ vaultId }: { vaultId: string }) {
   const [error, setError] = useState<string | null>(null);
   const [saved, setSaved] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
+  const [vaultName, setVaultName] = useState<string | null>(null);
 
   useEffect(() => {
+    api<Vault>('GET', `/v1/vaults/${encodeURIComponent(vaultId)}`)
+      .then((vault) => {
+        setVaultName(vault.name);
+      })
+      .catch(() => undefined);
     latestPolicy(vaultId)
       .then((latest) => {
         setVersion(latest?.version ?? null);
@@ -120,7 +127,7 @@ export function PolicyPage({ vaultId }: { vaultId: string }) {
             <a href="#/vaults">Vaults</a>
           </li>
           <li>
-            <a href={`#/vaults/${vaultId}`}>Vault</a>
+            <a href={`#/vaults/${vaultId}`}>{vaultName ?? vaultId}</a>
           </li>
           <li>Policy</li>
         </ul>

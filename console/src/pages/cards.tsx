@@ -90,7 +90,9 @@ export function CardsPage() {
                     •••• {card.last4}
                     <br />
                     <small>
-                      <a href={`#/vaults/${card.vaultId}`}>{names.get(card.vaultId) ?? card.vaultId}</a>
+                      <a href={`#/vaults/${card.vaultId}`}>
+                        {names.get(card.vaultId) ?? card.vaultId}
+                      </a>
                     </small>
                   </td>
                   <td>{card.cardholderName}</td>

@@ -50,13 +50,7 @@ function stackedRows(
   return rows;
 }
 
-export function DeclineChart({
-  declines,
-  nowMs,
-}: {
-  declines: readonly Decline[];
-  nowMs: number;
-}) {
+export function DeclineChart({ declines, nowMs }: { declines: readonly Decline[]; nowMs: number }) {
   const ranked = rankReasons(declines);
   const drawn = ranked.slice(0, REASONS_DRAWN_MAX).map(([reason]) => reason);
   const stack = [...drawn, ...(ranked.length > drawn.length ? ['other'] : [])];

@@ -73,7 +73,7 @@ export function VaultPolicy({ vaultId }: { vaultId: string }) {
           <p>
             Version {current.version}, since <Time at={current.createdAt} />.
           </p>
-          <pre data-testid="policy-document">
+          <pre class="policy" data-testid="policy-document">
             <code>{JSON.stringify(current.document, null, 2)}</code>
           </pre>
         </>
@@ -131,7 +131,7 @@ export function VaultPolicy({ vaultId }: { vaultId: string }) {
             </tbody>
           </table>
           {open?.document === null || open === undefined ? null : (
-            <pre data-testid="policy-version-document">
+            <pre class="policy" data-testid="policy-version-document">
               <code>{JSON.stringify(open.document, null, 2)}</code>
             </pre>
           )}

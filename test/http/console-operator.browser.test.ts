@@ -183,20 +183,19 @@ describe('the console an operator works in (issue 40)', () => {
     // Both reasons drawn, the top one first; one minute's bar is 3 + 2 high, not 3 over 2.
     await expect(chart.getAttribute('data-stack')).resolves.toBe('too-big,limits[0]');
     await expect(chart.getAttribute('data-tallest')).resolves.toBe('5');
-    const yMax = await chart.locator('.chart').evaluate((element) => {
-      const canvas = element.querySelector('canvas');
-      return canvas === null ? 0 : canvas.height;
-    });
-    expect(yMax).toBeGreaterThan(0);
+    // Drawn so: the y-axis reaches the stack's top (bars over each other stopped at 3).
+    const drawn = chart.locator('.chart[data-y-max]');
+    await drawn.waitFor();
+    expect(Number(await drawn.getAttribute('data-y-max'))).toBeGreaterThanOrEqual(5);
     const reasons = page.getByTestId('decline-reasons');
-    const colours = async (): Promise<Record<string, string>> =>
-      Object.fromEntries(
-        await reasons
-          .locator('tr[data-reason]')
-          .evaluateAll((rows) =>
-            rows.map((row) => [row.getAttribute('data-reason'), row.getAttribute('data-colour')]),
-          ),
-      ) as Record<string, string>;
+    const colours = async (): Promise<Record<string, string>> => {
+      const found: Record<string, string> = {};
+      for (const row of await reasons.locator('tr[data-reason]').all()) {
+        found[(await row.getAttribute('data-reason')) ?? ''] =
+          (await row.getAttribute('data-colour')) ?? '';
+      }
+      return found;
+    };
     const first = await colours();
     // By name, not by rank: what any visit, with any other reasons, gives these two.
     expect(first).toEqual({
@@ -281,13 +280,14 @@ describe('the console an operator works in (issue 40)', () => {
   it('shows one time format: local time, UTC on hover', async () => {
     const times = page.locator('table.transactions time');
     await times.first().waitFor();
-    const all = await times.evaluateAll((elements) =>
-      elements.map((element) => ({
-        text: element.textContent,
-        title: element.getAttribute('title'),
-        at: element.getAttribute('datetime'),
-      })),
-    );
+    const all = [];
+    for (const element of await times.all()) {
+      all.push({
+        text: await element.textContent(),
+        title: await element.getAttribute('title'),
+        at: await element.getAttribute('datetime'),
+      });
+    }
     expect(all.length).toBeGreaterThan(5);
     for (const time of all) {
       // New York is five hours behind UTC in November.
@@ -317,11 +317,13 @@ describe('the console an operator works in (issue 40)', () => {
     page.once('dialog', (dialog) => void dialog.accept());
     await page.getByRole('button', { name: 'Restore version 1' }).click();
     await page.getByText('Version 1 restored as version 3.').waitFor();
-    await expect(page.getByTestId('policy-document').textContent()).resolves.toContain(
-      '"interval": "daily"',
-    );
+    // The versions are read again after the restore's answer.
+    await versions.locator('tbody tr[data-version="3"]').waitFor();
     await expect(versions.locator('tbody tr').first().textContent()).resolves.toContain(
       'restored from version 1',
+    );
+    await expect(page.getByTestId('policy-document').textContent()).resolves.toContain(
+      '"interval": "daily"',
     );
     await shoot('vault-policy-versions');
     expect(problems).toEqual([]);
@@ -330,7 +332,9 @@ describe('the console an operator works in (issue 40)', () => {
   it('names the vault in the cards list and the policy editor’s breadcrumb', async () => {
     await page.goto(`${service.base}/console/#/cards`);
     const row = page.locator(`tr[data-card="${cardId}"]`);
-    await expect(row.getByRole('link').textContent()).resolves.toBe('Operations');
+    // The row's link names the vault once the vaults are read (never the word "vault").
+    await row.getByRole('link', { name: 'Operations', exact: true }).waitFor();
+    await expect(row.getByRole('link').count()).resolves.toBe(1);
     await page.goto(`${service.base}/console/#/vaults/${vaultId}/policy`);
     const crumbs = page.getByRole('navigation', { name: 'Breadcrumb' });
     await crumbs.getByRole('link', { name: 'Operations' }).waitFor();

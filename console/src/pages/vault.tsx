@@ -67,7 +67,9 @@ export function VaultPage({ vaultId }: { vaultId: string }) {
         {vault.depositAddress === null ? (
           <span data-testid="deposit-address">not given yet (the deposit watcher assigns one)</span>
         ) : (
-          <code class="address" data-testid="deposit-address">{vault.depositAddress}</code>
+          <code class="address" data-testid="deposit-address">
+            {vault.depositAddress}
+          </code>
         )}{' '}
         <small>
           (send {vault.currency} on {vault.network} here)

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { assert } from '../../core/index.js';
+import { assert, type Scope } from '../../core/index.js';
 import type { OutboxEvent, Store } from '../../store/store.js';
 import { authOf } from '../auth.js';
 import { isIdOf } from '../../ids.js';
@@ -79,21 +79,8 @@ export function registerEventStreamRoutes(app: FastifyInstance, options: EventSt
         if (raw.writableLength > UNSENT_BYTES_MAX) end();
       };
       const lastEventId = request.headers['last-event-id'];
-      const resumeAfter = isIdOf('event', lastEventId) ? lastEventId : null;
-      // Live events wait while the missed ones are read; each id goes out once, in order.
-      let held: OutboxEvent[] | null = resumeAfter === null ? null : [];
-      let lastSent = resumeAfter ?? '';
-      const send = (event: OutboxEvent): void => {
-        if (event.id <= lastSent) return;
-        lastSent = event.id;
-        write(`event: ${event.type}\nid: ${event.id}\ndata: ${JSON.stringify(event.payload)}\n\n`);
-      };
-      const unsubscribe = options.hub.subscribe(scope, {
-        send: (event: OutboxEvent) => {
-          if (held === null) send(event);
-          else held.push(event);
-        },
-      });
+      const feed = resumableFeed(isIdOf('event', lastEventId) ? lastEventId : null, write);
+      const unsubscribe = options.hub.subscribe(scope, { send: feed.live });
       void reply.hijack();
       raw.writeHead(200, {
         'content-type': 'text/event-stream; charset=utf-8',
@@ -106,24 +93,8 @@ export function registerEventStreamRoutes(app: FastifyInstance, options: EventSt
       });
       open.add(end);
       raw.write(': connected\n\n');
-      if (resumeAfter !== null) {
-        const replay = async (): Promise<void> => {
-          try {
-            const missed = await options.store.eventsAfter(
-              resumeAfter,
-              FEED_EVENT_TYPES,
-              [scope],
-              REPLAY_ROWS_MAX,
-            );
-            for (const event of missed) send(event);
-          } finally {
-            for (const event of held ?? []) send(event);
-            held = null;
-          }
-        };
-        // The database away: the stream goes on with the live events alone.
-        replay().catch(() => undefined);
-      }
+      // The database away: the stream goes on with the live events alone.
+      feed.replay(options.store, scope).catch(() => undefined);
       heartbeat = setInterval(() => {
         write(': heartbeat\n\n');
       }, options.heartbeatMs);
@@ -132,4 +103,39 @@ export function registerEventStreamRoutes(app: FastifyInstance, options: EventSt
       raw.on('close', end);
       raw.on('error', end);
     });
+}
+
+/**
+ * A stream's events, each id once and in order: with a resume point, the live ones wait while
+ * the ones missed since it are read and written.
+ */
+function resumableFeed(resumeAfter: string | null, write: (text: string) => void) {
+  let held: OutboxEvent[] | null = resumeAfter === null ? null : [];
+  let lastSent = resumeAfter ?? '';
+  const send = (event: OutboxEvent): void => {
+    if (event.id <= lastSent) return;
+    lastSent = event.id;
+    write(`event: ${event.type}\nid: ${event.id}\ndata: ${JSON.stringify(event.payload)}\n\n`);
+  };
+  return {
+    live: (event: OutboxEvent): void => {
+      if (held === null) send(event);
+      else held.push(event);
+    },
+    replay: async (store: EventStreamOptions['store'], scope: Scope): Promise<void> => {
+      if (resumeAfter === null) return;
+      try {
+        const missed = await store.eventsAfter(
+          resumeAfter,
+          FEED_EVENT_TYPES,
+          [scope],
+          REPLAY_ROWS_MAX,
+        );
+        for (const event of missed) send(event);
+      } finally {
+        for (const event of held ?? []) send(event);
+        held = null;
+      }
+    },
+  };
 }

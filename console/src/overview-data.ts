@@ -100,6 +100,8 @@ export function topReasons(transactions: Transaction[], max: number): DeclineRea
 export interface VaultWarning {
   vault: Vault;
   text: string;
+  /** A moment the text ends with, shown in the console's one time format. */
+  since?: string;
 }
 
 /** A vault's limits with less than NEAR_LIMIT_SHARE remaining, as sentences. */

@@ -1,4 +1,3 @@
-import { Validator, type OutputUnit } from '@cfworker/json-schema';
 import {
   findNodeAtLocation,
   parseTree,
@@ -6,14 +5,23 @@ import {
   type Node,
   type ParseError,
 } from 'jsonc-parser';
+import { z } from 'zod';
+import { PolicyInvalidError } from '../../src/core/errors/spendgate-error';
+import { parseWith } from '../../src/core/policy/parse-with';
+import { policySchema } from '../../src/core/policy/schema';
 
 /*
  * The policy editor's checks, placed on their lines: JSON syntax (jsonc-parser, strict JSON
- * options), then the policy document's JSON Schema as the API publishes it (the
- * PolicyDocument component of /v1/openapi.json, checked with @cfworker/json-schema, which
- * needs no eval under the page's CSP). The server's compile (Simulate, Save) has the last word;
- * its `param` is placed the same way.
+ * options), then the policy document as the API reads it: the API's own schema and wording
+ * (src/core/policy: `limits[0].interval: interval must be one of ...`), pure code bundled
+ * into the console, so that the editor and Set Policy say the same thing. The API compiles
+ * conditions further (facts, operators, templates); Simulate and Save have the last word, and
+ * their `param` is placed the same way.
  */
+
+// zod without its generated parsers: the page's CSP refuses `new Function`, and zod's probe for
+// it would be reported as a violation even though zod falls back.
+z.config({ jitless: true });
 
 export interface Problem {
   /** 1-based; null when the problem has no place in the text. */
@@ -23,31 +31,6 @@ export interface Problem {
 
 /** Problems shown at most: the first ones are the ones to fix. */
 const PROBLEMS_MAX = 20;
-/** Keywords that only say that something below them failed: their child is reported. */
-const WRAPPERS = new Set([
-  'properties',
-  'items',
-  'prefixItems',
-  'false',
-  '$ref',
-  'allOf',
-  'additionalItems',
-  'unevaluatedProperties',
-]);
-
-export interface OpenApiDocument {
-  readonly components: { readonly schemas: Record<string, unknown> };
-}
-
-export function policyValidator(document: OpenApiDocument): Validator {
-  const root = {
-    ...(document.components.schemas['PolicyDocument'] as object),
-    // $refs in the component point at #/components/schemas/...: kept resolvable from the root.
-    components: { schemas: document.components.schemas },
-  };
-  return new Validator(root, '2020-12', false);
-}
-
 function lineOf(text: string, offset: number): number {
   let line = 1;
   for (let index = 0; index < offset && index < text.length; index += 1) {
@@ -63,15 +46,6 @@ function nodeAt(tree: Node, path: (string | number)[]): Node | undefined {
     if (node !== undefined) return node;
   }
   return undefined;
-}
-
-function pathOfPointer(pointer: string): (string | number)[] {
-  return pointer
-    .replace(/^#\/?/, '')
-    .split('/')
-    .filter((part) => part !== '')
-    .map((part) => part.replace(/~1/g, '/').replace(/~0/g, '~'))
-    .map((part) => (/^\d+$/.test(part) ? Number(part) : part));
 }
 
 /** `rules[0].conditions.all[2]` or `policy.rules[0]` (the API's `param`) as a path. */
@@ -95,40 +69,23 @@ export function lineOfPath(text: string, path: (string | number)[]): number | nu
   return lineOf(text, target.offset);
 }
 
-function schemaProblems(text: string, tree: Node, errors: readonly OutputUnit[]): Problem[] {
-  const kept = errors.filter(
-    (error) =>
-      !WRAPPERS.has(error.keyword) &&
-      !errors.some(
-        (other) =>
-          other !== error &&
-          other.instanceLocation.startsWith(`${error.instanceLocation}/`) &&
-          !WRAPPERS.has(other.keyword),
-      ),
-  );
-  return kept.map((error) => {
-    const path = pathOfPointer(error.instanceLocation);
-    let message = error.error;
-    const extra = /^Property "(.*)" does not match additional properties schema\.$/.exec(message);
-    if (error.keyword === 'additionalProperties' && extra?.[1] !== undefined) {
-      path.push(extra[1]);
-      message = `"${extra[1]}" is not a field here.`;
-    }
-    const node = nodeAt(tree, path);
-    const target = node?.parent?.type === 'property' ? node.parent : node;
-    const where = path.length === 0 ? '' : `${path.join('.')}: `;
+/** The API's refusal of the document's shape, if any, as Set Policy would word it. */
+function documentProblem(text: string, value: unknown): Problem | null {
+  try {
+    parseWith(policySchema, value, []);
+    return null;
+  } catch (error) {
+    if (!(error instanceof PolicyInvalidError)) throw error;
+    const param = error.param ?? 'policy';
     return {
-      line: target === undefined ? null : lineOf(text, target.offset),
-      message: `${where}${message}`,
+      line: param === 'policy' ? null : lineOfPath(text, pathOfParam(param)),
+      message: `${param}: ${error.message}`,
     };
-  });
+  }
 }
 
-/** Every problem of the draft, syntax first, each on its line. */
-export function checkPolicy(
-  text: string,
-  validator: Validator | null,
-): { problems: Problem[]; value: unknown } {
+/** Every problem of the draft found here: syntax first, else the API's first refusal. */
+export function checkPolicy(text: string): { problems: Problem[]; value: unknown } {
   const syntax: ParseError[] = [];
   const tree = parseTree(text, syntax, { allowTrailingComma: false, disallowComments: true });
   if (syntax.length > 0 || tree === undefined) {
@@ -139,8 +96,6 @@ export function checkPolicy(
     return { problems: problems.slice(0, PROBLEMS_MAX), value: undefined };
   }
   const value: unknown = JSON.parse(text);
-  if (validator === null) return { problems: [], value };
-  const result = validator.validate(value);
-  if (result.valid) return { problems: [], value };
-  return { problems: schemaProblems(text, tree, result.errors).slice(0, PROBLEMS_MAX), value };
+  const problem = documentProblem(text, value);
+  return { problems: problem === null ? [] : [problem], value };
 }

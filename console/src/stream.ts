@@ -3,8 +3,10 @@ import { ApiError, storedKey } from './api';
 /*
  * Server-sent events over fetch(): EventSource cannot send an Authorization header, and the
  * key never goes in a URL. Reads the body as it arrives, splits it into events at blank
- * lines, and hands each `data:` to `onEvent`. Reconnects after a dropped stream, waiting a
- * little longer each time (up to 30 s), until `signal` aborts.
+ * lines, and hands each `data:` to `onEvent` with its `id:`. Reconnects after a dropped stream,
+ * waiting a little longer each time (up to 30 s), until `signal` aborts; each connection sends
+ * `Last-Event-ID` (the last id read, or `lastEventId` to begin with), so that the server
+ * replays what came while no stream was open.
  */
 
 /** Longest line kept while waiting for its end: a stream that never ends a line is cut. */
@@ -13,7 +15,7 @@ const RETRY_MS_MIN = 1_000;
 const RETRY_MS_MAX = 30_000;
 
 export interface StreamHandlers {
-  readonly onEvent: (type: string, data: string) => void;
+  readonly onEvent: (type: string, data: string, id: string | null) => void;
   readonly onState: (state: 'connecting' | 'open' | 'closed', detail?: string) => void;
 }
 
@@ -21,12 +23,14 @@ export async function followStream(
   path: string,
   handlers: StreamHandlers,
   signal: AbortSignal,
+  lastEventId: string | null = null,
 ): Promise<void> {
   let retryMs = RETRY_MS_MIN;
+  const resume = { lastEventId };
   while (!signal.aborted) {
     handlers.onState('connecting');
     try {
-      await readOnce(path, handlers, signal);
+      await readOnce(path, handlers, signal, resume);
       retryMs = RETRY_MS_MIN;
     } catch (error) {
       if (signal.aborted) break;
@@ -43,11 +47,21 @@ export async function followStream(
   handlers.onState('closed');
 }
 
-async function readOnce(path: string, handlers: StreamHandlers, signal: AbortSignal) {
+async function readOnce(
+  path: string,
+  handlers: StreamHandlers,
+  signal: AbortSignal,
+  resume: { lastEventId: string | null },
+) {
   const key = storedKey();
   if (key === null) throw new ApiError(401, 'missing_api_key', 'Sign in with an API key.', null);
+  const headers: Record<string, string> = {
+    authorization: `Bearer ${key}`,
+    accept: 'text/event-stream',
+  };
+  if (resume.lastEventId !== null) headers['last-event-id'] = resume.lastEventId;
   const response = await fetch(path, {
-    headers: { authorization: `Bearer ${key}`, accept: 'text/event-stream' },
+    headers,
     cache: 'no-store',
     signal,
   });
@@ -69,20 +83,24 @@ async function readOnce(path: string, handlers: StreamHandlers, signal: AbortSig
     if (pending.length > PENDING_CHARS_MAX) throw new Error('An event too long to read.');
     let end = pending.indexOf('\n\n');
     while (end >= 0) {
-      dispatch(pending.slice(0, end), handlers);
+      const id = dispatch(pending.slice(0, end), handlers);
+      if (id !== null) resume.lastEventId = id;
       pending = pending.slice(end + 2);
       end = pending.indexOf('\n\n');
     }
   }
 }
 
-/** One event block: `event:` and `data:` lines; comments (`:`) are heartbeats. */
-function dispatch(block: string, handlers: StreamHandlers): void {
+/** One event block: `event:`, `id:` and `data:` lines; comments (`:`) are heartbeats. */
+function dispatch(block: string, handlers: StreamHandlers): string | null {
   let type = 'message';
+  let id: string | null = null;
   const data: string[] = [];
   for (const line of block.split('\n')) {
     if (line.startsWith('event: ')) type = line.slice(7);
+    else if (line.startsWith('id: ')) id = line.slice(4);
     else if (line.startsWith('data: ')) data.push(line.slice(6));
   }
-  if (data.length > 0) handlers.onEvent(type, data.join('\n'));
+  if (data.length > 0) handlers.onEvent(type, data.join('\n'), id);
+  return id;
 }

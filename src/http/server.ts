@@ -392,6 +392,7 @@ function registerApi(
     registerEventStreamRoutes(api, {
       hub: new EventHub(dependencies.store),
       heartbeatMs: EVENT_STREAM_HEARTBEAT_MS,
+      store: dependencies.store,
     });
     dependencies.extraRoutes?.(api);
     done();

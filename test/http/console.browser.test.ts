@@ -185,7 +185,10 @@ describe('the console in a browser', () => {
       .getByText(/^Line 3: /)
       .first()
       .waitFor();
-    await expect(problemList.textContent()).resolves.toContain('"conditionz" is not a field here');
+    // The API's own words for the first fault, at its param (the validator Set Policy runs).
+    await expect(problemList.textContent()).resolves.toContain(
+      'rules[0].conditions: conditions is required.',
+    );
     // A template from the rule library, added to the draft as its example names it.
     await editor.fill('{}');
     await page.getByLabel('Add a template from the rule library').selectOption('block-gambling');

@@ -33,9 +33,16 @@ interface OpenStream {
  * A stream read with node:http on a connection of its own (no agent): fetch's pool opens a
  * spare connection after an abort, which would hold the server's close.
  */
-async function openStream(base: string, key: string): Promise<OpenStream> {
+async function openStream(
+  base: string,
+  key: string,
+  headers: Record<string, string> = {},
+): Promise<OpenStream> {
   const response = await new Promise<IncomingMessage>((resolve, reject) => {
-    get(`${base}/v1/events/stream`, { agent: false, headers: { authorization: `Bearer ${key}` } })
+    get(`${base}/v1/events/stream`, {
+      agent: false,
+      headers: { authorization: `Bearer ${key}`, ...headers },
+    })
       .on('response', resolve)
       .on('error', reject);
   });
@@ -170,6 +177,46 @@ describe('Stream Events', () => {
     expect(strangerStream.events).toHaveLength(1);
     stream.close();
     strangerStream.close();
+  });
+
+  it('resumes after Last-Event-ID: what was missed first, then the live ones, each once', async () => {
+    const resumer = await service.key();
+    const vault = await service.request(resumer.key, 'POST', '/v1/vaults', {
+      name: 'Resumed',
+      currency: 'USDC',
+      network: 'solana',
+      initialDeposit: '100',
+    });
+    const resumedVault = (vault.body as { id: string }).id;
+    const first = await openStream(service.base, resumer.key);
+    const seen = await authorizeThroughStore(service.store, resumer.scope, resumedVault, '1');
+    const [seenEvent] = await first.next(1);
+    expect(seenEvent?.data.data.object.id).toBe(seen.transactionId);
+    first.close();
+    // Decided while no stream was open: only a resume can bring them.
+    const missed = [
+      await authorizeThroughStore(service.store, resumer.scope, resumedVault, '2'),
+      await authorizeThroughStore(service.store, resumer.scope, resumedVault, '3'),
+    ];
+    const resumed = await openStream(service.base, resumer.key, {
+      'last-event-id': seenEvent?.id ?? '',
+    });
+    const live = await authorizeThroughStore(service.store, resumer.scope, resumedVault, '4');
+    const events = await resumed.next(3);
+    expect(events.map((event) => event.data.data.object.id)).toEqual([
+      ...missed.map((decision) => decision.transactionId),
+      live.transactionId,
+    ]);
+    // Nothing more: the live one is not written twice (once read, once handed on).
+    await new Promise((resolve) => setTimeout(resolve, 600));
+    expect(resumed.events).toHaveLength(3);
+    resumed.close();
+    // Without the header (or with one that is no event id), only what comes next.
+    const fresh = await openStream(service.base, resumer.key, { 'last-event-id': 'nonsense' });
+    const after = await authorizeThroughStore(service.store, resumer.scope, resumedVault, '5');
+    const [only] = await fresh.next(1);
+    expect(only?.data.data.object.id).toBe(after.transactionId);
+    fresh.close();
   });
 
   it('refuses a key without transactions:read, and past 10 streams per account', async () => {

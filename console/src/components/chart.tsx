@@ -19,10 +19,11 @@ export function Chart({ label, options, data, height = 220 }: ChartProps) {
   useEffect(() => {
     const element = box.current;
     if (element === null) return undefined;
-    // The x-axis bounds uPlot drew, on the element: for tests and anyone inspecting the page.
+    // The axes' bounds uPlot drew, on the element: for tests and anyone inspecting the page.
     const showBounds = (plot: uPlot): void => {
       element.dataset.xMin = String(plot.scales.x?.min ?? '');
       element.dataset.xMax = String(plot.scales.x?.max ?? '');
+      element.dataset.yMax = String(plot.scales.y?.max ?? '');
     };
     const hooks = { ...options.hooks, draw: [...(options.hooks?.draw ?? []), showBounds] };
     const plot = new uPlot(

@@ -1,5 +1,7 @@
 import type { Transaction } from '../types';
+import { Time } from './time';
 import { TransactionTimeline } from './transaction-timeline';
+import { statusText } from './transaction-status';
 
 /**
  * What a decision saw and why: amount, merchant, the rule that declined it, shadow matches;
@@ -10,7 +12,9 @@ export function TransactionDetails({ transaction }: { transaction: Transaction }
   return (
     <article class="details" aria-label={`Transaction ${transaction.id}`}>
       <header>
-        <strong>{transaction.status === 'declined' ? 'Declined' : transaction.status}</strong>{' '}
+        <strong data-testid="details-status">
+          {transaction.status === 'declined' ? 'Declined' : statusText(transaction)}
+        </strong>{' '}
         <code>{transaction.id}</code>
       </header>
       <dl>
@@ -43,6 +47,14 @@ export function TransactionDetails({ transaction }: { transaction: Transaction }
             </dd>
           </>
         )}
+        {transaction.failureReason === null ? null : (
+          <>
+            <dt>Failure reason</dt>
+            <dd>
+              <code>{transaction.failureReason}</code>
+            </dd>
+          </>
+        )}
         {transaction.declineReason === null ? null : (
           <>
             <dt>Declined by rule</dt>
@@ -68,7 +80,9 @@ export function TransactionDetails({ transaction }: { transaction: Transaction }
           </>
         )}
         <dt>At</dt>
-        <dd>{transaction.createdAt}</dd>
+        <dd>
+          <Time at={transaction.createdAt} />
+        </dd>
       </dl>
       {transaction.type === 'card_authorization' ||
       transaction.type === 'force_capture' ||

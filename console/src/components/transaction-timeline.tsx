@@ -1,6 +1,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api, messageOf } from '../api';
 import type { Timeline } from '../types';
+import { Time } from './time';
 
 const KIND_WORDS: Record<string, string> = {
   authorization: 'Authorized',
@@ -58,7 +59,9 @@ export function TransactionTimeline({ transactionId }: { transactionId: string }
       <tbody>
         {timeline.messages.map((message, index) => (
           <tr key={index} class={message.approved === false ? 'declined' : undefined}>
-            <td>{message.createdAt}</td>
+            <td>
+              <Time at={message.createdAt} />
+            </td>
             <td>
               {KIND_WORDS[message.kind] ?? message.kind} {outcomeOf(message.approved)}
             </td>

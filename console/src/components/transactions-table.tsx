@@ -1,7 +1,9 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api, messageOf, query, type Page } from '../api';
 import { Alert } from './alert';
+import { Time } from './time';
 import { TransactionDetails } from './transaction-details';
+import { TransactionStatus } from './transaction-status';
 import type { Transaction } from '../types';
 
 /*
@@ -127,17 +129,22 @@ export function TransactionsTable({ vaultId }: { vaultId: string }) {
                       setOpen(open?.id === transaction.id ? null : transaction);
                     }}
                   >
-                    {transaction.createdAt.replace('T', ' ').slice(0, 19)}
+                    <Time at={transaction.createdAt} />
                   </button>
                 </td>
                 <td>{transaction.type}</td>
-                <td>{transaction.status}</td>
+                <td>
+                  <TransactionStatus transaction={transaction} />
+                </td>
                 <td class="amount">
                   {transaction.amount} {transaction.currency}
                 </td>
                 <td>{transaction.merchant?.name ?? ''}</td>
                 <td title={transaction.declineReason?.rule}>
-                  {transaction.declineReason?.message ?? transaction.declineCode ?? ''}
+                  {transaction.declineReason?.message ??
+                    transaction.declineCode ??
+                    transaction.failureReason ??
+                    ''}
                 </td>
               </tr>
             ))}

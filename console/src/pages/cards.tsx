@@ -29,7 +29,8 @@ export function CardsPage() {
   useEffect(() => {
     load();
     if (can(session, 'vaults:read')) {
-      api<Page<Vault>>('GET', '/v1/vaults?limit=100&status=active')
+      // Every vault, closed ones included: each card's row names its vault.
+      api<Page<Vault>>('GET', '/v1/vaults?limit=100')
         .then((page) => {
           setVaults(page.data);
         })
@@ -51,11 +52,13 @@ export function CardsPage() {
     }
   };
   const writable = can(session, 'cards:write');
+  const active = vaults.filter((vault) => vault.status === 'active');
+  const names = new Map(vaults.map((vault) => [vault.id, vault.name]));
   return (
     <section aria-labelledby="cards-title">
       <h1 id="cards-title">Cards</h1>
       <Alert message={error} />
-      {writable && vaults.length > 0 ? <NewCard vaults={vaults} onCreated={load} /> : null}
+      {writable && active.length > 0 ? <NewCard vaults={active} onCreated={load} /> : null}
       {cards === null ? (
         <p aria-busy="true">Loading cards…</p>
       ) : (
@@ -87,7 +90,9 @@ export function CardsPage() {
                     •••• {card.last4}
                     <br />
                     <small>
-                      <a href={`#/vaults/${card.vaultId}`}>vault</a>
+                      <a href={`#/vaults/${card.vaultId}`}>
+                        {names.get(card.vaultId) ?? card.vaultId}
+                      </a>
                     </small>
                   </td>
                   <td>{card.cardholderName}</td>

@@ -1,49 +1,96 @@
 import { useEffect, useMemo, useState } from 'preact/hooks';
-import uPlot from 'uplot';
 import { api, query, type Page } from '../api';
-import { Chart } from '../components/chart';
+import { Time } from '../components/time';
 import { TransactionDetails } from '../components/transaction-details';
 import { followStream } from '../stream';
 import type { FeedEvent, Transaction } from '../types';
+import { DeclineChart, type Decline } from './live-chart';
 
 /*
- * Live authorizations: decisions as they are committed (GET /v1/events/stream, read with
- * fetch), the approvals and declines counted since the page opened, and the declines of the
- * last hour by reason, a minute a bar. A row opens the rule that declined it and its facts.
+ * Live authorizations: the last hour's decisions (List Transactions) then each one as it is
+ * committed (GET /v1/events/stream, read with fetch), the approvals and declines of the last
+ * hour counted, and the declines of the hour by reason, a minute a bar. The stream resumes
+ * from the last event this tab read (Last-Event-ID), so that a visit goes on where the last
+ * one stopped. A row opens the rule that declined it and its facts.
  */
 
 /** Decisions kept on the page, newest first. */
 const SHOWN_MAX = 200;
+/** Decisions counted at most (the hour's); the oldest go first past it. */
+const KEPT_MAX = 10_000;
+/** Pages of the hour's decisions read when the page opens. */
+const PAGES_MAX = 10;
 const HOUR_MS = 3_600_000;
-const MINUTE_MS = 60_000;
-/** Reasons drawn as their own series; the rest are summed as "other". */
-const REASONS_DRAWN_MAX = 6;
-const COLOURS = ['#b91c1c', '#c2410c', '#7c3aed', '#0369a1', '#047857', '#a16207', '#475569'];
+/** This tab's last event read, and when it was made: a resume point younger than an hour. */
+const RESUME_ITEM = 'spendgate.console.live.lastEvent';
 
 const reasonOf = (transaction: Transaction): string =>
   transaction.declineReason?.rule ?? transaction.declineCode ?? 'declined';
 
+function resumePoint(nowMs: number): string | null {
+  try {
+    const saved = JSON.parse(sessionStorage.getItem(RESUME_ITEM) ?? 'null') as {
+      id?: unknown;
+      atMs?: unknown;
+    } | null;
+    if (typeof saved?.id !== 'string' || typeof saved.atMs !== 'number') return null;
+    return nowMs - saved.atMs < HOUR_MS ? saved.id : null;
+  } catch {
+    return null;
+  }
+}
+
+/** The hour's card authorizations, newest first, a few pages at most. */
+async function lastHour(sinceMs: number): Promise<Transaction[]> {
+  const found: Transaction[] = [];
+  let after: string | undefined;
+  for (let read = 0; read < PAGES_MAX; read += 1) {
+    const page = await api<Page<Transaction>>(
+      'GET',
+      `/v1/transactions${query({
+        type: 'card_authorization',
+        startDate: new Date(sinceMs).toISOString(),
+        limit: 100,
+        startingAfter: after,
+      })}`,
+    );
+    found.push(...page.data);
+    after = page.data.at(-1)?.id;
+    if (!page.hasMore || after === undefined) break;
+  }
+  return found;
+}
+
+/** `known` with `more` added, one entry per transaction, the newest KEPT_MAX. */
+function merged(
+  known: Map<string, Transaction>,
+  more: Transaction[],
+  replace: boolean,
+): Map<string, Transaction> {
+  const next = new Map(known);
+  for (const transaction of more) {
+    if (replace || !next.has(transaction.id)) next.set(transaction.id, transaction);
+  }
+  if (next.size <= KEPT_MAX) return next;
+  const newest = [...next.values()]
+    .sort((a, b) => b.createdAt.localeCompare(a.createdAt))
+    .slice(0, KEPT_MAX);
+  return new Map(newest.map((transaction) => [transaction.id, transaction]));
+}
+
 export function LivePage() {
   const [state, setState] = useState('connecting');
-  const [decisions, setDecisions] = useState<Transaction[]>([]);
-  const [counts, setCounts] = useState({ approved: 0, declined: 0 });
-  const [declines, setDeclines] = useState<{ atMs: number; reason: string }[]>([]);
+  const [known, setKnown] = useState<Map<string, Transaction>>(new Map());
   const [open, setOpen] = useState<Transaction | null>(null);
   const [nowMs, setNowMs] = useState(Date.now());
 
   useEffect(() => {
     const controller = new AbortController();
-    // The hour before the page opened, so that the chart starts full.
-    const since = new Date(Date.now() - HOUR_MS).toISOString();
-    api<Page<Transaction>>(
-      'GET',
-      `/v1/transactions${query({ status: 'declined', type: 'card_authorization', startDate: since, limit: 100 })}`,
-    )
-      .then((page) => {
-        setDeclines((now) => [
-          ...page.data.map((t) => ({ atMs: Date.parse(t.createdAt), reason: reasonOf(t) })),
-          ...now,
-        ]);
+    const openedMs = Date.now();
+    lastHour(openedMs - HOUR_MS)
+      .then((found) => {
+        // What the stream brought meanwhile is newer: kept.
+        setKnown((now) => merged(now, found, false));
       })
       .catch(() => undefined);
     void followStream(
@@ -52,24 +99,19 @@ export function LivePage() {
         onState: (next) => {
           setState(next);
         },
-        onEvent: (_type, data) => {
+        onEvent: (_type, data, id) => {
           const event = JSON.parse(data) as FeedEvent;
-          const transaction = event.data.object;
-          setDecisions((shown) => [transaction, ...shown].slice(0, SHOWN_MAX));
-          const approved = event.type === 'authorization.approved';
-          setCounts((now) => ({
-            approved: now.approved + (approved ? 1 : 0),
-            declined: now.declined + (approved ? 0 : 1),
-          }));
-          if (!approved) {
-            setDeclines((now) => [
-              ...now,
-              { atMs: Date.parse(transaction.createdAt), reason: reasonOf(transaction) },
-            ]);
+          if (id !== null) {
+            sessionStorage.setItem(
+              RESUME_ITEM,
+              JSON.stringify({ id, atMs: Date.parse(event.createdAt) }),
+            );
           }
+          setKnown((now) => merged(now, [event.data.object], true));
         },
       },
       controller.signal,
+      resumePoint(openedMs),
     );
     const clock = setInterval(() => {
       setNowMs(Date.now());
@@ -80,7 +122,21 @@ export function LivePage() {
     };
   }, []);
 
-  const recent = useMemo(() => declines.filter((d) => d.atMs > nowMs - HOUR_MS), [declines, nowMs]);
+  const hour = useMemo(
+    () =>
+      [...known.values()]
+        .filter((transaction) => Date.parse(transaction.createdAt) > nowMs - HOUR_MS)
+        .sort((a, b) => b.createdAt.localeCompare(a.createdAt)),
+    [known, nowMs],
+  );
+  const declines: Decline[] = hour
+    .filter((transaction) => transaction.status === 'declined')
+    .map((transaction) => ({
+      atMs: Date.parse(transaction.createdAt),
+      reason: reasonOf(transaction),
+    }));
+  const approved = hour.length - declines.length;
+  const shown = hour.slice(0, SHOWN_MAX);
   return (
     <section aria-labelledby="live-title">
       <h1 id="live-title">Live authorizations</h1>
@@ -89,19 +145,19 @@ export function LivePage() {
       </p>
       <div class="grid counts" role="status" aria-live="polite">
         <article>
-          <h2>Approved since opened</h2>
+          <h2>Approved, last hour</h2>
           <p class="count" data-testid="approved-count">
-            {counts.approved}
+            {approved}
           </p>
         </article>
         <article>
-          <h2>Declined since opened</h2>
+          <h2>Declined, last hour</h2>
           <p class="count" data-testid="declined-count">
-            {counts.declined}
+            {declines.length}
           </p>
         </article>
       </div>
-      <DeclineChart declines={recent} nowMs={nowMs} />
+      <DeclineChart declines={declines} nowMs={nowMs} />
       <h2>Decisions</h2>
       <div class="overflow-auto">
         <table class="striped">
@@ -117,14 +173,15 @@ export function LivePage() {
             </tr>
           </thead>
           <tbody data-testid="decisions">
-            {decisions.length === 0 ? (
+            {shown.length === 0 ? (
               <tr>
                 <td colSpan={5}>Waiting for authorizations…</td>
               </tr>
             ) : null}
-            {decisions.map((transaction) => (
+            {shown.map((transaction) => (
               <tr
                 key={transaction.id}
+                data-transaction={transaction.id}
                 class={transaction.status === 'declined' ? 'declined' : 'approved'}
               >
                 <td>
@@ -136,7 +193,7 @@ export function LivePage() {
                       setOpen(open?.id === transaction.id ? null : transaction);
                     }}
                   >
-                    {transaction.createdAt.slice(11, 19)}
+                    <Time at={transaction.createdAt} />
                   </button>
                 </td>
                 <td>{transaction.status === 'declined' ? 'declined' : 'approved'}</td>
@@ -151,79 +208,6 @@ export function LivePage() {
         </table>
       </div>
       {open === null ? null : <TransactionDetails transaction={open} />}
-    </section>
-  );
-}
-
-function DeclineChart({
-  declines,
-  nowMs,
-}: {
-  declines: { atMs: number; reason: string }[];
-  nowMs: number;
-}) {
-  const totals = new Map<string, number>();
-  for (const decline of declines) totals.set(decline.reason, (totals.get(decline.reason) ?? 0) + 1);
-  const ranked = [...totals.entries()].sort((a, b) => b[1] - a[1]);
-  const drawn = ranked.slice(0, REASONS_DRAWN_MAX).map(([reason]) => reason);
-  const key = JSON.stringify([drawn, declines.length, nowMs]);
-  const { data, options } = useMemo(() => {
-    const startMs = Math.floor((nowMs - HOUR_MS) / MINUTE_MS) * MINUTE_MS;
-    const minutes = Array.from({ length: 61 }, (_, index) => (startMs + index * MINUTE_MS) / 1000);
-    const series = [...drawn, ...(ranked.length > drawn.length ? ['other'] : [])];
-    const rows = series.map(() => minutes.map(() => 0));
-    for (const decline of declines) {
-      const slot = Math.floor((decline.atMs - startMs) / MINUTE_MS);
-      const index = drawn.includes(decline.reason)
-        ? drawn.indexOf(decline.reason)
-        : series.length - 1;
-      const row = rows[index];
-      if (row !== undefined && slot >= 0 && slot < minutes.length) row[slot] = (row[slot] ?? 0) + 1;
-    }
-    const bars = uPlot.paths.bars?.({ size: [0.8, 12] });
-    const options: Omit<uPlot.Options, 'width' | 'height'> = {
-      scales: { x: { time: true }, y: { range: [0, null] } },
-      series: [
-        {},
-        ...series.map((reason, index) => ({
-          label: reason,
-          stroke: COLOURS[index % COLOURS.length] ?? '#475569',
-          fill: COLOURS[index % COLOURS.length] ?? '#475569',
-          ...(bars === undefined ? {} : { paths: bars }),
-          points: { show: false },
-        })),
-      ],
-    };
-    return { data: [minutes, ...rows] as uPlot.AlignedData, options };
-    // The key sums up the inputs: recomputed only when one of them changes.
-  }, [key]);
-  return (
-    <section aria-labelledby="reasons-title">
-      <h2 id="reasons-title">Declines by reason, last hour</h2>
-      <Chart
-        label="Declines per minute over the last hour, by reason"
-        options={options}
-        data={data}
-        height={180}
-      />
-      <table class="reasons" data-testid="decline-reasons">
-        <caption class="visually-hidden">Declines in the last hour by reason</caption>
-        <tbody>
-          {ranked.length === 0 ? (
-            <tr>
-              <td>No decline in the last hour.</td>
-            </tr>
-          ) : null}
-          {ranked.map(([reason, count]) => (
-            <tr key={reason}>
-              <th scope="row">
-                <code>{reason}</code>
-              </th>
-              <td class="amount">{count}</td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
     </section>
   );
 }

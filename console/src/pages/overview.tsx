@@ -14,6 +14,7 @@ import {
 } from '../overview-data';
 import { latestPolicy } from '../policy-versions';
 import { can, useSession } from '../session';
+import { Time } from '../components/time';
 import type { PolicyLimits, Transaction, Vault } from '../types';
 
 /*
@@ -113,7 +114,7 @@ function Watchlist({ vaults }: { vaults: Vault[] }) {
   useEffect(() => {
     const overdrawn = vaults
       .filter((vault) => vault.overdrawnAt != null)
-      .map((vault) => ({ vault, text: `overdrawn since ${vault.overdrawnAt ?? ''}` }));
+      .map((vault) => ({ vault, text: 'overdrawn since', since: vault.overdrawnAt ?? '' }));
     const open = vaults.filter((vault) => vault.status !== 'closed').slice(0, LIMITS_VAULTS_MAX);
     Promise.all(
       open.map(async (vault) => {
@@ -145,6 +146,12 @@ function Watchlist({ vaults }: { vaults: Vault[] }) {
           {warnings.map((warning, index) => (
             <li key={`${warning.vault.id}-${String(index)}`}>
               <a href={`#/vaults/${warning.vault.id}`}>{warning.vault.name}</a>: {warning.text}
+              {warning.since === undefined ? null : (
+                <>
+                  {' '}
+                  <Time at={warning.since} />
+                </>
+              )}
             </li>
           ))}
         </ul>

@@ -1,23 +1,16 @@
-import type { Validator } from '@cfworker/json-schema';
 import { useEffect, useMemo, useState } from 'preact/hooks';
 import { api, ApiError, idempotencyKey, messageOf, type Page } from '../api';
 import { Alert } from '../components/alert';
 import { PolicyText } from '../components/policy-text';
-import {
-  checkPolicy,
-  lineOfPath,
-  pathOfParam,
-  policyValidator,
-  type OpenApiDocument,
-  type Problem,
-} from '../policy-check';
+import { checkPolicy, lineOfPath, pathOfParam, type Problem } from '../policy-check';
 import { latestPolicy } from '../policy-versions';
 import { can, useSession } from '../session';
+import type { Vault } from '../types';
 import { BacktestPanel, SimulatePanel } from './policy-trials';
 
 /*
- * The policy editor: the vault's policy as JSON, checked on every keystroke against the
- * published schema (problems on their lines), templates from the rule library, a simulated
+ * The policy editor: the vault's policy as JSON, checked on every keystroke by the API's own
+ * policy validator, in its words (problems on their lines), templates from the rule library, a simulated
  * purchase and a backtest of the draft, and Save (Set Policy) once it is right.
  */
 
@@ -31,25 +24,23 @@ export function PolicyPage({ vaultId }: { vaultId: string }) {
   const session = useSession();
   const [text, setText] = useState<string | null>(null);
   const [version, setVersion] = useState<number | null>(null);
-  const [validator, setValidator] = useState<Validator | null>(null);
   const [templates, setTemplates] = useState<Template[]>([]);
   const [serverProblems, setServerProblems] = useState<Problem[]>([]);
   const [error, setError] = useState<string | null>(null);
   const [saved, setSaved] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
+  const [vaultName, setVaultName] = useState<string | null>(null);
 
   useEffect(() => {
+    api<Vault>('GET', `/v1/vaults/${encodeURIComponent(vaultId)}`)
+      .then((vault) => {
+        setVaultName(vault.name);
+      })
+      .catch(() => undefined);
     latestPolicy(vaultId)
       .then((latest) => {
         setVersion(latest?.version ?? null);
         setText(JSON.stringify(latest?.document ?? { rules: [] }, null, 2));
-      })
-      .catch((failure: unknown) => {
-        setError(messageOf(failure));
-      });
-    fetch('/v1/openapi.json')
-      .then(async (response) => {
-        setValidator(policyValidator((await response.json()) as OpenApiDocument));
       })
       .catch((failure: unknown) => {
         setError(messageOf(failure));
@@ -62,8 +53,8 @@ export function PolicyPage({ vaultId }: { vaultId: string }) {
   }, [vaultId]);
 
   const checked = useMemo(
-    () => (text === null ? { problems: [], value: undefined } : checkPolicy(text, validator)),
-    [text, validator],
+    () => (text === null ? { problems: [], value: undefined } : checkPolicy(text)),
+    [text],
   );
   const problems = [...checked.problems, ...serverProblems];
   const edit = (next: string): void => {
@@ -120,7 +111,7 @@ export function PolicyPage({ vaultId }: { vaultId: string }) {
             <a href="#/vaults">Vaults</a>
           </li>
           <li>
-            <a href={`#/vaults/${vaultId}`}>Vault</a>
+            <a href={`#/vaults/${vaultId}`}>{vaultName ?? vaultId}</a>
           </li>
           <li>Policy</li>
         </ul>

@@ -3,9 +3,10 @@ import { api, messageOf, type Page } from '../api';
 import { Alert } from '../components/alert';
 import { Chart } from '../components/chart';
 import { TransactionsTable } from '../components/transactions-table';
-import { latestPolicy } from '../policy-versions';
 import { can, useSession } from '../session';
 import type { BalanceSnapshot, Card, Vault } from '../types';
+import { PendingHolds } from './vault-holds';
+import { VaultPolicy } from './vault-policy';
 
 const DAY_S = 86_400;
 /** The share of the days' span left empty each side of the first and last day. */
@@ -32,13 +33,15 @@ export function VaultPage({ vaultId }: { vaultId: string }) {
   const session = useSession();
   const [vault, setVault] = useState<Vault | null>(null);
   const [error, setError] = useState<string | null>(null);
+  // Bumped by a capture or a reversal: the balance and the transactions are read again.
+  const [version, setVersion] = useState(0);
   useEffect(() => {
     api<Vault>('GET', `/v1/vaults/${encodeURIComponent(vaultId)}`)
       .then(setVault)
       .catch((failure: unknown) => {
         setError(messageOf(failure));
       });
-  }, [vaultId]);
+  }, [vaultId, version]);
   if (vault === null)
     return error === null ? <p aria-busy="true">Loading…</p> : <Alert message={error} />;
   return (
@@ -59,17 +62,38 @@ export function VaultPage({ vaultId }: { vaultId: string }) {
         </strong>{' '}
         · pending {vault.balance.pending} · ledger {vault.balance.ledger}
       </p>
+      <p>
+        Deposit address:{' '}
+        {vault.depositAddress === null ? (
+          <span data-testid="deposit-address">not given yet (the deposit watcher assigns one)</span>
+        ) : (
+          <code class="address" data-testid="deposit-address">
+            {vault.depositAddress}
+          </code>
+        )}{' '}
+        <small>
+          (send {vault.currency} on {vault.network} here)
+        </small>
+      </p>
       <BalanceHistory vault={vault} />
       {can(session, 'cards:read') ? <VaultCards vaultId={vault.id} /> : null}
+      {can(session, 'transactions:read') && can(session, 'authorizations:write') ? (
+        <PendingHolds
+          vaultId={vault.id}
+          onChange={() => {
+            setVersion(version + 1);
+          }}
+        />
+      ) : null}
       {can(session, 'transactions:read') ? (
         <section aria-labelledby="transactions-title">
           <h2 id="transactions-title">Transactions</h2>
-          <TransactionsTable vaultId={vault.id} />
+          <TransactionsTable key={version} vaultId={vault.id} />
         </section>
       ) : null}
       <section aria-labelledby="policy-title">
         <h2 id="policy-title">Policy</h2>
-        <PolicySummary vaultId={vault.id} />
+        <VaultPolicy vaultId={vault.id} />
         <a href={`#/vaults/${vault.id}/policy`} role="button" class="secondary">
           {can(session, 'policies:write') ? 'Edit policy' : 'View policy'}
         </a>
@@ -193,22 +217,4 @@ function VaultCards({ vaultId }: { vaultId: string }) {
       )}
     </section>
   );
-}
-
-function PolicySummary({ vaultId }: { vaultId: string }) {
-  const [text, setText] = useState<string | null>(null);
-  useEffect(() => {
-    latestPolicy(vaultId)
-      .then((latest) => {
-        setText(
-          latest === null
-            ? 'No policy: every authorization within the balance is approved.'
-            : `Version ${String(latest.version)}, since ${latest.createdAt}.`,
-        );
-      })
-      .catch((failure: unknown) => {
-        setText(messageOf(failure));
-      });
-  }, [vaultId]);
-  return <p>{text ?? '…'}</p>;
 }

@@ -2,13 +2,61 @@ import { useEffect, useState } from 'preact/hooks';
 import { api, idempotencyKey, messageOf, type Page } from '../api';
 import { Alert } from '../components/alert';
 import { CreatePanel } from '../components/create-panel';
-import type { WebhookDelivery, WebhookEndpoint } from '../types';
+import { Time } from '../components/time';
+import type { WebhookDelivery, WebhookEndpoint, WebhookTest } from '../types';
+
+/** Deliveries read for an endpoint's health: the newest ones say whether it works now. */
+const HEALTH_DELIVERIES = 20;
+
+/**
+ * An endpoint's health from its newest deliveries: `enabled` says only that spendgate sends to
+ * it, not that anything arrives. Failing when the newest delivery failed: how many in a row,
+ * and the last error.
+ */
+export function healthOf(deliveries: readonly WebhookDelivery[]): {
+  failing: boolean;
+  text: string;
+} {
+  const newest = deliveries[0];
+  if (newest === undefined) return { failing: false, text: 'no delivery yet' };
+  if (newest.status === 'succeeded') return { failing: false, text: 'delivering' };
+  const failed = deliveries.findIndex((delivery) => delivery.status === 'succeeded');
+  const count = failed === -1 ? deliveries.length : failed;
+  const every = failed === -1 && deliveries.length < HEALTH_DELIVERIES ? 'all ' : 'last ';
+  const error = `${newest.error ?? 'failed'}${newest.statusCode === null ? '' : ` (HTTP ${String(newest.statusCode)})`}`;
+  return {
+    failing: true,
+    text: `failing: ${every}${String(count)} ${count === 1 ? 'delivery' : 'deliveries'} failed, last error ${error}`,
+  };
+}
+
+function Health({ endpointId, version }: { endpointId: string; version: number }) {
+  const [health, setHealth] = useState<{ failing: boolean; text: string } | null>(null);
+  useEffect(() => {
+    api<Page<WebhookDelivery>>(
+      'GET',
+      `/v1/webhooks/${endpointId}/deliveries?limit=${String(HEALTH_DELIVERIES)}`,
+    )
+      .then((page) => {
+        setHealth(healthOf(page.data));
+      })
+      .catch(() => undefined);
+  }, [endpointId, version]);
+  if (health === null) return null;
+  return (
+    <strong class={health.failing ? 'failing' : 'ok'} data-testid="endpoint-health">
+      {health.text}
+    </strong>
+  );
+}
 
 /** Webhooks: the endpoints, a new one, each one's delivery log, and Test Webhook. */
 export function WebhooksPage() {
   const [endpoints, setEndpoints] = useState<WebhookEndpoint[] | null>(null);
   const [open, setOpen] = useState<string | null>(null);
   const [error, setError] = useState<string | null>(null);
+  // Bumped by a test delivery: the endpoints' health is read again.
+  const [version, setVersion] = useState(0);
   const load = (): void => {
     api<Page<WebhookEndpoint>>('GET', '/v1/webhooks')
       .then((page) => {
@@ -33,7 +81,7 @@ export function WebhooksPage() {
           <article key={endpoint.id} data-endpoint={endpoint.id}>
             <header>
               <code class="url">{endpoint.url}</code> · {endpoint.status} ·{' '}
-              {endpoint.events.join(', ')}
+              <Health endpointId={endpoint.id} version={version} /> · {endpoint.events.join(', ')}
             </header>
             <button
               type="button"
@@ -45,7 +93,14 @@ export function WebhooksPage() {
             >
               {open === endpoint.id ? 'Hide deliveries' : 'Deliveries'}
             </button>
-            {open === endpoint.id ? <Deliveries endpointId={endpoint.id} /> : null}
+            {open === endpoint.id ? (
+              <Deliveries
+                endpointId={endpoint.id}
+                onTested={() => {
+                  setVersion(version + 1);
+                }}
+              />
+            ) : null}
           </article>
         ))
       )}
@@ -113,7 +168,16 @@ function NewEndpoint({ onCreated }: { onCreated: () => void }) {
   );
 }
 
-function Deliveries({ endpointId }: { endpointId: string }) {
+/** What Test Webhook answered, with the API's reason when nothing was delivered. */
+export function testResultText(answer: WebhookTest): string {
+  if (answer.delivered) {
+    return `Delivered: ${String(answer.statusCode)} in ${String(answer.durationMs)} ms.`;
+  }
+  const status = answer.statusCode === null ? '' : ` (HTTP ${String(answer.statusCode)})`;
+  return `Not delivered: ${answer.error ?? 'no reason given'}${status} after ${String(answer.durationMs)} ms.`;
+}
+
+function Deliveries({ endpointId, onTested }: { endpointId: string; onTested: () => void }) {
   const [deliveries, setDeliveries] = useState<WebhookDelivery[] | null>(null);
   const [result, setResult] = useState<string | null>(null);
   const [error, setError] = useState<string | null>(null);
@@ -132,17 +196,12 @@ function Deliveries({ endpointId }: { endpointId: string }) {
     setBusy(true);
     setError(null);
     try {
-      const answer = await api<{
-        delivered: boolean;
-        statusCode: number | null;
-        durationMs: number | null;
-      }>('POST', `/v1/webhooks/${endpointId}/test`, { headers: idempotencyKey() });
-      setResult(
-        answer.delivered
-          ? `Delivered: ${String(answer.statusCode)} in ${String(answer.durationMs)} ms.`
-          : `Not delivered${answer.statusCode === null ? '' : ` (${String(answer.statusCode)})`}.`,
-      );
+      const answer = await api<WebhookTest>('POST', `/v1/webhooks/${endpointId}/test`, {
+        headers: idempotencyKey(),
+      });
+      setResult(testResultText(answer));
       load();
+      onTested();
     } catch (failure) {
       setError(messageOf(failure));
     } finally {
@@ -186,7 +245,9 @@ function Deliveries({ endpointId }: { endpointId: string }) {
               ) : null}
               {deliveries.map((delivery) => (
                 <tr key={delivery.id}>
-                  <td>{delivery.createdAt.replace('T', ' ').slice(0, 19)}</td>
+                  <td>
+                    <Time at={delivery.createdAt} />
+                  </td>
                   <td>{delivery.eventType}</td>
                   <td>{delivery.attempt}</td>
                   <td>

@@ -1,10 +1,11 @@
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { assert } from '../../core/index.js';
-import type { OutboxEvent } from '../../store/store.js';
+import { assert, type Scope } from '../../core/index.js';
+import type { OutboxEvent, Store } from '../../store/store.js';
 import { authOf } from '../auth.js';
-import type { EventHub } from '../event-hub.js';
+import { isIdOf } from '../../ids.js';
+import { FEED_EVENT_TYPES, type EventHub } from '../event-hub.js';
 
 /*
  * Stream Events: the caller's `authorization.approved` and `authorization.declined` events as
@@ -12,14 +13,21 @@ import type { EventHub } from '../event-hub.js';
  * The key travels in the Authorization header (a fetch() with a streaming body: EventSource
  * cannot send one, and a key never goes in a URL). A comment line every `heartbeatMs` keeps
  * proxies from closing an idle stream; a client too slow to read is cut off rather than
- * buffered without bound; every stream ends when the server closes.
+ * buffered without bound; every stream ends when the server closes. A reconnecting client
+ * sends `Last-Event-ID` (the SSE resume header): the events committed after it are written
+ * first (at most REPLAY_ROWS_MAX), then the live ones, each id once.
  */
 
 export interface EventStreamOptions {
   readonly hub: EventHub;
   /** Between two heartbeat comments. */
   readonly heartbeatMs: number;
+  /** Where a resumed stream reads what it missed. */
+  readonly store: Pick<Store, 'eventsAfter'>;
 }
+
+/** Events written to a resumed stream before the live ones: a visit's worth, not a history. */
+const REPLAY_ROWS_MAX = 500;
 
 /** A reader this far behind is disconnected (it may reconnect and read what comes next). */
 const UNSENT_BYTES_MAX = 1024 * 1024;
@@ -31,7 +39,8 @@ const eventStreamRoute = {
     tags: ['events'],
     response: {
       200: z.string().meta({
-        description: 'text/event-stream: `event: <type>`, `id: <event id>`, `data: <event>`.',
+        description:
+          'text/event-stream: `event: <type>`, `id: <event id>`, `data: <event>`. A `Last-Event-ID` request header (an event id) first replays the events after it (at most 500).',
       }),
     },
   },
@@ -69,13 +78,9 @@ export function registerEventStreamRoutes(app: FastifyInstance, options: EventSt
         raw.write(text);
         if (raw.writableLength > UNSENT_BYTES_MAX) end();
       };
-      const unsubscribe = options.hub.subscribe(scope, {
-        send: (event: OutboxEvent) => {
-          write(
-            `event: ${event.type}\nid: ${event.id}\ndata: ${JSON.stringify(event.payload)}\n\n`,
-          );
-        },
-      });
+      const lastEventId = request.headers['last-event-id'];
+      const feed = resumableFeed(isIdOf('event', lastEventId) ? lastEventId : null, write);
+      const unsubscribe = options.hub.subscribe(scope, { send: feed.live });
       void reply.hijack();
       raw.writeHead(200, {
         'content-type': 'text/event-stream; charset=utf-8',
@@ -88,6 +93,8 @@ export function registerEventStreamRoutes(app: FastifyInstance, options: EventSt
       });
       open.add(end);
       raw.write(': connected\n\n');
+      // The database away: the stream goes on with the live events alone.
+      feed.replay(options.store, scope).catch(() => undefined);
       heartbeat = setInterval(() => {
         write(': heartbeat\n\n');
       }, options.heartbeatMs);
@@ -96,4 +103,39 @@ export function registerEventStreamRoutes(app: FastifyInstance, options: EventSt
       raw.on('close', end);
       raw.on('error', end);
     });
+}
+
+/**
+ * A stream's events, each id once and in order: with a resume point, the live ones wait while
+ * the ones missed since it are read and written.
+ */
+function resumableFeed(resumeAfter: string | null, write: (text: string) => void) {
+  let held: OutboxEvent[] | null = resumeAfter === null ? null : [];
+  let lastSent = resumeAfter ?? '';
+  const send = (event: OutboxEvent): void => {
+    if (event.id <= lastSent) return;
+    lastSent = event.id;
+    write(`event: ${event.type}\nid: ${event.id}\ndata: ${JSON.stringify(event.payload)}\n\n`);
+  };
+  return {
+    live: (event: OutboxEvent): void => {
+      if (held === null) send(event);
+      else held.push(event);
+    },
+    replay: async (store: EventStreamOptions['store'], scope: Scope): Promise<void> => {
+      if (resumeAfter === null) return;
+      try {
+        const missed = await store.eventsAfter(
+          resumeAfter,
+          FEED_EVENT_TYPES,
+          [scope],
+          REPLAY_ROWS_MAX,
+        );
+        for (const event of missed) send(event);
+      } finally {
+        for (const event of held ?? []) send(event);
+        held = null;
+      }
+    },
+  };
 }

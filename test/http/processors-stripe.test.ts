@@ -102,6 +102,28 @@ function authorization(fields: AuthorizationFields): Stripe.Issuing.Authorizatio
   };
 }
 
+/** One entry of an authorization's request_history: a decision, ours or Stripe's. */
+function historyEntry(
+  amount: number,
+  reason: Stripe.Issuing.Authorization.RequestHistory.Reason,
+  approved = true,
+): Stripe.Issuing.Authorization.RequestHistory {
+  return {
+    amount,
+    amount_details: null,
+    approved,
+    authorization_code: null,
+    created: 1,
+    currency: 'usd',
+    merchant_amount: amount,
+    merchant_currency: 'usd',
+    network_risk_score: null,
+    reason,
+    reason_message: null,
+    requested_at: 1,
+  };
+}
+
 function pendingRequest(
   amount: number,
   controllable = false,
@@ -453,22 +475,7 @@ describe('Stripe Issuing adapter', () => {
       approved: true,
       status: 'pending',
       pending: pendingRequest(5000),
-      history: [
-        {
-          amount: 10000,
-          amount_details: null,
-          approved: true,
-          authorization_code: null,
-          created: 1,
-          currency: 'usd',
-          merchant_amount: 10000,
-          merchant_currency: 'usd',
-          network_risk_score: null,
-          reason: 'webhook_approved',
-          reason_message: null,
-          requested_at: 1,
-        },
-      ],
+      history: [historyEntry(10000, 'webhook_approved')],
     });
     const increment = await send(
       viaStripe.connectionId,
@@ -546,22 +553,7 @@ describe('Stripe Issuing adapter', () => {
       approved: true,
       status: 'pending',
       pending: null,
-      history: [
-        {
-          amount: 3000,
-          amount_details: null,
-          approved: true,
-          authorization_code: null,
-          created: 2,
-          currency: 'usd',
-          merchant_amount: 3000,
-          merchant_currency: 'usd',
-          network_risk_score: null,
-          reason: 'webhook_timeout',
-          reason_message: null,
-          requested_at: 2,
-        },
-      ],
+      history: [historyEntry(3000, 'webhook_timeout')],
     });
     expect(
       (await send(viaStripe.connectionId, event('issuing_authorization.created', advised))).status,
@@ -681,5 +673,65 @@ describe('Stripe Issuing adapter', () => {
       pending: '0.00',
       ledger: '-20.00',
     });
+  });
+  it('records an increase Stripe decided without us as an increment, once; ours only once too', async () => {
+    const { connectionId, vaultId } = await setUp('200', 'ic_grow');
+    const c = 'ic_grow';
+    const first = await send(connectionId, requestEvent(c, 'iauth_grow', 'ntx_grow', 10000));
+    expect(first.body.approved).toBe(true);
+    const pendingOf = async () =>
+      (await call('GET', `/v1/vaults/${vaultId}`)).body.balance?.pending;
+    const grown = (amount: number, history: Stripe.Issuing.Authorization.RequestHistory[]) =>
+      authorization({
+        id: 'iauth_grow',
+        card: c,
+        networkId: 'ntx_grow',
+        amount,
+        approved: true,
+        status: 'pending',
+        pending: null,
+        history,
+      });
+    // Our answer to the increment request timed out; Stripe's timeout setting approved 30.00.
+    const byStripe = [
+      historyEntry(10000, 'webhook_approved'),
+      historyEntry(3000, 'webhook_timeout'),
+    ];
+    const increased = event('issuing_authorization.updated', grown(13000, byStripe), {
+      previous_attributes: { amount: 10000 },
+    });
+    const answer = await send(connectionId, increased);
+    expect(answer.body).toMatchObject({ received: true, operations: 1 });
+    expect(await pendingOf()).toBe('130.00');
+    const listed = await call('GET', `/v1/transactions?vaultId=${vaultId}&limit=10`);
+    expect(listed.body.data?.[0]).toMatchObject({ amount: '130.00', heldAmount: '130.00' });
+    // Stripe sends the event again, or another event tells the same increase: nothing more.
+    const before = await digest();
+    expect((await send(connectionId, increased)).status).toBe(200);
+    const retold = event('issuing_authorization.updated', grown(13000, byStripe), {
+      previous_attributes: { amount: 10000 },
+    });
+    expect((await send(connectionId, retold)).status).toBe(200);
+    expect(await digest()).toBe(before);
+    // An increase we answered ourselves was recorded by its request: its update adds nothing.
+    const asked = await send(
+      connectionId,
+      event('issuing_authorization.request', {
+        ...grown(13000, byStripe),
+        pending_request: pendingRequest(2000),
+      }),
+    );
+    expect(asked.body.approved).toBe(true);
+    expect(await pendingOf()).toBe('150.00');
+    const ours = await send(
+      connectionId,
+      event(
+        'issuing_authorization.updated',
+        grown(15000, [...byStripe, historyEntry(2000, 'webhook_approved')]),
+        { previous_attributes: { amount: 13000 } },
+      ),
+    );
+    expect(ours.body).toMatchObject({ received: true, operations: 0 });
+    expect(await pendingOf()).toBe('150.00');
   });
 });

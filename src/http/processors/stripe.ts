@@ -18,7 +18,8 @@ import type { ProcessorOperation, ProcessorResult } from './operation.js';
  *   out, or Stripe declined before asking) is an advice; one decided by our answer is
  *   already recorded.
  * - issuing_authorization.updated: `reversed` and `expired` release the hold; an amount that
- *   went down while pending releases the difference.
+ *   went down while pending releases the difference, one that went up without our answer
+ *   (Stripe's timeout setting decided an incremental authorization) is an increment of it.
  * - issuing_transaction.created: `capture` captures its authorization (a force capture when it
  *   has none), `refund` refunds.
  */
@@ -267,7 +268,10 @@ function createdOf(authorization: StripeAuthorization): ProcessorOperation[] {
   ];
 }
 
-/** Reversals and expiry release the hold; a pending amount that went down releases the difference. */
+/**
+ * Reversals and expiry release the hold; a pending amount that went down releases the
+ * difference; one that went up, decided without our answer, is an increment of the difference.
+ */
 function updatedOf(
   eventId: string,
   authorization: StripeAuthorization,
@@ -280,20 +284,49 @@ function updatedOf(
   if (authorization.status === 'reversed') return [{ kind: 'reverse', amount: null, ...following }];
   if (authorization.status === 'expired')
     return [{ kind: 'reverse', amount: null, expired: true, ...following }];
-  if (
+  const changed =
     authorization.status === 'pending' &&
     previousAmount !== undefined &&
     Number.isSafeInteger(previousAmount) &&
-    previousAmount > authorization.amount
-  ) {
-    const released = {
-      minor: BigInt(previousAmount - authorization.amount),
-      currency: authorization.currency,
-    };
+    previousAmount >= 0
+      ? authorization.amount - previousAmount
+      : 0;
+  if (changed < 0) {
+    const released = { minor: BigInt(-changed), currency: authorization.currency };
     return [{ kind: 'reverse', amount: released, ...following }];
   }
+  if (changed > 0) return increaseOf(eventId, authorization, BigInt(changed), following);
   // closed (captured: issuing_transaction.created posts it), or no change of money.
   return [];
+}
+
+/**
+ * A pending authorization's amount went up (Stripe's incremental authorization). When the
+ * last entry of its request history is our own answer, the increment was asked of us as an
+ * `issuing_authorization.request` and is recorded already under that event's id. Otherwise
+ * Stripe decided it without us (its timeout setting): an increment of the difference, keyed
+ * by that request history entry, so a repeat of the event, or another event telling the same
+ * increase, records it once (the event's id where Stripe keeps no history entry).
+ */
+function increaseOf(
+  eventId: string,
+  authorization: StripeAuthorization,
+  increase: bigint,
+  following: { readonly authorizationNetworkId: string; readonly messageId: string },
+): ProcessorOperation[] {
+  const history = authorization.request_history;
+  const last = history.at(-1);
+  if (last !== undefined && ANSWERED_BY_US.has(last.reason)) return [];
+  const networkTransactionId =
+    last === undefined ? eventId : `${authorization.id}:request_history:${history.length - 1}`;
+  return [
+    {
+      kind: 'increment',
+      ...following,
+      networkTransactionId,
+      amount: { minor: increase, currency: authorization.currency },
+    },
+  ];
 }
 
 /** Captures (negative amounts: money out of the balance) and refunds (positive). */

@@ -47,8 +47,21 @@ function asa(
   token: string,
   amount: number,
   status: Lithic.CardAuthorization['status'] = 'AUTHORIZATION',
+  partialApprovalCapable = false,
 ): Lithic.CardAuthorization {
   return {
+    pos: {
+      entry_mode: { card: 'PRESENT', cardholder: 'PRESENT', pan: 'ICC', pin_entered: false },
+      terminal: {
+        attended: true,
+        card_retention_capable: false,
+        on_premise: true,
+        operator: 'CARD_ACCEPTOR',
+        partial_approval_capable: partialApprovalCapable,
+        pin_capability: 'CAPABLE',
+        type: 'POS_TERMINAL',
+      },
+    },
     token,
     acquirer_fee: 0,
     amount,
@@ -427,5 +440,64 @@ describe('Lithic adapter', () => {
       pending: '0.00',
       ledger: '380.00',
     });
+  });
+  it('approves part where the terminal takes a partial approval, declines where it does not', async () => {
+    const { connectionId, vaultId } = await setUp('60', 'card_part');
+    // 90.00 asked of 60.00: a terminal that cannot take a partial approval gets a decline.
+    const whole = await send(connectionId, asa('card_part', 'tx_whole', 9000));
+    expect(whole.body).toEqual({ token: 'tx_whole', result: 'INSUFFICIENT_FUNDS' });
+    const part = await send(connectionId, asa('card_part', 'tx_part', 9000, 'AUTHORIZATION', true));
+    expect(part.body).toEqual({ token: 'tx_part', result: 'APPROVED', approved_amount: 6000 });
+    expect(await balanceOf(vaultId)).toMatchObject({ pending: '60.00', available: '0.00' });
+    // Asked what the vault covers, on a capable terminal: approved whole, no approved_amount.
+    const { connectionId: other } = await setUp('100', 'card_full');
+    const full = await send(other, asa('card_full', 'tx_full', 2500, 'AUTHORIZATION', true));
+    expect(full.body).toEqual({ token: 'tx_full', result: 'APPROVED' });
+  });
+
+  it("records Lithic's fallback decision after our ASA answer timed out: the advice wins", async () => {
+    const { connectionId, vaultId } = await setUp('100', 'card_late');
+    const c = 'card_late';
+    // We approved 40.00, too late: Lithic's fallback declined. The hold is released.
+    expect((await send(connectionId, asa(c, 'tx_late', 4000))).body.result).toBe('APPROVED');
+    expect(await balanceOf(vaultId)).toMatchObject({ pending: '40.00' });
+    const declinedByLithic = transactionEvent(c, 'tx_late', [
+      {
+        token: 'ev_late',
+        type: 'AUTHORIZATION',
+        amount: 4000,
+        result: 'DECLINED',
+        detailed: ['CUSTOMER_ASA_TIMEOUT'],
+      },
+    ]);
+    expect((await send(connectionId, declinedByLithic)).body).toMatchObject({ operations: 1 });
+    expect(await balanceOf(vaultId)).toMatchObject({ pending: '0.00', available: '100.00' });
+    // We declined 150.00 (above the balance), too late: Lithic's fallback approved it. The
+    // network's approval places the hold whatever the balance.
+    expect((await send(connectionId, asa(c, 'tx_over', 15000))).body.result).toBe(
+      'INSUFFICIENT_FUNDS',
+    );
+    const approvedByLithic = transactionEvent(c, 'tx_over', [
+      {
+        token: 'ev_over',
+        type: 'AUTHORIZATION',
+        amount: 15000,
+        detailed: ['CUSTOMER_ASA_TIMEOUT'],
+      },
+    ]);
+    expect((await send(connectionId, approvedByLithic)).body).toMatchObject({ operations: 1 });
+    expect(await balanceOf(vaultId)).toMatchObject({ pending: '150.00', available: '-50.00' });
+    // Lithic tells it again: nothing more.
+    const before = await digest();
+    expect((await send(connectionId, approvedByLithic)).status).toBe(200);
+    expect(await digest()).toBe(before);
+    // A later authorization Lithic declined raises nothing; an approved one is an increment.
+    const first = { token: 'ev_over', type: 'AUTHORIZATION', amount: 15000 } as const;
+    const declinedIncrement = transactionEvent(c, 'tx_over', [
+      first,
+      { token: 'ev_inc_no', type: 'AUTHORIZATION', amount: 1000, result: 'DECLINED' },
+    ]);
+    expect((await send(connectionId, declinedIncrement)).body).toMatchObject({ operations: 0 });
+    expect(await balanceOf(vaultId)).toMatchObject({ pending: '150.00' });
   });
 });

@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { SpendgateError, type Merchant } from '../../core/index.js';
 import type { ProcessorSecrets } from '../../store/store.js';
 import type { ProcessorOperation, ProcessorResult } from './operation.js';
+import { readShape } from './read-shape.js';
 
 /*
  * Lithic (contract v1.2, section 17), translated onto the dispatcher's operations. Lithic signs
@@ -32,9 +33,6 @@ export const ASA_STATUSES = [
 export type AsaStatus = (typeof ASA_STATUSES)[number];
 
 export const LITHIC_EVENT_TYPES = ['card_transaction.updated'] as const;
-
-/** The message names of the counter's `event` label: a bounded set. */
-export type LithicMessageName = AsaStatus | `card_transaction.${string}` | 'unknown';
 
 // Only the verifier is used: no request is ever made with this client.
 const verifier = new Lithic({ apiKey: 'spendgate-verifies-only' });
@@ -133,16 +131,8 @@ const transactionShape = z.object({
 export type LithicAsaRequest = z.infer<typeof asaShape>;
 type LithicTransaction = z.infer<typeof transactionShape>;
 
-function read<T>(shape: z.ZodType<T>, value: unknown): T {
-  const parsed = shape.safeParse(value);
-  if (parsed.success) return parsed.data;
-  const at = parsed.error.issues[0]?.path.join('.') ?? '';
-  throw new SpendgateError(
-    'parameter_invalid',
-    `The Lithic message is malformed${at === '' ? '' : ` at ${at}`}.`,
-    at === '' ? undefined : at,
-  );
-}
+const read = <T>(shape: z.ZodType<T>, value: unknown): T =>
+  readShape(shape, value, 'The Lithic message');
 
 /** What a verified body is: an ASA request, a transaction event, or neither (refused). */
 export type LithicMessage =

@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { SpendgateError, type Merchant } from '../../core/index.js';
 import type { ProcessorSecrets } from '../../store/store.js';
 import type { ProcessorOperation, ProcessorResult } from './operation.js';
+import { readShape } from './read-shape.js';
 
 /*
  * Stripe Issuing (contract v1.2, section 17), translated onto the dispatcher's operations. The
@@ -119,16 +120,10 @@ type StripeAuthorization = z.infer<typeof authorizationShape>;
 type StripeTransaction = z.infer<typeof transactionShape>;
 
 /** Reads `value` as `shape`, or refuses the event as malformed (param: the field at fault). */
-function read<T>(shape: z.ZodType<T>, value: unknown): T {
-  const parsed = shape.safeParse(value);
-  if (parsed.success) return parsed.data;
-  const at = parsed.error.issues[0]?.path.join('.') ?? '';
-  throw new SpendgateError(
-    'parameter_invalid',
-    `The Stripe event's object is malformed${at === '' ? '' : ` at ${at}`}.`,
-    `data.object${at === '' ? '' : `.${at}`}`,
+const read = <T>(shape: z.ZodType<T>, value: unknown): T =>
+  readShape(shape, value, "The Stripe event's object", (at) =>
+    at === '' ? 'data.object' : `data.object.${at}`,
   );
-}
 
 const idOf = (ref: string | { readonly id: string }) => (typeof ref === 'string' ? ref : ref.id);
 
@@ -374,10 +369,10 @@ function transactionOf(transaction: StripeTransaction): ProcessorOperation[] {
 
 /** The body Stripe's real-time authorization expects for a decision. */
 export function stripeRequestAnswer(
-  result: ProcessorResult,
+  result: ProcessorResult | null,
   controllable: boolean,
 ): { approved: boolean; amount?: number; metadata: Record<string, string> } {
-  if (result.kind !== 'decision') return { approved: false, metadata: {} };
+  if (result?.kind !== 'decision') return { approved: false, metadata: {} };
   const { outcome, approvedMinor } = result;
   const metadata: Record<string, string> = {};
   if (outcome.transaction !== null) metadata['spendgate_transaction_id'] = outcome.transaction.id;

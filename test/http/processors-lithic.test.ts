@@ -3,6 +3,7 @@ import type Lithic from 'lithic';
 import { describe, expect, it } from 'vitest';
 import { replay } from '../../src/cli/processors-replay.js';
 import { useTestService } from '../support/http.js';
+import { processorTestKit } from '../support/processors.js';
 
 /**
  * Lithic at /v1/processors/lithic/{connectionId} over real HTTP on PostgreSQL (contract v1.2,
@@ -26,7 +27,6 @@ interface Json {
   error?: { code: string; param?: string };
 }
 
-const MERCHANT = { name: 'Hotel Congress', mcc: '7011', country: 'US', city: 'Austin' };
 const LITHIC_MERCHANT: Lithic.CardAuthorization['merchant'] = {
   acceptor_id: '',
   acquiring_institution_id: '1000',
@@ -149,30 +149,11 @@ let messages = 0;
 
 describe('Lithic adapter', () => {
   const harness = useTestService<Json>();
-  const { call } = harness;
 
-  const setUp = async (deposit: string, processorCardId: string | null) => {
-    const connection = await call('POST', '/v1/processors', {
-      processor: 'lithic',
-      mode: 'test',
-      asaSecret: SECRET,
-    });
-    const vault = await call('POST', '/v1/vaults', {
-      name: 'L',
-      currency: 'USDC',
-      network: 'solana',
-      initialDeposit: deposit,
-    });
-    const card = await call('POST', '/v1/cards', {
-      vaultId: vault.body.id,
-      cardholderName: 'Ada',
-      ...(processorCardId === null
-        ? {}
-        : { processorCard: { connectionId: connection.body.id, cardId: processorCardId } }),
-    });
-    expect([connection.status, vault.status, card.status]).toEqual([201, 201, 201]);
-    return { connectionId: connection.body.id, vaultId: vault.body.id, cardId: card.body.id };
-  };
+  const { setUp, digest, balanceOf, lifeThroughRoutes, expectSameLedger } = processorTestKit(
+    harness,
+    { processor: 'lithic', asaSecret: SECRET },
+  );
 
   const send = async (
     connectionId: string,
@@ -198,20 +179,6 @@ describe('Lithic adapter', () => {
     });
     return { status: response.status, body: (await response.json()) as Json };
   };
-
-  const digest = async (): Promise<string> => {
-    const { rows } = await harness.service.store.client.query<{ d: string }>(
-      `SELECT md5(string_agg(t, '|' ORDER BY t)) AS d FROM (
-         SELECT v::text AS t FROM vaults v UNION ALL SELECT x::text FROM transactions x
-         UNION ALL SELECT e::text FROM ledger_entries e UNION ALL SELECT o::text FROM outbox_events o
-         UNION ALL SELECT m::text FROM transaction_messages m
-         UNION ALL SELECT i::text FROM idempotency_keys i) rows`,
-    );
-    return rows[0]?.d ?? '';
-  };
-
-  const balanceOf = async (vaultId: string) =>
-    (await call('GET', `/v1/vaults/${vaultId}`)).body.balance;
 
   it('answers every ASA status in ASA format, with its result codes', async () => {
     const { connectionId, vaultId } = await setUp('100', 'card_asa');
@@ -311,79 +278,26 @@ describe('Lithic adapter', () => {
       'APPROVED',
     );
     expect((await send(viaLithic.connectionId, life([first]))).body.operations).toBe(0);
-    const held = await call('POST', '/v1/authorizations', {
-      cardId: viaRoutes.cardId,
-      amount: '100.00',
-      currency: 'USD',
-      merchant: MERCHANT,
-      networkTransactionId: 'ntx_route_life',
-    });
-    expect(held.body.approved).toBe(true);
     // 2. An incremental authorization of 50.00.
     expect((await send(viaLithic.connectionId, life([first, increment]))).status).toBe(200);
-    const routeIncrement = await call('POST', `/v1/authorizations/${held.body.id}/increment`, {
-      amount: '50.00',
-      networkTransactionId: 'inc_route_life',
-    });
-    expect(routeIncrement.body.approved).toBe(true);
     // 3. The clearing, above the hold (150.00 held, 170.00 cleared); a repeat changes nothing.
     const cleared = life([first, increment, clearing]);
     expect((await send(viaLithic.connectionId, cleared)).status).toBe(200);
     const beforeRepeat = await digest();
     expect((await send(viaLithic.connectionId, cleared)).body.received).toBe(true);
     expect(await digest()).toBe(beforeRepeat);
-    const routeCapture = await call('POST', `/v1/authorizations/${held.body.id}/capture`, {
-      amount: '170.00',
-      final: true,
-    });
-    expect(routeCapture.status).toBe(200);
     // 4. A return of 20.00.
     expect(
       (await send(viaLithic.connectionId, life([first, increment, clearing, refund]))).status,
     ).toBe(200);
-    const routeRefund = await call('POST', '/v1/refunds', {
-      cardId: viaRoutes.cardId,
-      amount: '20.00',
-      currency: 'USD',
-      merchant: MERCHANT,
-      networkTransactionId: 'ref_route_life',
-      transactionId: held.body.id,
-    });
-    expect(routeRefund.status).toBe(201);
     // 5. Our ASA answer timed out; Lithic approved on its own: an advice.
     const timedOut = transactionEvent(c, 'tx_outage', [
       { token: 'ev_out', type: 'AUTHORIZATION', amount: 3000, detailed: ['CUSTOMER_ASA_TIMEOUT'] },
     ]);
     expect((await send(viaLithic.connectionId, timedOut)).body.operations).toBe(1);
-    const routeAdvice = await call('POST', '/v1/authorizations/advice', {
-      cardId: viaRoutes.cardId,
-      amount: '30.00',
-      currency: 'USD',
-      merchant: MERCHANT,
-      networkTransactionId: 'ntx_route_outage',
-      approved: true,
-      reason: 'CUSTOMER_ASA_TIMEOUT',
-    });
-    expect(routeAdvice.status).toBe(200);
 
-    const ledgerOf = async (vaultId: string) => {
-      const listed = await call('GET', `/v1/transactions?vaultId=${vaultId}&limit=100`);
-      const transactions = (listed.body.data ?? []).map((t) => ({
-        type: t['type'],
-        status: t['status'],
-        amount: t['amount'],
-        capturedAmount: t['capturedAmount'],
-        heldAmount: t['heldAmount'],
-        refundedAmount: t['refundedAmount'],
-        advice: t['advice'],
-        billing: t['billing'],
-      }));
-      return { balance: await balanceOf(vaultId), transactions };
-    };
-    const lithicLedger = await ledgerOf(viaLithic.vaultId);
-    expect(lithicLedger.balance).toEqual({ available: '20.00', pending: '30.00', ledger: '50.00' });
-    expect(lithicLedger.transactions.length).toBe(4);
-    expect(lithicLedger).toEqual(await ledgerOf(viaRoutes.vaultId));
+    await lifeThroughRoutes(viaRoutes.cardId, 'CUSTOMER_ASA_TIMEOUT');
+    await expectSameLedger(viaLithic.vaultId, viaRoutes.vaultId);
   });
 
   it('releases a hold Lithic reversed in part or whole, or expired', async () => {

@@ -2,7 +2,8 @@ import { createHmac, randomBytes } from 'node:crypto';
 import type Lithic from 'lithic';
 import { describe, expect, it } from 'vitest';
 import { replay } from '../../src/cli/processors-replay.js';
-import { useTestService } from '../support/http.js';
+import { useTestService, type ServiceHarness } from '../support/http.js';
+import { lockVault } from '../support/store.js';
 import { processorTestKit } from '../support/processors.js';
 
 /**
@@ -147,15 +148,9 @@ function signature(secret: string, id: string, timestamp: number, payload: strin
 
 let messages = 0;
 
-describe('Lithic adapter', () => {
-  const harness = useTestService<Json>();
-
-  const { setUp, digest, balanceOf, lifeThroughRoutes, expectSameLedger } = processorTestKit(
-    harness,
-    { processor: 'lithic', asaSecret: SECRET },
-  );
-
-  const send = async (
+/** Sends a message to the Lithic door, signed as Lithic signs (or not, or forged, as asked). */
+function lithicSender(harness: ServiceHarness<Json>) {
+  return async (
     connectionId: string,
     body: unknown,
     signing: { secret?: string; timestamp?: number; omit?: boolean; tamper?: boolean } = {},
@@ -179,6 +174,17 @@ describe('Lithic adapter', () => {
     });
     return { status: response.status, body: (await response.json()) as Json };
   };
+}
+
+describe('Lithic adapter', () => {
+  const harness = useTestService<Json>();
+
+  const { setUp, digest, balanceOf, lifeThroughRoutes, expectSameLedger } = processorTestKit(
+    harness,
+    { processor: 'lithic', asaSecret: SECRET },
+  );
+
+  const send = lithicSender(harness);
 
   it('answers every ASA status in ASA format, with its result codes', async () => {
     const { connectionId, vaultId } = await setUp('100', 'card_asa');
@@ -413,5 +419,37 @@ describe('Lithic adapter', () => {
     ]);
     expect((await send(connectionId, declinedIncrement)).body).toMatchObject({ operations: 0 });
     expect(await balanceOf(vaultId)).toMatchObject({ pending: '150.00' });
+  });
+});
+
+describe('Lithic adapter past the authorize budget', () => {
+  const harness = useTestService<Json>({
+    server: { authorize: { budgetMs: 300, standIn: 'decline' } },
+  });
+  const { setUp, balanceOf } = processorTestKit(harness, {
+    processor: 'lithic',
+    asaSecret: SECRET,
+  });
+  const send = lithicSender(harness);
+
+  it('answers the stand-in decline in ASA format past the budget, and repeats it', async () => {
+    const { connectionId, vaultId } = await setUp('100', 'card_si');
+    const lock = lockVault(harness.service.store, vaultId);
+    await lock.isLocked;
+    const answer = await send(connectionId, asa('card_si', 'tx_si', 1000));
+    lock.release();
+    await lock.done;
+    expect(answer).toEqual({ status: 200, body: { token: 'tx_si', result: 'CARD_PAUSED' } });
+    // Lithic retries: the stand-in answer, never a decision afresh, and no hold is left.
+    for (let attempt = 0; attempt < 3; attempt++) {
+      const again = await send(connectionId, asa('card_si', 'tx_si', 1000));
+      expect(again.body).toEqual({ token: 'tx_si', result: 'CARD_PAUSED' });
+    }
+    // Lithic tells of the decline it forwarded: already recorded, nothing more.
+    const told = transactionEvent('card_si', 'tx_si', [
+      { token: 'ev_si', type: 'AUTHORIZATION', amount: 1000, result: 'DECLINED' },
+    ]);
+    expect((await send(connectionId, told)).body).toMatchObject({ operations: 0 });
+    expect(await balanceOf(vaultId)).toMatchObject({ pending: '0.00', available: '100.00' });
   });
 });

@@ -2,6 +2,7 @@ import { readdirSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { parseReplayArgs, replay } from '../src/cli/processors-replay.js';
 import { useTestService } from './support/http.js';
+import { processorTestKit } from './support/processors.js';
 
 /**
  * `spendgate processors replay stripe FILE --to URL`: the sequences shipped in
@@ -18,25 +19,13 @@ const DOCS = new URL('../docs/processors/', import.meta.url);
 
 describe('processors replay', () => {
   const harness = useTestService<Json>();
+  const { setUp, balanceOf } = processorTestKit(harness, {
+    processor: 'stripe',
+    signingSecret: SECRET,
+  });
 
   it('sends every shipped Stripe sequence, each message taken, to the ledger they describe', async () => {
-    const { call } = harness;
-    const connection = await call('POST', '/v1/processors', {
-      processor: 'stripe',
-      mode: 'test',
-      signingSecret: SECRET,
-    });
-    const vault = await call('POST', '/v1/vaults', {
-      name: 'Replay',
-      currency: 'USDC',
-      network: 'solana',
-      initialDeposit: '1000',
-    });
-    await call('POST', '/v1/cards', {
-      vaultId: vault.body.id,
-      cardholderName: 'Ada',
-      processorCard: { connectionId: connection.body.id, cardId: 'ic_replay' },
-    });
+    const { connectionId, vaultId } = await setUp('1000', 'ic_replay');
     const files = readdirSync(DOCS)
       .filter((name) => name.startsWith('stripe-'))
       .sort();
@@ -46,7 +35,7 @@ describe('processors replay', () => {
       'stripe-refund.json',
       'stripe-restaurant-tip.json',
     ]);
-    const to = `${harness.service.base}/v1/processors/stripe/${connection.body.id}`;
+    const to = `${harness.service.base}/v1/processors/stripe/${connectionId}`;
     for (const file of files) {
       const args = parseReplayArgs(['replay', 'stripe', new URL(file, DOCS).pathname, '--to', to]);
       const result = await replay(args, SECRET);
@@ -54,7 +43,7 @@ describe('processors replay', () => {
       expect(result.lines.length).toBeGreaterThan(2);
     }
     // 1000 - 240 (hotel, late) - 60 (dinner and tip) - 30 + 12 (refund) - 45 (after the outage).
-    expect((await call('GET', `/v1/vaults/${vault.body.id}`)).body.balance).toEqual({
+    expect(await balanceOf(vaultId)).toEqual({
       available: '637.00',
       pending: '0.00',
       ledger: '637.00',

@@ -2,7 +2,9 @@ import { createHmac, randomBytes } from 'node:crypto';
 import type Lithic from 'lithic';
 import { describe, expect, it } from 'vitest';
 import { replay } from '../../src/cli/processors-replay.js';
-import { useTestService } from '../support/http.js';
+import { useTestService, type ServiceHarness } from '../support/http.js';
+import { lockVault } from '../support/store.js';
+import { processorTestKit } from '../support/processors.js';
 
 /**
  * Lithic at /v1/processors/lithic/{connectionId} over real HTTP on PostgreSQL (contract v1.2,
@@ -26,7 +28,6 @@ interface Json {
   error?: { code: string; param?: string };
 }
 
-const MERCHANT = { name: 'Hotel Congress', mcc: '7011', country: 'US', city: 'Austin' };
 const LITHIC_MERCHANT: Lithic.CardAuthorization['merchant'] = {
   acceptor_id: '',
   acquiring_institution_id: '1000',
@@ -47,8 +48,21 @@ function asa(
   token: string,
   amount: number,
   status: Lithic.CardAuthorization['status'] = 'AUTHORIZATION',
+  partialApprovalCapable = false,
 ): Lithic.CardAuthorization {
   return {
+    pos: {
+      entry_mode: { card: 'PRESENT', cardholder: 'PRESENT', pan: 'ICC', pin_entered: false },
+      terminal: {
+        attended: true,
+        card_retention_capable: false,
+        on_premise: true,
+        operator: 'CARD_ACCEPTOR',
+        partial_approval_capable: partialApprovalCapable,
+        pin_capability: 'CAPABLE',
+        type: 'POS_TERMINAL',
+      },
+    },
     token,
     acquirer_fee: 0,
     amount,
@@ -134,34 +148,9 @@ function signature(secret: string, id: string, timestamp: number, payload: strin
 
 let messages = 0;
 
-describe('Lithic adapter', () => {
-  const harness = useTestService<Json>();
-  const { call } = harness;
-
-  const setUp = async (deposit: string, processorCardId: string | null) => {
-    const connection = await call('POST', '/v1/processors', {
-      processor: 'lithic',
-      mode: 'test',
-      asaSecret: SECRET,
-    });
-    const vault = await call('POST', '/v1/vaults', {
-      name: 'L',
-      currency: 'USDC',
-      network: 'solana',
-      initialDeposit: deposit,
-    });
-    const card = await call('POST', '/v1/cards', {
-      vaultId: vault.body.id,
-      cardholderName: 'Ada',
-      ...(processorCardId === null
-        ? {}
-        : { processorCard: { connectionId: connection.body.id, cardId: processorCardId } }),
-    });
-    expect([connection.status, vault.status, card.status]).toEqual([201, 201, 201]);
-    return { connectionId: connection.body.id, vaultId: vault.body.id, cardId: card.body.id };
-  };
-
-  const send = async (
+/** Sends a message to the Lithic door, signed as Lithic signs (or not, or forged, as asked). */
+function lithicSender(harness: ServiceHarness<Json>) {
+  return async (
     connectionId: string,
     body: unknown,
     signing: { secret?: string; timestamp?: number; omit?: boolean; tamper?: boolean } = {},
@@ -185,20 +174,17 @@ describe('Lithic adapter', () => {
     });
     return { status: response.status, body: (await response.json()) as Json };
   };
+}
 
-  const digest = async (): Promise<string> => {
-    const { rows } = await harness.service.store.client.query<{ d: string }>(
-      `SELECT md5(string_agg(t, '|' ORDER BY t)) AS d FROM (
-         SELECT v::text AS t FROM vaults v UNION ALL SELECT x::text FROM transactions x
-         UNION ALL SELECT e::text FROM ledger_entries e UNION ALL SELECT o::text FROM outbox_events o
-         UNION ALL SELECT m::text FROM transaction_messages m
-         UNION ALL SELECT i::text FROM idempotency_keys i) rows`,
-    );
-    return rows[0]?.d ?? '';
-  };
+describe('Lithic adapter', () => {
+  const harness = useTestService<Json>();
 
-  const balanceOf = async (vaultId: string) =>
-    (await call('GET', `/v1/vaults/${vaultId}`)).body.balance;
+  const { setUp, digest, balanceOf, lifeThroughRoutes, expectSameLedger } = processorTestKit(
+    harness,
+    { processor: 'lithic', asaSecret: SECRET },
+  );
+
+  const send = lithicSender(harness);
 
   it('answers every ASA status in ASA format, with its result codes', async () => {
     const { connectionId, vaultId } = await setUp('100', 'card_asa');
@@ -298,79 +284,26 @@ describe('Lithic adapter', () => {
       'APPROVED',
     );
     expect((await send(viaLithic.connectionId, life([first]))).body.operations).toBe(0);
-    const held = await call('POST', '/v1/authorizations', {
-      cardId: viaRoutes.cardId,
-      amount: '100.00',
-      currency: 'USD',
-      merchant: MERCHANT,
-      networkTransactionId: 'ntx_route_life',
-    });
-    expect(held.body.approved).toBe(true);
     // 2. An incremental authorization of 50.00.
     expect((await send(viaLithic.connectionId, life([first, increment]))).status).toBe(200);
-    const routeIncrement = await call('POST', `/v1/authorizations/${held.body.id}/increment`, {
-      amount: '50.00',
-      networkTransactionId: 'inc_route_life',
-    });
-    expect(routeIncrement.body.approved).toBe(true);
     // 3. The clearing, above the hold (150.00 held, 170.00 cleared); a repeat changes nothing.
     const cleared = life([first, increment, clearing]);
     expect((await send(viaLithic.connectionId, cleared)).status).toBe(200);
     const beforeRepeat = await digest();
     expect((await send(viaLithic.connectionId, cleared)).body.received).toBe(true);
     expect(await digest()).toBe(beforeRepeat);
-    const routeCapture = await call('POST', `/v1/authorizations/${held.body.id}/capture`, {
-      amount: '170.00',
-      final: true,
-    });
-    expect(routeCapture.status).toBe(200);
     // 4. A return of 20.00.
     expect(
       (await send(viaLithic.connectionId, life([first, increment, clearing, refund]))).status,
     ).toBe(200);
-    const routeRefund = await call('POST', '/v1/refunds', {
-      cardId: viaRoutes.cardId,
-      amount: '20.00',
-      currency: 'USD',
-      merchant: MERCHANT,
-      networkTransactionId: 'ref_route_life',
-      transactionId: held.body.id,
-    });
-    expect(routeRefund.status).toBe(201);
     // 5. Our ASA answer timed out; Lithic approved on its own: an advice.
     const timedOut = transactionEvent(c, 'tx_outage', [
       { token: 'ev_out', type: 'AUTHORIZATION', amount: 3000, detailed: ['CUSTOMER_ASA_TIMEOUT'] },
     ]);
     expect((await send(viaLithic.connectionId, timedOut)).body.operations).toBe(1);
-    const routeAdvice = await call('POST', '/v1/authorizations/advice', {
-      cardId: viaRoutes.cardId,
-      amount: '30.00',
-      currency: 'USD',
-      merchant: MERCHANT,
-      networkTransactionId: 'ntx_route_outage',
-      approved: true,
-      reason: 'CUSTOMER_ASA_TIMEOUT',
-    });
-    expect(routeAdvice.status).toBe(200);
 
-    const ledgerOf = async (vaultId: string) => {
-      const listed = await call('GET', `/v1/transactions?vaultId=${vaultId}&limit=100`);
-      const transactions = (listed.body.data ?? []).map((t) => ({
-        type: t['type'],
-        status: t['status'],
-        amount: t['amount'],
-        capturedAmount: t['capturedAmount'],
-        heldAmount: t['heldAmount'],
-        refundedAmount: t['refundedAmount'],
-        advice: t['advice'],
-        billing: t['billing'],
-      }));
-      return { balance: await balanceOf(vaultId), transactions };
-    };
-    const lithicLedger = await ledgerOf(viaLithic.vaultId);
-    expect(lithicLedger.balance).toEqual({ available: '20.00', pending: '30.00', ledger: '50.00' });
-    expect(lithicLedger.transactions.length).toBe(4);
-    expect(lithicLedger).toEqual(await ledgerOf(viaRoutes.vaultId));
+    await lifeThroughRoutes(viaRoutes.cardId, 'CUSTOMER_ASA_TIMEOUT');
+    await expectSameLedger(viaLithic.vaultId, viaRoutes.vaultId);
   });
 
   it('releases a hold Lithic reversed in part or whole, or expired', async () => {
@@ -427,5 +360,96 @@ describe('Lithic adapter', () => {
       pending: '0.00',
       ledger: '380.00',
     });
+  });
+  it('approves part where the terminal takes a partial approval, declines where it does not', async () => {
+    const { connectionId, vaultId } = await setUp('60', 'card_part');
+    // 90.00 asked of 60.00: a terminal that cannot take a partial approval gets a decline.
+    const whole = await send(connectionId, asa('card_part', 'tx_whole', 9000));
+    expect(whole.body).toEqual({ token: 'tx_whole', result: 'INSUFFICIENT_FUNDS' });
+    const part = await send(connectionId, asa('card_part', 'tx_part', 9000, 'AUTHORIZATION', true));
+    expect(part.body).toEqual({ token: 'tx_part', result: 'APPROVED', approved_amount: 6000 });
+    expect(await balanceOf(vaultId)).toMatchObject({ pending: '60.00', available: '0.00' });
+    // Asked what the vault covers, on a capable terminal: approved whole, no approved_amount.
+    const { connectionId: other } = await setUp('100', 'card_full');
+    const full = await send(other, asa('card_full', 'tx_full', 2500, 'AUTHORIZATION', true));
+    expect(full.body).toEqual({ token: 'tx_full', result: 'APPROVED' });
+  });
+
+  it("records Lithic's fallback decision after our ASA answer timed out: the advice wins", async () => {
+    const { connectionId, vaultId } = await setUp('100', 'card_late');
+    const c = 'card_late';
+    // We approved 40.00, too late: Lithic's fallback declined. The hold is released.
+    expect((await send(connectionId, asa(c, 'tx_late', 4000))).body.result).toBe('APPROVED');
+    expect(await balanceOf(vaultId)).toMatchObject({ pending: '40.00' });
+    const declinedByLithic = transactionEvent(c, 'tx_late', [
+      {
+        token: 'ev_late',
+        type: 'AUTHORIZATION',
+        amount: 4000,
+        result: 'DECLINED',
+        detailed: ['CUSTOMER_ASA_TIMEOUT'],
+      },
+    ]);
+    expect((await send(connectionId, declinedByLithic)).body).toMatchObject({ operations: 1 });
+    expect(await balanceOf(vaultId)).toMatchObject({ pending: '0.00', available: '100.00' });
+    // We declined 150.00 (above the balance), too late: Lithic's fallback approved it. The
+    // network's approval places the hold whatever the balance.
+    expect((await send(connectionId, asa(c, 'tx_over', 15000))).body.result).toBe(
+      'INSUFFICIENT_FUNDS',
+    );
+    const approvedByLithic = transactionEvent(c, 'tx_over', [
+      {
+        token: 'ev_over',
+        type: 'AUTHORIZATION',
+        amount: 15000,
+        detailed: ['CUSTOMER_ASA_TIMEOUT'],
+      },
+    ]);
+    expect((await send(connectionId, approvedByLithic)).body).toMatchObject({ operations: 1 });
+    expect(await balanceOf(vaultId)).toMatchObject({ pending: '150.00', available: '-50.00' });
+    // Lithic tells it again: nothing more.
+    const before = await digest();
+    expect((await send(connectionId, approvedByLithic)).status).toBe(200);
+    expect(await digest()).toBe(before);
+    // A later authorization Lithic declined raises nothing; an approved one is an increment.
+    const first = { token: 'ev_over', type: 'AUTHORIZATION', amount: 15000 } as const;
+    const declinedIncrement = transactionEvent(c, 'tx_over', [
+      first,
+      { token: 'ev_inc_no', type: 'AUTHORIZATION', amount: 1000, result: 'DECLINED' },
+    ]);
+    expect((await send(connectionId, declinedIncrement)).body).toMatchObject({ operations: 0 });
+    expect(await balanceOf(vaultId)).toMatchObject({ pending: '150.00' });
+  });
+});
+
+describe('Lithic adapter past the authorize budget', () => {
+  const harness = useTestService<Json>({
+    server: { authorize: { budgetMs: 300, standIn: 'decline' } },
+  });
+  const { setUp, balanceOf } = processorTestKit(harness, {
+    processor: 'lithic',
+    asaSecret: SECRET,
+  });
+  const send = lithicSender(harness);
+
+  it('answers the stand-in decline in ASA format past the budget, and repeats it', async () => {
+    const { connectionId, vaultId } = await setUp('100', 'card_si');
+    const lock = lockVault(harness.service.store, vaultId);
+    await lock.isLocked;
+    const answer = await send(connectionId, asa('card_si', 'tx_si', 1000));
+    lock.release();
+    await lock.done;
+    expect(answer).toEqual({ status: 200, body: { token: 'tx_si', result: 'CARD_PAUSED' } });
+    // Lithic retries: the stand-in answer, never a decision afresh, and no hold is left.
+    for (let attempt = 0; attempt < 3; attempt++) {
+      const again = await send(connectionId, asa('card_si', 'tx_si', 1000));
+      expect(again.body).toEqual({ token: 'tx_si', result: 'CARD_PAUSED' });
+    }
+    // Lithic tells of the decline it forwarded: already recorded, nothing more.
+    const told = transactionEvent('card_si', 'tx_si', [
+      { token: 'ev_si', type: 'AUTHORIZATION', amount: 1000, result: 'DECLINED' },
+    ]);
+    expect((await send(connectionId, told)).body).toMatchObject({ operations: 0 });
+    expect(await balanceOf(vaultId)).toMatchObject({ pending: '0.00', available: '100.00' });
   });
 });

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { replay } from '../../src/cli/processors-replay.js';
 import { useTestService } from '../support/http.js';
+import { processorTestKit } from '../support/processors.js';
 
 /**
  * Marqeta Gateway JIT Funding at /v1/processors/marqeta/{connectionId} over real HTTP on
@@ -19,7 +20,6 @@ interface Json {
   error?: { code: string; param?: string };
 }
 
-const MERCHANT = { name: 'Hotel Congress', mcc: '7011', country: 'US', city: 'Austin' };
 const USERNAME = 'spendgate_gateway';
 const PASSWORD = 'gateway-password-for-tests-0123456789';
 
@@ -87,31 +87,11 @@ const basic = (user: string, password: string) =>
 
 describe('Marqeta Gateway JIT Funding adapter', () => {
   const harness = useTestService<Json>();
-  const { call } = harness;
 
-  const setUp = async (deposit: string, processorCardId: string | null) => {
-    const connection = await call('POST', '/v1/processors', {
-      processor: 'marqeta',
-      mode: 'test',
-      username: USERNAME,
-      password: PASSWORD,
-    });
-    const vault = await call('POST', '/v1/vaults', {
-      name: 'M',
-      currency: 'USDC',
-      network: 'solana',
-      initialDeposit: deposit,
-    });
-    const card = await call('POST', '/v1/cards', {
-      vaultId: vault.body.id,
-      cardholderName: 'Ada',
-      ...(processorCardId === null
-        ? {}
-        : { processorCard: { connectionId: connection.body.id, cardId: processorCardId } }),
-    });
-    expect([connection.status, vault.status, card.status]).toEqual([201, 201, 201]);
-    return { connectionId: connection.body.id, vaultId: vault.body.id, cardId: card.body.id };
-  };
+  const { setUp, digest, balanceOf, lifeThroughRoutes, expectSameLedger } = processorTestKit(
+    harness,
+    { processor: 'marqeta', username: USERNAME, password: PASSWORD },
+  );
 
   const send = async (connectionId: string, body: unknown, authorization?: string | null) => {
     const response = await fetch(`${harness.service.base}/v1/processors/marqeta/${connectionId}`, {
@@ -126,20 +106,6 @@ describe('Marqeta Gateway JIT Funding adapter', () => {
     });
     return { status: response.status, body: (await response.json()) as Json };
   };
-
-  const digest = async (): Promise<string> => {
-    const { rows } = await harness.service.store.client.query<{ d: string }>(
-      `SELECT md5(string_agg(t, '|' ORDER BY t)) AS d FROM (
-         SELECT v::text AS t FROM vaults v UNION ALL SELECT x::text FROM transactions x
-         UNION ALL SELECT e::text FROM ledger_entries e UNION ALL SELECT o::text FROM outbox_events o
-         UNION ALL SELECT m::text FROM transaction_messages m
-         UNION ALL SELECT i::text FROM idempotency_keys i) rows`,
-    );
-    return rows[0]?.d ?? '';
-  };
-
-  const balanceOf = async (vaultId: string) =>
-    (await call('GET', `/v1/vaults/${vaultId}`)).body.balance;
 
   it('funds or declines each JIT method with its jit_funding object', async () => {
     const { connectionId, vaultId } = await setUp('100', 'card_jit');
@@ -317,14 +283,6 @@ describe('Marqeta Gateway JIT Funding adapter', () => {
       token: 'm_auth',
       amount: 100,
     });
-    const held = await call('POST', '/v1/authorizations', {
-      cardId: viaRoutes.cardId,
-      amount: '100.00',
-      currency: 'USD',
-      merchant: MERCHANT,
-      networkTransactionId: 'ntx_route_life',
-    });
-    expect(held.body.approved).toBe(true);
     // 2. An incremental authorization of 50.00.
     await step({
       type: 'authorization.incremental',
@@ -333,11 +291,6 @@ describe('Marqeta Gateway JIT Funding adapter', () => {
       amount: 50,
       preceding: 'm_auth',
     });
-    const inc = await call('POST', `/v1/authorizations/${held.body.id}/increment`, {
-      amount: '50.00',
-      networkTransactionId: 'inc_route_life',
-    });
-    expect(inc.body.approved).toBe(true);
     // 3. The clearing above the hold: 170.00 of 150.00 held; a repeat changes nothing.
     const clearing = {
       type: 'authorization.clearing',
@@ -350,11 +303,6 @@ describe('Marqeta Gateway JIT Funding adapter', () => {
     const beforeRepeat = await digest();
     await step(clearing);
     expect(await digest()).toBe(beforeRepeat);
-    const capture = await call('POST', `/v1/authorizations/${held.body.id}/capture`, {
-      amount: '170.00',
-      final: true,
-    });
-    expect(capture.status).toBe(200);
     // 4. A refund of 20.00.
     await step({
       type: 'refund',
@@ -363,15 +311,6 @@ describe('Marqeta Gateway JIT Funding adapter', () => {
       amount: 20,
       preceding: 'm_auth',
     });
-    const refund = await call('POST', '/v1/refunds', {
-      cardId: viaRoutes.cardId,
-      amount: '20.00',
-      currency: 'USD',
-      merchant: MERCHANT,
-      networkTransactionId: 'ref_route_life',
-      transactionId: held.body.id,
-    });
-    expect(refund.status).toBe(201);
     // 5. Our gateway timed out; Marqeta approved in stand-in: an advice of 30.00.
     await step({
       type: 'authorization.advice',
@@ -379,39 +318,9 @@ describe('Marqeta Gateway JIT Funding adapter', () => {
       token: 'm_out',
       amount: 30,
     });
-    const advice = await call('POST', '/v1/authorizations/advice', {
-      cardId: viaRoutes.cardId,
-      amount: '30.00',
-      currency: 'USD',
-      merchant: MERCHANT,
-      networkTransactionId: 'ntx_route_outage',
-      approved: true,
-      reason: 'marqeta_advice',
-    });
-    expect(advice.status).toBe(200);
 
-    const ledgerOf = async (vaultId: string) => {
-      const listed = await call('GET', `/v1/transactions?vaultId=${vaultId}&limit=100`);
-      const transactions = (listed.body.data ?? []).map((t) => ({
-        type: t['type'],
-        status: t['status'],
-        amount: t['amount'],
-        capturedAmount: t['capturedAmount'],
-        heldAmount: t['heldAmount'],
-        refundedAmount: t['refundedAmount'],
-        advice: t['advice'],
-        billing: t['billing'],
-      }));
-      return { balance: await balanceOf(vaultId), transactions };
-    };
-    const marqetaLedger = await ledgerOf(viaMarqeta.vaultId);
-    expect(marqetaLedger.balance).toEqual({
-      available: '20.00',
-      pending: '30.00',
-      ledger: '50.00',
-    });
-    expect(marqetaLedger.transactions.length).toBe(4);
-    expect(marqetaLedger).toEqual(await ledgerOf(viaRoutes.vaultId));
+    await lifeThroughRoutes(viaRoutes.cardId, 'marqeta_advice');
+    await expectSameLedger(viaMarqeta.vaultId, viaRoutes.vaultId);
   });
 
   it('takes the shipped marqeta-hotel-stay.json replayed by spendgate processors replay', async () => {

@@ -1,6 +1,7 @@
 import Stripe from 'stripe';
 import { describe, expect, it } from 'vitest';
 import { useTestService } from '../support/http.js';
+import { processorTestKit } from '../support/processors.js';
 
 /**
  * Stripe Issuing at /v1/processors/stripe/{connectionId} over real HTTP on PostgreSQL
@@ -35,7 +36,6 @@ const MERCHANT_DATA: Stripe.Issuing.Authorization.MerchantData = {
   terminal_id: null,
   url: null,
 };
-const MERCHANT = { name: 'Hotel Congress', mcc: '7011', country: 'US', city: 'Austin' };
 
 /** Stripe's card object, with the fields an authorization event carries that the adapter reads. */
 function issuingCard(id: string): Stripe.Issuing.Card {
@@ -99,6 +99,28 @@ function authorization(fields: AuthorizationFields): Stripe.Issuing.Authorizatio
     },
     verified_by_fraud_challenge: null,
     wallet: null,
+  };
+}
+
+/** One entry of an authorization's request_history: a decision, ours or Stripe's. */
+function historyEntry(
+  amount: number,
+  reason: Stripe.Issuing.Authorization.RequestHistory.Reason,
+  approved = true,
+): Stripe.Issuing.Authorization.RequestHistory {
+  return {
+    amount,
+    amount_details: null,
+    approved,
+    authorization_code: null,
+    created: 1,
+    currency: 'usd',
+    merchant_amount: amount,
+    merchant_currency: 'usd',
+    network_risk_score: null,
+    reason,
+    reason_message: null,
+    requested_at: 1,
   };
 }
 
@@ -172,28 +194,10 @@ describe('Stripe Issuing adapter', () => {
   const { call } = harness;
   const SECRET = 'whsec_stripe_adapter_test_secret';
 
-  const setUp = async (deposit: string, processorCardId: string | null) => {
-    const connection = await call('POST', '/v1/processors', {
-      processor: 'stripe',
-      mode: 'test',
-      signingSecret: SECRET,
-    });
-    const vault = await call('POST', '/v1/vaults', {
-      name: 'S',
-      currency: 'USDC',
-      network: 'solana',
-      initialDeposit: deposit,
-    });
-    const card = await call('POST', '/v1/cards', {
-      vaultId: vault.body.id,
-      cardholderName: 'Ada',
-      ...(processorCardId === null
-        ? {}
-        : { processorCard: { connectionId: connection.body.id, cardId: processorCardId } }),
-    });
-    expect([connection.status, vault.status, card.status]).toEqual([201, 201, 201]);
-    return { connectionId: connection.body.id, vaultId: vault.body.id, cardId: card.body.id };
-  };
+  const { setUp, digest, lifeThroughRoutes, expectSameLedger } = processorTestKit(harness, {
+    processor: 'stripe',
+    signingSecret: SECRET,
+  });
 
   const send = async (
     connectionId: string,
@@ -222,18 +226,6 @@ describe('Stripe Issuing adapter', () => {
       stripeVersion: response.headers.get('stripe-version'),
       body: (await response.json()) as Json,
     };
-  };
-
-  /** Every row that holds money or its history, as one digest. */
-  const digest = async (): Promise<string> => {
-    const { rows } = await harness.service.store.client.query<{ d: string }>(
-      `SELECT md5(string_agg(t, '|' ORDER BY t)) AS d FROM (
-         SELECT v::text AS t FROM vaults v UNION ALL SELECT x::text FROM transactions x
-         UNION ALL SELECT e::text FROM ledger_entries e UNION ALL SELECT o::text FROM outbox_events o
-         UNION ALL SELECT m::text FROM transaction_messages m
-         UNION ALL SELECT i::text FROM idempotency_keys i) rows`,
-    );
-    return rows[0]?.d ?? '';
   };
 
   const requestEvent = (
@@ -436,14 +428,6 @@ describe('Stripe Issuing adapter', () => {
       requestEvent(c, 'iauth_life', 'ntx_life', 10000),
     );
     expect(first.body.approved).toBe(true);
-    const held = await call('POST', '/v1/authorizations', {
-      cardId: viaRoutes.cardId,
-      amount: '100.00',
-      currency: 'USD',
-      merchant: MERCHANT,
-      networkTransactionId: 'ntx_route_life',
-    });
-    expect(held.status).toBe(200);
     // 2. An increment of 50.00 on the approved authorization.
     const approved = authorization({
       id: 'iauth_life',
@@ -453,33 +437,13 @@ describe('Stripe Issuing adapter', () => {
       approved: true,
       status: 'pending',
       pending: pendingRequest(5000),
-      history: [
-        {
-          amount: 10000,
-          amount_details: null,
-          approved: true,
-          authorization_code: null,
-          created: 1,
-          currency: 'usd',
-          merchant_amount: 10000,
-          merchant_currency: 'usd',
-          network_risk_score: null,
-          reason: 'webhook_approved',
-          reason_message: null,
-          requested_at: 1,
-        },
-      ],
+      history: [historyEntry(10000, 'webhook_approved')],
     });
     const increment = await send(
       viaStripe.connectionId,
       event('issuing_authorization.request', approved),
     );
     expect([increment.status, increment.body.approved]).toEqual([200, true]);
-    const routeIncrement = await call('POST', `/v1/authorizations/${held.body.id}/increment`, {
-      amount: '50.00',
-      networkTransactionId: 'inc_route_life',
-    });
-    expect(routeIncrement.body.approved).toBe(true);
     // Stripe tells of the authorization it created on our answer: already recorded.
     const created = await send(
       viaStripe.connectionId,
@@ -504,14 +468,6 @@ describe('Stripe Issuing adapter', () => {
     const repeat = await send(viaStripe.connectionId, capture);
     expect([repeat.status, repeat.body.received]).toEqual([200, true]);
     expect(await digest()).toBe(beforeRepeat);
-    expect(
-      (
-        await call('POST', `/v1/authorizations/${held.body.id}/capture`, {
-          amount: '170.00',
-          final: true,
-        })
-      ).status,
-    ).toBe(200);
     // 4. A refund of 20.00, linked to the purchase.
     const refund = event(
       'issuing_transaction.created',
@@ -525,18 +481,6 @@ describe('Stripe Issuing adapter', () => {
       }),
     );
     expect((await send(viaStripe.connectionId, refund)).status).toBe(200);
-    expect(
-      (
-        await call('POST', '/v1/refunds', {
-          cardId: viaRoutes.cardId,
-          amount: '20.00',
-          currency: 'USD',
-          merchant: MERCHANT,
-          networkTransactionId: 'ref_route_life',
-          transactionId: held.body.id,
-        })
-      ).status,
-    ).toBe(201);
     // 5. Our webhook timed out; Stripe approved on its own: an advice.
     const advised = authorization({
       id: 'iauth_outage',
@@ -546,59 +490,13 @@ describe('Stripe Issuing adapter', () => {
       approved: true,
       status: 'pending',
       pending: null,
-      history: [
-        {
-          amount: 3000,
-          amount_details: null,
-          approved: true,
-          authorization_code: null,
-          created: 2,
-          currency: 'usd',
-          merchant_amount: 3000,
-          merchant_currency: 'usd',
-          network_risk_score: null,
-          reason: 'webhook_timeout',
-          reason_message: null,
-          requested_at: 2,
-        },
-      ],
+      history: [historyEntry(3000, 'webhook_timeout')],
     });
     expect(
       (await send(viaStripe.connectionId, event('issuing_authorization.created', advised))).status,
     ).toBe(200);
-    expect(
-      (
-        await call('POST', '/v1/authorizations/advice', {
-          cardId: viaRoutes.cardId,
-          amount: '30.00',
-          currency: 'USD',
-          merchant: MERCHANT,
-          networkTransactionId: 'ntx_route_outage',
-          approved: true,
-          reason: 'webhook_timeout',
-        })
-      ).status,
-    ).toBe(200);
-
-    const ledgerOf = async (vaultId: string) => {
-      const vault = await call('GET', `/v1/vaults/${vaultId}`);
-      const listed = await call('GET', `/v1/transactions?vaultId=${vaultId}&limit=100`);
-      const transactions = (listed.body.data ?? []).map((t) => ({
-        type: t['type'],
-        status: t['status'],
-        amount: t['amount'],
-        capturedAmount: t['capturedAmount'],
-        heldAmount: t['heldAmount'],
-        refundedAmount: t['refundedAmount'],
-        advice: t['advice'],
-        billing: t['billing'],
-      }));
-      return { balance: vault.body.balance, transactions };
-    };
-    const stripeLedger = await ledgerOf(viaStripe.vaultId);
-    expect(stripeLedger.balance).toEqual({ available: '20.00', pending: '30.00', ledger: '50.00' });
-    expect(stripeLedger.transactions.length).toBe(4);
-    expect(stripeLedger).toEqual(await ledgerOf(viaRoutes.vaultId));
+    await lifeThroughRoutes(viaRoutes.cardId, 'webhook_timeout');
+    await expectSameLedger(viaStripe.vaultId, viaRoutes.vaultId);
   });
 
   it('releases a hold Stripe reversed, in part or whole, or expired; posts a capture with no authorization', async () => {
@@ -681,5 +579,65 @@ describe('Stripe Issuing adapter', () => {
       pending: '0.00',
       ledger: '-20.00',
     });
+  });
+  it('records an increase Stripe decided without us as an increment, once; ours only once too', async () => {
+    const { connectionId, vaultId } = await setUp('200', 'ic_grow');
+    const c = 'ic_grow';
+    const first = await send(connectionId, requestEvent(c, 'iauth_grow', 'ntx_grow', 10000));
+    expect(first.body.approved).toBe(true);
+    const pendingOf = async () =>
+      (await call('GET', `/v1/vaults/${vaultId}`)).body.balance?.pending;
+    const grown = (amount: number, history: Stripe.Issuing.Authorization.RequestHistory[]) =>
+      authorization({
+        id: 'iauth_grow',
+        card: c,
+        networkId: 'ntx_grow',
+        amount,
+        approved: true,
+        status: 'pending',
+        pending: null,
+        history,
+      });
+    // Our answer to the increment request timed out; Stripe's timeout setting approved 30.00.
+    const byStripe = [
+      historyEntry(10000, 'webhook_approved'),
+      historyEntry(3000, 'webhook_timeout'),
+    ];
+    const increased = event('issuing_authorization.updated', grown(13000, byStripe), {
+      previous_attributes: { amount: 10000 },
+    });
+    const answer = await send(connectionId, increased);
+    expect(answer.body).toMatchObject({ received: true, operations: 1 });
+    expect(await pendingOf()).toBe('130.00');
+    const listed = await call('GET', `/v1/transactions?vaultId=${vaultId}&limit=10`);
+    expect(listed.body.data?.[0]).toMatchObject({ amount: '130.00', heldAmount: '130.00' });
+    // Stripe sends the event again, or another event tells the same increase: nothing more.
+    const before = await digest();
+    expect((await send(connectionId, increased)).status).toBe(200);
+    const retold = event('issuing_authorization.updated', grown(13000, byStripe), {
+      previous_attributes: { amount: 10000 },
+    });
+    expect((await send(connectionId, retold)).status).toBe(200);
+    expect(await digest()).toBe(before);
+    // An increase we answered ourselves was recorded by its request: its update adds nothing.
+    const asked = await send(
+      connectionId,
+      event('issuing_authorization.request', {
+        ...grown(13000, byStripe),
+        pending_request: pendingRequest(2000),
+      }),
+    );
+    expect(asked.body.approved).toBe(true);
+    expect(await pendingOf()).toBe('150.00');
+    const ours = await send(
+      connectionId,
+      event(
+        'issuing_authorization.updated',
+        grown(15000, [...byStripe, historyEntry(2000, 'webhook_approved')]),
+        { previous_attributes: { amount: 13000 } },
+      ),
+    );
+    expect(ours.body).toMatchObject({ received: true, operations: 0 });
+    expect(await pendingOf()).toBe('150.00');
   });
 });

@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { SpendgateError, type Merchant } from '../../core/index.js';
 import type { ProcessorSecrets } from '../../store/store.js';
 import type { ProcessorOperation, ProcessorResult } from './operation.js';
+import { readShape } from './read-shape.js';
 
 /*
  * Lithic (contract v1.2, section 17), translated onto the dispatcher's operations. Lithic signs
@@ -15,7 +16,11 @@ import type { ProcessorOperation, ProcessorResult } from './operation.js';
  * - a transaction event (`event_type` card_transaction.updated: Lithic.Transaction), whose last
  *   event says what followed: CLEARING captures, RETURN refunds, AUTHORIZATION_REVERSAL and
  *   AUTHORIZATION_EXPIRY release, AUTHORIZATION_ADVICE (and an authorization Lithic decided
- *   because our answer timed out) is an advice, a later AUTHORIZATION an increment.
+ *   because our answer timed out: CUSTOMER_ASA_TIMEOUT) is an advice, a later approved
+ *   AUTHORIZATION an increment.
+ *
+ * A partial approval (`approved_amount`, less than asked) is offered only where the request's
+ * `pos.terminal.partial_approval_capable` says the terminal takes one.
  */
 
 export const ASA_STATUSES = [
@@ -28,9 +33,6 @@ export const ASA_STATUSES = [
 export type AsaStatus = (typeof ASA_STATUSES)[number];
 
 export const LITHIC_EVENT_TYPES = ['card_transaction.updated'] as const;
-
-/** The message names of the counter's `event` label: a bounded set. */
-export type LithicMessageName = AsaStatus | `card_transaction.${string}` | 'unknown';
 
 // Only the verifier is used: no request is ever made with this client.
 const verifier = new Lithic({ apiKey: 'spendgate-verifies-only' });
@@ -105,6 +107,13 @@ const asaShape = z.object({
   }),
   merchant: merchantShape,
   event_token: z.string().min(1).max(255).optional(),
+  // Whether the terminal takes a partial approval: only then may `approved_amount` be less.
+  pos: z
+    .object({
+      terminal: z.object({ partial_approval_capable: z.boolean().optional() }).optional(),
+    })
+    .nullable()
+    .optional(),
 });
 const eventShape = z.object({
   token: z.string().min(1).max(255),
@@ -122,16 +131,8 @@ const transactionShape = z.object({
 export type LithicAsaRequest = z.infer<typeof asaShape>;
 type LithicTransaction = z.infer<typeof transactionShape>;
 
-function read<T>(shape: z.ZodType<T>, value: unknown): T {
-  const parsed = shape.safeParse(value);
-  if (parsed.success) return parsed.data;
-  const at = parsed.error.issues[0]?.path.join('.') ?? '';
-  throw new SpendgateError(
-    'parameter_invalid',
-    `The Lithic message is malformed${at === '' ? '' : ` at ${at}`}.`,
-    at === '' ? undefined : at,
-  );
-}
+const read = <T>(shape: z.ZodType<T>, value: unknown): T =>
+  readShape(shape, value, 'The Lithic message');
 
 /** What a verified body is: an ASA request, a transaction event, or neither (refused). */
 export type LithicMessage =
@@ -231,7 +232,15 @@ export function asaOperations(request: LithicAsaRequest): ProcessorOperation[] {
   };
   switch (request.status) {
     case 'AUTHORIZATION':
-      return [{ kind: 'authorize', ...asking, amount, partialApprovalAllowed: false }];
+      return [
+        {
+          kind: 'authorize',
+          ...asking,
+          amount,
+          // Lithic declines a partial approval a terminal cannot take: ask for one only there.
+          partialApprovalAllowed: request.pos?.terminal?.partial_approval_capable === true,
+        },
+      ];
     case 'BALANCE_INQUIRY':
       return [{ kind: 'authorize', ...asking, amount: { minor: 0n, currency: amount.currency } }];
     case 'FINANCIAL_AUTHORIZATION':
@@ -269,13 +278,9 @@ export function transactionOperations(transaction: LithicTransaction): Processor
   const amount = minorOf(last.amounts.cardholder);
   const merchant = merchantOf(transaction.merchant);
   const following = { authorizationNetworkId: transaction.token, messageId: last.token };
-  const timedOut = last.detailed_results.includes('CUSTOMER_ASA_TIMEOUT');
   switch (last.type) {
     case 'AUTHORIZATION':
-      if (transaction.events.length === 1 && !timedOut) return []; // our own answer: recorded.
-      if (transaction.events.length > 1)
-        return [{ kind: 'increment', ...following, networkTransactionId: last.token, amount }];
-      return [adviceOf(transaction, last, amount, merchant)];
+      return authorizationEventOf(transaction, last, amount, merchant);
     case 'AUTHORIZATION_ADVICE':
       return [adviceOf(transaction, last, amount, merchant)];
     case 'CLEARING':
@@ -308,6 +313,36 @@ export function transactionOperations(transaction: LithicTransaction): Processor
       // Balance inquiries, credit authorizations and their advice, corrections: no hold moves.
       return [];
   }
+}
+
+/**
+ * An AUTHORIZATION event. The first: our ASA answer, recorded when we gave it (in stand-in
+ * too: the stand-in records owe it to the ledger), unless Lithic says our answer did not
+ * arrive in time (`CUSTOMER_ASA_TIMEOUT`): then Lithic's fallback decided, and that decision is
+ * an advice, which wins over whatever we recorded late (contract v1.2, section 16). A later
+ * one is an incremental authorization: approved, an increment keyed by its event token (asked
+ * of us or decided on the fallback, Lithic tells it here once); declined, nothing was held.
+ */
+function authorizationEventOf(
+  transaction: LithicTransaction,
+  last: z.infer<typeof eventShape>,
+  amount: { minor: bigint; currency: string },
+  merchant: Merchant,
+): ProcessorOperation[] {
+  if (transaction.events.length > 1) {
+    if (last.result !== 'APPROVED') return [];
+    return [
+      {
+        kind: 'increment',
+        authorizationNetworkId: transaction.token,
+        messageId: last.token,
+        networkTransactionId: last.token,
+        amount,
+      },
+    ];
+  }
+  if (!last.detailed_results.includes('CUSTOMER_ASA_TIMEOUT')) return [];
+  return [adviceOf(transaction, last, amount, merchant)];
 }
 
 function adviceOf(

@@ -4,6 +4,7 @@ import { Decimal, SpendgateError, type Merchant } from '../../core/index.js';
 import type { ProcessorSecrets } from '../../store/store.js';
 import { minorOf } from './minor-units.js';
 import type { MinorAmount, ProcessorOperation, ProcessorResult } from './operation.js';
+import { readShape } from './read-shape.js';
 
 /*
  * Marqeta Gateway JIT Funding (contract v1.2, section 17), translated onto the dispatcher's
@@ -107,14 +108,7 @@ export type JitFunding = z.infer<typeof jitShape>;
 
 /** The JIT request, or parameter_invalid at the field at fault. */
 export function readJitRequest(body: unknown): JitRequest {
-  const parsed = jitRequestShape.safeParse(body);
-  if (parsed.success) return parsed.data;
-  const at = parsed.error.issues[0]?.path.join('.') ?? '';
-  throw new SpendgateError(
-    'parameter_invalid',
-    `The Marqeta JIT request is malformed${at === '' ? '' : ` at ${at}`}.`,
-    at === '' ? undefined : at,
-  );
+  return readShape(jitRequestShape, body, 'The Marqeta JIT request');
 }
 
 /** The jit_funding object of a body, where one can be read (to answer a refusal in kind). */

@@ -4,9 +4,10 @@ import type { Store } from '../../store/store.js';
 import type { Metrics } from '../metrics.js';
 import type { StandInRecords } from '../stand-in-records.js';
 import { ProcessorDispatcher } from './dispatch.js';
-import { registerLithicRoute } from './lithic-route.js';
-import { registerMarqetaRoute } from './marqeta-route.js';
-import { registerStripeRoute } from './stripe-route.js';
+import { LITHIC_ROUTE } from './lithic-route.js';
+import { MARQETA_ROUTE } from './marqeta-route.js';
+import { registerProcessorRoute } from './message-route.js';
+import { STRIPE_ROUTE } from './stripe-route.js';
 
 /**
  * The processors' own doors (contract v1.2, section 17), beside the /v1 key plugin: a
@@ -40,9 +41,9 @@ export function registerProcessorMessageRoutes(
     );
     // Nothing to validate before the signature: each adapter reads the verified body itself.
     scoped.setValidatorCompiler(() => (value: unknown) => ({ value }));
-    registerStripeRoute(scoped, { store, dispatcher, messages: metrics.processorMessages });
-    registerLithicRoute(scoped, { store, dispatcher, messages: metrics.processorMessages });
-    registerMarqetaRoute(scoped, { store, dispatcher, messages: metrics.processorMessages });
+    const dependencies = { store, dispatcher, messages: metrics.processorMessages };
+    for (const route of [STRIPE_ROUTE, LITHIC_ROUTE, MARQETA_ROUTE])
+      registerProcessorRoute(scoped, dependencies, route);
     done();
   });
 }

@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { SpendgateError, type Merchant } from '../../core/index.js';
 import type { ProcessorSecrets } from '../../store/store.js';
 import type { ProcessorOperation, ProcessorResult } from './operation.js';
+import { readShape } from './read-shape.js';
 
 /*
  * Stripe Issuing (contract v1.2, section 17), translated onto the dispatcher's operations. The
@@ -18,7 +19,8 @@ import type { ProcessorOperation, ProcessorResult } from './operation.js';
  *   out, or Stripe declined before asking) is an advice; one decided by our answer is
  *   already recorded.
  * - issuing_authorization.updated: `reversed` and `expired` release the hold; an amount that
- *   went down while pending releases the difference.
+ *   went down while pending releases the difference, one that went up without our answer
+ *   (Stripe's timeout setting decided an incremental authorization) is an increment of it.
  * - issuing_transaction.created: `capture` captures its authorization (a force capture when it
  *   has none), `refund` refunds.
  */
@@ -118,16 +120,10 @@ type StripeAuthorization = z.infer<typeof authorizationShape>;
 type StripeTransaction = z.infer<typeof transactionShape>;
 
 /** Reads `value` as `shape`, or refuses the event as malformed (param: the field at fault). */
-function read<T>(shape: z.ZodType<T>, value: unknown): T {
-  const parsed = shape.safeParse(value);
-  if (parsed.success) return parsed.data;
-  const at = parsed.error.issues[0]?.path.join('.') ?? '';
-  throw new SpendgateError(
-    'parameter_invalid',
-    `The Stripe event's object is malformed${at === '' ? '' : ` at ${at}`}.`,
-    `data.object${at === '' ? '' : `.${at}`}`,
+const read = <T>(shape: z.ZodType<T>, value: unknown): T =>
+  readShape(shape, value, "The Stripe event's object", (at) =>
+    at === '' ? 'data.object' : `data.object.${at}`,
   );
-}
 
 const idOf = (ref: string | { readonly id: string }) => (typeof ref === 'string' ? ref : ref.id);
 
@@ -267,7 +263,10 @@ function createdOf(authorization: StripeAuthorization): ProcessorOperation[] {
   ];
 }
 
-/** Reversals and expiry release the hold; a pending amount that went down releases the difference. */
+/**
+ * Reversals and expiry release the hold; a pending amount that went down releases the
+ * difference; one that went up, decided without our answer, is an increment of the difference.
+ */
 function updatedOf(
   eventId: string,
   authorization: StripeAuthorization,
@@ -280,20 +279,49 @@ function updatedOf(
   if (authorization.status === 'reversed') return [{ kind: 'reverse', amount: null, ...following }];
   if (authorization.status === 'expired')
     return [{ kind: 'reverse', amount: null, expired: true, ...following }];
-  if (
+  const changed =
     authorization.status === 'pending' &&
     previousAmount !== undefined &&
     Number.isSafeInteger(previousAmount) &&
-    previousAmount > authorization.amount
-  ) {
-    const released = {
-      minor: BigInt(previousAmount - authorization.amount),
-      currency: authorization.currency,
-    };
+    previousAmount >= 0
+      ? authorization.amount - previousAmount
+      : 0;
+  if (changed < 0) {
+    const released = { minor: BigInt(-changed), currency: authorization.currency };
     return [{ kind: 'reverse', amount: released, ...following }];
   }
+  if (changed > 0) return increaseOf(eventId, authorization, BigInt(changed), following);
   // closed (captured: issuing_transaction.created posts it), or no change of money.
   return [];
+}
+
+/**
+ * A pending authorization's amount went up (Stripe's incremental authorization). When the
+ * last entry of its request history is our own answer, the increment was asked of us as an
+ * `issuing_authorization.request` and is recorded already under that event's id. Otherwise
+ * Stripe decided it without us (its timeout setting): an increment of the difference, keyed
+ * by that request history entry, so a repeat of the event, or another event telling the same
+ * increase, records it once (the event's id where Stripe keeps no history entry).
+ */
+function increaseOf(
+  eventId: string,
+  authorization: StripeAuthorization,
+  increase: bigint,
+  following: { readonly authorizationNetworkId: string; readonly messageId: string },
+): ProcessorOperation[] {
+  const history = authorization.request_history;
+  const last = history.at(-1);
+  if (last !== undefined && ANSWERED_BY_US.has(last.reason)) return [];
+  const networkTransactionId =
+    last === undefined ? eventId : `${authorization.id}:request_history:${history.length - 1}`;
+  return [
+    {
+      kind: 'increment',
+      ...following,
+      networkTransactionId,
+      amount: { minor: increase, currency: authorization.currency },
+    },
+  ];
 }
 
 /** Captures (negative amounts: money out of the balance) and refunds (positive). */
@@ -341,10 +369,10 @@ function transactionOf(transaction: StripeTransaction): ProcessorOperation[] {
 
 /** The body Stripe's real-time authorization expects for a decision. */
 export function stripeRequestAnswer(
-  result: ProcessorResult,
+  result: ProcessorResult | null,
   controllable: boolean,
 ): { approved: boolean; amount?: number; metadata: Record<string, string> } {
-  if (result.kind !== 'decision') return { approved: false, metadata: {} };
+  if (result?.kind !== 'decision') return { approved: false, metadata: {} };
   const { outcome, approvedMinor } = result;
   const metadata: Record<string, string> = {};
   if (outcome.transaction !== null) metadata['spendgate_transaction_id'] = outcome.transaction.id;

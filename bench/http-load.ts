@@ -23,8 +23,16 @@ export interface Target {
   readonly url: string | readonly string[];
   readonly path: string;
   readonly headers: Readonly<Record<string, string>>;
-  /** A body with its own id (a networkTransactionId), never sent before. */
-  nextBody(): { readonly id: string; readonly body: string };
+  /**
+   * A body with its own id (a networkTransactionId), never sent before; `headers`, if any, are
+   * added to the target's for this request alone (a processor's signature over the body).
+   * Only the closed loop sends them.
+   */
+  nextBody(): {
+    readonly id: string;
+    readonly body: string;
+    readonly headers?: Readonly<Record<string, string>>;
+  };
 }
 
 /** Latency samples in milliseconds, bounded in memory. */
@@ -173,12 +181,14 @@ export async function runClosedLoop(
         path: target.path,
         // Called just before the request is written (the context is fresh for each request).
         setupRequest: (request, context) => {
-          const { id, body } = target.nextBody();
+          const { id, body, headers } = target.nextBody();
           const timed = context as TimedContext;
           timed.id = id;
           tally.inFlight.add(id);
           timed.startedMs = performance.now();
-          return { ...request, body };
+          return headers === undefined
+            ? { ...request, body }
+            : { ...request, body, headers: { ...request.headers, ...headers } };
         },
         onResponse: (status, body, context) => {
           const timed = context as TimedContext;

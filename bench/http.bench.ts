@@ -42,6 +42,7 @@ import { Child, freePort, httpJson, httpText, sleep } from './child.js';
 import { runLoad } from './concurrency-harness.js';
 import { machineBusySeconds, postgresSeconds, postgresSince, processSeconds } from './cpu.js';
 import { withBenchDatabase } from './database.js';
+import { isExtraSelection, runExtraWorkloads } from './extra-workloads.js';
 import { checkLedger, hold } from './ledger-checks.js';
 import { createNaiveSchema, naiveAuthorization } from './naive-sql.js';
 import { boundedInteger, integerSetting } from './settings.js';
@@ -115,6 +116,14 @@ function onlyRoles(list: string): ReadonlySet<RowRole> {
   }
   return new Set(roles as RowRole[]);
 }
+
+// --- msgbench: the workloads of issues 34, 35, 36 (bench/extra-workloads.ts), a run of their
+// own: `--only messages|processors|sol` or their members. ---
+if (isExtraSelection(flags.only)) {
+  await runExtraWorkloads(flags.only ?? '');
+  process.exit();
+}
+// --- end msgbench ---
 
 /** `--only spread,hot`: those workloads and no baselines, for a profile of one workload. */
 const ONLY = flags.only === undefined ? null : onlyRoles(flags.only);

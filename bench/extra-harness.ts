@@ -250,7 +250,7 @@ export async function postAll(
   concurrency = CONNECTIONS,
 ): Promise<{ status: number; body: string }[]> {
   const agent = new http.Agent({ keepAlive: true, maxSockets: concurrency });
-  const answers: { status: number; body: string }[] = new Array(requests.length);
+  const answers = new Array<{ status: number; body: string }>(requests.length);
   let next = 0;
   const worker = async () => {
     for (let index = next++; index < requests.length; index = next++) {

@@ -241,9 +241,11 @@ const WORKLOADS: readonly Workload[] = [
     title: 'force capture: POST /v1/captures',
     status: 201,
     expect: isPosting(201, 'force_capture'),
-    target: async (context) =>
-      sequence(context, '/v1/captures', 'fc', (id) =>
-        purchase(context, randomCard(context), id, HTTP_BENCH_PURCHASE.amount),
+    target: (context) =>
+      Promise.resolve(
+        sequence(context, '/v1/captures', 'fc', (id) =>
+          purchase(context, randomCard(context), id, HTTP_BENCH_PURCHASE.amount),
+        ),
       ),
     recorded: (context) => postingCount(context, 'fc', 'force_capture'),
   },
@@ -252,9 +254,11 @@ const WORKLOADS: readonly Workload[] = [
     title: 'refund: POST /v1/refunds, not linked',
     status: 201,
     expect: isPosting(201, 'refund'),
-    target: async (context) =>
-      sequence(context, '/v1/refunds', 'rf', (id) =>
-        purchase(context, randomCard(context), id, HTTP_BENCH_PURCHASE.amount),
+    target: (context) =>
+      Promise.resolve(
+        sequence(context, '/v1/refunds', 'rf', (id) =>
+          purchase(context, randomCard(context), id, HTTP_BENCH_PURCHASE.amount),
+        ),
       ),
     recorded: (context) => postingCount(context, 'rf', 'refund'),
   },
@@ -263,12 +267,14 @@ const WORKLOADS: readonly Workload[] = [
     title: 'advice: approved in stand-in',
     status: 200,
     expect: isDecision(true),
-    target: async (context) =>
-      sequence(context, '/v1/authorizations/advice', 'ad', (id) => ({
-        ...purchase(context, randomCard(context), id, HTTP_BENCH_PURCHASE.amount),
-        approved: true,
-        reason: 'stand-in: issuer timed out',
-      })),
+    target: (context) =>
+      Promise.resolve(
+        sequence(context, '/v1/authorizations/advice', 'ad', (id) => ({
+          ...purchase(context, randomCard(context), id, HTTP_BENCH_PURCHASE.amount),
+          approved: true,
+          reason: 'stand-in: issuer timed out',
+        })),
+      ),
     recorded: async (context) => ({
       count: await countOf(
         context.checks,

@@ -195,7 +195,7 @@ function stripeAuthorizationRequest(card: string, id: string): Stripe.Event {
     pending_webhooks: 1,
     request: { id: null, idempotency_key: null },
     type: 'issuing_authorization.request',
-  } as Stripe.Event;
+  };
 }
 
 /* eslint-disable @typescript-eslint/no-deprecated -- Lithic still sends the deprecated top-level

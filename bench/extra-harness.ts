@@ -68,7 +68,9 @@ export class ExpectTally extends Tally {
   override answer(status: number, body: string): void {
     const kind = this.expect(status, body);
     if (kind === null) {
-      if (status === 200) this.unexpected += 1;
+      // A 2xx of another shape (or not the 2xx the message expects) is `unexpected`; an error
+      // status counts in `non200`.
+      if (status >= 200 && status < 300) this.unexpected += 1;
       else this.non200 += 1;
       if (this.samples.length < 5) this.samples.push(`${status} ${body.slice(0, 300)}`);
       return;

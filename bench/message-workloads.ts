@@ -329,7 +329,7 @@ export async function runMessageWorkloads(
   for (const { workload, measured } of runs) {
     const wrong = measured.tally.wrong;
     console.log(
-      `${wrong === 0 ? 'hold  ' : 'BROKEN'} ${workload.name}: every answer ${workload.status} of the expected shape (${measured.tally.non200} other statuses, ${measured.tally.unexpected} other shapes, ${measured.tally.errors} connection errors)`,
+      `${wrong === 0 ? 'hold  ' : 'BROKEN'} ${workload.name}: every answer ${workload.status} of the expected shape (${measured.tally.non200} error statuses, ${measured.tally.unexpected} other 2xx answers, ${measured.tally.errors} connection errors)`,
     );
     const { count, what } = await workload.recorded(context);
     checksHold = countsAgree(workload.name, count, measured.tally, what) && checksHold;

@@ -203,7 +203,7 @@ export async function runPricingWorkloads(
     const { tally } = measured.get(side) as Measured;
     for (const sample of tally.samples.slice(0, 3)) console.log(`sample (${side}): ${sample}`);
     console.log(
-      `${tally.wrong === 0 ? 'hold  ' : 'BROKEN'} ${side}: every answer an approval (${tally.non200} other statuses, ${tally.unexpected} other shapes, ${tally.errors} connection errors)`,
+      `${tally.wrong === 0 ? 'hold  ' : 'BROKEN'} ${side}: every answer an approval (${tally.non200} error statuses, ${tally.unexpected} other 2xx answers, ${tally.errors} connection errors)`,
     );
     const recorded = await countOf(
       context.checks,

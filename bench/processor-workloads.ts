@@ -440,7 +440,7 @@ export async function runProcessorWorkloads(
   for (const door of doors) {
     const { tally } = measured.get(door) as Measured;
     console.log(
-      `${tally.wrong === 0 ? 'hold  ' : 'BROKEN'} ${door}: every answer an approval (${tally.non200} other statuses, ${tally.unexpected} other shapes, ${tally.errors} connection errors)`,
+      `${tally.wrong === 0 ? 'hold  ' : 'BROKEN'} ${door}: every answer an approval (${tally.non200} error statuses, ${tally.unexpected} other 2xx answers, ${tally.errors} connection errors)`,
     );
     const recorded = await countOf(
       context.checks,

@@ -25,8 +25,18 @@ export interface Target {
   readonly url: string | readonly string[];
   readonly path: string;
   readonly headers: Readonly<Record<string, string>>;
-  /** A body with its own id (a networkTransactionId), never sent before. */
-  nextBody(): { readonly id: string; readonly body: string };
+  /**
+   * A body with its own id (a networkTransactionId), never sent before; `headers`, if any, are
+   * added to the target's for this request alone (a processor's signature over the body), and
+   * `path`, if any, replaces the target's (a message to an authorization's own path). Only the
+   * closed loop sends them.
+   */
+  nextBody(): {
+    readonly id: string;
+    readonly body: string;
+    readonly headers?: Readonly<Record<string, string>>;
+    readonly path?: string;
+  };
 }
 
 /** Latency samples in milliseconds, bounded in memory. */
@@ -181,12 +191,17 @@ export async function runClosedLoop(
         path: target.path,
         // Called just before the request is written (the context is fresh for each request).
         setupRequest: (request, context) => {
-          const { id, body } = target.nextBody();
+          const { id, body, headers, path } = target.nextBody();
           const timed = context as TimedContext;
           timed.id = id;
           tally.inFlight.add(id);
           timed.startedMs = performance.now();
-          return { ...request, body };
+          return {
+            ...request,
+            body,
+            ...(headers === undefined ? {} : { headers: { ...request.headers, ...headers } }),
+            ...(path === undefined ? {} : { path }),
+          };
         },
         onResponse: (status, body, context) => {
           const timed = context as TimedContext;

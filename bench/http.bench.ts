@@ -49,7 +49,9 @@ import { Child, freePort, httpJson, httpText, sleep } from './child.js';
 import { runLoad } from './concurrency-harness.js';
 import { machineBusySeconds, postgresSeconds, postgresSince, processSeconds } from './cpu.js';
 import { withBenchDatabase } from './database.js';
+import { isExtraSelection, runExtraWorkloads } from './extra-workloads.js';
 import { checkLedger, hold } from './ledger-checks.js';
+import { createNaiveSchema, naiveAuthorization } from './naive-sql.js';
 import { boundedInteger, integerSetting } from './settings.js';
 import { forgetRedisPrefix, REDIS_URL } from './redis.js';
 import { runClosedLoop, runOpenLoop, Tally } from './http-load.js';
@@ -146,6 +148,14 @@ function onlyRoles(list: string): ReadonlySet<RowRole> {
   }
   return new Set(roles as RowRole[]);
 }
+
+// --- msgbench: the workloads of issues 34, 35, 36 (bench/extra-workloads.ts), a run of their
+// own: `--only messages|processors|sol` or their members. ---
+if (isExtraSelection(flags.only)) {
+  await runExtraWorkloads(flags.only ?? '');
+  process.exit();
+}
+// --- end msgbench ---
 
 /** `--only spread,hot`: those workloads and no baselines, for a profile of one workload. */
 const ONLY = flags.only === undefined ? null : onlyRoles(flags.only);
@@ -652,46 +662,8 @@ async function walPosition(pool: pg.Pool): Promise<number> {
 async function naiveSql(databaseUrl: string, database: string): Promise<Row> {
   const pool = new pg.Pool({ connectionString: databaseUrl, max: NAIVE_POOL_CONNECTIONS });
   try {
-    await pool.query(`
-      CREATE SCHEMA bench_naive;
-      CREATE TABLE bench_naive.vaults (id integer PRIMARY KEY, available numeric(38, 9) NOT NULL);
-      CREATE TABLE bench_naive.holds (
-        id bigserial PRIMARY KEY,
-        vault_id integer NOT NULL,
-        amount numeric(38, 9) NOT NULL,
-        network_transaction_id text NOT NULL UNIQUE,
-        created_at timestamptz NOT NULL DEFAULT now()
-      );
-      INSERT INTO bench_naive.vaults SELECT id, ${HTTP_BENCH_DEPOSIT}
-        FROM generate_series(1, ${SPREAD_VAULTS}) AS id;`);
-    let sequence = 0;
-    const authorize = async () => {
-      sequence += 1;
-      // Read now: other callers move `sequence` on while this one waits.
-      const networkTransactionId = `naive_${sequence}`;
-      const vault = randomInt(SPREAD_VAULTS) + 1;
-      const client = await pool.connect();
-      try {
-        await client.query('BEGIN');
-        await client.query('SELECT available FROM bench_naive.vaults WHERE id = $1 FOR UPDATE', [
-          vault,
-        ]);
-        await client.query(
-          'UPDATE bench_naive.vaults SET available = available - $2 WHERE id = $1',
-          [vault, HTTP_BENCH_PURCHASE.amount],
-        );
-        await client.query(
-          'INSERT INTO bench_naive.holds (vault_id, amount, network_transaction_id) VALUES ($1, $2, $3)',
-          [vault, HTTP_BENCH_PURCHASE.amount, networkTransactionId],
-        );
-        await client.query('COMMIT');
-      } catch (error) {
-        await client.query('ROLLBACK').catch(() => undefined);
-        throw error;
-      } finally {
-        client.release();
-      }
-    };
+    await createNaiveSchema(pool, SPREAD_VAULTS, HTTP_BENCH_DEPOSIT);
+    const authorize = naiveAuthorization(pool, SPREAD_VAULTS, HTTP_BENCH_PURCHASE.amount);
     // The pool's connections open and the tables cached before measuring.
     await runLoad('naive SQL warm-up', CONNECTIONS, 1000, authorize);
     const mark = cpuMark(null, database);

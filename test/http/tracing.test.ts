@@ -13,7 +13,7 @@ import {
  * OpenTelemetry tracing (issue 38, "Seeing it in production"), end to end: the service on real
  * HTTP and PostgreSQL, its spans exported over OTLP/HTTP to a collector on loopback, and the
  * tree read back from what the collector received: a request's span, with its batch (and the
- * batch's round trips to the database) and its decision below it; the batch linked to every
+ * batch's statements to the database) and its decision below it; the batch linked to every
  * other request it served, and they to it. Off, nothing is exported.
  */
 
@@ -90,7 +90,7 @@ describe('tracing on (every request sampled)', () => {
     await harness.collector.close();
   });
 
-  it('exports a request span with its batch, round trips and decision below it', async () => {
+  it('exports a request span with its batch, its statements and the decision below it', async () => {
     const [cardId] = await cardsOf(harness, 1);
     const answer = await harness.service.request(
       harness.key,
@@ -116,7 +116,7 @@ describe('tracing on (every request sampled)', () => {
     expect(otherBatches).toEqual([]);
     expect(batch?.attributes['spendgate.batch.requests']).toBe(1);
     expect(['known state', 'locked']).toContain(batch?.attributes['spendgate.batch.path']);
-    const trips = childrenOf(spans, batch as CollectedSpan, SPAN_NAMES.roundTrip);
+    const trips = childrenOf(spans, batch as CollectedSpan, SPAN_NAMES.statement);
     expect(trips.length).toBeGreaterThanOrEqual(1);
     for (const trip of trips) {
       expect(trip.attributes['db.system.name']).toBe('postgresql');

@@ -18,7 +18,7 @@ declare module 'fastify' {
 
 /**
  * A span per request (kind SERVER, named by method and route), for the requests sampled: the
- * store's spans (the batch, its round trips, the decision) hang from it through
+ * store's spans (the batch, its statements, the decision) hang from it through
  * `request.requestTrace`. Registered only when tracing is on (server.ts): with it off no hook
  * runs. An unsampled request costs a header read and one random draw, and makes no span.
  */

@@ -16,14 +16,17 @@ import {
 } from '@opentelemetry/semantic-conventions';
 import type { BatchTrace, RequestTrace } from '../../store/store.js';
 
-/** A statement's text in its span, at most: the batch's texts run to a few kilobytes. */
-const STATEMENT_CHARS_MAX = 2000;
+/**
+ * A statement's text in its span, at most: enough to tell which statement it is; the batch's
+ * longest run to a few kilobytes, which every export would carry.
+ */
+const STATEMENT_CHARS_MAX = 400;
 
 /** Span names: what an operator filters on. */
 export const SPAN_NAMES = {
   batch: 'authorize batch',
   decision: 'authorize decision',
-  roundTrip: 'postgresql round trip',
+  statement: 'postgresql statement',
 } as const;
 
 /**
@@ -31,7 +34,7 @@ export const SPAN_NAMES = {
  * decides many requests in one batch, and a span has one parent: the batch's span is a child
  * of the first traced request it serves, with a link to each other traced request's span,
  * and each of those links back to the batch. So every traced request's trace shows its
- * decision, and leads (a link) to the batch and its round trips to the database.
+ * decision, and leads (a link) to the batch and its statements to the database.
  */
 export class OtelRequestTrace implements RequestTrace {
   readonly #context: Context;
@@ -88,15 +91,15 @@ class OtelBatchTrace implements BatchTrace {
     this.#context = trace.setSpan(ROOT_CONTEXT, span);
   }
 
-  async roundTrip<T>(statement: string, commits: boolean, send: () => Promise<T>): Promise<T> {
+  async statement<T>(text: string, commits: boolean, send: () => Promise<T>): Promise<T> {
     const span = this.tracer.startSpan(
-      SPAN_NAMES.roundTrip,
+      SPAN_NAMES.statement,
       {
         kind: SpanKind.CLIENT,
         attributes: {
           [ATTR_DB_SYSTEM_NAME]: DB_SYSTEM_NAME_VALUE_POSTGRESQL,
           // A statement's text holds no values (they go as parameters): no secret reaches it.
-          [ATTR_DB_QUERY_TEXT]: statement.slice(0, STATEMENT_CHARS_MAX),
+          [ATTR_DB_QUERY_TEXT]: text.slice(0, STATEMENT_CHARS_MAX),
           'spendgate.db.commits': commits,
         },
       },

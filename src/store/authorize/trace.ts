@@ -18,10 +18,14 @@ export interface RequestTrace {
   decision<T>(decide: () => T): T;
 }
 
-/** The span of one batch, and of its round trips to the database. */
+/** The span of one batch, and of the statements it sends to the database. */
 export interface BatchTrace {
-  /** One round trip: `statement` is its text (no values: they go as parameters). */
-  roundTrip<T>(statement: string, commits: boolean, send: () => Promise<T>): Promise<T>;
+  /**
+   * One statement, from its send to its answer: `text` holds no values (they go as
+   * parameters); `commits` when the COMMIT goes with it. Statements the batch sends together
+   * (pipelined: lock-and-read.ts) share one round trip, and their spans overlap.
+   */
+  statement<T>(text: string, commits: boolean, send: () => Promise<T>): Promise<T>;
   /** How the batch went: 'known state' (one round trip), 'locked' (read first). */
   path(path: 'known state' | 'locked'): void;
   end(error?: unknown): void;
@@ -38,12 +42,12 @@ export function batchTraceOf(
   return served?.[0]?.leadBatch(served, requests.length);
 }
 
-/** `tx` with each statement it sends a round trip of `trace`. */
+/** `tx` with each statement it sends a span of `trace`. */
 export function tracedTransaction(tx: SqlTransaction, trace: BatchTrace): SqlTransaction {
   return {
-    query: (text, params) => trace.roundTrip(text, false, () => tx.query(text, params)),
-    exec: (text) => trace.roundTrip(text, false, () => tx.exec(text)),
+    query: (text, params) => trace.statement(text, false, () => tx.query(text, params)),
+    exec: (text) => trace.statement(text, false, () => tx.exec(text)),
     queryAndCommit: (text, params) =>
-      trace.roundTrip(text, true, () => tx.queryAndCommit(text, params)),
+      trace.statement(text, true, () => tx.queryAndCommit(text, params)),
   };
 }

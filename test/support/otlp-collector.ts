@@ -117,7 +117,10 @@ export async function startOtlpCollector(): Promise<OtlpCollector> {
     close: () =>
       new Promise<void>((resolve, reject) => {
         server.closeAllConnections();
-        server.close((error) => (error === undefined ? resolve() : reject(error)));
+        server.close((error) => {
+          if (error === undefined) resolve();
+          else reject(error);
+        });
       }),
   };
 }

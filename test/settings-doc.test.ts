@@ -11,11 +11,13 @@ import { SETTINGS_DOC, settingsDocument } from '../src/config/settings-doc.js';
  * page is what the rows make.
  */
 // Read outside the config schema: the master keys by the store's key loader, the connection
-// timeout by the pg driver itself.
+// timeout by the pg driver itself, the exporter's headers by the OpenTelemetry exporter.
 const READ_ELSEWHERE = [
   'SPENDGATE_MASTER_KEY',
   'SPENDGATE_MASTER_KEY_DECRYPT_ONLY',
   'PGCONNECT_TIMEOUT',
+  'OTEL_EXPORTER_OTLP_HEADERS',
+  'OTEL_EXPORTER_OTLP_TRACES_HEADERS',
 ];
 
 describe('docs/settings.md', () => {

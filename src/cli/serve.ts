@@ -5,6 +5,7 @@ import { ConfigError, type Config, type Settings } from '../config/env.js';
 import { createRedis, redisAnswers } from '../http/health.js';
 import { bufferedStdout } from '../http/log-destination.js';
 import { createServer } from '../http/server.js';
+import { startTracing } from '../http/tracing/provider.js';
 import { readInstallationId } from '../store/installation.js';
 import { DELIVERY_ATTEMPT_TIMEOUT_MS } from '../outbound/index.js';
 import type { OpenedStore, Store } from '../store/store.js';
@@ -132,6 +133,8 @@ function createRoleServer(
     store,
     redis,
     healthOnly: role === 'worker',
+    // Off (null) unless TRACING_SAMPLE_RATIO is above 0; a worker serves no request to trace.
+    tracing: role === 'worker' ? null : startTracing(config.tracing),
     ...(extraRoutes === undefined || role === 'worker'
       ? {}
       : {

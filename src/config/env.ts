@@ -42,6 +42,13 @@ const base58Address = z
   .string()
   .regex(/^[1-9A-HJ-NP-Za-km-z]{32,44}$/, { error: 'must be a base58 Solana address' });
 
+/** An http(s) URL (a collector's): anything else is named at start, not at the first export. */
+const httpUrl = z
+  .string()
+  .refine((value) => /^https?:\/\/[^\s/]+/.test(value) && URL.canParse(value), {
+    error: 'must be an http:// or https:// URL',
+  });
+
 /** One node of a Redis Cluster, as REDIS_CLUSTER_NODES names it. */
 export interface RedisNode {
   readonly host: string;
@@ -243,6 +250,12 @@ const configSchema = z.object({
   // The program that must own them (the Pyth oracle: mainnet's; devnet's, which the local runtime uses).
   PRICE_ORACLE_PROGRAM: base58Address.default('FsJ3A3u2vn5cTVofAjvy6y5kwABJAqYWpe4975bi2epH'),
   PRICE_TEST_ORACLE_PROGRAM: base58Address.default('gSbePebfvPy7tRqimPoVecS2UsBvYv46ynrzWocc92s'),
+  // OpenTelemetry tracing (docs/operations.md, "Tracing"): the share of requests traced, 0 for
+  // none (the default: no span is made); where the spans go (OTLP over HTTP, JSON); the name.
+  TRACING_SAMPLE_RATIO: z.coerce.number().min(0).max(1).default(0),
+  OTEL_EXPORTER_OTLP_ENDPOINT: httpUrl.optional(),
+  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: httpUrl.optional(),
+  OTEL_SERVICE_NAME: z.string().min(1).max(200).default('spendgate'),
   // Tests only: the deposit watcher stops between finding a transfer and crediting it, so a
   // test can kill the process there. Refused unless SPENDGATE_MODES is test alone.
   SPENDGATE_TEST_DEPOSIT_PAUSE: z.enum(['0', '1']).default('0'),
@@ -297,6 +310,7 @@ export interface Config {
   readonly holdLongAgeMsMax: number;
   /** The old generation's growth between full collections, in percent; 0: V8's own. */
   readonly heapGrowingPercent: number;
+  readonly tracing: TracingSettings;
   /** null: live external transfers are refused until a cluster is configured. */
   readonly solanaRpcUrl: string | null;
   readonly solana: SolanaSettings;
@@ -338,6 +352,18 @@ export interface WebhookSettings {
   readonly endpointConcurrency: number;
 }
 
+/** OpenTelemetry tracing (src/http/tracing): off while `sampleRatio` is 0. */
+export interface TracingSettings {
+  /** The share of requests that start a trace (0 to 1); a caller's sampled traceparent too. */
+  readonly sampleRatio: number;
+  /** Where spans are posted (OTLP over HTTP, JSON): the full URL, `/v1/traces` included. */
+  readonly tracesUrl: string;
+  readonly serviceName: string;
+}
+
+/** The OTLP default: a collector on this host. */
+export const OTLP_DEFAULT_ENDPOINT = 'http://localhost:4318';
+
 /** Contract section 10: how long a decision may take, and what is answered past it. */
 export interface AuthorizeSettings {
   readonly budgetMs: number;
@@ -372,6 +398,16 @@ function priceSettingsOf(data: z.infer<typeof configSchema>): PriceSettings {
     readTimeoutMs: data.PRICE_READ_TIMEOUT_MS,
     feeds: { live: data.PRICE_FEEDS, test: data.PRICE_TEST_FEEDS },
     oracleProgram: { live: data.PRICE_ORACLE_PROGRAM, test: data.PRICE_TEST_ORACLE_PROGRAM },
+  };
+}
+
+/** As the OTLP exporter reads them: the traces endpoint as is, or `/v1/traces` of the base. */
+function tracingSettingsOf(data: z.infer<typeof configSchema>): TracingSettings {
+  const base = (data.OTEL_EXPORTER_OTLP_ENDPOINT ?? OTLP_DEFAULT_ENDPOINT).replace(/\/+$/, '');
+  return {
+    sampleRatio: data.TRACING_SAMPLE_RATIO,
+    tracesUrl: data.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ?? `${base}/v1/traces`,
+    serviceName: data.OTEL_SERVICE_NAME,
   };
 }
 
@@ -435,6 +471,7 @@ export function loadConfig(
     holdAgeMsMax: result.data.HOLD_EXPIRY_HOURS * 3_600_000,
     holdLongAgeMsMax: result.data.HOLD_EXPIRY_LONG_HOURS * 3_600_000,
     heapGrowingPercent: result.data.HEAP_GROWING_PERCENT,
+    tracing: tracingSettingsOf(result.data),
     webhooks: {
       retryDelaysMs: result.data.WEBHOOK_RETRY_DELAYS_MS,
       concurrency: result.data.WEBHOOK_CONCURRENCY,

@@ -204,6 +204,29 @@ export const SETTINGS_DOC: readonly SettingDoc[] = [
     meaning:
       "how far `serve`'s heap grows between full collections, in % of what the last left (0-300; 0: V8's own); see [performance.md](performance.md)",
   },
+  {
+    names: ['TRACING_SAMPLE_RATIO'],
+    default: '`0` (off)',
+    meaning:
+      'the share of requests traced with OpenTelemetry, 0 to 1 (`0.01`: one in a hundred); a request whose `traceparent` says sampled is traced too; 0 makes no span at all ([operations](operations.md#tracing))',
+  },
+  {
+    names: ['OTEL_EXPORTER_OTLP_ENDPOINT', 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT'],
+    default: '`http://localhost:4318`, `<endpoint>/v1/traces`',
+    meaning:
+      'the OpenTelemetry collector spans are posted to (OTLP over HTTP, JSON): its base URL, or the full URL of its traces',
+  },
+  {
+    names: ['OTEL_EXPORTER_OTLP_HEADERS', 'OTEL_EXPORTER_OTLP_TRACES_HEADERS'],
+    default: 'unset: none',
+    meaning:
+      "headers sent with every export (`key=value,...`: a hosted collector's key), read by the OpenTelemetry exporter itself",
+  },
+  {
+    names: ['OTEL_SERVICE_NAME'],
+    default: '`spendgate`',
+    meaning: 'the `service.name` of every span',
+  },
 ];
 
 /** docs/settings.md as it should read. */

@@ -1,7 +1,7 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { AuthorizeSettings } from '../config/env.js';
 import { standInOutcome, type AuthorizationOutcome, type Scope } from '../core/index.js';
-import type { AuthorizeInput, Store } from '../store/store.js';
+import type { AuthorizeInput, RequestTrace, Store } from '../store/store.js';
 import type { StandInRecords } from './stand-in-records.js';
 
 /**
@@ -25,6 +25,8 @@ export async function authorizeWithinBudget(
   settings: AuthorizeSettings,
   log: FastifyBaseLogger,
   records: StandInRecords,
+  // The request's trace when it is sampled (tracing/request-spans.ts): the store's spans join it.
+  trace?: RequestTrace,
 ): Promise<AuthorizationOutcome> {
   const owed = records.answerFor(scope, input.networkTransactionId);
   if (owed !== null) return owed;
@@ -45,6 +47,7 @@ export async function authorizeWithinBudget(
     scope,
     input,
     settings.standIn === 'decline' ? budget : undefined,
+    trace,
   );
   const told = settings.standIn === 'approve';
   try {

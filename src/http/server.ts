@@ -29,6 +29,8 @@ import { registerEventStreamRoutes } from './routes/event-stream.js';
 import { registerRateLimits } from './rate-limits.js';
 import { refuseBodiesWithoutSchema } from './empty-body.js';
 import { registerAuthorizationRoutes } from './routes/authorizations.js';
+import type { Tracing } from './tracing/provider.js';
+import { registerRequestSpans } from './tracing/request-spans.js';
 import { registerClearingRoutes } from './routes/clearing.js';
 import { registerCardDisplayRoutes } from './routes/card-display.js';
 import { registerCardPolicyRoutes } from './routes/card-policies.js';
@@ -100,6 +102,11 @@ export interface ServerDependencies {
   readonly healthOnly?: boolean;
   /** Where log lines go; stdout by default. Tests read it to prove secrets never reach it. */
   readonly logStream?: LogStream;
+  /**
+   * OpenTelemetry tracing (tracing/provider.ts, startTracing): a span per sampled request;
+   * absent or null, off, and no hook of it runs. The server shuts it down when it closes.
+   */
+  readonly tracing?: Tracing | null;
 }
 
 /** Where log lines go: a test's collector, or stdout in blocks (log-destination.ts). */
@@ -186,6 +193,11 @@ export function createServer(
   });
 
   registerRequestLog(app, config, logStream);
+  const tracing = dependencies.tracing ?? null;
+  if (tracing !== null) {
+    registerRequestSpans(app, tracing);
+    app.addHook('onClose', () => tracing.shutdown());
+  }
 
   const metrics = createMetrics();
   registerHealth(app, { store: dependencies.store, redis: dependencies.redis ?? null, metrics });

@@ -195,6 +195,23 @@ describe('media types', () => {
 });
 
 describe('configuration', () => {
+  it('reads tracing as the OTLP exporter would: off by default, the endpoint and its traces', () => {
+    expect(loadConfig({ TRACING_SAMPLE_RATIO: '0.01' }).tracing.sampleRatio).toBe(0.01);
+    expect(
+      loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318/' }).tracing.tracesUrl,
+    ).toBe('http://collector:4318/v1/traces');
+    expect(
+      loadConfig({
+        OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318',
+        OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'https://traces.example/otlp',
+      }).tracing.tracesUrl,
+    ).toBe('https://traces.example/otlp');
+    expect(() => loadConfig({ TRACING_SAMPLE_RATIO: '1.5' })).toThrow(/TRACING_SAMPLE_RATIO/);
+    expect(() => loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'collector:4318' })).toThrow(
+      /OTEL_EXPORTER_OTLP_ENDPOINT/,
+    );
+  });
+
   it('defaults to 127.0.0.1:3000', () => {
     expect(loadConfig({})).toEqual({
       port: 3000,
@@ -222,6 +239,11 @@ describe('configuration', () => {
       holdAgeMsMax: 7 * 24 * 3_600_000,
       holdLongAgeMsMax: 31 * 24 * 3_600_000,
       heapGrowingPercent: 300,
+      tracing: {
+        sampleRatio: 0,
+        tracesUrl: 'http://localhost:4318/v1/traces',
+        serviceName: 'spendgate',
+      },
       webhooks: {
         retryDelaysMs: CONTRACT_RETRY_DELAYS_MS,
         concurrency: 128,

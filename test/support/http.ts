@@ -6,6 +6,7 @@ import { redisServer, type RateLimitSettings } from '../../src/config/env.js';
 import { createRedis } from '../../src/http/health.js';
 import type { RedisConnection } from '../../src/redis.js';
 import { createServer, type ServerConfig } from '../../src/http/server.js';
+import type { Tracing } from '../../src/http/tracing/provider.js';
 import type { ApiScope } from '../../src/store/ops/accounts.js';
 import { openStore, type OpenedStore as Store } from '../../src/store/store.js';
 import { testDatabase, type TestDatabase } from './databases.js';
@@ -142,6 +143,8 @@ export async function startTestService(
     server?: Partial<ServerConfig>;
     /** Log level and destination, to read what the service logs; silent by default. */
     log?: { level: 'info' | 'debug' | 'trace'; stream: { write(line: string): void } };
+    /** OpenTelemetry tracing (src/http/tracing); off by default. */
+    tracing?: Tracing | null;
   } = {},
 ): Promise<TestService> {
   const database: TestDatabase = testDatabase('pg');
@@ -168,6 +171,7 @@ export async function startTestService(
       ...(options.apiKeyCacheMs === undefined ? {} : { apiKeyCacheMs: options.apiKeyCacheMs }),
       ...(options.configure === undefined ? {} : { extraRoutes: options.configure }),
       ...(options.log === undefined ? {} : { logStream: options.log.stream }),
+      ...(options.tracing === undefined ? {} : { tracing: options.tracing }),
     },
   );
   const base = await app.listen({ port: 0, host: '127.0.0.1' });

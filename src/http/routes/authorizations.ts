@@ -99,6 +99,7 @@ function registerAuthorize(
         settings,
         request.log,
         standInRecords,
+        request.requestTrace,
       );
       if (outcome.replayed) void reply.header('Idempotent-Replayed', 'true');
       countDecision(decisions, outcome);

@@ -10,6 +10,7 @@ import type {
   VaultStatus,
 } from '../../core/index.js';
 import type { SpendCounters } from '../spend-window.js';
+import type { RequestTrace } from './trace.js';
 
 /*
  * The shapes one authorization batch passes between the engine's steps: what is asked, what
@@ -42,6 +43,8 @@ export interface AuthorizeRequest {
   readonly scope: Scope;
   readonly input: AuthorizeInput;
   readonly budget?: AuthorizeBudget;
+  /** Present only when the request is traced (trace.ts): its batch and decision get spans. */
+  readonly trace?: RequestTrace;
 }
 
 /** Requests decided in one database transaction at most; bounds every statement's arrays. */

@@ -98,10 +98,14 @@ export function decideEach(
     const vault = batch.vaults.get(card.vault_id);
     assert(vault !== undefined, "a locked card's vault is locked");
     const cardPolicy = batch.cardPolicies.get(card.card_id);
-    const outcome = decideOne(request, card, vault, cardPolicy, spendDay, nowMs, {
-      holdExpiry,
-      pricing,
-    });
+    const options = { holdExpiry, pricing };
+    // No closure for an untraced request: tracing off costs this one field read.
+    const outcome =
+      request.trace === undefined
+        ? decideOne(request, card, vault, cardPolicy, spendDay, nowMs, options)
+        : request.trace.decision(() =>
+            decideOne(request, card, vault, cardPolicy, spendDay, nowMs, options),
+          );
     decidedInBatch.set(repeatKey, outcome);
     recorded.push(outcome.transaction);
     outcomes.push(outcome);

@@ -2,13 +2,14 @@ import { assert, type AuthorizationOutcome, type Scope } from '../../core/index.
 import type { StoreContext } from '../context.js';
 import type { ReplicaReads } from '../replica-reads.js';
 import { spendDayOf } from '../spend.js';
-import type { SqlQueryable } from '../sql/client.js';
+import type { SqlQueryable, SqlTransaction } from '../sql/client.js';
 import { runTransaction } from '../sql/transaction.js';
 import type { AuthorizeBudget, AuthorizeInput, AuthorizeRequest } from './batch.js';
 import { KnownState } from './known-state.js';
 import { AuthorizeBatcher } from './lanes.js';
 import { authorizeContextOf, type AuthorizeContext } from './memory.js';
 import { authorizeOnKnownState, StaleKnownState } from './one-trip.js';
+import { batchTraceOf, tracedTransaction, type BatchTrace, type RequestTrace } from './trace.js';
 import { authorizeBatch } from './two-trips.js';
 import { isUniqueViolation } from './write.js';
 
@@ -87,8 +88,11 @@ export class AuthorizeEngine {
     scope: Scope,
     input: AuthorizeInput,
     budget?: AuthorizeBudget,
-  ): Promise<AuthorizationOutcome> =>
-    this.#lanes.submit({ scope, input, ...(budget === undefined ? {} : { budget }) });
+    trace?: RequestTrace,
+  ): Promise<AuthorizationOutcome> => {
+    const request = { scope, input, ...(budget === undefined ? {} : { budget }) };
+    return this.#lanes.submit(trace === undefined ? request : { ...request, trace });
+  };
 
   /** One authorization in the caller's transaction `tx`, alone (Store.transaction's authorize). */
   async authorizeIn(
@@ -115,13 +119,36 @@ export class AuthorizeEngine {
     return () => this.#batchObservers.delete(observer);
   }
 
-  /** A batch in a transaction of its own: on known state if it can, else reading first. */
+  /** A batch, in a span of its own when one of its requests is traced (trace.ts). */
   async #runBatch(requests: readonly AuthorizeRequest[]): Promise<AuthorizationOutcome[]> {
+    const trace = batchTraceOf(requests);
+    if (trace === undefined) return this.#decideBatch(requests, undefined);
+    try {
+      const outcomes = await this.#decideBatch(requests, trace);
+      trace.end();
+      return outcomes;
+    } catch (error) {
+      trace.end(error);
+      throw error;
+    }
+  }
+
+  /** A batch in a transaction of its own: on known state if it can, else reading first. */
+  async #decideBatch(
+    requests: readonly AuthorizeRequest[],
+    trace: BatchTrace | undefined,
+  ): Promise<AuthorizationOutcome[]> {
     const outcomes =
-      (this.#onKnownState ? await this.#authorizeOnKnown(requests) : null) ??
+      (this.#onKnownState ? await this.#authorizeOnKnown(requests, trace) : null) ??
       (await runTransaction(
         this.#ctx.client,
-        (tx) => authorizeBatch(this.#ctx, tx, requests, { commit: true, known: this.#known }),
+        (tx) => {
+          trace?.path('locked');
+          return authorizeBatch(this.#ctx, traced(tx, trace), requests, {
+            commit: true,
+            known: this.#known,
+          });
+        },
         authorizeTransaction,
       ));
     // One position read for the whole batch (replica only): its accounts' next lists see it.
@@ -136,6 +163,7 @@ export class AuthorizeEngine {
    */
   async #authorizeOnKnown(
     requests: readonly AuthorizeRequest[],
+    trace: BatchTrace | undefined,
   ): Promise<AuthorizationOutcome[] | null> {
     const nowMs = this.#ctx.clock();
     const spendDay = spendDayOf(nowMs);
@@ -144,9 +172,10 @@ export class AuthorizeEngine {
     try {
       return await runTransaction(
         this.#ctx.client,
-        (tx) =>
-          authorizeOnKnownState(
-            tx,
+        (tx) => {
+          trace?.path('known state');
+          return authorizeOnKnownState(
+            traced(tx, trace),
             requests,
             batch,
             this.#known,
@@ -154,7 +183,8 @@ export class AuthorizeEngine {
             nowMs,
             this.#ctx.holdExpiry,
             this.#ctx.pricing,
-          ),
+          );
+        },
         authorizeTransaction,
       );
     } catch (error) {
@@ -179,4 +209,9 @@ export class AuthorizeEngine {
       }
     }
   }
+}
+
+/** `tx` as it is, or with its round trips in the batch's trace. */
+function traced(tx: SqlTransaction, trace: BatchTrace | undefined): SqlTransaction {
+  return trace === undefined ? tx : tracedTransaction(tx, trace);
 }

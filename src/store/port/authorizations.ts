@@ -8,6 +8,7 @@ import type {
 import type { AdviceInput } from '../authorize/advice.js';
 import type { AuthorizeBudget, AuthorizeInput } from '../authorize/batch.js';
 import type { IncrementInput } from '../authorize/increment.js';
+import type { RequestTrace } from '../authorize/trace.js';
 import type { ClearingInput, ClearingOutcome, RefundInput } from '../ops/clearing.js';
 import type { ListTransactionsQuery, Page } from '../ops/lists.js';
 import type { Timeline } from '../ops/timeline.js';
@@ -21,6 +22,7 @@ export {
 export type { ClearingInput, ClearingOutcome, RefundInput } from '../ops/clearing.js';
 export type { AdviceInput } from '../authorize/advice.js';
 export type { IncrementInput } from '../authorize/increment.js';
+export type { BatchTrace, RequestTrace } from '../authorize/trace.js';
 export type { Timeline, TimelineEntry } from '../ops/timeline.js';
 
 /** Why a hold is released: asked for, expired, or an approval answered as the stand-in decline. */
@@ -30,12 +32,14 @@ export type ReleaseReason = 'reversed' | 'expired' | 'stand_in';
 export interface AuthorizationOperations {
   /**
    * Decides and records one authorization. On `Store`, it joins a batch (store/authorize/,
-   * engine.ts); a repeated networkTransactionId gets the first decision back.
+   * engine.ts); a repeated networkTransactionId gets the first decision back. `trace`: the
+   * request is traced (src/http/tracing), and its batch and decision get spans.
    */
   authorize(
     scope: Scope,
     input: AuthorizeInput,
     budget?: AuthorizeBudget,
+    trace?: RequestTrace,
   ): Promise<AuthorizationOutcome>;
   /**
    * Captures `amount` (read in the hold's currency; null: the whole remaining hold). Captures

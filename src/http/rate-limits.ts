@@ -34,15 +34,21 @@ declare module 'fastify' {
 }
 
 /**
- * The card network's per-transaction callbacks, the routes the high class exists for. Not
- * settlements: a clearing batch carries up to 10,000 captures in one request, so the network
- * sends few. Marked on their route config at registration (`networkCallback`), and checked to
- * exist when the server is ready: a renamed route must not silently throttle the network.
+ * The card network's per-transaction callbacks, the routes the high class exists for: every
+ * message of a card transaction's life (contract v1.2, section 16), as the network sends each
+ * one per transaction. Not settlements: a clearing batch carries up to 10,000 captures in one
+ * request, so the network sends few. Marked on their route config at registration
+ * (`networkCallback`), and checked to exist when the server is ready: a renamed route must not
+ * silently throttle the network.
  */
 const NETWORK_CALLBACK_ROUTES: ReadonlySet<string> = new Set([
   'POST /v1/authorizations',
   'POST /v1/authorizations/:id/capture',
   'POST /v1/authorizations/:id/reverse',
+  'POST /v1/authorizations/:id/increment',
+  'POST /v1/authorizations/advice',
+  'POST /v1/captures',
+  'POST /v1/refunds',
 ]);
 
 function keyClass(auth: Authenticated, request: FastifyRequest): KeyClass {
@@ -105,8 +111,9 @@ export interface RateLimitOptions {
  * trip per 1% of its limit instead of one per callback, still one count for every process.
  *
  * When Redis is down or slow, the count falls back to one kept in this process (so a flood is
- * still bounded), except on routes marked `rateLimitFailOpen`: the authorize callback, where
- * the card network must get a decision whatever Redis does.
+ * still bounded), except on routes marked `rateLimitFailOpen`: the card network's callbacks,
+ * where the network must get a decision, and money it moved must be recorded, whatever Redis
+ * does.
  */
 export function registerRateLimits(app: FastifyInstance, options: RateLimitOptions): void {
   const classes = Object.keys(options.settings) as KeyClass[];

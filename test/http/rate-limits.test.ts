@@ -126,6 +126,10 @@ describe('rate limits', () => {
       ['POST', '/v1/authorizations', { ...CALLBACK, networkTransactionId: 'ntx_class' }],
       ['POST', `/v1/authorizations/txn_${'0'.repeat(32)}/capture`, {}],
       ['POST', `/v1/authorizations/txn_${'0'.repeat(32)}/reverse`, {}],
+      ['POST', `/v1/authorizations/txn_${'0'.repeat(32)}/increment`, {}],
+      ['POST', '/v1/authorizations/advice', {}],
+      ['POST', '/v1/captures', {}],
+      ['POST', '/v1/refunds', {}],
     ] as const;
     for (const [method, path, body] of callbacks) {
       expect(await limitOn(method, path, body), path).toBe(String(LIMITS.authorizationsPerSecond));

@@ -171,7 +171,8 @@ function holdChangeRoute<Body extends typeof captureBody | typeof holdAmountBody
   body: Body,
 ) {
   return {
-    config: { requiredScope: 'authorizations:write' },
+    // A capture always posts (section 16), and a reverse frees a hold: neither waits on Redis.
+    config: { requiredScope: 'authorizations:write', rateLimitFailOpen: true },
     schema: {
       operationId,
       tags: ['authorizations'],

@@ -1555,7 +1555,7 @@ export interface components {
                 amount: string;
                 currency: string;
             } | null;
-            /** @description The price that converted billing into the vault asset (billing currency per unit of the asset; `at`: the oldest feed publish time); null when none was needed (at par, or asked in the asset). */
+            /** @description The price that converted billing into the vault asset (billing currency per unit of the asset; `at`: the oldest feed publish time); null when none was needed (at par, or asked in the asset). A capture converts at its own price: the timeline shows it on the capture. */
             rate: {
                 value: string;
                 source: string;
@@ -1634,6 +1634,27 @@ export interface components {
                 networkTransactionId: string | null;
                 /** @description ISO 8601 UTC. */
                 createdAt: string;
+                /** @description A capture converted at its own price: what it captured in the billing currency; null for every other message. */
+                billing: {
+                    amount: string;
+                    currency: string;
+                } | null;
+                /** @description A capture converted at its own price: that price, in the transaction's `rate` form (it may differ from the authorization's); null for every other message. */
+                rate: {
+                    value: string;
+                    source: string;
+                    /** @description ISO 8601 UTC. */
+                    at: string;
+                    /** @description The Pyth price accounts the rate was read from (billing currency to USD, then USD to the asset): each price, confidence interval and publish time (docs/pricing.md). */
+                    feeds: {
+                        pair: string;
+                        address: string;
+                        price: string;
+                        confidence: string;
+                        /** @description ISO 8601 UTC. */
+                        publishedAt: string;
+                    }[];
+                } | null;
             }[];
             /** @description True when the transaction has more than the 500 messages shown. */
             truncated: boolean;
@@ -2318,7 +2339,7 @@ export interface components {
                 amount: string;
                 currency: string;
             } | null;
-            /** @description The price that converted billing into the vault asset (billing currency per unit of the asset; `at`: the oldest feed publish time); null when none was needed (at par, or asked in the asset). */
+            /** @description The price that converted billing into the vault asset (billing currency per unit of the asset; `at`: the oldest feed publish time); null when none was needed (at par, or asked in the asset). A capture converts at its own price: the timeline shows it on the capture. */
             rate: {
                 value: string;
                 source: string;
@@ -2397,6 +2418,27 @@ export interface components {
                 networkTransactionId: string | null;
                 /** @description ISO 8601 UTC. */
                 createdAt: string;
+                /** @description A capture converted at its own price: what it captured in the billing currency; null for every other message. */
+                billing: {
+                    amount: string;
+                    currency: string;
+                } | null;
+                /** @description A capture converted at its own price: that price, in the transaction's `rate` form (it may differ from the authorization's); null for every other message. */
+                rate: {
+                    value: string;
+                    source: string;
+                    /** @description ISO 8601 UTC. */
+                    at: string;
+                    /** @description The Pyth price accounts the rate was read from (billing currency to USD, then USD to the asset): each price, confidence interval and publish time (docs/pricing.md). */
+                    feeds: {
+                        pair: string;
+                        address: string;
+                        price: string;
+                        confidence: string;
+                        /** @description ISO 8601 UTC. */
+                        publishedAt: string;
+                    }[];
+                } | null;
             }[];
             /** @description True when the transaction has more than the 500 messages shown. */
             truncated: boolean;

@@ -215,6 +215,8 @@ export {
   presentBalanceSnapshot,
   presentCard,
   presentChainDeposit,
+  presentFiat,
+  presentRate,
   presentTransaction,
   presentTransactionMetadata,
   presentTransfer,

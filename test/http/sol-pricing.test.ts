@@ -179,6 +179,65 @@ describe('a SOL vault priced from the local chain', () => {
     });
   });
 
+  it("records each capture's own rate on its timeline message, the authorization's kept", async () => {
+    await setPrice('SOL/USD', '100');
+    const { cardId } = await fundedCard(harness, '1', { currency: 'SOL' });
+    const asked = await authorize(cardId, '30.00');
+    const id = asked.body.id;
+    // Split shipment: 10 USD at 125, then 20 USD at 80 (the rest of the hold, and beyond).
+    await setPrice('SOL/USD', '125');
+    const first = await harness.call('POST', `/v1/authorizations/${id}/capture`, {
+      amount: '10.00',
+      final: false,
+    });
+    expect([first.status, first.body.capturedAmount]).toEqual([200, sol('0.08')]);
+    await setPrice('SOL/USD', '80');
+    const second = await harness.call('POST', `/v1/authorizations/${id}/capture`, {
+      amount: '20.00',
+    });
+    expect([second.status, second.body.status, second.body.capturedAmount]).toEqual([
+      200,
+      'completed',
+      sol('0.33'),
+    ]);
+    // The transaction's rate stays the authorization's.
+    expect(second.body.rate?.value).toBe('100');
+    const timeline = await harness.call('GET', `/v1/transactions/${id}/timeline`);
+    const messages = (
+      timeline.body as unknown as {
+        messages: {
+          kind: string;
+          amount: string;
+          billing: { amount: string; currency: string } | null;
+          rate: TransactionJson['rate'];
+        }[];
+      }
+    ).messages;
+    expect(messages.map((message) => message.kind)).toEqual([
+      'authorization',
+      'capture',
+      'capture',
+    ]);
+    expect(
+      messages.map((message) => [message.amount, message.billing, message.rate?.value]),
+    ).toEqual([
+      [expectedHold('30.00', '100'), null, undefined],
+      [sol('0.08'), { amount: '10.00', currency: 'USD' }, '125'],
+      [sol('0.25'), { amount: '20.00', currency: 'USD' }, '80'],
+    ]);
+    const capturedAt = messages[2]?.rate;
+    expect(capturedAt?.source).toBe(`pyth:${LOCAL_PRICE_FEEDS['SOL/USD'] ?? ''}`);
+    expect(capturedAt?.feeds).toEqual([
+      {
+        pair: 'SOL/USD',
+        address: LOCAL_PRICE_FEEDS['SOL/USD'],
+        price: '80',
+        confidence: '0.008',
+        publishedAt: capturedAt?.at,
+      },
+    ]);
+  });
+
   it('converts EUR through EUR/USD and SOL/USD, both recorded', async () => {
     await setPrice('SOL/USD', '150');
     await setPrice('EUR/USD', '1.08');

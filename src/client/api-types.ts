@@ -1335,13 +1335,14 @@ export interface components {
             createdAt: string;
             /** @description ISO 8601 UTC. */
             updatedAt: string;
-            /** @description Spend limits: an amount (in the vault currency) or a count of transactions per interval, optionally only over some merchant categories. */
+            /** @description Spend limits: an amount (in the vault currency) or a count of transactions per interval, optionally only over some merchant categories. An amount limit with `currency` set to a billing currency (ISO 4217, "USD") counts the billing amounts card authorizations asked in it (docs/pricing.md). */
             limits?: {
                 /** @enum {string} */
                 interval: "perTransaction" | "daily" | "weekly" | "monthly" | "yearly" | "allTime";
                 amount?: number | string;
                 count?: number;
                 merchantCategories?: string[];
+                currency?: string;
             }[];
             /** @description Merchant category codes (ISO 18245) to allow (all others declined) or to block. */
             merchantCategories?: {
@@ -1461,6 +1462,8 @@ export interface components {
                 merchantCategories: string[] | null;
                 /** @description The amount allowed (amount limits). */
                 amount: string | null;
+                /** @description The currency of `amount`, `used` and `remaining`: the vault's asset, or the billing currency a limit is written in (`currency` on the limit), whose billing amounts it counts. */
+                currency: string;
                 /** @description The count allowed (count limits). */
                 count: number | null;
                 /** @description Spent in the current window: an amount (string) or a count; null per transaction. */
@@ -2119,13 +2122,14 @@ export interface components {
             createdAt: string;
             /** @description ISO 8601 UTC. */
             updatedAt: string;
-            /** @description Spend limits: an amount (in the vault currency) or a count of transactions per interval, optionally only over some merchant categories. */
+            /** @description Spend limits: an amount (in the vault currency) or a count of transactions per interval, optionally only over some merchant categories. An amount limit with `currency` set to a billing currency (ISO 4217, "USD") counts the billing amounts card authorizations asked in it (docs/pricing.md). */
             limits?: {
                 /** @enum {string} */
                 interval: "perTransaction" | "daily" | "weekly" | "monthly" | "yearly" | "allTime";
                 amount?: number | string;
                 count?: number;
                 merchantCategories?: string[];
+                currency?: string;
             }[];
             /** @description Merchant category codes (ISO 18245) to allow (all others declined) or to block. */
             merchantCategories?: {
@@ -2245,6 +2249,8 @@ export interface components {
                 merchantCategories: string[] | null;
                 /** @description The amount allowed (amount limits). */
                 amount: string | null;
+                /** @description The currency of `amount`, `used` and `remaining`: the vault's asset, or the billing currency a limit is written in (`currency` on the limit), whose billing amounts it counts. */
+                currency: string;
                 /** @description The count allowed (count limits). */
                 count: number | null;
                 /** @description Spent in the current window: an amount (string) or a count; null per transaction. */
@@ -2906,13 +2912,14 @@ export interface components {
         };
         /** @description An authorization policy. Every part is optional; an empty policy approves whatever the balance covers. The first part a transaction fails declines it, in this order: merchantCategories, merchantCountries, limits, templates, rules. */
         PolicyDocument: {
-            /** @description Spend limits: an amount (in the vault currency) or a count of transactions per interval, optionally only over some merchant categories. */
+            /** @description Spend limits: an amount (in the vault currency) or a count of transactions per interval, optionally only over some merchant categories. An amount limit with `currency` set to a billing currency (ISO 4217, "USD") counts the billing amounts card authorizations asked in it (docs/pricing.md). */
             limits?: {
                 /** @enum {string} */
                 interval: "perTransaction" | "daily" | "weekly" | "monthly" | "yearly" | "allTime";
                 amount?: number | string;
                 count?: number;
                 merchantCategories?: string[];
+                currency?: string;
             }[];
             /** @description Merchant category codes (ISO 18245) to allow (all others declined) or to block. */
             merchantCategories?: {

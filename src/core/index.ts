@@ -135,6 +135,7 @@ export {
   type FeedLeg,
   RATE_UNAVAILABLE,
   toVaultAsset,
+  countedBilling,
   UNCONVERTIBLE_CURRENCY,
   type AssetAmount,
   type AssetConversionInput,

@@ -1,6 +1,7 @@
 import {
   assert,
   assetPriceOf,
+  countedBilling,
   CURRENCIES,
   decide,
   DEFAULT_HOLD_EXPIRY,
@@ -176,6 +177,12 @@ function decideOne(
     vault.pendingDelta = vault.pendingDelta.plus(held);
     vault.counters.addApproval(spendDay, input.merchant.mcc, held);
     cardPolicy?.counters.addApproval(spendDay, input.merchant.mcc, held);
+    const billing = countedBilling(
+      { amount: input.amount, currency: input.currency },
+      vault.currency,
+    );
+    vault.counters.addBilling(spendDay, input.merchant.mcc, billing);
+    cardPolicy?.counters.addBilling(spendDay, input.merchant.mcc, billing);
   }
   return { decision: decided.decision, standIn: lateForBudget, transaction, replayed: false };
 }
@@ -191,7 +198,13 @@ function assetRequest(
   asset: CurrencyCode,
   billingCurrency: string,
 ): DecisionInput['request'] {
-  if (amount === input.amount && input.currency === asset && input.merchantAmount == null) {
+  const billing = countedBilling({ amount: input.amount, currency: input.currency }, asset);
+  if (
+    amount === input.amount &&
+    input.currency === asset &&
+    input.merchantAmount == null &&
+    billing === undefined
+  ) {
     return input;
   }
   return {
@@ -200,6 +213,7 @@ function assetRequest(
     currency: asset,
     billingCurrency,
     merchantCurrency: input.merchantAmount?.currency,
+    billing,
   };
 }
 

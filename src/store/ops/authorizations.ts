@@ -22,7 +22,7 @@ import { changeVaultTotals, lockVault, type StoreContext } from '../context.js';
 import { post, systemAccountId, transferEntries } from '../ledger.js';
 import { appendEvent } from '../outbox.js';
 import { TRANSACTION_COLUMNS, transactionFromRow, type TransactionRow } from '../rows.js';
-import { releaseKeysAndCardSpend } from '../card-spend.js';
+import { releaseBillingSpend, releaseKeysAndCardSpend } from '../card-spend.js';
 import { addPostedSpend, recordMessage } from '../lifecycle.js';
 import { changeSpend } from '../spend.js';
 import type { SqlQueryable } from '../sql/client.js';
@@ -330,6 +330,7 @@ export async function reverse(
     nowMs,
   );
   await releaseSpend(tx, held, amount, status === 'failed' ? 1 : 0);
+  if (status === 'failed') await releaseBillingSpend(tx, held.id);
   const { rows } = await tx.query<TransactionRow>(
     `UPDATE transactions SET hold_remaining = $2, status = $3, failure_reason = $4, updated_at = $5,
        completed_at = CASE WHEN $3 = 'completed' THEN $5 ELSE completed_at END

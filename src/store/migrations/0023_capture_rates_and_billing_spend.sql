@@ -9,3 +9,10 @@ ALTER TABLE transaction_messages
   ADD COLUMN IF NOT EXISTS billing_amount numeric(38, 9) CHECK (billing_amount >= 0),
   ADD COLUMN IF NOT EXISTS billing_currency text,
   ADD COLUMN IF NOT EXISTS rate jsonb;
+
+-- Limits written in a billing currency (issue 35) count the billing amounts of approvals, in
+-- spend counter rows keyed by the currency (src/store/spend.ts, billingMcc). Whether an
+-- approval's billing amount went into those rows: a release of the whole authorization takes
+-- back exactly what was added, and nothing for holds placed another way (advice, which no
+-- policy decided). False on every older row: none was counted.
+ALTER TABLE transactions ADD COLUMN IF NOT EXISTS billing_counted boolean NOT NULL DEFAULT false;

@@ -400,6 +400,48 @@ const INTERVAL_WORDS = {
   allTime: 'All-time',
 } as const;
 
+/** A limit in a billing currency (issue 35): `billingOver`, over billing amounts. */
+function billingLimitIr(
+  limit: LimitDocument,
+  amount: NonNullable<LimitDocument['amount']>,
+  billingCurrency: string,
+  shared: {
+    path: readonly PathKey[];
+    ctx: CheckContext;
+    where: string;
+    words: string;
+    narrow: (condition: ConditionIr) => ConditionIr;
+    measure: (
+      aggregate: AggregateSpec | null,
+      amount: Decimal | null,
+      count: number | null,
+    ) => Omit<PolicyLimit, 'rule' | 'mode'>;
+  },
+): { message: string; condition: ConditionIr; measured: Omit<PolicyLimit, 'rule' | 'mode'> } {
+  const { path, ctx, where, words, narrow, measure } = shared;
+  const max = moneyConstant(amount, pathTo(ctx, path, 'amount'), ctx);
+  const shown = `${max.toFixed(Math.max(2, max.decimalPlaces()))} ${billingCurrency}`;
+  const interval = limit.interval;
+  const perTransaction = interval === 'perTransaction';
+  const aggregate =
+    interval === 'perTransaction'
+      ? null
+      : aggregateSpec('amount', interval, limit.merchantCategories ?? null, billingCurrency);
+  if (aggregate !== null) ctx.aggregates.set(aggregate.key, aggregate);
+  return {
+    measured: measure(aggregate, max, null),
+    message: perTransaction
+      ? `Amount exceeds the per-transaction limit of ${shown}${where}`
+      : `${words} spend limit of ${shown}${where} would be exceeded`,
+    condition: narrow({
+      kind: 'billingOver',
+      currency: billingCurrency,
+      spent: aggregate === null ? null : { kind: 'aggregate', aggregate },
+      max,
+    }),
+  };
+}
+
 /**
  * The billing currency a limit is written in (issue 35), or null for the vault's asset (no
  * `currency`, or the asset's own code). Another asset's code is refused: a SOL vault's limit
@@ -442,39 +484,13 @@ function limitIr(
       ? condition
       : { kind: 'all', children: [inList(MCC, mccList, false), condition] };
   const words = INTERVAL_WORDS[limit.interval];
-  const billingCurrency = limitBillingCurrency(limit, path, ctx);
+  const currency = limitBillingCurrency(limit, path, ctx);
+  const { interval } = limit;
   const measure = (aggregate: AggregateSpec | null, amount: Decimal | null, count: number | null) =>
-    ({
-      interval: limit.interval,
-      merchantCategories: mccList,
-      amount,
-      count,
-      aggregate,
-      currency: billingCurrency,
-    }) as const;
-
-  if (limit.amount !== undefined && billingCurrency !== null) {
-    const max = moneyConstant(limit.amount, pathTo(ctx, path, 'amount'), ctx);
-    const shown = `${max.toFixed(Math.max(2, max.decimalPlaces()))} ${billingCurrency}`;
-    const interval = limit.interval;
-    const perTransaction = interval === 'perTransaction';
-    const aggregate =
-      interval === 'perTransaction'
-        ? null
-        : aggregateSpec('amount', interval, mccList, billingCurrency);
-    if (aggregate !== null) ctx.aggregates.set(aggregate.key, aggregate);
-    return {
-      measured: measure(aggregate, max, null),
-      message: perTransaction
-        ? `Amount exceeds the per-transaction limit of ${shown}${where}`
-        : `${words} spend limit of ${shown}${where} would be exceeded`,
-      condition: narrow({
-        kind: 'billingOver',
-        currency: billingCurrency,
-        spent: aggregate === null ? null : { kind: 'aggregate', aggregate },
-        max,
-      }),
-    };
+    ({ interval, merchantCategories: mccList, amount, count, aggregate, currency }) as const;
+  if (limit.amount !== undefined && currency !== null) {
+    const shared = { path, ctx, where, words, narrow, measure };
+    return billingLimitIr(limit, limit.amount, currency, shared);
   }
 
   if (limit.amount !== undefined) {

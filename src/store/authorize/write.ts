@@ -31,6 +31,8 @@ import { cardSpendUpsertCte } from './card-policy-batch.js';
  *   with STALE_KNOWN_STATE, so nothing is written.
  * Out: the batch's vaults' `xmin` set to the row versions this write made.
  */
+// Long because the batch's whole write is one statement, its text one template: split, the
+// parts would only be read together.
 export async function recordAuthorizations(
   query: SqlQueryable['query'],
   transactions: readonly TransactionRecord[],

@@ -1335,13 +1335,14 @@ export interface components {
             createdAt: string;
             /** @description ISO 8601 UTC. */
             updatedAt: string;
-            /** @description Spend limits: an amount (in the vault currency) or a count of transactions per interval, optionally only over some merchant categories. */
+            /** @description Spend limits: an amount (in the vault currency) or a count of transactions per interval, optionally only over some merchant categories. An amount limit with `currency` set to a billing currency (ISO 4217, "USD") counts the billing amounts card authorizations asked in it (docs/pricing.md). */
             limits?: {
                 /** @enum {string} */
                 interval: "perTransaction" | "daily" | "weekly" | "monthly" | "yearly" | "allTime";
                 amount?: number | string;
                 count?: number;
                 merchantCategories?: string[];
+                currency?: string;
             }[];
             /** @description Merchant category codes (ISO 18245) to allow (all others declined) or to block. */
             merchantCategories?: {
@@ -1461,6 +1462,8 @@ export interface components {
                 merchantCategories: string[] | null;
                 /** @description The amount allowed (amount limits). */
                 amount: string | null;
+                /** @description The currency of `amount`, `used` and `remaining`: the vault's asset, or the billing currency a limit is written in (`currency` on the limit), whose billing amounts it counts. */
+                currency: string;
                 /** @description The count allowed (count limits). */
                 count: number | null;
                 /** @description Spent in the current window: an amount (string) or a count; null per transaction. */
@@ -1555,7 +1558,7 @@ export interface components {
                 amount: string;
                 currency: string;
             } | null;
-            /** @description The price that converted billing into the vault asset (billing currency per unit of the asset; `at`: the oldest feed publish time); null when none was needed (at par, or asked in the asset). */
+            /** @description The price that converted billing into the vault asset (billing currency per unit of the asset; `at`: the oldest feed publish time); null when none was needed (at par, or asked in the asset). A capture converts at its own price: the timeline shows it on the capture. */
             rate: {
                 value: string;
                 source: string;
@@ -1634,6 +1637,27 @@ export interface components {
                 networkTransactionId: string | null;
                 /** @description ISO 8601 UTC. */
                 createdAt: string;
+                /** @description A capture converted at its own price: what it captured in the billing currency; null for every other message. */
+                billing: {
+                    amount: string;
+                    currency: string;
+                } | null;
+                /** @description A capture converted at its own price: that price, in the transaction's `rate` form (it may differ from the authorization's); null for every other message. */
+                rate: {
+                    value: string;
+                    source: string;
+                    /** @description ISO 8601 UTC. */
+                    at: string;
+                    /** @description The Pyth price accounts the rate was read from (billing currency to USD, then USD to the asset): each price, confidence interval and publish time (docs/pricing.md). */
+                    feeds: {
+                        pair: string;
+                        address: string;
+                        price: string;
+                        confidence: string;
+                        /** @description ISO 8601 UTC. */
+                        publishedAt: string;
+                    }[];
+                } | null;
             }[];
             /** @description True when the transaction has more than the 500 messages shown. */
             truncated: boolean;
@@ -2098,13 +2122,14 @@ export interface components {
             createdAt: string;
             /** @description ISO 8601 UTC. */
             updatedAt: string;
-            /** @description Spend limits: an amount (in the vault currency) or a count of transactions per interval, optionally only over some merchant categories. */
+            /** @description Spend limits: an amount (in the vault currency) or a count of transactions per interval, optionally only over some merchant categories. An amount limit with `currency` set to a billing currency (ISO 4217, "USD") counts the billing amounts card authorizations asked in it (docs/pricing.md). */
             limits?: {
                 /** @enum {string} */
                 interval: "perTransaction" | "daily" | "weekly" | "monthly" | "yearly" | "allTime";
                 amount?: number | string;
                 count?: number;
                 merchantCategories?: string[];
+                currency?: string;
             }[];
             /** @description Merchant category codes (ISO 18245) to allow (all others declined) or to block. */
             merchantCategories?: {
@@ -2224,6 +2249,8 @@ export interface components {
                 merchantCategories: string[] | null;
                 /** @description The amount allowed (amount limits). */
                 amount: string | null;
+                /** @description The currency of `amount`, `used` and `remaining`: the vault's asset, or the billing currency a limit is written in (`currency` on the limit), whose billing amounts it counts. */
+                currency: string;
                 /** @description The count allowed (count limits). */
                 count: number | null;
                 /** @description Spent in the current window: an amount (string) or a count; null per transaction. */
@@ -2318,7 +2345,7 @@ export interface components {
                 amount: string;
                 currency: string;
             } | null;
-            /** @description The price that converted billing into the vault asset (billing currency per unit of the asset; `at`: the oldest feed publish time); null when none was needed (at par, or asked in the asset). */
+            /** @description The price that converted billing into the vault asset (billing currency per unit of the asset; `at`: the oldest feed publish time); null when none was needed (at par, or asked in the asset). A capture converts at its own price: the timeline shows it on the capture. */
             rate: {
                 value: string;
                 source: string;
@@ -2397,6 +2424,27 @@ export interface components {
                 networkTransactionId: string | null;
                 /** @description ISO 8601 UTC. */
                 createdAt: string;
+                /** @description A capture converted at its own price: what it captured in the billing currency; null for every other message. */
+                billing: {
+                    amount: string;
+                    currency: string;
+                } | null;
+                /** @description A capture converted at its own price: that price, in the transaction's `rate` form (it may differ from the authorization's); null for every other message. */
+                rate: {
+                    value: string;
+                    source: string;
+                    /** @description ISO 8601 UTC. */
+                    at: string;
+                    /** @description The Pyth price accounts the rate was read from (billing currency to USD, then USD to the asset): each price, confidence interval and publish time (docs/pricing.md). */
+                    feeds: {
+                        pair: string;
+                        address: string;
+                        price: string;
+                        confidence: string;
+                        /** @description ISO 8601 UTC. */
+                        publishedAt: string;
+                    }[];
+                } | null;
             }[];
             /** @description True when the transaction has more than the 500 messages shown. */
             truncated: boolean;
@@ -2864,13 +2912,14 @@ export interface components {
         };
         /** @description An authorization policy. Every part is optional; an empty policy approves whatever the balance covers. The first part a transaction fails declines it, in this order: merchantCategories, merchantCountries, limits, templates, rules. */
         PolicyDocument: {
-            /** @description Spend limits: an amount (in the vault currency) or a count of transactions per interval, optionally only over some merchant categories. */
+            /** @description Spend limits: an amount (in the vault currency) or a count of transactions per interval, optionally only over some merchant categories. An amount limit with `currency` set to a billing currency (ISO 4217, "USD") counts the billing amounts card authorizations asked in it (docs/pricing.md). */
             limits?: {
                 /** @enum {string} */
                 interval: "perTransaction" | "daily" | "weekly" | "monthly" | "yearly" | "allTime";
                 amount?: number | string;
                 count?: number;
                 merchantCategories?: string[];
+                currency?: string;
             }[];
             /** @description Merchant category codes (ISO 18245) to allow (all others declined) or to block. */
             merchantCategories?: {

@@ -47,7 +47,9 @@ const DESCRIPTIONS = new Map<z.core.$ZodType, string>([
   [
     policySchema.shape.limits,
     'Spend limits: an amount (in the vault currency) or a count of transactions per interval, ' +
-      'optionally only over some merchant categories.',
+      'optionally only over some merchant categories. An amount limit with `currency` set to a ' +
+      'billing currency (ISO 4217, "USD") counts the billing amounts card authorizations asked ' +
+      'in it (docs/pricing.md).',
   ],
   [
     policySchema.shape.merchantCategories,

@@ -1,5 +1,6 @@
 import {
   assert,
+  countedBilling,
   dayNumberOf,
   Decimal,
   isoDate,
@@ -19,6 +20,7 @@ import {
 } from '../core/index.js';
 import { TRANSACTION_STATUSES } from './rows.js';
 import { ALL_MERCHANTS, ALL_TIME_DAY } from './spend.js';
+import { specMccs } from './spend-window.js';
 import type { SqlQueryable } from './sql/client.js';
 import { SqlParams } from './sql/params.js';
 
@@ -160,7 +162,7 @@ export async function readReplayBatch(
               merchant, decline_code, decline_reason, stand_in OR failure_reason IS NOT DISTINCT FROM 'stand_in',
               CASE WHEN released > 0 THEN released::text END,
               CASE WHEN released > 0 THEN floor(extract(epoch FROM coalesce(completed_at, updated_at)) * 1000)::bigint END,
-              status = 'failed'
+              status = 'failed', billing_amount::text, billing_currency
             ) ORDER BY id COLLATE "C"), '[]')::text AS rows_json
      FROM (${targetRangeSql(
        params,
@@ -168,7 +170,7 @@ export async function readReplayBatch(
        targetTypes(target),
        range,
        `id, type, status, amount, card_id, currency, merchant, decline_code, decline_reason, stand_in,
-        failure_reason, completed_at, updated_at,
+        failure_reason, completed_at, updated_at, billing_amount, billing_currency,
         CASE WHEN status <> 'declined' THEN amount - captured_amount - hold_remaining END AS released`,
      )}) AS batch`,
     params.values,
@@ -199,6 +201,8 @@ type RowFields = [
   released: string | null,
   releasedMs: number | null,
   failed: boolean,
+  billingAmount: string | null,
+  billingCurrency: string | null,
 ];
 
 /** The millisecond an id was made for: its first 12 hex digits after `txn_` (ids.ts). */
@@ -224,6 +228,15 @@ const KIND_OF_TYPE: Partial<Record<TransactionType, ReplayRow['kind']>> = {
 /** A spend row has no merchant; the replay never reads this one (core/decision/backtest.ts). */
 const NO_MERCHANT = Object.freeze({ name: '', mcc: '', country: '' });
 
+function billingOfRow(
+  amount: string | null,
+  currency: string | null,
+  asset: string,
+): { amount: Decimal; currency: string } | undefined {
+  if (amount === null || currency === null) return undefined;
+  return countedBilling({ amount: new Decimal(amount), currency }, asset);
+}
+
 function replayRowOf(fields: RowFields): ReplayRow {
   const [id, type, approved, amount, cardId, currency, merchant] = fields;
   const standIn = fields[9];
@@ -243,6 +256,8 @@ function replayRowOf(fields: RowFields): ReplayRow {
       amount: storedAmount(amount),
       currency,
       merchant: merchant ?? NO_MERCHANT,
+      // What billing-currency limits count (issue 35), as the authorize path counts it.
+      billing: billingOfRow(fields[13], fields[14], currency),
     },
     recorded,
     release:
@@ -272,7 +287,7 @@ class PriorSpend {
     const startDay = utcDayNumber(startMs);
     const totals: Record<string, Decimal | number> = {};
     for (const spec of specs) {
-      const mccs = spec.merchantCategories ?? [ALL_MERCHANTS];
+      const mccs = specMccs(spec);
       const firstDay =
         spec.interval === 'allTime' ? -Infinity : windowStartDay(spec.interval, startMs);
       let amount = ZERO;
@@ -331,7 +346,7 @@ async function vaultPriorSpend(
 ): Promise<PriorSpend> {
   const allTime = specs.some((spec) => spec.interval === 'allTime');
   const mccs = new Set<string>([ALL_MERCHANTS]);
-  for (const spec of specs) for (const mcc of spec.merchantCategories ?? []) mccs.add(mcc);
+  for (const spec of specs) for (const mcc of specMccs(spec)) mccs.add(mcc);
   const params = new SqlParams();
   const startDay = utcDayNumber(startMs);
   const first = params.value(isoDate(firstPriorDay(specs, startMs)), 'date');

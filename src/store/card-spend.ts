@@ -1,5 +1,5 @@
 import { assert, type Decimal } from '../core/index.js';
-import { ALL_MERCHANTS, ALL_TIME_DAY, spendKeys } from './spend.js';
+import { ALL_MERCHANTS, ALL_TIME_DAY, billingSpendKeys, spendKeys } from './spend.js';
 import type { SqlQueryable } from './sql/client.js';
 
 /*
@@ -37,7 +37,68 @@ export async function fillCardSpend(tx: SqlQueryable, cardId: string): Promise<n
      GROUP BY k.mcc, k.day`,
     [cardId, ALL_MERCHANTS, ALL_TIME_DAY],
   );
+  return (rowCount ?? 0) + (await fillCardBillingSpend(tx, cardId));
+}
+
+/**
+ * The billing rows of fillCardSpend (issue 35): per approval whose billing amount was counted
+ * (billing_counted), that amount in its currency's rows, count 0, as the batch writes them.
+ */
+async function fillCardBillingSpend(tx: SqlQueryable, cardId: string): Promise<number> {
+  const { rowCount } = await tx.query(
+    `INSERT INTO card_spend_counters (card_id, mcc, day, amount, count)
+     SELECT $1, k.mcc, k.day, sum(t.billing_amount), 0
+     FROM (SELECT spend_day, billing_currency AS currency, billing_currency || ':' || mcc AS at_mcc,
+                  billing_amount
+           FROM transactions
+           WHERE card_id = $1 AND type = 'card_authorization' AND billing_counted) t
+     CROSS JOIN LATERAL (VALUES (t.currency, t.spend_day), (t.currency, $2::date),
+                                (t.at_mcc, t.spend_day), (t.at_mcc, $2::date)) AS k(mcc, day)
+     WHERE k.mcc IS NOT NULL
+     GROUP BY k.mcc, k.day`,
+    [cardId, ALL_TIME_DAY],
+  );
   return rowCount ?? 0;
+}
+
+/**
+ * Takes an authorization's billing amount back out of the billing rows it was counted in (the
+ * vault's, and its card's while the card has a policy), when the whole authorization is
+ * released (reversed, expired, or declined by an advice): billing limits count an
+ * authorization's billing amount while it is pending or completed. Nothing when it was never
+ * counted (billing_counted), or was taken back already. Needs: the vault locked.
+ */
+export async function releaseBillingSpend(tx: SqlQueryable, transactionId: string): Promise<void> {
+  const { rows } = await tx.query<{
+    vault_id: string;
+    card_id: string | null;
+    spend_day: string;
+    mcc: string | null;
+    billing_amount: string;
+    billing_currency: string;
+  }>(
+    `UPDATE transactions SET billing_counted = false WHERE id = $1 AND billing_counted
+     RETURNING vault_id, card_id, spend_day::text AS spend_day, mcc, billing_amount::text AS billing_amount,
+               billing_currency`,
+    [transactionId],
+  );
+  const row = rows[0];
+  if (row === undefined) return;
+  const { mccs, days } = billingSpendKeys(row.billing_currency, row.spend_day, row.mcc);
+  const { rowCount } = await tx.query(
+    `UPDATE spend_counters c SET amount = c.amount - $4::numeric
+     FROM unnest($2::text[], $3::text[]) AS k(mcc, day)
+     WHERE c.vault_id = $1 AND c.mcc = k.mcc AND c.day = k.day::date`,
+    [row.vault_id, mccs, days, row.billing_amount],
+  );
+  assert(rowCount === mccs.length, 'a release finds the billing rows its approval wrote');
+  if (row.card_id === null) return;
+  await tx.query(
+    `UPDATE card_spend_counters c SET amount = c.amount - $4::numeric
+     FROM unnest($2::text[], $3::text[]) AS k(mcc, day)
+     WHERE c.card_id = $1 AND c.mcc = k.mcc AND c.day = k.day::date`,
+    [row.card_id, mccs, days, row.billing_amount],
+  );
 }
 
 /** Deletes a card's counters (its policy deleted): they are no longer kept. */

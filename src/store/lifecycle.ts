@@ -1,4 +1,4 @@
-import { assert, type Decimal } from '../core/index.js';
+import { assert, type Decimal, type FiatAmount, type RateRecord } from '../core/index.js';
 import { changeSpend, spendDayOf, spendKeys } from './spend.js';
 import type { SqlQueryable } from './sql/client.js';
 import { oneRow } from './sql/one-row.js';
@@ -26,6 +26,11 @@ export interface LifecycleMessage {
    * an increment's decision; an advice's, with the decision it overrode.
    */
   readonly decision?: object;
+  /**
+   * A capture converted at a price (migration 0023): what it captured in the billing currency
+   * and the rate it used, which may differ from the authorization's.
+   */
+  readonly converted?: { readonly billing: FiatAmount; readonly rate: RateRecord };
 }
 
 /** Appends one message to its transaction's timeline, in the caller's transaction. */
@@ -35,8 +40,9 @@ export async function recordMessage(tx: SqlQueryable, message: LifecycleMessage)
     'a message moves and leaves non-negative amounts',
   );
   await tx.query(
-    `INSERT INTO transaction_messages (transaction_id, kind, amount, hold_after, network_transaction_id, created_at, decision)
-     VALUES ($1, $2, $3, $4, $5, $6, $7)`,
+    `INSERT INTO transaction_messages (transaction_id, kind, amount, hold_after, network_transaction_id, created_at, decision,
+                                       billing_amount, billing_currency, rate)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
     [
       message.transactionId,
       message.kind,
@@ -45,6 +51,9 @@ export async function recordMessage(tx: SqlQueryable, message: LifecycleMessage)
       message.networkTransactionId,
       new Date(message.nowMs),
       message.decision === undefined ? null : JSON.stringify(message.decision),
+      message.converted?.billing.amount.toFixed() ?? null,
+      message.converted?.billing.currency ?? null,
+      message.converted === undefined ? null : JSON.stringify(message.converted.rate),
     ],
   );
 }

@@ -10,7 +10,21 @@ import {
 } from '../core/index.js';
 import type { SqlQueryable } from './sql/client.js';
 import { SqlParams } from './sql/params.js';
-import { ALL_MERCHANTS, ALL_TIME_DAY, spendKeys, VAULT_SPEND, type SpendTable } from './spend.js';
+import {
+  ALL_MERCHANTS,
+  ALL_TIME_DAY,
+  billingMcc,
+  billingSpendKeys,
+  spendKeys,
+  VAULT_SPEND,
+  type SpendTable,
+} from './spend.js';
+
+/** A billing amount that billing-currency limits count (core countedBilling). */
+export interface CountedBilling {
+  readonly amount: Decimal;
+  readonly currency: string;
+}
 
 /**
  * The counter rows some policies' aggregates sum over, together: every MCC they name (and the
@@ -21,6 +35,12 @@ export interface SpendWindow {
   readonly mccs: readonly string[];
   readonly firstDay: string;
   readonly lastDay: string;
+}
+
+/** The counter keys a spec sums: its MCCs (or all merchants), as billing keys for a currency. */
+export function specMccs(spec: AggregateSpec): readonly string[] {
+  const mccs = spec.merchantCategories ?? [ALL_MERCHANTS];
+  return spec.currency === null ? mccs : mccs.map((mcc) => billingMcc(spec.currency ?? '', mcc));
 }
 
 export function spendWindowOf(
@@ -34,7 +54,7 @@ export function spendWindowOf(
     for (const spec of aggregates) {
       if (spec.interval !== 'allTime')
         firstDay = Math.min(firstDay, windowStartDay(spec.interval, nowMs));
-      for (const mcc of spec.merchantCategories ?? []) mccs.add(mcc);
+      for (const mcc of specMccs(spec)) mccs.add(mcc);
     }
   }
   assert(today - firstDay <= 365, 'a window is at most a year');
@@ -129,12 +149,24 @@ export class SpendCounters {
     });
   }
 
+  /**
+   * An approval's billing amount (issue 35): the rows billingSpendKeys names, count 0. Nothing
+   * for an approval with no billing amount to count.
+   */
+  addBilling(day: string, mcc: string | null, billing: CountedBilling | undefined): void {
+    if (billing === undefined) return;
+    const { mccs, days } = billingSpendKeys(billing.currency, day, mcc);
+    mccs.forEach((rowMcc, index) => {
+      this.add(rowMcc, days[index] as string, billing.amount, 0);
+    });
+  }
+
   /** The value of each spec at `nowMs`, by key: the sum of the rows in its window. */
   totals(specs: readonly AggregateSpec[], nowMs: number): SpendTotals {
     const today = isoDate(utcDayNumber(nowMs));
     const totals: Record<string, Decimal | number> = {};
     for (const spec of specs) {
-      const mccs = spec.merchantCategories ?? [ALL_MERCHANTS];
+      const mccs = specMccs(spec);
       const allTime = spec.interval === 'allTime';
       const first = allTime ? ALL_TIME_DAY : isoDate(windowStartDay(spec.interval, nowMs));
       const last = allTime ? ALL_TIME_DAY : today;

@@ -1,4 +1,11 @@
-import { assert, isoDate, utcDayNumber, type Decimal } from '../core/index.js';
+import {
+  assert,
+  countedBilling,
+  isoDate,
+  utcDayNumber,
+  type Decimal,
+  type TransactionRecord,
+} from '../core/index.js';
 import type { SqlQueryable } from './sql/client.js';
 import { SqlParams } from './sql/params.js';
 
@@ -25,6 +32,30 @@ export const CARD_SPEND: SpendTable = { table: 'card_spend_counters', owner: 'ca
 /** The MCC of the rows that count spend at every merchant. */
 export const ALL_MERCHANTS = '';
 
+/*
+ * Billing spend (issue 35): limits written in a billing currency count the billing amounts of
+ * approvals, in rows of the same tables whose `mcc` names the currency: `USD` for every
+ * merchant, `USD:5812` for one MCC. No MCC is a currency code (MCCs are four digits), so the
+ * two kinds of row never meet, and every reader and writer of counter rows (the window sum,
+ * the batch upsert, retention) handles them as they are. Their `count` stays 0: a count limit
+ * counts approvals in the asset's rows.
+ */
+
+/** The counter key of billing spend in `currency`, at every merchant or at `mcc`. */
+export function billingMcc(currency: string, mcc: string | null): string {
+  return mcc === null || mcc === ALL_MERCHANTS ? currency : `${currency}:${mcc}`;
+}
+
+/** The rows a billing amount in `currency` at `mcc` on `day` is counted in. */
+export function billingSpendKeys(
+  currency: string,
+  day: string,
+  mcc: string | null,
+): { mccs: string[]; days: string[] } {
+  const keys = spendKeys({ day, mcc });
+  return { mccs: keys.mccs.map((key) => billingMcc(currency, key)), days: keys.days };
+}
+
 export interface SpendChange {
   readonly vaultId: string;
   /** The UTC day of the original authorization (`YYYY-MM-DD`): releases hit the same rows. */
@@ -49,6 +80,60 @@ export function spendKeys(change: Pick<SpendChange, 'day' | 'mcc'>): {
     [mcc, ALL_TIME_DAY],
   ]);
   return { mccs: keys.map((key) => key[0] as string), days: keys.map((key) => key[1] as string) };
+}
+
+/**
+ * Adds what one approval adds to its owner's counter rows (its amount and one count in the
+ * asset's rows; its billing amount, when it counts one, in the billing rows) to `deltas`, by
+ * row: an upsert may not touch a row twice, however many approvals of a batch touch it.
+ */
+export function addApprovalDeltas(
+  deltas: Map<string, CounterRowDelta>,
+  ownerId: string,
+  approval: {
+    readonly amount: Decimal;
+    readonly mcc: string | null;
+    readonly billing: { readonly amount: Decimal; readonly currency: string } | undefined;
+  },
+  day: string,
+): void {
+  const add = (keys: { mccs: string[]; days: string[] }, amount: Decimal, count: number) => {
+    keys.mccs.forEach((mcc, index) => {
+      const rowDay = keys.days[index] as string;
+      const key = `${ownerId}|${mcc}|${rowDay}`;
+      const delta = deltas.get(key);
+      deltas.set(key, {
+        ownerId,
+        mcc,
+        day: rowDay,
+        amount: delta === undefined ? amount : delta.amount.plus(amount),
+        count: (delta?.count ?? 0) + count,
+      });
+    });
+  };
+  add(spendKeys({ day, mcc: approval.mcc }), approval.amount, 1);
+  const billing = approval.billing;
+  if (billing !== undefined)
+    add(billingSpendKeys(billing.currency, day, approval.mcc), billing.amount, 0);
+}
+
+/** An approval as the counters count it: amount, MCC, and billing amount (issue 35). */
+export function approvalOf(
+  transaction: TransactionRecord,
+): Parameters<typeof addApprovalDeltas>[2] {
+  return {
+    amount: transaction.amount,
+    mcc: transaction.merchant?.mcc ?? null,
+    billing: billingCountedOf(transaction),
+  };
+}
+
+/** The billing amount an approval counts in billing-currency limits, if any (countedBilling). */
+export function billingCountedOf(
+  transaction: TransactionRecord,
+): { amount: Decimal; currency: string } | undefined {
+  const billing = transaction.lifecycle?.billing;
+  return billing == null ? undefined : countedBilling(billing, transaction.currency);
 }
 
 /** What one upsert adds to one counter row. */

@@ -227,6 +227,7 @@ describe('card policies, limits and versions', () => {
         interval: 'monthly',
         merchantCategories: null,
         amount: '75.25',
+        currency: 'USDC',
         count: null,
         used: '0.00',
         remaining: '75.25',

@@ -40,7 +40,8 @@ interface TransactionJson {
   } | null;
 }
 type Balance = { available: string; pending: string; ledger: string };
-type Json = DecisionJson & TransactionJson & { balance: Balance; id: string };
+type Json = DecisionJson &
+  TransactionJson & { balance: Balance; id: string; error?: { code: string; param?: string } };
 
 const settings = loadConfig({ SPENDGATE_MODES: 'test', PRICE_POLL_MS: '100' });
 const book = new MemoryPriceBook({
@@ -177,6 +178,135 @@ describe('a SOL vault priced from the local chain', () => {
       pending: sol('0'),
       available: sol('0.59'),
     });
+  });
+
+  it("records each capture's own rate on its timeline message, the authorization's kept", async () => {
+    await setPrice('SOL/USD', '100');
+    const { cardId } = await fundedCard(harness, '1', { currency: 'SOL' });
+    const asked = await authorize(cardId, '30.00');
+    const id = asked.body.id;
+    // Split shipment: 10 USD at 125, then 20 USD at 80 (the rest of the hold, and beyond).
+    await setPrice('SOL/USD', '125');
+    const first = await harness.call('POST', `/v1/authorizations/${id}/capture`, {
+      amount: '10.00',
+      final: false,
+    });
+    expect([first.status, first.body.capturedAmount]).toEqual([200, sol('0.08')]);
+    await setPrice('SOL/USD', '80');
+    const second = await harness.call('POST', `/v1/authorizations/${id}/capture`, {
+      amount: '20.00',
+    });
+    expect([second.status, second.body.status, second.body.capturedAmount]).toEqual([
+      200,
+      'completed',
+      sol('0.33'),
+    ]);
+    // The transaction's rate stays the authorization's.
+    expect(second.body.rate?.value).toBe('100');
+    const timeline = await harness.call('GET', `/v1/transactions/${id}/timeline`);
+    const messages = (
+      timeline.body as unknown as {
+        messages: {
+          kind: string;
+          amount: string;
+          billing: { amount: string; currency: string } | null;
+          rate: TransactionJson['rate'];
+        }[];
+      }
+    ).messages;
+    expect(messages.map((message) => message.kind)).toEqual([
+      'authorization',
+      'capture',
+      'capture',
+    ]);
+    expect(
+      messages.map((message) => [message.amount, message.billing, message.rate?.value]),
+    ).toEqual([
+      [expectedHold('30.00', '100'), null, undefined],
+      [sol('0.08'), { amount: '10.00', currency: 'USD' }, '125'],
+      [sol('0.25'), { amount: '20.00', currency: 'USD' }, '80'],
+    ]);
+    const capturedAt = messages[2]?.rate;
+    expect(capturedAt?.source).toBe(`pyth:${LOCAL_PRICE_FEEDS['SOL/USD'] ?? ''}`);
+    expect(capturedAt?.feeds).toEqual([
+      {
+        pair: 'SOL/USD',
+        address: LOCAL_PRICE_FEEDS['SOL/USD'],
+        price: '80',
+        confidence: '0.008',
+        publishedAt: capturedAt?.at,
+      },
+    ]);
+  });
+
+  it('checks a limit written in USD against billing amounts, whatever the price', async () => {
+    await setPrice('SOL/USD', '100');
+    const { vaultId, cardId } = await fundedCard(harness, '10', { currency: 'SOL' });
+    const policy = await harness.call('PUT', `/v1/vaults/${vaultId}/policy`, {
+      limits: [
+        { interval: 'perTransaction', amount: '40', currency: 'USD' },
+        { interval: 'daily', amount: '50', currency: 'USD' },
+      ],
+    });
+    expect(policy.status).toBe(200);
+    const first = await authorize(cardId, '30.00');
+    expect(first.body.approved).toBe(true);
+    // SOL at 400: 30 USD is 0.075 SOL, less than the first hold; in USD it is over the limit.
+    await setPrice('SOL/USD', '400');
+    const second = await authorize(cardId, '30.00');
+    expect([second.body.approved, second.body.declineReason?.rule]).toEqual([false, 'limits[1]']);
+    expect(second.body.declineReason?.message).toBe(
+      'Daily spend limit of 50.00 USD would be exceeded',
+    );
+    const big = await authorize(cardId, '40.01');
+    expect([big.body.approved, big.body.declineReason?.rule]).toEqual([false, 'limits[0]']);
+    const fits = await authorize(cardId, '20.00');
+    expect(fits.body.approved).toBe(true);
+    const limits = (await harness.call('GET', `/v1/vaults/${vaultId}/policy/limits`))
+      .body as unknown as {
+      limits: { currency: string; amount: string; used: string | null; remaining: string }[];
+    };
+    expect(
+      limits.limits.map((limit) => [limit.currency, limit.amount, limit.used, limit.remaining]),
+    ).toEqual([
+      ['USD', '40.00', null, '40.00'],
+      ['USD', '50.00', '50.00', '0.00'],
+    ]);
+    // A reversed authorization gives its billing amount back; a partial reversal does not.
+    await harness.call('POST', `/v1/authorizations/${fits.body.id}/reverse`, { amount: '0.01' });
+    expect((await authorize(cardId, '1.00')).body.approved).toBe(false);
+    await harness.call('POST', `/v1/authorizations/${first.body.id}/reverse`);
+    const again = await authorize(cardId, '30.00');
+    expect(again.body.approved).toBe(true);
+    const after = (await harness.call('GET', `/v1/vaults/${vaultId}/policy/limits`))
+      .body as unknown as { limits: { used: string | null }[] };
+    expect(after.limits[1]?.used).toBe('50.00');
+    // A request asked in SOL itself has no billing amount: a USD limit cannot count it.
+    const inSol = await authorize(cardId, '0.01', 'SOL');
+    expect([inSol.body.approved, inSol.body.declineReason?.rule]).toEqual([false, 'limits[0]']);
+  });
+
+  it('refuses a limit in another asset, and takes USD on a USDC vault as its asset', async () => {
+    const sol = await fundedCard(harness, '1', { currency: 'SOL' });
+    const wrong = await harness.call('PUT', `/v1/vaults/${sol.vaultId}/policy`, {
+      limits: [{ interval: 'daily', amount: '5', currency: 'USDC' }],
+    });
+    expect([wrong.status, wrong.body.error?.code, wrong.body.error?.param]).toEqual([
+      400,
+      'policy_invalid',
+      'limits[0].currency',
+    ]);
+    const count = await harness.call('PUT', `/v1/vaults/${sol.vaultId}/policy`, {
+      limits: [{ interval: 'daily', count: 5, currency: 'USD' }],
+    });
+    expect([count.status, count.body.error?.code]).toEqual([400, 'policy_invalid']);
+    const usdc = await fundedCard(harness, '100');
+    await harness.call('PUT', `/v1/vaults/${usdc.vaultId}/policy`, {
+      limits: [{ interval: 'daily', amount: '10', currency: 'USD' }],
+    });
+    expect((await authorize(usdc.cardId, '6.00', 'USDC')).body.approved).toBe(true);
+    const over = await authorize(usdc.cardId, '6.00');
+    expect([over.body.approved, over.body.declineReason?.rule]).toEqual([false, 'limits[0]']);
   });
 
   it('converts EUR through EUR/USD and SOL/USD, both recorded', async () => {

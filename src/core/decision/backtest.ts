@@ -208,6 +208,21 @@ interface PendingRelease {
   readonly mcc: string | null;
   readonly amount: Decimal;
   readonly count: 0 | 1;
+  /** The approval's billing amount: a whole release (count 1) takes it back (issue 35). */
+  readonly billing: AuthorizationRequest['billing'];
+}
+
+/**
+ * What an approval adds to `spec`'s running amount: its amount in the vault's asset, or for a
+ * billing-currency aggregate its billing amount when billed in that currency (nothing else).
+ */
+function countedAmount(
+  spec: AggregateSpec,
+  amount: Decimal,
+  billing: AuthorizationRequest['billing'],
+): Decimal {
+  if (spec.currency === null) return amount;
+  return billing?.currency === spec.currency ? billing.amount : ZERO;
 }
 
 /**
@@ -431,7 +446,13 @@ export class BacktestReplay {
     for (const running of this.#windows) {
       if (running.mccs !== null && (mcc === null || !running.mccs.has(mcc))) continue;
       if (running.spec.measure === 'amount') {
-        running.amount = running.amount.plus(amount);
+        running.amount = running.amount.plus(
+          countedAmount(
+            running.spec,
+            amount,
+            row.kind === 'spend' ? undefined : row.request.billing,
+          ),
+        );
         this.#totals[running.spec.key] = running.amount;
       } else {
         running.count += 1;
@@ -447,6 +468,7 @@ export class BacktestReplay {
       mcc,
       amount: release.amount,
       count: release.count,
+      billing: row.kind === 'spend' ? undefined : row.request.billing,
     });
   }
 
@@ -460,7 +482,9 @@ export class BacktestReplay {
         // Spend of a day the window has moved past is no longer in its sum.
         if (next.spendDay < running.startDay) continue;
         if (running.spec.measure === 'amount') {
-          running.amount = running.amount.minus(next.amount);
+          // Billing amounts count while the authorization does: only a whole release ends that.
+          const billing = next.count === 1 ? next.billing : undefined;
+          running.amount = running.amount.minus(countedAmount(running.spec, next.amount, billing));
           assert(!running.amount.isNegative(), 'a release takes back no more than was spent');
           this.#totals[running.spec.key] = running.amount;
         } else {

@@ -1,4 +1,5 @@
 import { assert } from '../assert.js';
+import { isCurrencyCode } from '../money/currencies.js';
 import { Decimal, isDecimal } from '../money/decimal.js';
 import { declined, type Decision } from './result.js';
 
@@ -141,6 +142,17 @@ export function toVaultAsset(input: AssetConversionInput): AssetAmount | Decisio
   const buffer = BUFFERED_ASSETS.has(asset.code) ? (input.holdBuffer ?? null) : null;
   const held = buffer === null ? worth : withHoldBuffer(worth, buffer, asset.scale);
   return { amount: held, worth, billing, rate: price };
+}
+
+/**
+ * What a transaction counts in limits written in a billing currency (issue 35), from what it
+ * recorded as `billing` and the vault's asset: the billing amount when it was asked in a
+ * billing currency converted at a price; nothing otherwise (asked in the asset, or at par: a
+ * limit in a currency at par with the asset, USD on a USDC vault, is an asset limit).
+ */
+export function countedBilling(billing: MoneyAmount, asset: string): MoneyAmount | undefined {
+  if (billing.currency === asset || isCurrencyCode(billing.currency)) return undefined;
+  return isAtPar(billing.currency, asset) ? undefined : billing;
 }
 
 /** Whether a conversion (`toVaultAsset`, an increment's) answered a decline rather than an amount. */

@@ -23,7 +23,11 @@ export function isAmountDecline(decision: Decision, input: DecisionInput): boole
   if (decision.declineCode !== 'authorization_failed') return false;
   const rule = decision.declineReason?.rule;
   const policy = decision.declineReason?.policy === 'card' ? input.cardPolicy : input.policy;
-  return (policy?.limits ?? []).some((limit) => limit.rule === rule && limit.amount !== null);
+  // A billing-currency limit's decline stays whole: its headroom is in the billing currency,
+  // and the part approved is an amount of the asset (issue 35).
+  return (policy?.limits ?? []).some(
+    (limit) => limit.rule === rule && limit.amount !== null && limit.currency === null,
+  );
 }
 
 /**
@@ -48,6 +52,7 @@ export function partialApprovalCap(input: DecisionInput, scale: number): Decimal
     for (const status of limitStatuses(policy.limits, spend, input.nowMs)) {
       const { limit, remaining } = status;
       if (limit.mode !== 'enforce' || limit.amount === null || !isDecimal(remaining)) continue;
+      if (limit.currency !== null) continue;
       const covers =
         limit.merchantCategories === null ||
         limit.merchantCategories.includes(request.merchant.mcc);

@@ -11,7 +11,7 @@ import {
 import type { Decimal } from '../money/decimal.js';
 import { assert, InvariantError } from '../assert.js';
 import { currencyOf, type CurrencyInfo } from '../money/currencies.js';
-import type { SpendTotals } from '../policy/aggregates.js';
+import { BILLING_TOTAL, type SpendTotals } from '../policy/aggregates.js';
 import { isCompiledPolicy, type CompiledPolicy } from '../policy/compile.js';
 import type {
   AuthorizationRequest,
@@ -231,7 +231,9 @@ export function readSpend(value: unknown, policy: CompiledPolicy, param: string)
       }
       total = given;
     } else {
-      total = readTotalAt(given, policy.currency, param, key);
+      // A billing-currency aggregate (issue 35) sums amounts of another currency than the asset.
+      const info = aggregate.currency === null ? policy.currency : BILLING_TOTAL;
+      total = readTotalAt(given, info, param, key);
     }
     if (total !== given) read ??= {};
     if (read !== null) read[key] = total;

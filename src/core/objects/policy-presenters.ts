@@ -1,8 +1,9 @@
 import { formatAmount } from '../money/amount.js';
 import type { CurrencyInfo } from '../money/currencies.js';
-import { isDecimal } from '../money/decimal.js';
+import { isDecimal, type Decimal } from '../money/decimal.js';
 import type { LimitStatus } from '../policy/limit-status.js';
 import { isoTimestamp } from '../time.js';
+import { presentFiat } from './presenters.js';
 import type { PolicyVersionRecord } from './records.js';
 
 /*
@@ -35,8 +36,13 @@ export interface LimitsOf {
 }
 
 export function presentPolicyLimits(of: LimitsOf, statuses: readonly LimitStatus[]) {
-  const figure = (value: LimitStatus['remaining']) =>
-    isDecimal(value) ? formatAmount(value, of.currency) : value;
+  // A limit in a billing currency (issue 35) shows its figures in that currency's minor units.
+  const money = (value: Decimal, currency: string | null) =>
+    currency === null
+      ? formatAmount(value, of.currency)
+      : presentFiat({ amount: value, currency }).amount;
+  const figure = (value: LimitStatus['remaining'], currency: string | null) =>
+    isDecimal(value) ? money(value, currency) : value;
   return {
     object: 'policy_limits' as const,
     vaultId: of.vaultId,
@@ -49,10 +55,11 @@ export function presentPolicyLimits(of: LimitsOf, statuses: readonly LimitStatus
       mode: limit.mode,
       interval: limit.interval,
       merchantCategories: limit.merchantCategories === null ? null : [...limit.merchantCategories],
-      amount: limit.amount === null ? null : formatAmount(limit.amount, of.currency),
+      amount: limit.amount === null ? null : money(limit.amount, limit.currency),
+      currency: limit.currency ?? of.currency.code,
       count: limit.count,
-      used: used === null ? null : figure(used),
-      remaining: figure(remaining),
+      used: used === null ? null : figure(used, limit.currency),
+      remaining: figure(remaining, limit.currency),
       resetsAt: resetsAtMs === null ? null : isoTimestamp(resetsAtMs),
     })),
   };

@@ -2,6 +2,7 @@ import { formatAmount } from '../money/amount.js';
 import { isoTimestamp } from '../time.js';
 import { isCurrencyCode, type CurrencyInfo } from '../money/currencies.js';
 import { ZERO, type Decimal } from '../money/decimal.js';
+import type { RateRecord } from '../decision/price-feeds.js';
 import type {
   AuthorizationOutcome,
   BalanceSnapshotRecord,
@@ -128,12 +129,29 @@ const MINOR_UNITS: ReadonlyMap<string, number> = new Map([
   ['UYW', 4],
 ]);
 
-function presentFiat(value: FiatAmount) {
+export function presentFiat(value: FiatAmount) {
   if (isCurrencyCode(value.currency)) {
     return { amount: formatAmount(value.amount, value.currency), currency: value.currency };
   }
   const places = Math.max(MINOR_UNITS.get(value.currency) ?? 2, value.amount.decimalPlaces());
   return { amount: value.amount.toFixed(places), currency: value.currency };
+}
+
+/** A recorded rate as the API shows it: a transaction's `rate`, and a capture's own. */
+export function presentRate(rate: RateRecord) {
+  return {
+    value: rate.value,
+    source: rate.source,
+    at: isoTimestamp(rate.atMs),
+    // Each feed the price was read from: its account, publish time and confidence.
+    feeds: (rate.feeds ?? []).map((feed) => ({
+      pair: feed.pair,
+      address: feed.address,
+      price: feed.price,
+      confidence: feed.confidence,
+      publishedAt: isoTimestamp(feed.publishTimeMs),
+    })),
+  };
 }
 
 /** The section 16 fields of a transaction; a record without them shows the column defaults. */
@@ -149,22 +167,7 @@ function presentLifecycle(transaction: TransactionRecord) {
     billing: presentFiat(billing),
     merchantAmount:
       lifecycle?.merchantAmount == null ? null : presentFiat(lifecycle.merchantAmount),
-    rate:
-      lifecycle?.rate == null
-        ? null
-        : {
-            value: lifecycle.rate.value,
-            source: lifecycle.rate.source,
-            at: isoTimestamp(lifecycle.rate.atMs),
-            // Each feed the price was read from: its account, publish time and confidence.
-            feeds: (lifecycle.rate.feeds ?? []).map((feed) => ({
-              pair: feed.pair,
-              address: feed.address,
-              price: feed.price,
-              confidence: feed.confidence,
-              publishedAt: isoTimestamp(feed.publishTimeMs),
-            })),
-          },
+    rate: lifecycle?.rate == null ? null : presentRate(lifecycle.rate),
     refundedAmount: formatAmount(lifecycle?.refundedAmount ?? ZERO, transaction.currency),
     expiresAt: iso(lifecycle?.expiresAtMs ?? null),
     advice: lifecycle?.advice ?? false,

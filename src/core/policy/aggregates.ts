@@ -20,6 +20,11 @@ export interface AggregateSpec {
   readonly interval: AggregateInterval;
   /** Only spend at these MCCs counts; null counts all spend. Sorted, without duplicates. */
   readonly merchantCategories: readonly string[] | null;
+  /**
+   * A billing currency (ISO 4217, issue 35): the aggregate sums the billing amounts that
+   * approvals asked in it, not what they held in the vault's asset. null: the vault's asset.
+   */
+  readonly currency: string | null;
 }
 
 /**
@@ -34,9 +39,23 @@ export function aggregateSpec(
   measure: AggregateMeasure,
   interval: AggregateInterval,
   merchantCategories: readonly string[] | null,
+  currency: string | null = null,
 ): AggregateSpec {
   const mccs =
     merchantCategories === null ? null : Object.freeze([...new Set(merchantCategories)].sort());
-  const key = `${measure}:${interval}${mccs === null ? '' : `:${mccs.join('+')}`}`;
-  return Object.freeze({ key, measure, interval, merchantCategories: mccs });
+  const key =
+    `${measure}:${interval}${mccs === null ? '' : `:${mccs.join('+')}`}` +
+    (currency === null ? '' : `@${currency}`);
+  return Object.freeze({ key, measure, interval, merchantCategories: mccs, currency });
 }
+
+/**
+ * How billing totals are checked: a decimal at the database's scale (numeric(38, 9)); any ISO
+ * 4217 currency's minor units fit in it.
+ */
+export const BILLING_TOTAL = Object.freeze({
+  code: 'billing',
+  name: 'billing currency',
+  network: null,
+  scale: 9,
+});

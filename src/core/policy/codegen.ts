@@ -12,6 +12,7 @@ import { NO_SHADOW_MATCHES, type Decision, type ShadowMatch } from '../decision/
 import type { ComparisonIr, ConditionIr } from './condition-ir.js';
 import type { EvaluationInput } from './evaluation-input.js';
 import { aggregateUnread, type Source } from './facts.js';
+import { BILLING_TOTAL } from './aggregates.js';
 import type { Operator } from './operators.js';
 
 /*
@@ -184,6 +185,8 @@ const SOURCE_IDS = {
   clock: { hourUtc: 'clock.hourUtc', dayOfWeekUtc: 'clock.dayOfWeekUtc' },
 } as const;
 const REQUEST_AMOUNT: Source = { kind: 'request', field: 'amount' };
+/** The local id of the request's billing amount: no fact's id (those are field paths). */
+const BILLING_ID = 'request.billing';
 
 // Precedence of generated code, loosest first: a || b, a && b, a < b, and a call, a name or !a.
 const OR = 0;
@@ -196,11 +199,28 @@ class Body {
   readonly #locals = new Map<string, string>();
   #reads = '';
   #currencyName: string | null = null;
+  #billingTotalName: string | null = null;
 
   constructor(
     private readonly constants: Constants,
     private readonly currencyInfo: CurrencyInfo,
   ) {}
+
+  /** The constant billing totals are checked against (BILLING_TOTAL). */
+  private billingTotal(): string {
+    this.#billingTotalName ??= this.constants.name(BILLING_TOTAL);
+    return this.#billingTotalName;
+  }
+
+  /** The request's billing amount (`request.billing`, possibly undefined), read once. */
+  private billing(): string {
+    const known = this.#locals.get(BILLING_ID);
+    if (known !== undefined) return known;
+    const local = LOCAL_NAMES.at(this.#locals.size);
+    this.#locals.set(BILLING_ID, local);
+    this.#reads += `const ${local} = request.billing;\n`;
+    return local;
+  }
 
   /** The constant holding the policy's currency, which spend totals are checked against. */
   private currency(): string {
@@ -244,9 +264,11 @@ class Body {
         // another Decimal) throws for decide() and evaluate() to read it (facts.ts).
         const key = this.constants.name(source.aggregate.key);
         const valid =
-          source.aggregate.measure === 'amount'
-            ? `isTotal(${local},${this.currency()})`
-            : `isCount(${local})`;
+          source.aggregate.measure === 'count'
+            ? `isCount(${local})`
+            : source.aggregate.currency === null
+              ? `isTotal(${local},${this.currency()})`
+              : `isTotal(${local},${this.billingTotal()})`;
         this.#reads += `const ${local} = spend[${key}];\nif (!${valid}) throw unread(${key});\n`;
         break;
       }
@@ -295,6 +317,17 @@ class Body {
         const amount = this.read(REQUEST_AMOUNT);
         this.#level = RELATIONAL;
         return `cmp(${spent}.plus(${amount}),${this.constants.name(ir.max)})>0`;
+      }
+      case 'billingOver': {
+        // Not billed in the limit's currency: it cannot be counted, so the limit declines it.
+        const billing = this.billing();
+        const spent = ir.spent === null ? null : this.read(ir.spent);
+        const amount = spent === null ? `${billing}.amount` : `${spent}.plus(${billing}.amount)`;
+        this.#level = OR;
+        return (
+          `${billing}===undefined||${billing}.currency!==${this.constants.name(ir.currency)}||` +
+          `cmp(${amount},${this.constants.name(ir.max)})>0`
+        );
       }
       case 'compare':
         return this.comparison(ir);

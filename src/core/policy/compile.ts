@@ -1,7 +1,8 @@
 import { assert } from '../assert.js';
 import { SpendgateError } from '../errors/spendgate-error.js';
 import { formatAmount } from '../money/amount.js';
-import type { CurrencyInfo } from '../money/currencies.js';
+import { isCurrencyCode, type CurrencyInfo } from '../money/currencies.js';
+import { isAtPar } from '../decision/billing.js';
 import type { Decimal } from '../money/decimal.js';
 import { declined, type Decision, type ShadowMatch } from '../decision/result.js';
 import { aggregateSpec, type AggregateSpec } from './aggregates.js';
@@ -233,7 +234,8 @@ function addLimitChecks(compilation: Compilation, document: PolicyDocument): voi
     const limit = limits[index] as LimitDocument;
     const path = fast ? UNTRACKED_PATH : ['limits', index];
     const { message, condition, measured } = limitIr(limit, path, ctx);
-    const spendLimit = limit.merchantCategories === undefined;
+    // An external transfer has no billing amount: a billing-currency limit is card spend's.
+    const spendLimit = limit.merchantCategories === undefined && measured.currency === null;
     const rule = `limits[${index}]`;
     addCheck(compilation, 'enforce', rule, message, condition, spendLimit);
     compilation.limits.push(Object.freeze({ rule, mode: 'enforce', ...measured }));
@@ -257,7 +259,7 @@ function addTemplateChecks(
         ? templateLimit(raw)
         : parseWith(limitSchema, raw, [...path, 'limits', limitIndex]);
       const { message, condition, measured } = limitIr(limit, path, templateCtx);
-      const spendLimit = limit.merchantCategories === undefined;
+      const spendLimit = limit.merchantCategories === undefined && measured.currency === null;
       addCheck(compilation, ref.mode, expanded.name, message, condition, spendLimit);
       compilation.limits.push(Object.freeze({ rule: expanded.name, mode: ref.mode, ...measured }));
     });
@@ -398,6 +400,71 @@ const INTERVAL_WORDS = {
   allTime: 'All-time',
 } as const;
 
+/** A limit in a billing currency (issue 35): `billingOver`, over billing amounts. */
+function billingLimitIr(
+  limit: LimitDocument,
+  amount: NonNullable<LimitDocument['amount']>,
+  billingCurrency: string,
+  shared: {
+    path: readonly PathKey[];
+    ctx: CheckContext;
+    where: string;
+    words: string;
+    narrow: (condition: ConditionIr) => ConditionIr;
+    measure: (
+      aggregate: AggregateSpec | null,
+      amount: Decimal | null,
+      count: number | null,
+    ) => Omit<PolicyLimit, 'rule' | 'mode'>;
+  },
+): { message: string; condition: ConditionIr; measured: Omit<PolicyLimit, 'rule' | 'mode'> } {
+  const { path, ctx, where, words, narrow, measure } = shared;
+  const max = moneyConstant(amount, pathTo(ctx, path, 'amount'), ctx);
+  const shown = `${max.toFixed(Math.max(2, max.decimalPlaces()))} ${billingCurrency}`;
+  const interval = limit.interval;
+  const perTransaction = interval === 'perTransaction';
+  const aggregate =
+    interval === 'perTransaction'
+      ? null
+      : aggregateSpec('amount', interval, limit.merchantCategories ?? null, billingCurrency);
+  if (aggregate !== null) ctx.aggregates.set(aggregate.key, aggregate);
+  return {
+    measured: measure(aggregate, max, null),
+    message: perTransaction
+      ? `Amount exceeds the per-transaction limit of ${shown}${where}`
+      : `${words} spend limit of ${shown}${where} would be exceeded`,
+    condition: narrow({
+      kind: 'billingOver',
+      currency: billingCurrency,
+      spent: aggregate === null ? null : { kind: 'aggregate', aggregate },
+      max,
+    }),
+  };
+}
+
+/**
+ * The billing currency a limit is written in (issue 35), or null for the vault's asset (no
+ * `currency`, or the asset's own code). Another asset's code is refused: a SOL vault's limit
+ * cannot be in USDC, which no transaction of it is held or billed in.
+ */
+function limitBillingCurrency(
+  limit: LimitDocument,
+  path: readonly PathKey[],
+  ctx: CheckContext,
+): string | null {
+  const currency = limit.currency;
+  // At par (USD on a USDC vault) a billing amount is the asset amount: an asset limit.
+  if (currency === undefined || currency === ctx.currency.code) return null;
+  if (isAtPar(currency, ctx.currency.code)) return null;
+  if (isCurrencyCode(currency) || currency.length !== 3) {
+    throw policyError(
+      pathTo(ctx, path, 'currency'),
+      `must be the vault's asset (${ctx.currency.code}) or a billing currency (ISO 4217, such as "USD")`,
+    );
+  }
+  return currency;
+}
+
 /**
  * A limit becomes one condition. A windowed amount limit adds the request amount to its
  * aggregate: that sum is the one Decimal a decision allocates per such limit.
@@ -417,8 +484,14 @@ function limitIr(
       ? condition
       : { kind: 'all', children: [inList(MCC, mccList, false), condition] };
   const words = INTERVAL_WORDS[limit.interval];
+  const currency = limitBillingCurrency(limit, path, ctx);
+  const { interval } = limit;
   const measure = (aggregate: AggregateSpec | null, amount: Decimal | null, count: number | null) =>
-    ({ interval: limit.interval, merchantCategories: mccList, amount, count, aggregate }) as const;
+    ({ interval, merchantCategories: mccList, amount, count, aggregate, currency }) as const;
+  if (limit.amount !== undefined && currency !== null) {
+    const shared = { path, ctx, where, words, narrow, measure };
+    return billingLimitIr(limit, limit.amount, currency, shared);
+  }
 
   if (limit.amount !== undefined) {
     const max = moneyConstant(limit.amount, pathTo(ctx, path, 'amount'), ctx);

@@ -11,7 +11,8 @@ export type ConditionIr =
   | { readonly kind: 'not'; readonly child: ConditionIr }
   | ComparisonIr
   | MoneyIntegerIr
-  | SpendOverIr;
+  | SpendOverIr
+  | BillingOverIr;
 
 export type ValueKind = 'money' | 'integer' | 'string';
 
@@ -40,6 +41,18 @@ export type ComparisonIr = Comparison<'money'> | Comparison<'integer'> | Compari
 export interface SpendOverIr {
   readonly kind: 'spendOver';
   readonly spent: Source;
+  readonly max: Decimal;
+}
+
+/**
+ * A limit written in a billing currency (issue 35): `spent + billing amount > max` in that
+ * currency, `spent` null for a per-transaction limit. A request with no billing amount in it
+ * (asked in the asset, or billed in another currency) cannot be counted, so it is declined.
+ */
+export interface BillingOverIr {
+  readonly kind: 'billingOver';
+  readonly currency: string;
+  readonly spent: Source | null;
   readonly max: Decimal;
 }
 

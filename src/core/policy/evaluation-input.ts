@@ -21,6 +21,12 @@ export interface AuthorizationRequest {
   readonly billingCurrency?: string | undefined;
   /** What the merchant charged in (ISO 4217); absent: the billing currency. */
   readonly merchantCurrency?: string | undefined;
+  /**
+   * What the network asked in the card's billing currency, when the request was converted
+   * (or is at par: USDC's is USD): what limits written in a billing currency count (issue
+   * 35). Absent: no billing amount, and every billing-currency limit declines the request.
+   */
+  readonly billing?: { readonly amount: Decimal; readonly currency: string } | undefined;
 }
 
 /**

@@ -1,6 +1,7 @@
 import { POLICY_BOUNDS } from './bounds.js';
 import { isCountryCode, isMccCode } from './countries.js';
 import {
+  LIMIT_CURRENCY,
   LIMIT_INTERVALS,
   RULE_MODES,
   type LimitDocument,
@@ -82,6 +83,7 @@ const LIMIT_KEYS: ReadonlySet<string> = new Set([
   'amount',
   'count',
   'merchantCategories',
+  'currency',
 ]);
 const LIST_KEYS: ReadonlySet<string> = new Set(['allow', 'block']);
 const TEMPLATE_REF_KEYS: ReadonlySet<string> = new Set(['name', 'params', 'mode']);
@@ -164,8 +166,14 @@ export function readLimit(value: unknown): LimitDocument | null {
     if (codes === null) return null;
     limit.merchantCategories = codes;
   }
+  if ('currency' in value) {
+    const currency = value['currency'];
+    if (typeof currency !== 'string' || !LIMIT_CURRENCY.test(currency)) return null;
+    limit.currency = currency;
+  }
   // limitSchema's refinement: an amount or a count, and a count needs a calendar interval.
   if ('amount' in limit === 'count' in limit) return null;
+  if ('currency' in limit && !('amount' in limit)) return null;
   if ('count' in limit && limit.interval === 'perTransaction') return null;
   return limit;
 }

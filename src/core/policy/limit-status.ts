@@ -29,6 +29,11 @@ export interface PolicyLimit {
   readonly count: number | null;
   /** The spend aggregate it compares against; null for a per-transaction limit. */
   readonly aggregate: AggregateSpec | null;
+  /**
+   * The billing currency (ISO 4217) the limit is written in, whose amounts it counts (issue
+   * 35); null: the vault's asset.
+   */
+  readonly currency: string | null;
 }
 
 export interface LimitStatus {

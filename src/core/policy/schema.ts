@@ -103,6 +103,9 @@ export const amountInputSchema = z.union([z.number(), z.string()], {
   error: 'must be a number or a decimal string',
 });
 
+/** A limit's currency: an asset code (USDC, SOL) or an ISO 4217 alphabetic code. */
+export const LIMIT_CURRENCY = /^[A-Z]{3,4}$/;
+
 export const LIMIT_INTERVALS = [
   'perTransaction',
   'daily',
@@ -119,10 +122,22 @@ export const limitSchema = z
     amount: amountInputSchema.optional(),
     count: z.int().min(0).max(POLICY_BOUNDS.countMax).optional(),
     merchantCategories: z.array(mccSchema).min(1).optional(),
+    // The vault's asset (the default), or a billing currency (ISO 4217: issue 35), whose
+    // limit is checked against billing amounts. Which codes a vault may use: compile.ts.
+    currency: z
+      .string()
+      .regex(LIMIT_CURRENCY, { error: 'must be a currency code such as "USD"' })
+      .optional(),
   })
   .superRefine((limit, ctx) => {
     if ((limit.amount === undefined) === (limit.count === undefined)) {
       ctx.addIssue({ code: 'custom', message: 'must have either amount or count', path: [] });
+    } else if (limit.currency !== undefined && limit.amount === undefined) {
+      ctx.addIssue({
+        code: 'custom',
+        message: 'is for an amount limit: a count limit counts transactions in any currency',
+        path: ['currency'],
+      });
     } else if (limit.count !== undefined && limit.interval === 'perTransaction') {
       ctx.addIssue({
         code: 'custom',

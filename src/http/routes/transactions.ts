@@ -4,6 +4,8 @@ import type { z } from 'zod';
 import {
   formatAmount,
   parseAmount,
+  presentFiat,
+  presentRate,
   presentTransaction,
   presentTransactionMetadata,
   SpendgateError,
@@ -96,6 +98,8 @@ function presentTimeline(timeline: Timeline): z.infer<typeof timelineObject> {
       approved: entry.approved,
       networkTransactionId: entry.networkTransactionId,
       createdAt: new Date(entry.atMs).toISOString(),
+      billing: entry.billing === null ? null : presentFiat(entry.billing),
+      rate: entry.rate === null ? null : presentRate(entry.rate),
     })),
     truncated: timeline.truncated,
   };

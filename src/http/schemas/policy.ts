@@ -156,6 +156,10 @@ export const policyLimitsObject = z
         interval: z.enum(['perTransaction', 'daily', 'weekly', 'monthly', 'yearly', 'allTime']),
         merchantCategories: z.array(z.string()).nullable(),
         amount: moneyOutput.nullable().meta({ description: 'The amount allowed (amount limits).' }),
+        currency: z.string().meta({
+          description:
+            "The currency of `amount`, `used` and `remaining`: the vault's asset, or the billing currency a limit is written in (`currency` on the limit), whose billing amounts it counts.",
+        }),
         count: z
           .number()
           .int()

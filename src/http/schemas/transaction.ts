@@ -25,6 +25,27 @@ const transactionType = z.enum([
 /** An amount in an ISO 4217 currency (billing, merchant), to that currency's minor units. */
 const fiatAmount = z.object({ amount: z.string(), currency: z.string() });
 
+/** A price that converted billing into the vault's asset: a transaction's, or a capture's own. */
+const rateObject = z.object({
+  value: z.string(),
+  source: z.string(),
+  at: timestampOutput,
+  feeds: z
+    .array(
+      z.object({
+        pair: z.string(),
+        address: z.string(),
+        price: z.string(),
+        confidence: z.string(),
+        publishedAt: timestampOutput,
+      }),
+    )
+    .meta({
+      description:
+        'The Pyth price accounts the rate was read from (billing currency to USD, then USD to the asset): each price, confidence interval and publish time (docs/pricing.md).',
+    }),
+});
+
 export const transactionObject = z
   .object({
     id: z.string(),
@@ -79,31 +100,10 @@ export const transactionObject = z
     merchantAmount: fiatAmount.nullable().meta({
       description: 'What the merchant charged, in its own currency; null when not told.',
     }),
-    rate: z
-      .object({
-        value: z.string(),
-        source: z.string(),
-        at: timestampOutput,
-        feeds: z
-          .array(
-            z.object({
-              pair: z.string(),
-              address: z.string(),
-              price: z.string(),
-              confidence: z.string(),
-              publishedAt: timestampOutput,
-            }),
-          )
-          .meta({
-            description:
-              'The Pyth price accounts the rate was read from (billing currency to USD, then USD to the asset): each price, confidence interval and publish time (docs/pricing.md).',
-          }),
-      })
-      .nullable()
-      .meta({
-        description:
-          'The price that converted billing into the vault asset (billing currency per unit of the asset; `at`: the oldest feed publish time); null when none was needed (at par, or asked in the asset).',
-      }),
+    rate: rateObject.nullable().meta({
+      description:
+        'The price that converted billing into the vault asset (billing currency per unit of the asset; `at`: the oldest feed publish time); null when none was needed (at par, or asked in the asset). A capture converts at its own price: the timeline shows it on the capture.',
+    }),
     refundedAmount: moneyOutput.meta({
       description: 'What linked refunds (`POST /v1/refunds` with `transactionId`) credited.',
     }),
@@ -229,6 +229,14 @@ export const timelineObject = z
         }),
         networkTransactionId: z.string().nullable(),
         createdAt: timestampOutput,
+        billing: fiatAmount.nullable().meta({
+          description:
+            'A capture converted at its own price: what it captured in the billing currency; null for every other message.',
+        }),
+        rate: rateObject.nullable().meta({
+          description:
+            "A capture converted at its own price: that price, in the transaction's `rate` form (it may differ from the authorization's); null for every other message.",
+        }),
       }),
     ),
     truncated: z.boolean().meta({

@@ -1,12 +1,17 @@
 import {
   assert,
   Decimal,
-  ZERO,
   type CompiledPolicy,
   type CurrencyCode,
   type TransactionRecord,
 } from '../../core/index.js';
-import { CARD_SPEND, counterUpsertSql, spendKeys, type CounterRowDelta } from '../spend.js';
+import {
+  addApprovalDeltas,
+  approvalOf,
+  CARD_SPEND,
+  counterUpsertSql,
+  type CounterRowDelta,
+} from '../spend.js';
 import {
   readSpendCounters,
   SpendCounters,
@@ -165,19 +170,11 @@ export function cardSpendUpsertCte(
   spendDay: string,
 ): string {
   if (cardPolicies.size === 0) return '';
-  const deltas = new Map<string, CounterRowDelta & { amount: Decimal; count: number }>();
+  const deltas = new Map<string, CounterRowDelta>();
   for (const transaction of approved) {
     const cardId = transaction.cardId;
     if (cardId === null || !cardPolicies.has(cardId)) continue;
-    const { mccs, days } = spendKeys({ day: spendDay, mcc: transaction.merchant?.mcc ?? null });
-    mccs.forEach((mcc, index) => {
-      const day = days[index] as string;
-      const key = `${cardId}|${mcc}|${day}`;
-      const delta = deltas.get(key) ?? { ownerId: cardId, mcc, day, amount: ZERO, count: 0 };
-      delta.amount = delta.amount.plus(transaction.amount);
-      delta.count += 1;
-      deltas.set(key, delta);
-    });
+    addApprovalDeltas(deltas, cardId, approvalOf(transaction), spendDay);
   }
   if (deltas.size === 0) return '';
   return `card_counters AS (${counterUpsertSql(params, CARD_SPEND, [...deltas.values()])}),`;

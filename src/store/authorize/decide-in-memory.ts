@@ -1,6 +1,7 @@
 import {
   assert,
   assetPriceOf,
+  countedBilling,
   CURRENCIES,
   decide,
   DEFAULT_HOLD_EXPIRY,
@@ -180,6 +181,12 @@ function decideOne(
     vault.pendingDelta = vault.pendingDelta.plus(held);
     vault.counters.addApproval(spendDay, input.merchant.mcc, held);
     cardPolicy?.counters.addApproval(spendDay, input.merchant.mcc, held);
+    const billing = countedBilling(
+      { amount: input.amount, currency: input.currency },
+      vault.currency,
+    );
+    vault.counters.addBilling(spendDay, input.merchant.mcc, billing);
+    cardPolicy?.counters.addBilling(spendDay, input.merchant.mcc, billing);
   }
   return { decision: decided.decision, standIn: lateForBudget, transaction, replayed: false };
 }
@@ -195,7 +202,13 @@ function assetRequest(
   asset: CurrencyCode,
   billingCurrency: string,
 ): DecisionInput['request'] {
-  if (amount === input.amount && input.currency === asset && input.merchantAmount == null) {
+  const billing = countedBilling({ amount: input.amount, currency: input.currency }, asset);
+  if (
+    amount === input.amount &&
+    input.currency === asset &&
+    input.merchantAmount == null &&
+    billing === undefined
+  ) {
     return input;
   }
   return {
@@ -204,6 +217,7 @@ function assetRequest(
     currency: asset,
     billingCurrency,
     merchantCurrency: input.merchantAmount?.currency,
+    billing,
   };
 }
 

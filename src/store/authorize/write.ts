@@ -1,12 +1,13 @@
-import {
-  assert,
-  Decimal,
-  presentTransaction,
-  ZERO,
-  type TransactionRecord,
-} from '../../core/index.js';
+import { assert, presentTransaction, type TransactionRecord } from '../../core/index.js';
 import { eventPayload } from '../outbox.js';
-import { spendKeys, spendUpsertManySql, type SpendRowDelta } from '../spend.js';
+import {
+  addApprovalDeltas,
+  approvalOf,
+  billingCountedOf,
+  spendUpsertManySql,
+  type CounterRowDelta,
+  type SpendRowDelta,
+} from '../spend.js';
 import type { SqlQueryable } from '../sql/client.js';
 import { SqlParams } from '../sql/params.js';
 import { isRetryable } from '../sql/transaction.js';
@@ -30,6 +31,8 @@ import { cardSpendUpsertCte } from './card-policy-batch.js';
  *   with STALE_KNOWN_STATE, so nothing is written.
  * Out: the batch's vaults' `xmin` set to the row versions this write made.
  */
+// Long because the batch's whole write is one statement, its text one template: split, the
+// parts would only be read together.
 export async function recordAuthorizations(
   query: SqlQueryable['query'],
   transactions: readonly TransactionRecord[],
@@ -62,12 +65,14 @@ export async function recordAuthorizations(
        INSERT INTO transactions (id, account_id, mode, vault_id, type, status, currency, amount, hold_remaining, card_id,
                                  merchant, mcc, network_transaction_id, decline_code, decline_reason, shadow_matches,
                                  stand_in, spend_day, created_at, updated_at, completed_at, billing_amount,
-                                 billing_currency, merchant_amount, merchant_currency, requested_amount, partial, expires_at, rate)
+                                 billing_currency, merchant_amount, merchant_currency, requested_amount, partial, expires_at, rate,
+                                 billing_counted)
        SELECT id, account_id, mode, vault_id, 'card_authorization', status, currency, amount::numeric, hold::numeric, card_id,
               merchant::jsonb, mcc, ntx, decline_code, decline_reason::jsonb, shadow_matches::jsonb, stand_in,
               CASE WHEN status = 'pending' THEN ${params.value(spendDay, 'date')} END, ${at}, ${at},
               CASE WHEN status = 'completed' THEN ${at}::timestamptz END, billing_amount::numeric, billing_currency,
-              merchant_amount::numeric, merchant_currency, requested_amount::numeric, partial, expires_at::timestamptz, rate::jsonb
+              merchant_amount::numeric, merchant_currency, requested_amount::numeric, partial, expires_at::timestamptz, rate::jsonb,
+              billing_counted
        FROM ${inserted}
      ),
      totals AS (
@@ -210,6 +215,11 @@ function transactionRows(params: SqlParams, transactions: readonly TransactionRe
     rate: params.texts(
       column((t) => (t.lifecycle?.rate == null ? null : JSON.stringify(t.lifecycle.rate))),
     ),
+    // Whether the approval's billing amount went into billing counter rows (migration 0023),
+    // so that a release takes back exactly what was added.
+    billing_counted: params.booleans(
+      column((t) => t.status === 'pending' && billingCountedOf(t) !== undefined),
+    ),
     expires_at: params.texts(
       column((t) => {
         const expiresAtMs = t.lifecycle?.expiresAtMs ?? null;
@@ -245,28 +255,17 @@ function authorizationEvents(
  * touch it: an upsert may not touch a row twice.
  */
 function spendRowDeltas(approved: readonly TransactionRecord[], spendDay: string): SpendRowDelta[] {
-  const deltas = new Map<
-    string,
-    { vaultId: string; mcc: string; day: string; amount: Decimal; count: number }
-  >();
+  const deltas = new Map<string, CounterRowDelta>();
   for (const transaction of approved) {
-    const { mccs, days } = spendKeys({ day: spendDay, mcc: transaction.merchant?.mcc ?? null });
-    mccs.forEach((mcc, index) => {
-      const day = days[index] as string;
-      const key = `${transaction.vaultId}|${mcc}|${day}`;
-      const delta = deltas.get(key) ?? {
-        vaultId: transaction.vaultId,
-        mcc,
-        day,
-        amount: ZERO,
-        count: 0,
-      };
-      delta.amount = delta.amount.plus(transaction.amount);
-      delta.count += 1;
-      deltas.set(key, delta);
-    });
+    addApprovalDeltas(deltas, transaction.vaultId, approvalOf(transaction), spendDay);
   }
-  return [...deltas.values()];
+  return [...deltas.values()].map(({ ownerId, mcc, day, amount, count }) => ({
+    vaultId: ownerId,
+    mcc,
+    day,
+    amount,
+    count,
+  }));
 }
 
 /**

@@ -7,10 +7,13 @@ import {
   NO_PRICING,
   formatAmount,
   presentTransaction,
+  rateRecordOf,
   Decimal,
   SpendgateError,
   ZERO,
   type AmountInput,
+  type FiatAmount,
+  type RateRecord,
   type Scope,
   type TransactionRecord,
   type VaultRecord,
@@ -19,7 +22,7 @@ import { changeVaultTotals, lockVault, type StoreContext } from '../context.js';
 import { post, systemAccountId, transferEntries } from '../ledger.js';
 import { appendEvent } from '../outbox.js';
 import { TRANSACTION_COLUMNS, transactionFromRow, type TransactionRow } from '../rows.js';
-import { releaseKeysAndCardSpend } from '../card-spend.js';
+import { releaseBillingSpend, releaseKeysAndCardSpend } from '../card-spend.js';
 import { addPostedSpend, recordMessage } from '../lifecycle.js';
 import { changeSpend } from '../spend.js';
 import type { SqlQueryable } from '../sql/client.js';
@@ -137,6 +140,8 @@ const BILLING_READ = { code: 'billing', name: 'billing currency', network: null,
  * amount asked, while nothing is captured yet) is converted at the price in memory now,
  * rounded up. What the hold's buffer over-held is then released by the capture as any
  * unused hold is; a shortfall posts beyond the hold (mandated: it may overdraw).
+ * The capture's own price is recorded on its timeline message beside what it captured in the
+ * billing currency (`converted`): the transaction's `rate` stays the authorization's.
  * Fails: service_unavailable when no usable price is in memory (the network tries again).
  */
 function pricedCapture(
@@ -145,7 +150,7 @@ function pricedCapture(
   held: TransactionRecord,
   requested: AmountInput | null,
   nowMs: number,
-): Decimal | null {
+): { amount: Decimal; converted: { billing: FiatAmount; rate: RateRecord } } | null {
   const billing = held.lifecycle?.billing ?? null;
   if (held.lifecycle?.rate == null || billing === null || billing.currency === held.currency) {
     return null;
@@ -174,7 +179,13 @@ function pricedCapture(
       `No usable price converts ${billing.currency} into ${asset.code} now: send the capture again later.`,
     );
   }
-  return convertAtPrice(billed, price, asset.scale);
+  return {
+    amount: convertAtPrice(billed, price, asset.scale),
+    converted: {
+      billing: { amount: billed, currency: billing.currency },
+      rate: rateRecordOf(price),
+    },
+  };
 }
 
 /**
@@ -204,7 +215,8 @@ export async function capture(
   const nowMs = ctx.clock();
   const { transaction: held, vault } = await lockAuthorization(tx, scope, transactionId);
   const inAsset = captureAmount(held, vault, requested);
-  const amount = pricedCapture(ctx, scope, held, requested, nowMs) ?? inAsset;
+  const priced = pricedCapture(ctx, scope, held, requested, nowMs);
+  const amount = priced?.amount ?? inAsset;
   const hold = held.status === 'pending' ? held.holdRemaining : ZERO;
   const holdAfter = final ? ZERO : Decimal.max(hold.minus(amount), ZERO);
   await post(tx, {
@@ -250,6 +262,7 @@ export async function capture(
     holdAfter,
     networkTransactionId: null,
     nowMs,
+    ...(priced === null ? {} : { converted: priced.converted }),
   });
   const presented = presentTransaction(captured);
   await appendEvent(tx, scope, 'transaction.captured', presented, nowMs);
@@ -317,6 +330,7 @@ export async function reverse(
     nowMs,
   );
   await releaseSpend(tx, held, amount, status === 'failed' ? 1 : 0);
+  if (status === 'failed') await releaseBillingSpend(tx, held.id);
   const { rows } = await tx.query<TransactionRow>(
     `UPDATE transactions SET hold_remaining = $2, status = $3, failure_reason = $4, updated_at = $5,
        completed_at = CASE WHEN $3 = 'completed' THEN $5 ELSE completed_at END

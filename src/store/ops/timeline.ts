@@ -1,4 +1,11 @@
-import { Decimal, ZERO, type Scope, type TransactionRecord } from '../../core/index.js';
+import {
+  Decimal,
+  ZERO,
+  type FiatAmount,
+  type RateRecord,
+  type Scope,
+  type TransactionRecord,
+} from '../../core/index.js';
 import type { SqlQueryable } from '../sql/client.js';
 import { getTransaction } from './reads.js';
 
@@ -29,6 +36,13 @@ export interface TimelineEntry {
   readonly approved: boolean | null;
   readonly networkTransactionId: string | null;
   readonly atMs: number;
+  /**
+   * A capture converted at its own time's price (migration 0023): what it captured in the
+   * billing currency and the rate it used. Null for every other message (the authorization's
+   * are the transaction's own `billing` and `rate`).
+   */
+  readonly billing: FiatAmount | null;
+  readonly rate: RateRecord | null;
 }
 
 export interface Timeline {
@@ -50,6 +64,9 @@ interface MessageRow {
   network_transaction_id: string | null;
   decision: { approved: boolean; overrode?: Overrode | null } | null;
   created_at: Date;
+  billing_amount: string | null;
+  billing_currency: string | null;
+  rate: RateRecord | null;
 }
 
 /**
@@ -64,7 +81,8 @@ export async function transactionTimeline(
 ): Promise<Timeline> {
   const transaction = await getTransaction(tx, scope, transactionId);
   const { rows } = await tx.query<MessageRow>(
-    `SELECT kind, amount::text, hold_after::text, network_transaction_id, decision, created_at
+    `SELECT kind, amount::text, hold_after::text, network_transaction_id, decision, created_at,
+            billing_amount::text, billing_currency, rate
      FROM transaction_messages WHERE transaction_id = $1 ORDER BY id LIMIT $2`,
     [transaction.id, TIMELINE_MESSAGES_MAX + 1],
   );
@@ -87,6 +105,11 @@ function entryOf(row: MessageRow): TimelineEntry {
     approved: row.decision?.approved ?? null,
     networkTransactionId: row.network_transaction_id,
     atMs: row.created_at.getTime(),
+    billing:
+      row.billing_amount === null || row.billing_currency === null
+        ? null
+        : { amount: new Decimal(row.billing_amount), currency: row.billing_currency },
+    rate: row.rate,
   };
 }
 
@@ -124,5 +147,7 @@ function openingEntry(
     approved: opened.approved,
     networkTransactionId: transaction.networkTransactionId,
     atMs: transaction.createdAtMs,
+    billing: null,
+    rate: null,
   };
 }

@@ -28,6 +28,7 @@ import {
   type Scope,
   type TransactionRecord,
 } from '../../core/index.js';
+import { asReadInput } from '../../core/decision/read-once.js';
 import { newId } from '../../ids.js';
 import {
   cardKey,
@@ -227,13 +228,14 @@ function decideAllowingPartial(
   request: AuthorizeInput,
   asset: CurrencyCode,
 ): PartialDecision {
-  const first = decide(input);
+  // The edge read the request and the counters hold core Decimals: nothing to read again.
+  const first = decide(asReadInput(input));
   if (first.approved || request.partialApprovalAllowed !== true) {
     return { decision: first, amount: input.request.amount, partial: false };
   }
   // The network is told the approved amount in the currency it asked in: no finer than that.
   const scale = Math.min(request.amountScale ?? CURRENCIES[asset].scale, CURRENCIES[asset].scale);
-  return withPartialApproval(input, first, scale, decide);
+  return withPartialApproval(input, first, scale, (atCap) => decide(asReadInput(atCap)));
 }
 
 function authorizationRecord(

@@ -67,12 +67,14 @@ const decideCase = fc
     }),
   );
 
+type DecideCase = typeof decideCase extends fc.Arbitrary<infer T> ? T : never;
+
 function decideInputOf({
   base,
   amount,
   available,
   spentDaily,
-}: fc.GeneratorValue<typeof decideCase>): DecideInput {
+}: DecideCase): DecideInput {
   const { facts } = base;
   const currency = facts.currency === 'SOL' ? 'SOL' : 'USDC';
   const policy = compilePolicy({ rules: base.rules, limits: base.limits }, { currency });

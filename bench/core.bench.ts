@@ -237,7 +237,7 @@ const atMost = (name: string, pair: [Row, Row], maxUs: number): Target => ({
 });
 const fasterBy = (name: string, pair: [Row, Row], minRatio: number): Target => ({
   name,
-  measured: `${ratioOf(pair).toFixed(0)}x (median ${format(pair[0].medianUs)} µs against ${format(pair[1].medianUs)} µs)`,
+  measured: `${ratioOf(pair).toFixed(ratioOf(pair) < 10 ? 1 : 0)}x (median ${format(pair[0].medianUs)} µs against ${format(pair[1].medianUs)} µs)`,
   target: `>= ${minRatio}x`,
   met: ratioOf(pair) >= minRatio,
 });

@@ -83,7 +83,7 @@ export function decideEach(
         vault: null,
         policy: null,
         spend: {},
-        nowMs,
+        at: nowMs,
         // An unknown card is declined before any amount is read: a billing currency's one
         // (USD) is no asset the core's reader takes, so it is handed over as the asset's form.
         request: isCurrencyCode(input.currency) ? input : { ...input, currency: 'USDC' },

@@ -130,7 +130,7 @@ describe('the HTTP benchmark policy', () => {
         },
         policy,
         spend,
-        nowMs,
+        at: nowMs,
         request: {
           cardId: 'card_1',
           amount,

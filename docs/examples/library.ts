@@ -36,7 +36,7 @@ const decision = decide({
   vault: { id: 'vlt_1', status: 'active', currency: 'USDC', available: '5000' },
   policy,
   spend: { 'amount:daily': 1900 },
-  nowMs: Date.parse('2026-11-18T10:00:00Z'),
+  at: '2026-11-18T10:00:00Z',
   request: {
     cardId: 'card_1',
     amount: '150.00',

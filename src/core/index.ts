@@ -93,7 +93,8 @@ export {
 } from './policy/compile.js';
 export { CompiledPolicyCache } from './policy/policy-cache.js';
 export type { DecideInput, RequestInput, SpendInput, VaultInput } from './decision/read-input.js';
-export { evaluate, type Facts } from './decision/evaluate.js';
+export { evaluate, readFacts, type Facts } from './decision/evaluate.js';
+export { readInput, type ReadFacts, type ReadInput } from './decision/read-once.js';
 export {
   limitStatuses,
   windowEndMs,

@@ -31,7 +31,7 @@ const bistro = { name: 'Le Bistro', mcc: '5812', country: 'FR' };
 const facts = (overrides: Partial<Facts> = {}): Facts => ({
   amount: '150',
   merchant: bistro,
-  spent: { 'amount:daily': '1800' },
+  spend: { 'amount:daily': '1800' },
   at: '2026-11-18T10:00:00Z',
   ...overrides,
 });
@@ -48,7 +48,7 @@ describe('evaluate', () => {
       rule: 'limits[0]',
       message: 'Daily spend limit of 2000.00 USDC would be exceeded',
     });
-    const foreign = evaluate(policy, facts({ amount: '250', spent: { 'amount:daily': 0 } }));
+    const foreign = evaluate(policy, facts({ amount: '250', spend: { 'amount:daily': 0 } }));
     expect([foreign.declineCode, foreign.declineReason?.rule]).toEqual([
       'authorization_failed',
       'no-big-foreign',
@@ -128,16 +128,16 @@ describe('evaluate', () => {
     ],
     [
       'no spend for a limit',
-      facts({ spent: {} }),
+      facts({ spend: {} }),
       'parameter_missing',
-      'spent["amount:daily"]',
+      'spend["amount:daily"]',
       '"amount:daily" is required: the policy reads this aggregate (see policy.aggregates).',
     ],
     [
       'spend of another type',
-      facts({ spent: { 'amount:daily': true as never } }),
+      facts({ spend: { 'amount:daily': true as never } }),
       'invalid_amount',
-      'spent["amount:daily"]',
+      'spend["amount:daily"]',
       '"amount:daily" must be a Decimal, a decimal string or a number, not a boolean.',
     ],
   ])('refuses %s, naming the fact', (_what, value, code, param, message) => {
@@ -166,7 +166,7 @@ describe('evaluate', () => {
           vault: { id: 'vlt_1', status: 'active', currency, available: new Decimal('1e13') },
           policy: compiled,
           spend: spent,
-          nowMs: generated.nowMs,
+          at: generated.nowMs,
           request: {
             cardId: generated.cardId,
             amount: generated.amount,
@@ -177,7 +177,7 @@ describe('evaluate', () => {
         const viaEvaluate = evaluate(compiled, {
           amount: generated.amount,
           merchant: generated.merchant,
-          spent,
+          spend: spent,
           at: generated.nowMs,
           cardId: generated.cardId,
         });

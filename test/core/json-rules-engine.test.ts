@@ -23,7 +23,7 @@ const facts: GeneratedFacts = {
 const evaluationFacts: Facts = {
   amount: facts.amount,
   merchant: facts.merchant,
-  spent: { 'amount:daily': '0', 'count:daily': facts.countDaily },
+  spend: { 'amount:daily': '0', 'count:daily': facts.countDaily },
   at: facts.nowMs,
   cardId: facts.cardId,
 };

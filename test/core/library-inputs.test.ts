@@ -40,7 +40,7 @@ function input(
     vault: { id: 'vlt_1', status: 'active', currency: 'USDC', available: '1000' },
     policy,
     spend: { 'amount:daily': spent as AmountLike },
-    nowMs: Date.UTC(2026, 10, 18, 12),
+    at: Date.UTC(2026, 10, 18, 12),
     request: {
       cardId: 'card_1',
       amount: amount as AmountLike,
@@ -268,11 +268,11 @@ describe('the rest of a decision input', () => {
       'policy must be a policy from compilePolicy of this spendgate, not an object.',
     ],
     [
-      'a time that is not a number',
-      { ...input('1'), nowMs: '2026-11-18' },
+      'a time that is not a timestamp with a zone',
+      { ...input('1'), at: '2026-11-18' },
       'parameter_invalid',
-      'nowMs',
-      'nowMs must be a finite epoch time in milliseconds, not a string.',
+      'at',
+      'at must be a Date, epoch milliseconds or an ISO 8601 timestamp such as "2026-11-18T10:00:00Z", not a string.',
     ],
   ])('refuses %s', (_what, value, code, param, message) => {
     const error = refusalOf(() => decide(value as DecideInput));

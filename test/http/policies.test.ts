@@ -118,7 +118,7 @@ describe('policy routes', () => {
         card: { id: 'card_1', vaultId: 'vlt_1', status: 'active' },
         vault: { id: 'vlt_1', status: 'active', currency: 'USDC', available: '30' },
         policy: compiled,
-        nowMs: Date.now(),
+        at: Date.now(),
         request: { cardId: 'card_1', amount, currency: 'USDC', merchant },
       }) as DecideInput;
     expect(decide(input(-0)).approved).toBe(true);

@@ -15,6 +15,7 @@ import {
 } from './result.js';
 import { AggregateUnread } from '../policy/facts.js';
 import { readDecisionInput, withSpendRead, type DecideInput } from './read-input.js';
+import { isReadInput, type ReadInput } from './read-once.js';
 
 export type CardStatus = 'active' | 'frozen' | 'cancelled';
 export type VaultStatus = 'active' | 'frozen' | 'closed';
@@ -97,9 +98,11 @@ const INSUFFICIENT_BALANCE = declined(
  * numbers, each read once and exactly (`read-input.ts`); -0 is 0, as at the HTTP edge. An
  * input that is not what this says is refused with a SpendgateError naming the field (a
  * missing aggregate is `parameter_missing` at `spend["amount:daily"]`), never a TypeError.
+ *
+ * An input from `readInput` was read there: it is decided without reading it again.
  */
-export function decide(input: DecideInput): Decision {
-  const read = readDecisionInput(input);
+export function decide(input: DecideInput | ReadInput): Decision {
+  const read = isReadInput(input) ? input : readDecisionInput(input);
   try {
     return decideRead(read);
   } catch (error) {

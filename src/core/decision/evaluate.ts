@@ -1,10 +1,11 @@
-import { givenWords } from '../errors/given.js';
 import type { AmountLike } from '../money/amount.js';
 import type { CompiledPolicy } from '../policy/compile.js';
 import { AggregateUnread } from '../policy/facts.js';
 import type { EvaluationInput, Merchant } from '../policy/evaluation-input.js';
 import {
+  aliasedName,
   readAmount,
+  readInstant,
   readMerchant,
   readObject,
   readPolicy,
@@ -13,12 +14,13 @@ import {
   withSpendRead,
   type SpendInput,
 } from './read-input.js';
+import { isReadFacts, readFactsOnce, type ReadFacts } from './read-once.js';
 import { APPROVED, withShadowMatches, type Decision } from './result.js';
 
 /**
  * The facts one transaction gives a policy: `evaluate`'s input. The rule engine alone, without
  * cards, vaults or balances: every fact a rule or limit reads (README, "Policies") comes from
- * here, and the currency is the policy's.
+ * here, and the currency is the policy's. The names are `decide`'s: `spend` and `at`.
  */
 export interface Facts {
   /** The transaction's amount in the policy's currency, in any form the library takes. */
@@ -30,6 +32,11 @@ export interface Facts {
    * lists (`amount:daily`, `count:daily`, `amount:monthly:5812+5814`, ...), amounts in any form,
    * counts as integers. May be left out when the policy lists none.
    */
+  readonly spend?: SpendInput | undefined;
+  /**
+   * @deprecated Since 0.2: `spend`, the name `decide` uses too. Still read, for one version;
+   * giving both is refused.
+   */
   readonly spent?: SpendInput | undefined;
   /**
    * When the transaction happens, for `hourUtc`, `dayOfWeekUtc` and windows: a Date, epoch
@@ -40,11 +47,6 @@ export interface Facts {
   readonly cardId?: string | undefined;
 }
 
-// A timestamp with a date, a time and a zone; Date.parse reads the rest of ISO 8601 loosely.
-const ISO_TIMESTAMP =
-  /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(?:Z|[+-]\d{2}:\d{2})$/;
-const ISO_TIMESTAMP_LENGTH_MAX = 40;
-
 /**
  * Evaluates a compiled policy on one transaction's facts: the policy step of `decide` alone,
  * for users who want the rule engine and not the card, vault and balance checks. Answers
@@ -52,19 +54,47 @@ const ISO_TIMESTAMP_LENGTH_MAX = 40;
  * the policy's order; shadow checks that hold are in `shadowMatches` either way.
  *
  * Amounts are read as `decide` reads them; a fault is a SpendgateError naming the fact
- * (`amount`, `merchant.mcc`, `spent["amount:daily"]`, `at`).
+ * (`amount`, `merchant.mcc`, `spend["amount:daily"]`, `at`). Facts from `readFacts` were read
+ * there, and are evaluated without reading them again.
  */
-export function evaluate(policy: CompiledPolicy, facts: Facts): Decision {
+export function evaluate(policy: CompiledPolicy, facts: Facts | ReadFacts): Decision {
   const compiled = readPolicy(policy, 'policy');
   if (compiled === null) throw refusal('parameter_missing', 'policy', 'is required');
-  const input = readFacts(compiled, facts);
+  let input: EvaluationInput;
+  let spendParam: string;
+  if (isReadFacts(facts) && facts.currency === compiled.currency.code) {
+    input = facts;
+    spendParam = facts.spendParam;
+  } else {
+    if (isReadFacts(facts)) {
+      throw refusal(
+        'parameter_invalid',
+        'facts',
+        `were read in ${facts.currency} by readFacts, but the policy is in ${compiled.currency.code}`,
+      );
+    }
+    ({ input, spendParam } = readFactsOf(compiled, facts));
+  }
   try {
     return evaluateRead(compiled, input);
   } catch (error) {
     // As in decide: spend not in the core's form is read only when the evaluators find it.
     if (!(error instanceof AggregateUnread)) throw error;
   }
-  return evaluateRead(compiled, withSpendRead(input, compiled, 'spent'));
+  return evaluateRead(compiled, withSpendRead(input, compiled, spendParam));
+}
+
+/**
+ * Reads and checks `evaluate`'s facts once, for `policy`'s currency, as `evaluate` does (the
+ * same refusals, the same exact amounts): `evaluate(policy, readFacts(policy, facts))` is
+ * `evaluate(policy, facts)`, and evaluating read facts again, with this policy or another of
+ * its currency, costs the evaluation alone.
+ */
+export function readFacts(policy: CompiledPolicy, facts: Facts): ReadFacts {
+  const compiled = readPolicy(policy, 'policy');
+  if (compiled === null) throw refusal('parameter_missing', 'policy', 'is required');
+  const { input, spendParam } = readFactsOf(compiled, facts);
+  return readFactsOnce(input, spendParam, compiled);
 }
 
 function evaluateRead(policy: CompiledPolicy, input: EvaluationInput): Decision {
@@ -72,8 +102,14 @@ function evaluateRead(policy: CompiledPolicy, input: EvaluationInput): Decision 
   return withShadowMatches(policy.firstDecline(input) ?? APPROVED, shadowMatches);
 }
 
-/** The facts as the evaluators read them: a request in the policy's currency, spend, time. */
-function readFacts(policy: CompiledPolicy, facts: unknown): EvaluationInput {
+/**
+ * The facts as the evaluators read them: a request in the policy's currency, spend, time; and
+ * the name spend was given under, for its refusals.
+ */
+function readFactsOf(
+  policy: CompiledPolicy,
+  facts: unknown,
+): { input: EvaluationInput; spendParam: string } {
   const fields = readObject(facts, 'facts');
   const currency = policy.currency;
   const amount = readAmount(fields['amount'], currency, { param: 'amount' });
@@ -81,35 +117,16 @@ function readFacts(policy: CompiledPolicy, facts: unknown): EvaluationInput {
   const nowMs = readInstant(fields['at'], 'at');
   const cardId =
     fields['cardId'] === undefined ? undefined : readString(fields['cardId'], 'cardId');
-  const spent = fields['spent'] === undefined ? {} : readObject(fields['spent'], 'spent');
+  const spendParam = aliasedName(fields, 'spend', 'spent');
+  const spend = fields[spendParam] === undefined ? {} : readObject(fields[spendParam], spendParam);
   return {
-    // An absent card id reads as undefined, like an absent merchant id: the generated code
-    // compares it as such, so the type's string is not needed.
-    request: { cardId: cardId as string, amount, currency: currency.code, merchant },
-    spend: spent as EvaluationInput['spend'],
-    nowMs,
+    input: {
+      // An absent card id reads as undefined, like an absent merchant id: the generated code
+      // compares it as such, so the type's string is not needed.
+      request: { cardId: cardId as string, amount, currency: currency.code, merchant },
+      spend: spend as EvaluationInput['spend'],
+      nowMs,
+    },
+    spendParam,
   };
-}
-
-/** A Date, epoch milliseconds or an ISO 8601 timestamp with zone, as epoch milliseconds. */
-function readInstant(value: unknown, param: string): number {
-  if (value === undefined) throw refusal('parameter_missing', param, 'is required');
-  let epochMs = Number.NaN;
-  if (value instanceof Date) epochMs = value.getTime();
-  else if (typeof value === 'number') epochMs = value;
-  else if (
-    typeof value === 'string' &&
-    value.length <= ISO_TIMESTAMP_LENGTH_MAX &&
-    ISO_TIMESTAMP.test(value)
-  ) {
-    epochMs = Date.parse(value);
-  }
-  if (!Number.isFinite(epochMs)) {
-    throw refusal(
-      'parameter_invalid',
-      param,
-      `must be a Date, epoch milliseconds or an ISO 8601 timestamp such as "2026-11-18T10:00:00Z", not ${value instanceof Date ? 'an invalid Date' : givenWords(value)}`,
-    );
-  }
-  return epochMs;
 }

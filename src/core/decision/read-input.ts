@@ -55,12 +55,8 @@ export interface RequestInput {
   readonly merchantCurrency?: string | undefined;
 }
 
-/**
- * What `decide` takes: a `DecisionInput` whose amounts may be Decimals of any copy of
- * decimal.js, decimal strings or numbers, and whose `spend` may be left out when the policy
- * reads none.
- */
-export interface DecideInput {
+/** What every `decide` input holds, whichever name it gives its time under. */
+interface DecideInputFields {
   /** null when no card has the request's card id. */
   readonly card: CardState | null;
   /** The card's vault; null only when `card` is null. */
@@ -76,10 +72,33 @@ export interface DecideInput {
   readonly cardPolicy?: CompiledPolicy | null | undefined;
   /** The card's own spend, the aggregates `cardPolicy.aggregates` names. */
   readonly cardSpend?: SpendInput | undefined;
-  /** Decision time, epoch milliseconds. */
-  readonly nowMs: number;
   readonly request: RequestInput;
 }
+
+/**
+ * What `decide` takes: a `DecisionInput` whose amounts may be Decimals of any copy of
+ * decimal.js, decimal strings or numbers, whose `spend` may be left out when the policy reads
+ * none, and whose time is `at`, as in `evaluate`'s facts.
+ */
+export type DecideInput = DecideInputFields &
+  (
+    | {
+        /**
+         * When the authorization is decided: a Date, epoch milliseconds, or an ISO 8601
+         * timestamp with its zone ("2026-11-18T10:00:00Z").
+         */
+        readonly at: Date | number | string;
+        readonly nowMs?: undefined;
+      }
+    | {
+        /**
+         * @deprecated Since 0.2: `at`, the name `evaluate` uses too (it takes epoch
+         * milliseconds as well). Still read, for one version; giving both is refused.
+         */
+        readonly nowMs: number;
+        readonly at?: undefined;
+      }
+  );
 
 const CARD_STATUSES: ReadonlySet<unknown> = new Set<CardStatus>(['active', 'frozen', 'cancelled']);
 const VAULT_STATUSES: ReadonlySet<unknown> = new Set<VaultStatus>(['active', 'frozen', 'closed']);
@@ -172,6 +191,50 @@ export function readPolicy(value: unknown, param: string): CompiledPolicy | null
   return value;
 }
 
+/**
+ * The name a field was given under: `name`, or `deprecated`, the name it had before (which is
+ * read for one version). Both given is refused, rather than one silently winning.
+ */
+export function aliasedName(fields: Fields, name: string, deprecated: string): string {
+  if (fields[deprecated] === undefined) return name;
+  if (fields[name] !== undefined) {
+    throw refusal(
+      'parameter_invalid',
+      deprecated,
+      `is the deprecated name of ${name}: give one of them, not both`,
+    );
+  }
+  return deprecated;
+}
+
+// A timestamp with a date, a time and a zone; Date.parse reads the rest of ISO 8601 loosely.
+const ISO_TIMESTAMP =
+  /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(?:Z|[+-]\d{2}:\d{2})$/;
+const ISO_TIMESTAMP_LENGTH_MAX = 40;
+
+/** A Date, epoch milliseconds or an ISO 8601 timestamp with zone, as epoch milliseconds. */
+export function readInstant(value: unknown, param: string): number {
+  if (value === undefined) throw refusal('parameter_missing', param, 'is required');
+  let epochMs = Number.NaN;
+  if (value instanceof Date) epochMs = value.getTime();
+  else if (typeof value === 'number') epochMs = value;
+  else if (
+    typeof value === 'string' &&
+    value.length <= ISO_TIMESTAMP_LENGTH_MAX &&
+    ISO_TIMESTAMP.test(value)
+  ) {
+    epochMs = Date.parse(value);
+  }
+  if (!Number.isFinite(epochMs)) {
+    throw refusal(
+      'parameter_invalid',
+      param,
+      `must be a Date, epoch milliseconds or an ISO 8601 timestamp such as "2026-11-18T10:00:00Z", not ${value instanceof Date ? 'an invalid Date' : givenWords(value)}`,
+    );
+  }
+  return epochMs;
+}
+
 /** The epoch time a decision is made at, in milliseconds. */
 export function readEpochMs(value: unknown, param: string): number {
   if (value === undefined) throw refusal('parameter_missing', param, 'is required');
@@ -261,7 +324,10 @@ const VAULT_AVAILABLE: ParseAmountOptions & { readonly param: string } = Object.
 export function readDecisionInput(input: unknown): DecisionInput {
   const fields = readObject(input, 'input');
   const request = readRequest(fields['request']);
-  const nowMs = readEpochMs(fields['nowMs'], 'nowMs');
+  const nowMs =
+    aliasedName(fields, 'at', 'nowMs') === 'at'
+      ? readInstant(fields['at'], 'at')
+      : readEpochMs(fields['nowMs'], 'nowMs');
   const card = readCard(fields['card'], request.cardId);
   const vault = readVault(fields['vault'], card);
   const policy = readPolicy(fields['policy'], 'policy');
@@ -277,6 +343,7 @@ export function readDecisionInput(input: unknown): DecisionInput {
     fields['spend'] === undefined ? NO_SPEND_INPUT : readObject(fields['spend'], 'spend');
   const { cardPolicy, cardSpend } = readCardPolicy(fields, vault);
   if (
+    nowMs === fields['nowMs'] &&
     request === fields['request'] &&
     vault === fields['vault'] &&
     spend === fields['spend'] &&

@@ -29,7 +29,10 @@ export function isDecimal(value: unknown): value is Decimal {
   return (
     typeof value === 'object' &&
     value !== null &&
-    (value as { readonly constructor?: unknown }).constructor === Decimal
+    (value as { readonly constructor?: unknown }).constructor === Decimal &&
+    // A plain copy of a Decimal ({ ...decimal }) keeps its own `constructor` field, not its
+    // methods: found by read-once.property.test.ts as a TypeError inside decide.
+    value instanceof Decimal
   );
 }
 

@@ -29,6 +29,7 @@ import {
   type Scope,
   type TransactionRecord,
 } from '../../core/index.js';
+import { asReadInput } from '../../core/decision/read-once.js';
 import { newId } from '../../ids.js';
 import {
   cardKey,
@@ -83,7 +84,7 @@ export function decideEach(
         vault: null,
         policy: null,
         spend: {},
-        nowMs,
+        at: nowMs,
         // An unknown card is declined before any amount is read: a billing currency's one
         // (USD) is no asset the core's reader takes, so it is handed over as the asset's form.
         request: isCurrencyCode(input.currency) ? input : { ...input, currency: 'USDC' },
@@ -245,13 +246,14 @@ function decideAllowingPartial(
   request: AuthorizeInput,
   asset: CurrencyCode,
 ): PartialDecision {
-  const first = decide(input);
+  // The edge read the request and the counters hold core Decimals: nothing to read again.
+  const first = decide(asReadInput(input));
   if (first.approved || request.partialApprovalAllowed !== true) {
     return { decision: first, amount: input.request.amount, partial: false };
   }
   // The network is told the approved amount in the currency it asked in: no finer than that.
   const scale = Math.min(request.amountScale ?? CURRENCIES[asset].scale, CURRENCIES[asset].scale);
-  return withPartialApproval(input, first, scale, decide);
+  return withPartialApproval(input, first, scale, (atCap) => decide(asReadInput(atCap)));
 }
 
 function authorizationRecord(

@@ -218,7 +218,7 @@ export async function simulatePolicy(
     policy,
     spend,
     ...card.policy,
-    nowMs,
+    at: nowMs,
     request: { ...input.request, amount, currency: currency.code },
   });
   return { decision, vaultId: vault.id, amount, currency };

@@ -97,7 +97,7 @@ export interface AmountPlan {
  * row vault; counting 10,000 entries of an amount index costs a few milliseconds
  * (docs/performance.md).
  */
-export const AMOUNT_PLAN: AmountPlan = { walkRows: 1_000, walkRowsMax: 20_000, matchesMax: 10_000 };
+export const AMOUNT_PLAN: AmountPlan = { walkRows: 4_000, walkRowsMax: 20_000, matchesMax: 2_000 };
 
 /** Walks longer than this per statement are never planned: a bound on any one statement. */
 const WALK_ROWS_LIMIT = 100_000;
@@ -377,67 +377,101 @@ async function pageFromWalk(
   return rows;
 }
 
-/**
- * A row of an amount walk: a row in the range (`hit`, with its columns), or the last row the
- * walk read (`last`, its columns null unless it is a hit too), with its rank in the walk.
- */
-type AmountWalkRow = { walked: string; hit: boolean; last: boolean } & (
-  TransactionRow | { [K in keyof TransactionRow]: null }
-);
+/** The spine's own equality alone (see `owned`): the columns every (owner, kind) index leads with. */
+function spineSql(bound: Bound): string[] {
+  if (bound.cardId !== undefined) return [`card_id = ${bound.cardId}`];
+  if (bound.vaultId !== undefined) return [`vault_id = ${bound.vaultId}`];
+  return [`account_id = ${bound.accountId}`, `mode = ${bound.mode}`];
+}
 
 /**
- * Statement 1 or 2 of an amount range: the rows in the range among the newest `walkRows` rows
- * the other filters select, read lazily: the walk stops as soon as it has found a page (and
- * one row more), so a range that matches much reads few rows. When it finds fewer, it has read
- * to its end, and its last row says how many rows that was (fewer than `walkRows`: every row
- * there was, and the page is exact).
- * Out: the hits, at most `rowsMax`, newest first; the rows walked (null: the walk stopped on a
- *   full page before its end).
+ * The floor of a walk of `walkRows`: the newest of the (type, status) ranges' `walkRows`-th
+ * newest ids (null: every range holds fewer), each read from its index alone (its leading
+ * columns, the cursor and a date range's id range: every row the walk's branch lists, and
+ * perhaps more, which only raises the floor). Each range has fewer than `walkRows` rows above
+ * it; no row of the walk but the unaligned rows of a date range (read from their own small
+ * index) is read at or below it. Each range is skipped through on its own: merging them by id
+ * to count a walk costs several times as much a row (docs/performance.md).
+ */
+function floorSql(bound: Bound, walkRows: number): string {
+  assert(Number.isSafeInteger(walkRows) && walkRows > 0 && walkRows <= WALK_ROWS_LIMIT, 'a walk');
+  const idRange = idRangeSql(bound);
+  const cursor = bound.cursor === undefined ? [] : [`id COLLATE "C" < ${bound.cursor}`];
+  const cuts = kindsOf(bound).map(
+    (kinds) =>
+      `(SELECT id COLLATE "C" FROM transactions
+        WHERE ${and([...spineSql(bound), ...kinds, ...cursor, ...(idRange === null ? [] : [idRange])])}
+        ${NEWEST_FIRST} OFFSET ${walkRows - 1} LIMIT 1)`,
+  );
+  return `GREATEST(${cuts.join(', ')})`;
+}
+
+/**
+ * Statement 2 or 3 of an amount range (issue 38): the rows in the range among the rows the
+ * other filters select above the floor of a walk of `walkRows` (floorSql), newest first, at
+ * most `rowsMax`. The range is checked in each (type, status) branch as it reads its rows, so
+ * that only hits are merged: a row costs one index entry and its heap tuple, where the walk
+ * of before ranked every row it read (about four times as much a row, docs/performance.md).
+ * Out: the hits; `exhausted`, the walk had no floor (every row of the other filters was read).
+ * The page is exact when it is full or the walk exhausted: every row above the floor was read.
  */
 async function amountWalk(
   db: SqlQueryable,
   search: Search,
   walkRows: number,
   rowsMax: number,
-): Promise<{ hits: TransactionRow[]; walked: number | null }> {
+): Promise<{ hits: TransactionRow[]; exhausted: boolean }> {
   const params = new Conditions();
   const bound = bindAll(search, params);
-  const inRange = and(amountSql(bound));
-  // The walk keeps ids and amounts only; the hits are read whole by id. row_number and lead
-  // need no more than the next row, so the window does not read the walk ahead of the limit.
-  const { rows } = await db.query<AmountWalkRow>(
-    `WITH walk AS NOT MATERIALIZED (
-       SELECT id, hit, walked, last FROM (
-         SELECT w.id, (${inRange}) AS hit, row_number() OVER newest AS walked,
-                lead(w.id) OVER newest IS NULL AS last
-         FROM (${walkSql(bound, 'id, amount', walkRows)}) AS w
-         WINDOW newest AS (ORDER BY w.id COLLATE "C" DESC)
-       ) AS ranked
-       WHERE hit OR last
-       LIMIT ${params.bind(rowsMax + 1)}
+  const above = 'id COLLATE "C" > walk.floor';
+  const pageLimit = params.bind(rowsMax);
+  const branch = (where: readonly string[]) =>
+    `(SELECT ${TRANSACTION_COLUMNS} FROM transactions WHERE ${and(where)} ${NEWEST_FIRST} LIMIT ${pageLimit})`;
+  const idRange = idRangeSql(bound);
+  const branches = kindsOf(bound).map((kinds) =>
+    branch([
+      ...owned(bound, true),
+      ...kinds,
+      ...(idRange === null ? [] : [idRange]),
+      ...datesSql(bound),
+      ...amountSql(bound),
+      above,
+    ]),
+  );
+  if (idRange !== null) {
+    branches.push(
+      branch([
+        ...owned(bound, true),
+        ...givenKindSql(bound),
+        ...datesSql(bound),
+        ...amountSql(bound),
+        UNALIGNED_SQL,
+        `NOT (${idRange})`,
+        above,
+      ]),
+    );
+  }
+  const gate = gateSql(bound);
+  // The empty string is below every id (C collation): no floor, every row.
+  const { rows } = await db.query<{ floor: string | null } & Partial<TransactionRow>>(
+    `WITH walk AS MATERIALIZED (
+       SELECT COALESCE(${floorSql(bound, walkRows)}, '') COLLATE "C" AS floor
      )
-     SELECT walk.walked, walk.hit, walk.last, t.*
-     FROM walk LEFT JOIN LATERAL (
-       SELECT ${TRANSACTION_COLUMNS} FROM transactions WHERE id = walk.id AND walk.hit
-     ) AS t ON true
-     ORDER BY walk.walked`,
+     SELECT walk.floor, page.* FROM walk LEFT JOIN LATERAL (
+       SELECT * FROM (${branches.join(' UNION ALL ')}) AS branches
+       ${gate === null ? '' : `WHERE ${gate}`} ${NEWEST_FIRST} LIMIT ${pageLimit}
+     ) AS page ON true
+     ORDER BY page.id COLLATE "C" DESC`,
     params.params,
   );
-  assert(rows.length <= rowsMax + 1, 'a walk answers at most a page and one row');
-  const hits = rows
-    .filter((row): row is AmountWalkRow & TransactionRow => row.hit && row.id !== null)
-    .slice(0, rowsMax);
-  const last = rows.find((row) => row.last);
-  // Without its last row the walk stopped on a full page; with it, the walk read it all.
-  const walked = last === undefined ? null : Number(last.walked);
-  assert(walked !== null || hits.length === rowsMax || rows.length === 0, 'stopped on a page');
-  assert(walked === null || (Number.isSafeInteger(walked) && walked <= walkRows), 'walk count');
-  return { hits, walked: rows.length === 0 ? 0 : walked };
+  assert(rows.length >= 1 && rows.length <= rowsMax, 'a walk answers its floor and a page');
+  const hits = rows.filter((row): row is { floor: string } & TransactionRow => row.id != null);
+  return { hits, exhausted: rows[0]?.floor === '' };
 }
 
 /**
  * Every condition of the rows in the range that an index could use, so that the amount,
- * vault or card index holding fewest of them is read: statement 3 and the count before it.
+ * vault or card index holding fewest of them is read: statements 1 and 4.
  */
 function matchesSql(bound: Bound): string {
   const gate = gateSql(bound);
@@ -451,28 +485,42 @@ function matchesSql(bound: Bound): string {
 }
 
 /**
- * The count of step 2: the rows in the range, counted through the amount indexes and stopped
- * at `matchesMax`. Out: the count, at most `matchesMax`.
+ * Statement 1 of an amount range: the rows in the range, read through the amount indexes and
+ * stopped after `matchesMax`; when there are no more than that, the newest of them are the
+ * page. Out: the count, at most `matchesMax + 1`; the page (empty when the count is over).
  */
-async function amountMatchCount(
+async function amountCounted(
   db: SqlQueryable,
   search: Search,
+  rowsMax: number,
   matchesMax: number,
-): Promise<number> {
+): Promise<{ matches: number; rows: TransactionRow[] }> {
   assert(Number.isSafeInteger(matchesMax) && matchesMax > 0, 'a bounded count');
   const params = new Conditions();
   const where = matchesSql(bindAll(search, params));
-  // The bound written into the text, as a walk's is, so a generic plan costs it.
-  const { rows } = await db.query<{ matches: string }>(
-    `SELECT count(*) AS matches FROM (SELECT 1 FROM transactions WHERE ${where} LIMIT ${matchesMax}) AS range`,
+  const pageLimit = params.bind(rowsMax);
+  // The bound written into the text, so that a plan made for any parameters costs it; the
+  // count a one-row subquery, so that it is answered with or without a page.
+  const { rows } = await db.query<{ matches: string } & Partial<TransactionRow>>(
+    `WITH counted AS MATERIALIZED (
+       SELECT id FROM transactions WHERE ${where} LIMIT ${matchesMax + 1}
+     ), total AS MATERIALIZED (SELECT count(*) AS matches FROM counted)
+     SELECT total.matches, page.* FROM total LEFT JOIN LATERAL (
+       SELECT ${TRANSACTION_COLUMNS} FROM transactions
+       WHERE total.matches <= ${matchesMax}
+         AND id IN (SELECT id FROM counted ${NEWEST_FIRST} LIMIT ${pageLimit})
+     ) AS page ON true
+     ORDER BY page.id COLLATE "C" DESC`,
     params.params,
   );
   const matches = Number(rows[0]?.matches ?? Number.NaN);
-  assert(Number.isSafeInteger(matches) && matches <= matchesMax, 'a count within its bound');
-  return matches;
+  assert(Number.isSafeInteger(matches) && matches <= matchesMax + 1, 'a count within its bound');
+  const page = rows.filter((row): row is { matches: string } & TransactionRow => row.id != null);
+  assert(page.length <= rowsMax, 'a page reads at most its rows');
+  return { matches, rows: page };
 }
 
-/** Statement 3 of an amount range: every row in the range (amount indexes), newest first. */
+/** Statement 4 of an amount range: every row in the range (amount indexes), newest first. */
 async function amountMatches(
   db: SqlQueryable,
   search: Search,
@@ -494,7 +542,7 @@ async function amountMatches(
   return rows;
 }
 
-/** The rows of a page with an amount range: steps 1, 2 and 3 of the header. */
+/** The rows of a page with an amount range: statements 1 to 4 of the header. */
 async function amountPage(
   db: SqlQueryable,
   search: Search,
@@ -504,30 +552,18 @@ async function amountPage(
   assert(plan.walkRows > 0 && plan.walkRowsMax >= plan.walkRows, 'a first walk, then longer');
   assert(plan.walkRowsMax <= WALK_ROWS_LIMIT, 'a bounded walk');
   assert(Number.isSafeInteger(plan.matchesMax) && plan.matchesMax > 0, 'a bounded count');
+  // Few rows in the range in the whole history: they are the page, whatever their ages.
+  const counted = await amountCounted(db, search, rowsMax, plan.matchesMax);
+  if (counted.matches <= plan.matchesMax) return counted.rows;
+  const exact = (walk: { hits: TransactionRow[]; exhausted: boolean }) =>
+    walk.hits.length === rowsMax || walk.exhausted;
   const first = await amountWalk(db, search, plan.walkRows, rowsMax);
-  // A full page, or every row the other filters select was read: the page is exact.
-  if (first.hits.length === rowsMax || first.walked === null || first.walked < plan.walkRows) {
-    return first.hits;
-  }
-  if (plan.walkRowsMax > plan.walkRows) {
-    // At the density the first walk saw, would the longer walk fill the page? (It stops as
-    // soon as it does, so trying costs only what it reads.) If not, the count says whether
-    // the range is rare everywhere (read it whole) or only among the newest rows (walk).
-    const rowsNeeded =
-      first.hits.length === 0 ? Infinity : (first.walked * rowsMax) / first.hits.length;
-    const walkAgain =
-      rowsNeeded <= plan.walkRowsMax ||
-      (await amountMatchCount(db, search, plan.matchesMax)) >= plan.matchesMax;
-    if (walkAgain) {
-      const second = await amountWalk(db, search, plan.walkRowsMax, rowsMax);
-      if (
-        second.hits.length === rowsMax ||
-        second.walked === null ||
-        second.walked < plan.walkRowsMax
-      ) {
-        return second.hits;
-      }
-    }
+  if (exact(first)) return first.hits;
+  // Some hits among the newest rows: the range is common there too, and a longer walk likely
+  // fills the page. None: it is common only among older rows, which the amount index reads.
+  if (plan.walkRowsMax > plan.walkRows && first.hits.length > 0) {
+    const second = await amountWalk(db, search, plan.walkRowsMax, rowsMax);
+    if (exact(second)) return second.hits;
   }
   return amountMatches(db, search, rowsMax);
 }

@@ -49,21 +49,19 @@ import {
  * with created_at in the range and ids outside it): disjoint, and together exactly the rows
  * whose created_at is in the range.
  *
- * An amount range has no order that fits the id order. It is answered in up to three
- * statements, each a page on its own (never a mix of two statements' reads):
- * 1. walk the newest `walkRows` rows of the other filters in id order, keeping those in the
- *    range: the page, when they are enough (a range that matches much) or the walk read every
- *    row there was;
- * 2. when the walk found some but too few, and the density it saw says a walk of at most
- *    `walkRowsMax` rows would fill the page, that longer walk; when the density says it would
- *    not (few or no hits among the newest rows), first a count of the rows in the range
- *    through the amount indexes, stopped at `matchesMax`: a range with that many rows in the
- *    history is common there, only not among the newest rows, and the longer walk is tried;
- * 3. otherwise every row in the range through the amount indexes, the newest kept.
- * What the third costs grows with the rows in the range, and it runs when the count found
- * fewer than `matchesMax` of them or the longer walk fell short: a range that is rare among
- * the newest `walkRowsMax` rows and common among older ones is the one case that reads more
- * (docs/performance.md).
+ * An amount range has no order that fits the id order. It is answered in up to four
+ * statements, each a page on its own (never a mix of two statements' reads; issue 38):
+ * 1. the rows in the range through the amount indexes, stopped after `matchesMax`: when there
+ *    are no more, the newest of them are the page (a range rare in the whole history, or a
+ *    small vault: one statement of a few index entries);
+ * 2. otherwise a walk: the floor is the newest of the (type, status) ranges' `walkRows`-th
+ *    newest ids, read from the indexes alone, and each range's rows above it are read newest
+ *    first with the amount range checked as they are read, a page at most each, sorted
+ *    together: the page, when it is full or there was no floor (every row was read);
+ * 3. when that walk found some hits but too few, the same walk with `walkRowsMax`;
+ * 4. otherwise every row in the range through the amount indexes, the newest kept.
+ * What the fourth costs grows with the rows in the range, and it runs when the range has more
+ * than `matchesMax` rows but too few among the newest (docs/performance.md).
  */
 
 export interface ListTransactionsQuery extends PageQuery {
@@ -83,21 +81,23 @@ export interface ListTransactionsQuery extends PageQuery {
 
 /** How an amount range is read (tests shorten the walks to reach every step). */
 export interface AmountPlan {
-  /** Rows the first walk in id order reads. */
+  /** Rows of each (type, status) range above the first walk's floor. */
   readonly walkRows: number;
-  /** Rows the second walk reads at most. */
+  /** The same, for the second walk. */
   readonly walkRowsMax: number;
-  /** Rows in the range the count stops at: more, and the range is walked rather than read whole. */
+  /** Rows in the range read whole at most: more, and the range is walked. */
   readonly matchesMax: number;
 }
 
 /**
- * 1,000 rows cost about 1 ms to walk here; 10,000 about 5-10 ms, as much as reading every row
- * of a range through the amount index that matches about one row in a hundred of a 2,000,000
- * row vault; counting 10,000 entries of an amount index costs a few milliseconds
- * (docs/performance.md).
+ * A range of more than 2,000 rows is at least one in 500 of a 1,000,000-row vault. The floor
+ * of a walk costs its rows of each live (type, status) range in index entries, and the hits
+ * as many heap rows at most: 3,000 of each of two ranges fill a page of a range of one row in
+ * 50 or more (the bench's "7 to 8" is 1 in 38) in one statement; 2,000 entries of an amount
+ * index cost well under a millisecond, and they answer rare ranges and small vaults whole
+ * (docs/performance.md, "History: a vault's growth").
  */
-export const AMOUNT_PLAN: AmountPlan = { walkRows: 4_000, walkRowsMax: 20_000, matchesMax: 2_000 };
+export const AMOUNT_PLAN: AmountPlan = { walkRows: 3_000, walkRowsMax: 20_000, matchesMax: 2_000 };
 
 /** Walks longer than this per statement are never planned: a bound on any one statement. */
 const WALK_ROWS_LIMIT = 100_000;
@@ -385,6 +385,22 @@ function spineSql(bound: Bound): string[] {
 }
 
 /**
+ * The (type, status) pairs of a walk as rows `kinds (type, status)`: the given values, and
+ * every value of each not given. A subquery run for each pair (LATERAL) is planned once: a
+ * branch of its own for each (32 with neither given) cost most of a walk's time in planning
+ * at 1,000,000 rows (docs/performance.md, "History: a vault's growth").
+ */
+function kindPairsSql(bound: Bound): string {
+  const quoted = (value: string) => `'${value}'`;
+  const types = bound.type === undefined ? TRANSACTION_TYPES.map(quoted) : [bound.type];
+  const statuses = bound.status === undefined ? TRANSACTION_STATUSES.map(quoted) : [bound.status];
+  const pairs = types.flatMap((type) =>
+    statuses.map((status) => `(${type}::text, ${status}::text)`),
+  );
+  return `(VALUES ${pairs.join(', ')}) AS kinds (type, status)`;
+}
+
+/**
  * The floor of a walk of `walkRows`: the newest of the (type, status) ranges' `walkRows`-th
  * newest ids (null: every range holds fewer), each read from its index alone (its leading
  * columns, the cursor and a date range's id range: every row the walk's branch lists, and
@@ -397,21 +413,18 @@ function floorSql(bound: Bound, walkRows: number): string {
   assert(Number.isSafeInteger(walkRows) && walkRows > 0 && walkRows <= WALK_ROWS_LIMIT, 'a walk');
   const idRange = idRangeSql(bound);
   const cursor = bound.cursor === undefined ? [] : [`id COLLATE "C" < ${bound.cursor}`];
-  const cuts = kindsOf(bound).map(
-    (kinds) =>
-      `(SELECT id COLLATE "C" FROM transactions
-        WHERE ${and([...spineSql(bound), ...kinds, ...cursor, ...(idRange === null ? [] : [idRange])])}
-        ${NEWEST_FIRST} OFFSET ${walkRows - 1} LIMIT 1)`,
-  );
-  return `GREATEST(${cuts.join(', ')})`;
+  return `(SELECT max(cut.id) FROM ${kindPairsSql(bound)},
+           LATERAL (SELECT id COLLATE "C" AS id FROM transactions
+             WHERE ${and([...spineSql(bound), 'type = kinds.type', 'status = kinds.status', ...cursor, ...(idRange === null ? [] : [idRange])])}
+             ${NEWEST_FIRST} OFFSET ${walkRows - 1} LIMIT 1) AS cut)`;
 }
 
 /**
  * Statement 2 or 3 of an amount range (issue 38): the rows in the range among the rows the
  * other filters select above the floor of a walk of `walkRows` (floorSql), newest first, at
  * most `rowsMax`. The range is checked in each (type, status) branch as it reads its rows, so
- * that only hits are merged: a row costs one index entry and its heap tuple, where the walk
- * of before ranked every row it read (about four times as much a row, docs/performance.md).
+ * that only hits are kept: a row costs one index entry and its heap tuple, where the walk of
+ * before merged and ranked every row it read (docs/performance.md).
  * Out: the hits; `exhausted`, the walk had no floor (every row of the other filters was read).
  * The page is exact when it is full or the walk exhausted: every row above the floor was read.
  */
@@ -426,21 +439,25 @@ async function amountWalk(
   const above = 'id COLLATE "C" > walk.floor';
   const pageLimit = params.bind(rowsMax);
   const branch = (where: readonly string[]) =>
-    `(SELECT ${TRANSACTION_COLUMNS} FROM transactions WHERE ${and(where)} ${NEWEST_FIRST} LIMIT ${pageLimit})`;
+    `SELECT ${TRANSACTION_COLUMNS} FROM transactions WHERE ${and(where)} ${NEWEST_FIRST} LIMIT ${pageLimit}`;
   const idRange = idRangeSql(bound);
-  const branches = kindsOf(bound).map((kinds) =>
-    branch([
+  // Each pair's hits, its page at most, sorted together: a pair reads its rows above the floor
+  // until it has a page, where a merge would stop them all at the page's last row; what that
+  // reads more costs less than planning a branch a pair.
+  const branches = [
+    `SELECT hits.* FROM ${kindPairsSql(bound)}, LATERAL (${branch([
       ...owned(bound, true),
-      ...kinds,
+      'type = kinds.type',
+      'status = kinds.status',
       ...(idRange === null ? [] : [idRange]),
       ...datesSql(bound),
       ...amountSql(bound),
       above,
-    ]),
-  );
+    ])}) AS hits`,
+  ];
   if (idRange !== null) {
     branches.push(
-      branch([
+      `(${branch([
         ...owned(bound, true),
         ...givenKindSql(bound),
         ...datesSql(bound),
@@ -448,14 +465,14 @@ async function amountWalk(
         UNALIGNED_SQL,
         `NOT (${idRange})`,
         above,
-      ]),
+      ])})`,
     );
   }
   const gate = gateSql(bound);
   // The empty string is below every id (C collation): no floor, every row.
   const { rows } = await db.query<{ floor: string | null } & Partial<TransactionRow>>(
     `WITH walk AS MATERIALIZED (
-       SELECT COALESCE(${floorSql(bound, walkRows)}, '') COLLATE "C" AS floor
+       SELECT COALESCE(${floorSql(bound, walkRows)}, '' COLLATE "C") AS floor
      )
      SELECT walk.floor, page.* FROM walk LEFT JOIN LATERAL (
        SELECT * FROM (${branches.join(' UNION ALL ')}) AS branches
@@ -578,7 +595,7 @@ async function amountPage(
  *   another scope (or none) gives an empty page. Empty bounds (min above max, start not before
  *   end) give an empty page.
  * Reads: transactions through the indexes of migration 0008 (see the header); one statement,
- *   or up to four with an amount range. Read only: no lock, no transaction of its own.
+ *   or up to four with an amount range (see the header). Read only: no lock, no transaction of its own.
  * Fails: parameter_invalid (param limit, startingAfter, startDate or endDate).
  */
 export async function listTransactions(

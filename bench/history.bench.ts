@@ -32,6 +32,12 @@
  * printed: against step 1, minutes earlier under whatever load the machine had then).
  * BENCH_HISTORY_SAMPLES sets the requests per case (100), and BENCH_HISTORY_WRITE_PATH=0 skips
  * step 4. A run takes about 20 minutes on 2 cores.
+ *
+ * BENCH_HISTORY_MODE=growth (issue 38) runs instead: authorizations on the busy vault and on
+ * the vault without history, then BENCH_HISTORY_ROWS older rows all in the busy vault, then
+ * each vault or card list case on both vaults alternated, with the ratio of their p50s
+ * (met at most 3x) and the p50/p99 targets, then the slow cases' plans on the busy vault
+ * (BENCH_HISTORY_PLANS=0: none). At 1,000,000 rows it takes about 5 minutes here.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';

@@ -32,6 +32,12 @@
  * printed: against step 1, minutes earlier under whatever load the machine had then).
  * BENCH_HISTORY_SAMPLES sets the requests per case (100), and BENCH_HISTORY_WRITE_PATH=0 skips
  * step 4. A run takes about 20 minutes on 2 cores.
+ *
+ * BENCH_HISTORY_MODE=growth (issue 38) runs instead: authorizations on the busy vault and on
+ * the vault without history, then BENCH_HISTORY_ROWS older rows all in the busy vault, then
+ * each vault or card list case on both vaults alternated, with the ratio of their p50s
+ * (met at most 3x) and the p50/p99 targets, then the slow cases' plans on the busy vault
+ * (BENCH_HISTORY_PLANS=0: none). At 1,000,000 rows it takes about 5 minutes here.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -61,6 +67,8 @@ const SAMPLES = integerSetting('BENCH_HISTORY_SAMPLES', 100, 10, 10_000);
 const AUTHORIZE_SAMPLES = 3 * SAMPLES;
 const WARM_UPS = 5;
 const WRITE_PATH = process.env.BENCH_HISTORY_WRITE_PATH !== '0';
+/** Issue 38's growth test instead of the steps below (BENCH_HISTORY_MODE=growth). */
+const GROWTH = process.env.BENCH_HISTORY_MODE === 'growth';
 /** Runs of each case of the old statement (some take seconds each). */
 const BEFORE_RUNS = 3;
 const OTHER_ACCOUNT_VAULTS = 50;
@@ -263,6 +271,8 @@ interface Ids {
   readonly cardId: string;
   /** A card of a vault with the same policy and no history, in the same database. */
   readonly newVaultCardId: string;
+  /** That vault. */
+  readonly newVaultId: string;
   readonly key: string;
   readonly otherVaults: readonly string[];
   readonly otherCards: readonly string[];
@@ -337,6 +347,11 @@ function listCases(ids: Ids, nowMs: number): ListCase[] {
       name: 'vault + last 30 days',
       query: { vaultId: v, startDate: day(30), endDate: day(-1) },
       explain: false,
+    },
+    {
+      name: 'vault + today',
+      query: { vaultId: v, startDate: day(0), endDate: day(-1) },
+      explain: true,
     },
     {
       name: 'vault + one day, 180 days ago',
@@ -493,6 +508,7 @@ async function setUp(databaseUrl: string, masterKey: Buffer): Promise<Ids> {
       vaultId: busy.vaultId,
       cardId: busy.cardId,
       newVaultCardId: newVault.cardId,
+      newVaultId: newVault.vaultId,
       secondCardId: second.id,
       key,
       otherVaults: others.map((other) => other.vaultId),
@@ -510,7 +526,8 @@ async function setUp(databaseUrl: string, masterKey: Buffer): Promise<Ids> {
 /**
  * Rows `first` to `last` of the data set: row i is made at a time i steps into the year
  * before `nowMs`, with an id of that millisecond; rows i mod 10 = 0, 1 are the busy vault's
- * (its cards 3:2), 2-4 its account's other vaults', 5-9 the other account's.
+ * (its cards 3:2), 2-4 its account's other vaults', 5-9 the other account's; with $14 (the
+ * growth mode) every row is the busy vault's.
  */
 function insertSql(): string {
   return `
@@ -532,11 +549,11 @@ function insertSql(): string {
            CASE WHEN g.status = 'completed' THEN to_timestamp(g.ms / 1000.0) END
     FROM (
       SELECT i, ms,
-        CASE WHEN slot < 5 THEN $3::text ELSE $4::text END AS account_id,
-        CASE WHEN slot < 2 THEN $5::text
+        CASE WHEN $14::boolean OR slot < 5 THEN $3::text ELSE $4::text END AS account_id,
+        CASE WHEN $14::boolean OR slot < 2 THEN $5::text
              WHEN slot < 5 THEN ($6::text[])[1 + (i / 10) % cardinality($6::text[])]
              ELSE ($7::text[])[1 + (i / 10) % cardinality($7::text[])] END AS vault_id,
-        CASE WHEN slot < 2 THEN ($8::text[])[CASE WHEN (i / 10) % 5 < 3 THEN 1 ELSE 2 END]
+        CASE WHEN $14::boolean OR slot < 2 THEN ($8::text[])[CASE WHEN (i / 10) % 5 < 3 THEN 1 ELSE 2 END]
              WHEN slot < 5 THEN ($8::text[])[3 + (i / 10) % cardinality($6::text[])]
              ELSE ($8::text[])[3 + cardinality($6::text[]) + (i / 10) % cardinality($7::text[])] END AS card_id,
         CASE WHEN i % 10007 = 0 THEN 'deposit' ELSE 'card_authorization' END AS type,
@@ -579,7 +596,12 @@ async function inTwoSessions(pool: pg.Pool, statements: readonly string[]): Prom
   );
 }
 
-async function buildHistory(pool: pg.Pool, ids: Ids, nowMs: number): Promise<void> {
+async function buildHistory(
+  pool: pg.Pool,
+  ids: Ids,
+  nowMs: number,
+  oneVault = false,
+): Promise<void> {
   const indexes = await transactionIndexes(pool);
   const started = performance.now();
   const lap = (what: string) => {
@@ -605,6 +627,7 @@ async function buildHistory(pool: pg.Pool, ids: Ids, nowMs: number): Promise<voi
     JSON.stringify(ids.decline.reason),
     firstMs,
     stepMs,
+    oneVault,
   ];
   const half = Math.floor(ROWS / 2);
   await Promise.all(
@@ -951,6 +974,133 @@ function report(
   );
 }
 
+/** The plans (EXPLAIN ANALYZE) of every statement each slow case sends, by case. */
+async function plansOf(
+  databaseUrl: string,
+  pool: pg.Pool,
+  ids: Ids,
+  cases: readonly ListCase[],
+): Promise<Map<string, string>> {
+  const after = new Map<string, string>();
+  const store = createPgClient({ connectionString: databaseUrl, connectionsMax: 1 });
+  try {
+    for (const listCase of cases.filter((each) => each.explain)) {
+      const statements: { text: string; params: readonly unknown[] }[] = [];
+      await listTransactions(recording(store, statements), ids.scope, {
+        ...listCase.query,
+        limit: 100,
+      });
+      const plans = [];
+      for (const statement of statements)
+        plans.push(await explain(pool, statement.text, statement.params));
+      after.set(listCase.name, plans.join('\n    --- next statement ---\n'));
+    }
+  } finally {
+    await store.close();
+  }
+  return after;
+}
+
+/** The growth mode's plans of the slow cases, on the busy vault (BENCH_HISTORY_PLANS=0: none). */
+async function printPlans(
+  databaseUrl: string,
+  pool: pg.Pool,
+  ids: Ids,
+  cases: readonly ListCase[],
+): Promise<void> {
+  if (process.env.BENCH_HISTORY_PLANS === '0') return;
+  const vaultCases = cases.filter((each) => each.query.vaultId !== undefined);
+  for (const [name, plan] of await plansOf(databaseUrl, pool, ids, vaultCases)) {
+    console.log(`\n### ${name}\n${plan}`);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The growth mode (issue 38): one vault with BENCH_HISTORY_ROWS older rows against a fresh one.
+
+/** Issue 38: every list filter on the busy vault at most this many times the fresh vault's. */
+const GROWTH_RATIO_MAX = 3;
+
+/**
+ * The list cases of one vault (or its card), on the busy vault and on the vault without
+ * history: the account-wide cases have no fresh counterpart in the same database.
+ */
+function growthCases(ids: Ids, cases: readonly ListCase[]) {
+  return cases
+    .filter((each) => each.query.vaultId !== undefined || each.query.cardId !== undefined)
+    .map((each) => {
+      const fresh = {
+        ...each.query,
+        ...(each.query.vaultId === undefined ? {} : { vaultId: ids.newVaultId }),
+        ...(each.query.cardId === undefined ? {} : { cardId: ids.newVaultCardId }),
+      };
+      return { name: each.name, busy: pathOf(each.query), fresh: pathOf(fresh) };
+    });
+}
+
+/**
+ * BENCH_HISTORY_MODE=growth: authorizations on both vaults (the fresh vault's only rows), then
+ * BENCH_HISTORY_ROWS older rows all in the busy vault, then each case on the busy vault and on
+ * the fresh one in turn (both under the same load), printed with their ratio.
+ */
+async function growth(client: Client, pool: pg.Pool, ids: Ids, cases: readonly ListCase[]) {
+  let sequence = 0;
+  const runId = randomBytes(4).toString('hex');
+  const authorizeOn = (cardId: string) => async () => {
+    sequence += 1;
+    await client.request(
+      'POST',
+      '/v1/authorizations',
+      JSON.stringify({
+        cardId,
+        amount: HTTP_BENCH_PURCHASE.amount,
+        currency: HTTP_BENCH_PURCHASE.currency,
+        merchant: HTTP_BENCH_PURCHASE.merchant,
+        networkTransactionId: `growth_${runId}_${sequence}`,
+      }),
+    );
+    return 1;
+  };
+  await measureAlternating(
+    AUTHORIZE_SAMPLES,
+    authorizeOn(ids.cardId),
+    authorizeOn(ids.newVaultCardId),
+  );
+  console.log(`growth: building ${ROWS.toLocaleString('en-US')} rows in one vault ...`);
+  await buildHistory(pool, ids, Date.now(), true);
+  console.log(`growth: measuring ... (${load()})`);
+  const send = (path: string) => async () =>
+    ((await client.request('GET', path)) as { data: unknown[] }).data.length;
+  console.log(
+    `\nOne request at a time, ${SAMPLES} per side, the busy vault's and the fresh vault's alternated, ms\n`,
+  );
+  console.log('| request | fresh p50 | rows | busy p50 | busy p99 | rows | busy / fresh p50 | |');
+  console.log('| --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |');
+  let worstRatio = 0;
+  let worstP50 = 0;
+  let worstP99 = 0;
+  for (const each of growthCases(ids, cases)) {
+    const [busy, fresh] = await measureAlternating(SAMPLES, send(each.busy), send(each.fresh));
+    const ratio = busy.p50Ms / fresh.p50Ms;
+    worstRatio = Math.max(worstRatio, ratio);
+    worstP50 = Math.max(worstP50, busy.p50Ms);
+    worstP99 = Math.max(worstP99, busy.p99Ms);
+    console.log(
+      `| ${each.name} | ${fixed(fresh.p50Ms)} | ${fresh.rows} | ${fixed(busy.p50Ms)} | ${fixed(busy.p99Ms)} | ${busy.rows} | ${ratio.toFixed(2)}x | ${met(ratio <= GROWTH_RATIO_MAX)} |`,
+    );
+  }
+  console.log(`(${load()})\n`);
+  console.log(
+    `${met(worstRatio <= GROWTH_RATIO_MAX)} every list filter on a vault of ${ROWS.toLocaleString('en-US')} rows at most ${GROWTH_RATIO_MAX}x a fresh vault's p50 (worst ${worstRatio.toFixed(2)}x)`,
+  );
+  console.log(
+    `${met(worstP50 <= TARGETS.listP50Ms)} every list p50 at most ${TARGETS.listP50Ms} ms (worst ${worstP50.toFixed(1)}; the target is at 10,000,000 rows)`,
+  );
+  console.log(
+    `${met(worstP99 <= TARGETS.listP99Ms)} every list p99 at most ${TARGETS.listP99Ms} ms (worst ${worstP99.toFixed(1)})`,
+  );
+}
+
 // ---------------------------------------------------------------------------------------------
 
 async function benchmark(databaseUrl: string, masterKey: Buffer, redisPrefix: string) {
@@ -975,26 +1125,18 @@ async function benchmark(databaseUrl: string, masterKey: Buffer, redisPrefix: st
   try {
     await service.ready(`${base}/readyz`);
     const cases = listCases(ids, Date.now());
+    if (GROWTH) {
+      await growth(client, pool, ids, cases);
+      await printPlans(databaseUrl, pool, ids, cases);
+      return;
+    }
     console.log(`step 1, fresh ... (${load()})`);
     const fresh = await measurePhase(client, ids, cases);
     console.log(`step 2, building ${ROWS.toLocaleString('en-US')} rows ...`);
     await buildHistory(pool, ids, Date.now());
     console.log(`step 2, at scale ... (${load()})`);
     const scaled = await measurePhase(client, ids, cases);
-    const after = new Map<string, string>();
-    const store = createPgClient({ connectionString: databaseUrl, connectionsMax: 1 });
-    for (const listCase of cases.filter((each) => each.explain)) {
-      const statements: { text: string; params: readonly unknown[] }[] = [];
-      await listTransactions(recording(store, statements), ids.scope, {
-        ...listCase.query,
-        limit: 100,
-      });
-      const plans = [];
-      for (const statement of statements)
-        plans.push(await explain(pool, statement.text, statement.params));
-      after.set(listCase.name, plans.join('\n    --- next statement ---\n'));
-    }
-    await store.close();
+    const after = await plansOf(databaseUrl, pool, ids, cases);
     client.close();
     await service.stop();
     console.log(`step 3, before: the old statement on the old indexes ... (${load()})`);

@@ -6,6 +6,10 @@ export interface PlanNode {
   readonly 'Relation Name'?: string;
   readonly 'Index Name'?: string;
   readonly 'Actual Rows': number;
+  /** Times the node ran (a LATERAL subquery's once per outer row); its rows are per run. */
+  readonly 'Actual Loops'?: number;
+  /** Per run, as 'Actual Rows'. */
+  readonly 'Rows Removed by Filter'?: number;
   readonly Plans?: readonly PlanNode[];
 }
 

@@ -49,21 +49,19 @@ import {
  * with created_at in the range and ids outside it): disjoint, and together exactly the rows
  * whose created_at is in the range.
  *
- * An amount range has no order that fits the id order. It is answered in up to three
- * statements, each a page on its own (never a mix of two statements' reads):
- * 1. walk the newest `walkRows` rows of the other filters in id order, keeping those in the
- *    range: the page, when they are enough (a range that matches much) or the walk read every
- *    row there was;
- * 2. when the walk found some but too few, and the density it saw says a walk of at most
- *    `walkRowsMax` rows would fill the page, that longer walk; when the density says it would
- *    not (few or no hits among the newest rows), first a count of the rows in the range
- *    through the amount indexes, stopped at `matchesMax`: a range with that many rows in the
- *    history is common there, only not among the newest rows, and the longer walk is tried;
- * 3. otherwise every row in the range through the amount indexes, the newest kept.
- * What the third costs grows with the rows in the range, and it runs when the count found
- * fewer than `matchesMax` of them or the longer walk fell short: a range that is rare among
- * the newest `walkRowsMax` rows and common among older ones is the one case that reads more
- * (docs/performance.md).
+ * An amount range has no order that fits the id order. It is answered in up to four
+ * statements, each a page on its own (never a mix of two statements' reads; issue 38):
+ * 1. the rows in the range through the amount indexes, stopped after `matchesMax`: when there
+ *    are no more, the newest of them are the page (a range rare in the whole history, or a
+ *    small vault: one statement of a few index entries);
+ * 2. otherwise a walk: the floor is the newest of the (type, status) ranges' `walkRows`-th
+ *    newest ids, read from the indexes alone, and each range's rows above it are read newest
+ *    first with the amount range checked as they are read, a page at most each, sorted
+ *    together: the page, when it is full or there was no floor (every row was read);
+ * 3. when that walk found some hits but too few, the same walk with `walkRowsMax`;
+ * 4. otherwise every row in the range through the amount indexes, the newest kept.
+ * What the fourth costs grows with the rows in the range, and it runs when the range has more
+ * than `matchesMax` rows but too few among the newest (docs/performance.md).
  */
 
 export interface ListTransactionsQuery extends PageQuery {
@@ -83,21 +81,23 @@ export interface ListTransactionsQuery extends PageQuery {
 
 /** How an amount range is read (tests shorten the walks to reach every step). */
 export interface AmountPlan {
-  /** Rows the first walk in id order reads. */
+  /** Rows of each (type, status) range above the first walk's floor. */
   readonly walkRows: number;
-  /** Rows the second walk reads at most. */
+  /** The same, for the second walk. */
   readonly walkRowsMax: number;
-  /** Rows in the range the count stops at: more, and the range is walked rather than read whole. */
+  /** Rows in the range read whole at most: more, and the range is walked. */
   readonly matchesMax: number;
 }
 
 /**
- * 1,000 rows cost about 1 ms to walk here; 10,000 about 5-10 ms, as much as reading every row
- * of a range through the amount index that matches about one row in a hundred of a 2,000,000
- * row vault; counting 10,000 entries of an amount index costs a few milliseconds
- * (docs/performance.md).
+ * A range of more than 2,000 rows is at least one in 500 of a 1,000,000-row vault. The floor
+ * of a walk costs its rows of each live (type, status) range in index entries, and the hits
+ * as many heap rows at most: 3,000 of each of two ranges fill a page of a range of one row in
+ * 50 or more (the bench's "7 to 8" is 1 in 38) in one statement; 2,000 entries of an amount
+ * index cost well under a millisecond, and they answer rare ranges and small vaults whole
+ * (docs/performance.md, "History: a vault's growth").
  */
-export const AMOUNT_PLAN: AmountPlan = { walkRows: 1_000, walkRowsMax: 20_000, matchesMax: 10_000 };
+export const AMOUNT_PLAN: AmountPlan = { walkRows: 3_000, walkRowsMax: 20_000, matchesMax: 2_000 };
 
 /** Walks longer than this per statement are never planned: a bound on any one statement. */
 const WALK_ROWS_LIMIT = 100_000;
@@ -377,67 +377,118 @@ async function pageFromWalk(
   return rows;
 }
 
-/**
- * A row of an amount walk: a row in the range (`hit`, with its columns), or the last row the
- * walk read (`last`, its columns null unless it is a hit too), with its rank in the walk.
- */
-type AmountWalkRow = { walked: string; hit: boolean; last: boolean } & (
-  TransactionRow | { [K in keyof TransactionRow]: null }
-);
+/** The spine's own equality alone (see `owned`): the columns every (owner, kind) index leads with. */
+function spineSql(bound: Bound): string[] {
+  if (bound.cardId !== undefined) return [`card_id = ${bound.cardId}`];
+  if (bound.vaultId !== undefined) return [`vault_id = ${bound.vaultId}`];
+  return [`account_id = ${bound.accountId}`, `mode = ${bound.mode}`];
+}
 
 /**
- * Statement 1 or 2 of an amount range: the rows in the range among the newest `walkRows` rows
- * the other filters select, read lazily: the walk stops as soon as it has found a page (and
- * one row more), so a range that matches much reads few rows. When it finds fewer, it has read
- * to its end, and its last row says how many rows that was (fewer than `walkRows`: every row
- * there was, and the page is exact).
- * Out: the hits, at most `rowsMax`, newest first; the rows walked (null: the walk stopped on a
- *   full page before its end).
+ * The (type, status) pairs of a walk as rows `kinds (type, status)`: the given values, and
+ * every value of each not given. A subquery run for each pair (LATERAL) is planned once: a
+ * branch of its own for each (32 with neither given) cost most of a walk's time in planning
+ * at 1,000,000 rows (docs/performance.md, "History: a vault's growth").
+ */
+function kindPairsSql(bound: Bound): string {
+  const quoted = (value: string) => `'${value}'`;
+  const types = bound.type === undefined ? TRANSACTION_TYPES.map(quoted) : [bound.type];
+  const statuses = bound.status === undefined ? TRANSACTION_STATUSES.map(quoted) : [bound.status];
+  const pairs = types.flatMap((type) =>
+    statuses.map((status) => `(${type}::text, ${status}::text)`),
+  );
+  return `(VALUES ${pairs.join(', ')}) AS kinds (type, status)`;
+}
+
+/**
+ * The floor of a walk of `walkRows`: the newest of the (type, status) ranges' `walkRows`-th
+ * newest ids (null: every range holds fewer), each read from its index alone (its leading
+ * columns, the cursor and a date range's id range: every row the walk's branch lists, and
+ * perhaps more, which only raises the floor). Each range has fewer than `walkRows` rows above
+ * it; no row of the walk but the unaligned rows of a date range (read from their own small
+ * index) is read at or below it. Each range is skipped through on its own: merging them by id
+ * to count a walk costs several times as much a row (docs/performance.md).
+ */
+function floorSql(bound: Bound, walkRows: number): string {
+  assert(Number.isSafeInteger(walkRows) && walkRows > 0 && walkRows <= WALK_ROWS_LIMIT, 'a walk');
+  const idRange = idRangeSql(bound);
+  const cursor = bound.cursor === undefined ? [] : [`id COLLATE "C" < ${bound.cursor}`];
+  return `(SELECT max(cut.id) FROM ${kindPairsSql(bound)},
+           LATERAL (SELECT id COLLATE "C" AS id FROM transactions
+             WHERE ${and([...spineSql(bound), 'type = kinds.type', 'status = kinds.status', ...cursor, ...(idRange === null ? [] : [idRange])])}
+             ${NEWEST_FIRST} OFFSET ${walkRows - 1} LIMIT 1) AS cut)`;
+}
+
+/**
+ * Statement 2 or 3 of an amount range (issue 38): the rows in the range among the rows the
+ * other filters select above the floor of a walk of `walkRows` (floorSql), newest first, at
+ * most `rowsMax`. The range is checked in each (type, status) branch as it reads its rows, so
+ * that only hits are kept: a row costs one index entry and its heap tuple, where the walk of
+ * before merged and ranked every row it read (docs/performance.md).
+ * Out: the hits; `exhausted`, the walk had no floor (every row of the other filters was read).
+ * The page is exact when it is full or the walk exhausted: every row above the floor was read.
  */
 async function amountWalk(
   db: SqlQueryable,
   search: Search,
   walkRows: number,
   rowsMax: number,
-): Promise<{ hits: TransactionRow[]; walked: number | null }> {
+): Promise<{ hits: TransactionRow[]; exhausted: boolean }> {
   const params = new Conditions();
   const bound = bindAll(search, params);
-  const inRange = and(amountSql(bound));
-  // The walk keeps ids and amounts only; the hits are read whole by id. row_number and lead
-  // need no more than the next row, so the window does not read the walk ahead of the limit.
-  const { rows } = await db.query<AmountWalkRow>(
-    `WITH walk AS NOT MATERIALIZED (
-       SELECT id, hit, walked, last FROM (
-         SELECT w.id, (${inRange}) AS hit, row_number() OVER newest AS walked,
-                lead(w.id) OVER newest IS NULL AS last
-         FROM (${walkSql(bound, 'id, amount', walkRows)}) AS w
-         WINDOW newest AS (ORDER BY w.id COLLATE "C" DESC)
-       ) AS ranked
-       WHERE hit OR last
-       LIMIT ${params.bind(rowsMax + 1)}
+  const above = 'id COLLATE "C" > walk.floor';
+  const pageLimit = params.bind(rowsMax);
+  const branch = (where: readonly string[]) =>
+    `SELECT ${TRANSACTION_COLUMNS} FROM transactions WHERE ${and(where)} ${NEWEST_FIRST} LIMIT ${pageLimit}`;
+  const idRange = idRangeSql(bound);
+  // Each pair's hits, its page at most, sorted together: a pair reads its rows above the floor
+  // until it has a page, where a merge would stop them all at the page's last row; what that
+  // reads more costs less than planning a branch a pair.
+  const branches = [
+    `SELECT hits.* FROM ${kindPairsSql(bound)}, LATERAL (${branch([
+      ...owned(bound, true),
+      'type = kinds.type',
+      'status = kinds.status',
+      ...(idRange === null ? [] : [idRange]),
+      ...datesSql(bound),
+      ...amountSql(bound),
+      above,
+    ])}) AS hits`,
+  ];
+  if (idRange !== null) {
+    branches.push(
+      `(${branch([
+        ...owned(bound, true),
+        ...givenKindSql(bound),
+        ...datesSql(bound),
+        ...amountSql(bound),
+        UNALIGNED_SQL,
+        `NOT (${idRange})`,
+        above,
+      ])})`,
+    );
+  }
+  const gate = gateSql(bound);
+  // The empty string is below every id (C collation): no floor, every row.
+  const { rows } = await db.query<{ floor: string | null } & Partial<TransactionRow>>(
+    `WITH walk AS MATERIALIZED (
+       SELECT COALESCE(${floorSql(bound, walkRows)}, '' COLLATE "C") AS floor
      )
-     SELECT walk.walked, walk.hit, walk.last, t.*
-     FROM walk LEFT JOIN LATERAL (
-       SELECT ${TRANSACTION_COLUMNS} FROM transactions WHERE id = walk.id AND walk.hit
-     ) AS t ON true
-     ORDER BY walk.walked`,
+     SELECT walk.floor, page.* FROM walk LEFT JOIN LATERAL (
+       SELECT * FROM (${branches.join(' UNION ALL ')}) AS branches
+       ${gate === null ? '' : `WHERE ${gate}`} ${NEWEST_FIRST} LIMIT ${pageLimit}
+     ) AS page ON true
+     ORDER BY page.id COLLATE "C" DESC`,
     params.params,
   );
-  assert(rows.length <= rowsMax + 1, 'a walk answers at most a page and one row');
-  const hits = rows
-    .filter((row): row is AmountWalkRow & TransactionRow => row.hit && row.id !== null)
-    .slice(0, rowsMax);
-  const last = rows.find((row) => row.last);
-  // Without its last row the walk stopped on a full page; with it, the walk read it all.
-  const walked = last === undefined ? null : Number(last.walked);
-  assert(walked !== null || hits.length === rowsMax || rows.length === 0, 'stopped on a page');
-  assert(walked === null || (Number.isSafeInteger(walked) && walked <= walkRows), 'walk count');
-  return { hits, walked: rows.length === 0 ? 0 : walked };
+  assert(rows.length >= 1 && rows.length <= rowsMax, 'a walk answers its floor and a page');
+  const hits = rows.filter((row): row is { floor: string } & TransactionRow => row.id != null);
+  return { hits, exhausted: rows[0]?.floor === '' };
 }
 
 /**
  * Every condition of the rows in the range that an index could use, so that the amount,
- * vault or card index holding fewest of them is read: statement 3 and the count before it.
+ * vault or card index holding fewest of them is read: statements 1 and 4.
  */
 function matchesSql(bound: Bound): string {
   const gate = gateSql(bound);
@@ -451,28 +502,42 @@ function matchesSql(bound: Bound): string {
 }
 
 /**
- * The count of step 2: the rows in the range, counted through the amount indexes and stopped
- * at `matchesMax`. Out: the count, at most `matchesMax`.
+ * Statement 1 of an amount range: the rows in the range, read through the amount indexes and
+ * stopped after `matchesMax`; when there are no more than that, the newest of them are the
+ * page. Out: the count, at most `matchesMax + 1`; the page (empty when the count is over).
  */
-async function amountMatchCount(
+async function amountCounted(
   db: SqlQueryable,
   search: Search,
+  rowsMax: number,
   matchesMax: number,
-): Promise<number> {
+): Promise<{ matches: number; rows: TransactionRow[] }> {
   assert(Number.isSafeInteger(matchesMax) && matchesMax > 0, 'a bounded count');
   const params = new Conditions();
   const where = matchesSql(bindAll(search, params));
-  // The bound written into the text, as a walk's is, so a generic plan costs it.
-  const { rows } = await db.query<{ matches: string }>(
-    `SELECT count(*) AS matches FROM (SELECT 1 FROM transactions WHERE ${where} LIMIT ${matchesMax}) AS range`,
+  const pageLimit = params.bind(rowsMax);
+  // The bound written into the text, so that a plan made for any parameters costs it; the
+  // count a one-row subquery, so that it is answered with or without a page.
+  const { rows } = await db.query<{ matches: string } & Partial<TransactionRow>>(
+    `WITH counted AS MATERIALIZED (
+       SELECT id FROM transactions WHERE ${where} LIMIT ${matchesMax + 1}
+     ), total AS MATERIALIZED (SELECT count(*) AS matches FROM counted)
+     SELECT total.matches, page.* FROM total LEFT JOIN LATERAL (
+       SELECT ${TRANSACTION_COLUMNS} FROM transactions
+       WHERE total.matches <= ${matchesMax}
+         AND id IN (SELECT id FROM counted ${NEWEST_FIRST} LIMIT ${pageLimit})
+     ) AS page ON true
+     ORDER BY page.id COLLATE "C" DESC`,
     params.params,
   );
   const matches = Number(rows[0]?.matches ?? Number.NaN);
-  assert(Number.isSafeInteger(matches) && matches <= matchesMax, 'a count within its bound');
-  return matches;
+  assert(Number.isSafeInteger(matches) && matches <= matchesMax + 1, 'a count within its bound');
+  const page = rows.filter((row): row is { matches: string } & TransactionRow => row.id != null);
+  assert(page.length <= rowsMax, 'a page reads at most its rows');
+  return { matches, rows: page };
 }
 
-/** Statement 3 of an amount range: every row in the range (amount indexes), newest first. */
+/** Statement 4 of an amount range: every row in the range (amount indexes), newest first. */
 async function amountMatches(
   db: SqlQueryable,
   search: Search,
@@ -494,7 +559,7 @@ async function amountMatches(
   return rows;
 }
 
-/** The rows of a page with an amount range: steps 1, 2 and 3 of the header. */
+/** The rows of a page with an amount range: statements 1 to 4 of the header. */
 async function amountPage(
   db: SqlQueryable,
   search: Search,
@@ -504,30 +569,18 @@ async function amountPage(
   assert(plan.walkRows > 0 && plan.walkRowsMax >= plan.walkRows, 'a first walk, then longer');
   assert(plan.walkRowsMax <= WALK_ROWS_LIMIT, 'a bounded walk');
   assert(Number.isSafeInteger(plan.matchesMax) && plan.matchesMax > 0, 'a bounded count');
+  // Few rows in the range in the whole history: they are the page, whatever their ages.
+  const counted = await amountCounted(db, search, rowsMax, plan.matchesMax);
+  if (counted.matches <= plan.matchesMax) return counted.rows;
+  const exact = (walk: { hits: TransactionRow[]; exhausted: boolean }) =>
+    walk.hits.length === rowsMax || walk.exhausted;
   const first = await amountWalk(db, search, plan.walkRows, rowsMax);
-  // A full page, or every row the other filters select was read: the page is exact.
-  if (first.hits.length === rowsMax || first.walked === null || first.walked < plan.walkRows) {
-    return first.hits;
-  }
-  if (plan.walkRowsMax > plan.walkRows) {
-    // At the density the first walk saw, would the longer walk fill the page? (It stops as
-    // soon as it does, so trying costs only what it reads.) If not, the count says whether
-    // the range is rare everywhere (read it whole) or only among the newest rows (walk).
-    const rowsNeeded =
-      first.hits.length === 0 ? Infinity : (first.walked * rowsMax) / first.hits.length;
-    const walkAgain =
-      rowsNeeded <= plan.walkRowsMax ||
-      (await amountMatchCount(db, search, plan.matchesMax)) >= plan.matchesMax;
-    if (walkAgain) {
-      const second = await amountWalk(db, search, plan.walkRowsMax, rowsMax);
-      if (
-        second.hits.length === rowsMax ||
-        second.walked === null ||
-        second.walked < plan.walkRowsMax
-      ) {
-        return second.hits;
-      }
-    }
+  if (exact(first)) return first.hits;
+  // Some hits among the newest rows: the range is common there too, and a longer walk likely
+  // fills the page. None: it is common only among older rows, which the amount index reads.
+  if (plan.walkRowsMax > plan.walkRows && first.hits.length > 0) {
+    const second = await amountWalk(db, search, plan.walkRowsMax, rowsMax);
+    if (exact(second)) return second.hits;
   }
   return amountMatches(db, search, rowsMax);
 }
@@ -542,7 +595,7 @@ async function amountPage(
  *   another scope (or none) gives an empty page. Empty bounds (min above max, start not before
  *   end) give an empty page.
  * Reads: transactions through the indexes of migration 0008 (see the header); one statement,
- *   or up to four with an amount range. Read only: no lock, no transaction of its own.
+ *   or up to four with an amount range (see the header). Read only: no lock, no transaction of its own.
  * Fails: parameter_invalid (param limit, startingAfter, startDate or endDate).
  */
 export async function listTransactions(

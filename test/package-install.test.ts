@@ -146,11 +146,14 @@ async function compileAndRun(project: string, file: string): Promise<string> {
 /** The same in TypeScript, checked against the package's declarations. */
 function typedEmbedding(from: string): string {
   return `import { compilePolicy, decide, type Decision } from '${from}';
+// Held in variables, so TypeScript widens each status to string: taken without \`as const\`.
+const card = { id: 'c', vaultId: 'v', status: 'frozen' };
+const vault = { id: 'v', status: 'active', currency: 'SOL', available: '10' };
 const decision: Decision = decide({
-  card: null,
-  vault: null,
+  card,
+  vault,
   policy: compilePolicy({ rules: [] }, { currency: 'SOL' }),
-  nowMs: 0,
+  at: 0,
   request: { cardId: 'c', amount: '1.5', currency: 'SOL', merchant: { name: 'n', mcc: '5812', country: 'US' } },
 });
 export const approved: boolean = decision.approved;
@@ -176,7 +179,7 @@ function describeForms(name: keyof typeof projects): void {
   it('is imported by a TypeScript CommonJS module (.cts), type-checked', async () => {
     writeFileSync(join(project(), 'embed-required.cts'), typedRequiredEmbedding(from));
     const stdout = await compileAndRun(project(), 'embed-required.cts');
-    // compilePolicy({ rules: [] }) with no card: declined, and the module ran to the end.
+    // A frozen card: declined, and the module ran to the end.
     expect(JSON.parse(stdout)).toEqual({ approved: false });
   });
 

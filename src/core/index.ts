@@ -92,7 +92,14 @@ export {
   type CompileOptions,
 } from './policy/compile.js';
 export { CompiledPolicyCache } from './policy/policy-cache.js';
-export type { DecideInput, RequestInput, SpendInput, VaultInput } from './decision/read-input.js';
+export type {
+  CardInput,
+  DecideInput,
+  RequestInput,
+  SpendInput,
+  StatusInput,
+  VaultInput,
+} from './decision/read-input.js';
 export { evaluate, readFacts, type Facts } from './decision/evaluate.js';
 export { readInput, type ReadFacts, type ReadInput } from './decision/read-once.js';
 export {

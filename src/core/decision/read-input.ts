@@ -34,10 +34,24 @@ import type { CardState, CardStatus, DecisionInput, VaultState, VaultStatus } fr
 /** Spend aggregates as a caller gives them: amounts in any form, counts as integers. */
 export type SpendInput = Readonly<Record<string, AmountLike>>;
 
+/**
+ * A status as a caller may hold it: one of `Status`, or any string (checked when read), so an
+ * object literal held in a variable, whose status TypeScript widens to `string`, is taken
+ * without `as const`. `string & {}` keeps the literals offered by an editor.
+ */
+export type StatusInput<Status extends string> = Status | (string & {});
+
+/** A card as `decide` takes it: `status` one of active, frozen, cancelled. */
+export interface CardInput {
+  readonly id: string;
+  readonly vaultId: string;
+  readonly status: StatusInput<CardStatus>;
+}
+
 /** A vault as `decide` takes it: `available` in any amount form. */
 export interface VaultInput {
   readonly id: string;
-  readonly status: VaultStatus;
+  readonly status: StatusInput<VaultStatus>;
   readonly currency: string;
   /** Ledger minus open holds, before this authorization: not negative. */
   readonly available: AmountLike;
@@ -53,12 +67,18 @@ export interface RequestInput {
   readonly billingCurrency?: string | undefined;
   /** What the merchant charged in, ISO 4217; optional (absent: the billing currency). */
   readonly merchantCurrency?: string | undefined;
+  /**
+   * What the network asked in the card's billing currency, when the request was converted to
+   * the vault's asset: what limits written in a billing currency count. Absent: such limits
+   * decline the request (they cannot count it).
+   */
+  readonly billing?: { readonly amount: AmountLike; readonly currency: string } | undefined;
 }
 
 /** What every `decide` input holds, whichever name it gives its time under. */
 interface DecideInputFields {
   /** null when no card has the request's card id. */
-  readonly card: CardState | null;
+  readonly card: CardInput | null;
   /** The card's vault; null only when `card` is null. */
   readonly vault: VaultInput | null;
   /** The vault's policy from `compilePolicy`, or null when it has none. */
@@ -397,8 +417,36 @@ function readRequest(value: unknown): AuthorizationRequest {
   const amount = readAmount(given, currency, REQUEST_AMOUNT);
   const billingCurrency = readIsoCode(request['billingCurrency'], 'request.billingCurrency');
   const merchantCurrency = readIsoCode(request['merchantCurrency'], 'request.merchantCurrency');
-  if (amount === given) return request as unknown as AuthorizationRequest;
-  return { cardId, amount, currency: currency.code, merchant, billingCurrency, merchantCurrency };
+  const givenBilling = request['billing'];
+  const billing = readBilling(givenBilling);
+  if (amount === given && billing === givenBilling) {
+    return request as unknown as AuthorizationRequest;
+  }
+  return {
+    cardId,
+    amount,
+    currency: currency.code,
+    merchant,
+    billingCurrency,
+    merchantCurrency,
+    ...(billing === undefined ? {} : { billing }),
+  };
+}
+
+type BillingAmount = NonNullable<AuthorizationRequest['billing']>;
+
+/** `request.billing`: an amount in an ISO 4217 currency, read exactly; absent stays absent. */
+function readBilling(value: unknown): BillingAmount | undefined {
+  if (value === undefined) return undefined;
+  const billing = readObject(value, 'request.billing');
+  const currency = readIsoCode(billing['currency'], 'request.billing.currency');
+  if (currency === undefined) {
+    throw refusal('parameter_missing', 'request.billing.currency', 'is required');
+  }
+  const given = billing['amount'];
+  const amount = readAmount(given, BILLING_TOTAL, { param: 'request.billing.amount' });
+  if (amount === given && currency === billing['currency']) return value as BillingAmount;
+  return { amount, currency };
 }
 
 /** An optional ISO 4217 code (EUR) or vault asset (USDC): absent stays absent. */

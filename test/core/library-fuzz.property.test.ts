@@ -166,7 +166,7 @@ describe('the public API throws nothing but SpendgateErrors', () => {
   });
 
   it('accepts the valid inputs the mutations start from', () => {
-    expect(decide({ ...VALID_DECISION, policy } as DecideInput).approved).toBe(true);
+    expect(decide({ ...VALID_DECISION, policy }).approved).toBe(true);
     expect(evaluate(policy, VALID_FACTS as Facts).approved).toBe(true);
   });
 });

@@ -11,7 +11,7 @@ import {
   type DecisionInput,
 } from '../../src/core/index.js';
 import { builtinRuleLibrary } from '../../src/rule-library/load.js';
-import { decisionInput } from '../support/decision-input.js';
+import { decisionInput, decisionState } from '../support/decision-input.js';
 
 /*
  * The pure parts of a card transaction's whole life (contract v1.2, section 16): a request in
@@ -101,7 +101,7 @@ function partial(input: DecisionInput, scale = 2) {
 
 describe('partial approval', () => {
   it('approves what the balance allows, rounded down to the scale, and says what was asked', () => {
-    const input = decisionInput({ amount: '60', available: '42.129' }) as DecisionInput;
+    const input = decisionState({ amount: '60', available: '42.129' });
     const result = partial(input);
     expect([result.decision.approved, result.partial, result.amount.toFixed()]).toEqual([
       true,
@@ -117,26 +117,26 @@ describe('partial approval', () => {
         { interval: 'perTransaction', amount: '75' },
       ],
     });
-    const fuel = decisionInput({
+    const fuel = decisionState({
       amount: '90',
       policy,
       merchant: { mcc: '5542' },
       spend: { 'amount:daily:5542': new Decimal('40') },
-    }) as DecisionInput;
+    });
     const at = partial(fuel);
     expect([at.decision.approved, at.partial, at.amount.toFixed()]).toEqual([true, true, '60']);
     // At another category only the per-transaction limit applies.
-    const food = decisionInput({
+    const food = decisionState({
       amount: '90',
       policy,
       spend: { 'amount:daily:5542': new Decimal('40') },
     });
-    const other = partial(food as DecisionInput);
+    const other = partial(food);
     expect([other.partial, other.amount.toFixed()]).toEqual([true, '75']);
   });
 
   it('answers the first decline when nothing is left, or when a rule declines the smaller amount', () => {
-    const empty = partial(decisionInput({ amount: '10', available: '0' }) as DecisionInput);
+    const empty = partial(decisionState({ amount: '10', available: '0' }));
     expect([empty.decision.approved, empty.partial, empty.amount.toFixed()]).toEqual([
       false,
       false,
@@ -147,7 +147,7 @@ describe('partial approval', () => {
       limits: [{ interval: 'perTransaction', amount: '50' }],
     });
     const gambling = partial(
-      decisionInput({ amount: '80', policy: blocked, merchant: { mcc: '7995' } }) as DecisionInput,
+      decisionState({ amount: '80', policy: blocked, merchant: { mcc: '7995' } }),
     );
     expect([gambling.decision.approved, gambling.decision.declineReason?.rule]).toEqual([
       false,
@@ -162,7 +162,7 @@ describe('partial approval', () => {
         },
       ],
     });
-    const smaller = partial(decisionInput({ amount: '80', policy: rule }) as DecisionInput);
+    const smaller = partial(decisionState({ amount: '80', policy: rule }));
     expect([smaller.decision.approved, smaller.decision.declineReason?.rule]).toEqual([
       false,
       'limits[0]',
@@ -179,11 +179,11 @@ describe('partial approval', () => {
           const policy = compile({
             limits: [{ interval: 'perTransaction', amount: String(limitCents / 100) }],
           });
-          const input = decisionInput({
+          const input = decisionState({
             amount: String(askedCents / 100),
             available: String(availableCents / 100),
             policy,
-          }) as DecisionInput;
+          });
           const result = partial(input);
           if (!result.decision.approved) return;
           expect(result.amount.lte(input.request.amount)).toBe(true);

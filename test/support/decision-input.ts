@@ -7,20 +7,30 @@ import {
   type SpendInput,
 } from '../../src/core/index.js';
 
-/** A decision input with an active card and vault; override any part. */
-export function decisionInput(
-  overrides: {
-    amount?: string | undefined;
-    currency?: string | undefined;
-    merchant?: Partial<Merchant> | undefined;
-    policy?: CompiledPolicy | null | undefined;
-    spend?: SpendInput | undefined;
-    available?: string | undefined;
-    at?: string | undefined;
-    card?: DecisionInput['card'] | undefined;
-    vault?: Partial<NonNullable<DecisionInput['vault']>> | undefined;
-  } = {},
-): DecideInput {
+type Overrides<Spend> = {
+  amount?: string | undefined;
+  currency?: string | undefined;
+  merchant?: Partial<Merchant> | undefined;
+  policy?: CompiledPolicy | null | undefined;
+  spend?: Spend | undefined;
+  available?: string | undefined;
+  at?: string | undefined;
+  card?: DecisionInput['card'] | undefined;
+  vault?: Partial<NonNullable<DecisionInput['vault']>> | undefined;
+};
+
+/** A decision input with an active card and vault, as `decide` takes it; override any part. */
+export function decisionInput(overrides: Overrides<SpendInput> = {}): DecideInput {
+  const { nowMs, ...rest } = decisionState({ ...overrides, spend: undefined });
+  // Spend as given (strings too): decide reads it.
+  return { ...rest, spend: overrides.spend ?? {}, at: nowMs };
+}
+
+/**
+ * The same in the core's read form (`DecisionInput`: amounts as Decimals, the time as
+ * `nowMs`), for the functions below `decide` that take it (partial approval).
+ */
+export function decisionState(overrides: Overrides<DecisionInput['spend']> = {}): DecisionInput {
   const vault = {
     id: 'vlt_1',
     status: 'active' as const,

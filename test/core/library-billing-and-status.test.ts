@@ -65,41 +65,34 @@ describe('a billing-currency limit, decided by the library', () => {
   });
 });
 
+/** `decide` on a one-SOL request by the card given, with no policy. */
+function askWith(card: CardInput) {
+  return decide({
+    card,
+    vault,
+    policy: null,
+    at: 0,
+    request: {
+      cardId: 'card_1',
+      amount: '1',
+      currency: 'SOL',
+      merchant: { name: 'n', mcc: '5812', country: 'US' },
+    },
+  });
+}
+
 describe('statuses as a caller holds them', () => {
   it('takes a widened string, and refuses one that is no status', () => {
     const typed: CardInput = card;
     const vaultTyped: VaultInput = vault;
     expect([typed.status, vaultTyped.status]).toEqual(['active', 'active']);
+    expect(askWith(card).approved).toBe(true);
     const frozen = { ...card, status: 'frozen' };
-    const answer = decide({
-      card: frozen,
-      vault,
-      policy: null,
-      at: 0,
-      request: {
-        cardId: 'card_1',
-        amount: '1',
-        currency: 'SOL',
-        merchant: { name: 'n', mcc: '5812', country: 'US' },
-      },
+    expect(askWith(frozen).declineReason?.rule).toBe('card_frozen');
+    const paused = { ...card, status: 'paused' };
+    expect(refusalOf(() => askWith(paused))).toMatchObject({
+      code: 'parameter_invalid',
+      param: 'card.status',
     });
-    expect(answer.approved).toBe(false);
-    const unknown = { ...card, status: 'paused' };
-    expect(
-      refusalOf(() =>
-        decide({
-          card: unknown,
-          vault,
-          policy: null,
-          at: 0,
-          request: {
-            cardId: 'card_1',
-            amount: '1',
-            currency: 'SOL',
-            merchant: { name: 'n', mcc: '5812', country: 'US' },
-          },
-        }),
-      ),
-    ).toMatchObject({ code: 'parameter_invalid', param: 'card.status' });
   });
 });

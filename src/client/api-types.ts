@@ -5358,6 +5358,7 @@ export interface operations {
                      *           "interval": "daily",
                      *           "merchantCategories": null,
                      *           "amount": "1000.00",
+                     *           "currency": "USDC",
                      *           "count": null,
                      *           "used": "642.50",
                      *           "remaining": "357.50",
@@ -5369,6 +5370,7 @@ export interface operations {
                      *           "interval": "perTransaction",
                      *           "merchantCategories": null,
                      *           "amount": "250.00",
+                     *           "currency": "USDC",
                      *           "count": null,
                      *           "used": null,
                      *           "remaining": "250.00",
@@ -7940,7 +7942,9 @@ export interface operations {
                      *           "heldAmount": "18.00",
                      *           "approved": true,
                      *           "networkTransactionId": "nt_7a21",
-                     *           "createdAt": "2026-03-02T19:04:11.000Z"
+                     *           "createdAt": "2026-03-02T19:04:11.000Z",
+                     *           "billing": null,
+                     *           "rate": null
                      *         },
                      *         {
                      *           "kind": "capture",
@@ -7948,7 +7952,9 @@ export interface operations {
                      *           "heldAmount": "0.00",
                      *           "approved": null,
                      *           "networkTransactionId": null,
-                     *           "createdAt": "2026-03-03T08:00:00.000Z"
+                     *           "createdAt": "2026-03-03T08:00:00.000Z",
+                     *           "billing": null,
+                     *           "rate": null
                      *         }
                      *       ],
                      *       "truncated": false
@@ -10209,6 +10215,7 @@ export interface operations {
                      *           "interval": "daily",
                      *           "merchantCategories": null,
                      *           "amount": "200.00",
+                     *           "currency": "USDC",
                      *           "count": null,
                      *           "used": "42.50",
                      *           "remaining": "157.50",
@@ -10220,6 +10227,7 @@ export interface operations {
                      *           "interval": "monthly",
                      *           "merchantCategories": null,
                      *           "amount": null,
+                     *           "currency": "USDC",
                      *           "count": 40,
                      *           "used": 12,
                      *           "remaining": 28,

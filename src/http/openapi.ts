@@ -11,7 +11,7 @@ import {
   OPERATION_DOCS,
   type ErrorExample,
   type OperationDoc,
-} from './openapi-operations.js';
+} from './operation-docs/index.js';
 import { POLICY_DOCUMENT_COMPONENT, policyJsonSchemas } from './openapi-policy-schema.js';
 import { policyBody } from './schemas/policy.js';
 
@@ -449,7 +449,7 @@ function errorResponses(
 
 /**
  * Each operation's summary, description, examples and named error responses from the table
- * in openapi-operations.ts. An operation without an entry (a route an embedding service adds)
+ * in operation-docs/ (each resource's `routes/<resource>.docs.ts`). An operation without an entry (a route an embedding service adds)
  * keeps what the generator gave it; the test holds the service's own to the table.
  */
 function withOperationDocs<T>(generated: T): T {

@@ -4,7 +4,7 @@ import openapiTS, { astToString } from 'openapi-typescript';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { compilePolicy, ERROR_CATALOGUE, PolicyInvalidError } from '../../src/core/index.js';
-import { OPERATION_DOCS } from '../../src/http/openapi-operations.js';
+import { OPERATION_DOCS } from '../../src/http/operation-docs/index.js';
 import { ID_PREFIXES } from '../../src/ids.js';
 import { builtinRuleLibrary } from '../../src/rule-library/load.js';
 import { documentedErrors } from '../support/reference-doc.js';
@@ -128,7 +128,7 @@ describe('the OpenAPI document', () => {
     }
   });
 
-  it('documents each operation from the table in openapi-operations.ts, and the table names no other', () => {
+  it("documents each operation from its resource's docs (routes/*.docs.ts), and they name no other", () => {
     const ids = operationsOf(document).map(([, operation]) => operation.operationId);
     expect(ids.every((id) => typeof id === 'string')).toBe(true);
     expect([...ids].sort()).toEqual(Object.keys(OPERATION_DOCS).sort());

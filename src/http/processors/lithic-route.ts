@@ -15,6 +15,7 @@ import {
   type ProcessorMessageContext,
   type ProcessorRouteSpec,
 } from './message-route.js';
+import type { OperationId } from '../operation-docs/index.js';
 
 /*
  * POST /v1/processors/lithic/{connectionId}: Lithic's ASA requests and transaction events
@@ -115,7 +116,7 @@ function decideAsa(context: ProcessorMessageContext, body: unknown) {
 /** The door's registration (register.ts). */
 export const LITHIC_ROUTE: ProcessorRouteSpec = {
   processor: 'lithic',
-  operationId: 'receiveLithicMessage',
+  operationId: 'receiveLithicMessage' satisfies OperationId,
   headers: lithicHeaders,
   body: lithicBody,
   answer: lithicAnswer,

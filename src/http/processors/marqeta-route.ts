@@ -17,6 +17,7 @@ import {
   type ProcessorMessageContext,
   type ProcessorRouteSpec,
 } from './message-route.js';
+import type { OperationId } from '../operation-docs/index.js';
 
 /*
  * POST /v1/processors/marqeta/{connectionId}: Marqeta's Gateway JIT Funding requests
@@ -101,7 +102,7 @@ function decideJit(context: ProcessorMessageContext, body: unknown, funding: Jit
 /** The door's registration (register.ts). */
 export const MARQETA_ROUTE: ProcessorRouteSpec = {
   processor: 'marqeta',
-  operationId: 'receiveMarqetaJitRequest',
+  operationId: 'receiveMarqetaJitRequest' satisfies OperationId,
   headers: marqetaHeaders,
   body: marqetaBody,
   // 402 (declined) carries the same object with its decline_reason: see its description.

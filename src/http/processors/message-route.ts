@@ -6,6 +6,7 @@ import { errorBody } from '../error-body.js';
 import type { Metrics } from '../metrics.js';
 import type { ProcessorDispatcher } from './dispatch.js';
 import type { ProcessorOperation, ProcessorResult, ProcessorSource } from './operation.js';
+import type { OperationId } from '../operation-docs/index.js';
 
 /*
  * What every processor's door (stripe-route.ts, lithic-route.ts, marqeta-route.ts) does the same
@@ -32,7 +33,7 @@ export const connectionParams = z.object({
 /** What tells one processor's door from another's. */
 export interface ProcessorRouteSpec {
   readonly processor: Processor;
-  readonly operationId: string;
+  readonly operationId: OperationId;
   /** The schemas document the route; they validate nothing (register.ts passes the raw body). */
   readonly headers: z.ZodType;
   readonly body: z.ZodType;

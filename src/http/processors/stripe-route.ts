@@ -17,6 +17,7 @@ import {
   verifiedStripeEvent,
   type StripeEventType,
 } from './stripe.js';
+import type { OperationId } from '../operation-docs/index.js';
 
 /*
  * POST /v1/processors/stripe/{connectionId}: the events Stripe sends to a webhook endpoint
@@ -116,7 +117,7 @@ async function answerStripe(
 /** The door's registration (register.ts). */
 export const STRIPE_ROUTE: ProcessorRouteSpec = {
   processor: 'stripe',
-  operationId: 'receiveStripeEvent',
+  operationId: 'receiveStripeEvent' satisfies OperationId,
   headers: stripeHeaders,
   body: stripeEventBody,
   answer: stripeAnswerObject,

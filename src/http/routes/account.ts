@@ -9,6 +9,7 @@ import {
 } from '../../core/index.js';
 import type { Store } from '../../store/store.js';
 import { authOf } from '../auth.js';
+import type { OperationId } from '../operation-docs/index.js';
 
 export const accountObject = z
   .object({
@@ -34,7 +35,7 @@ export function registerAccountRoutes(app: FastifyInstance, store: Store): void 
     {
       config: { requiredScope: null },
       schema: {
-        operationId: 'retrieveAccount',
+        operationId: 'retrieveAccount' satisfies OperationId,
         tags: ['account'],
         response: { 200: accountObject },
       },

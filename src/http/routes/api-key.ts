@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { authOf } from '../auth.js';
+import type { OperationId } from '../operation-docs/index.js';
 
 const apiKeyObject = z
   .object({
@@ -22,7 +23,7 @@ export function registerApiKeyRoutes(app: FastifyInstance): void {
     {
       config: { requiredScope: null },
       schema: {
-        operationId: 'retrieveApiKey',
+        operationId: 'retrieveApiKey' satisfies OperationId,
         tags: ['account'],
         response: { 200: apiKeyObject },
       },

@@ -26,6 +26,7 @@ import { captureBody } from '../schemas/clearing.js';
 import { idParams } from '../schemas/common.js';
 import { decisionObject } from '../schemas/policy.js';
 import { transactionObject } from '../schemas/transaction.js';
+import type { OperationId } from '../operation-docs/index.js';
 
 /**
  * The card network's money path (contract sections 7, 10 and 16): Authorize, Capture (which
@@ -167,7 +168,7 @@ function registerDecidingMessages(
 }
 
 function holdChangeRoute<Body extends typeof captureBody | typeof holdAmountBody>(
-  operationId: 'captureAuthorization' | 'reverseAuthorization',
+  operationId: Extract<OperationId, 'captureAuthorization' | 'reverseAuthorization'>,
   body: Body,
 ) {
   return {
@@ -200,7 +201,7 @@ function countDecision(counters: DecisionCounters, outcome: AuthorizationOutcome
 const adviceRoute = {
   config: { requiredScope: 'authorizations:write', rateLimitFailOpen: true },
   schema: {
-    operationId: 'adviseAuthorization',
+    operationId: 'adviseAuthorization' satisfies OperationId,
     tags: ['authorizations'],
     body: adviceBody,
     response: { 200: decisionObject },
@@ -210,7 +211,7 @@ const adviceRoute = {
 const incrementRoute = {
   config: { requiredScope: 'authorizations:write', rateLimitFailOpen: true },
   schema: {
-    operationId: 'incrementAuthorization',
+    operationId: 'incrementAuthorization' satisfies OperationId,
     tags: ['authorizations'],
     params: idParams,
     body: incrementBody,
@@ -221,7 +222,7 @@ const incrementRoute = {
 const authorizeRoute = {
   config: { requiredScope: 'authorizations:write', rateLimitFailOpen: true },
   schema: {
-    operationId: 'authorize',
+    operationId: 'authorize' satisfies OperationId,
     tags: ['authorizations'],
     body: authorizeBody,
     response: { 200: decisionObject },

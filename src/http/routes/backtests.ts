@@ -7,6 +7,7 @@ import { respond } from '../idempotency.js';
 import { backtestBody, backtestObject, backtestParams } from '../schemas/backtest.js';
 import { idParams } from '../schemas/common.js';
 import { underPolicy } from './policies.js';
+import type { OperationId } from '../operation-docs/index.js';
 
 /*
  * Policy backtests (issue 14): a draft replayed over a vault's recorded card authorizations,
@@ -69,7 +70,7 @@ function createRoute(operation: 'Vault' | 'Card') {
   return {
     config: { requiredScope: 'transactions:read' },
     schema: {
-      operationId: `create${operation}PolicyBacktest`,
+      operationId: `create${operation}PolicyBacktest` as const satisfies OperationId,
       tags: ['policies'],
       params: idParams,
       body: backtestBody,
@@ -82,7 +83,7 @@ function getRoute(operation: 'Vault' | 'Card') {
   return {
     config: { requiredScope: 'transactions:read' },
     schema: {
-      operationId: `get${operation}PolicyBacktest`,
+      operationId: `get${operation}PolicyBacktest` as const satisfies OperationId,
       tags: ['policies'],
       params: backtestParams,
       response: { 200: backtestObject },

@@ -13,6 +13,7 @@ import {
 } from '../schemas/card-display.js';
 import { idParams, twoFactorHeaders } from '../schemas/common.js';
 import { twoFactorRefused } from './two-factor.js';
+import type { OperationId } from '../operation-docs/index.js';
 
 /**
  * Hosted card display (issue 18): a single-use token for one card (behind `cards:reveal` and
@@ -104,7 +105,7 @@ async function displayAnswer(
 const createTokenRoute = {
   config: { requiredScope: 'cards:reveal' },
   schema: {
-    operationId: 'createCardDisplayToken',
+    operationId: 'createCardDisplayToken' satisfies OperationId,
     tags: ['cards'],
     params: idParams,
     headers: twoFactorHeaders,
@@ -115,7 +116,7 @@ const createTokenRoute = {
 const retrieveOriginsRoute = {
   config: { requiredScope: null },
   schema: {
-    operationId: 'retrieveDisplayOrigins',
+    operationId: 'retrieveDisplayOrigins' satisfies OperationId,
     tags: ['account'],
     response: { 200: displayOriginsObject },
   },
@@ -124,7 +125,7 @@ const retrieveOriginsRoute = {
 const setOriginsRoute = {
   config: { requiredScope: 'account:write' },
   schema: {
-    operationId: 'setDisplayOrigins',
+    operationId: 'setDisplayOrigins' satisfies OperationId,
     tags: ['account'],
     body: setDisplayOriginsBody,
     response: { 200: displayOriginsObject },

@@ -6,6 +6,7 @@ import { authOf } from '../auth.js';
 import { respond } from '../idempotency.js';
 import { idParams } from '../schemas/common.js';
 import { deletedPolicyObject, policyBody, policyObject } from '../schemas/policy.js';
+import type { OperationId } from '../operation-docs/index.js';
 
 /**
  * Card-level policies: a card's own policy, in the vault policy's format, which an
@@ -41,7 +42,7 @@ export function registerCardPolicyRoutes(app: FastifyInstance, store: Store): vo
 const setCardPolicyRoute = {
   config: { requiredScope: 'policies:write' },
   schema: {
-    operationId: 'setCardPolicy',
+    operationId: 'setCardPolicy' satisfies OperationId,
     tags: ['policies'],
     params: idParams,
     body: policyBody,
@@ -52,7 +53,7 @@ const setCardPolicyRoute = {
 const getCardPolicyRoute = {
   config: { requiredScope: 'vaults:read' },
   schema: {
-    operationId: 'getCardPolicy',
+    operationId: 'getCardPolicy' satisfies OperationId,
     tags: ['policies'],
     params: idParams,
     response: { 200: policyObject },
@@ -62,7 +63,7 @@ const getCardPolicyRoute = {
 const deleteCardPolicyRoute = {
   config: { requiredScope: 'policies:write' },
   schema: {
-    operationId: 'deleteCardPolicy',
+    operationId: 'deleteCardPolicy' satisfies OperationId,
     tags: ['policies'],
     params: idParams,
     response: { 200: deletedPolicyObject },

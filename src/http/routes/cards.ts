@@ -13,6 +13,7 @@ import {
 } from '../schemas/card.js';
 import { idParams, listOf, presentPage, twoFactorHeaders } from '../schemas/common.js';
 import { twoFactorRefused } from './two-factor.js';
+import type { OperationId } from '../operation-docs/index.js';
 
 /**
  * Cards (contract sections 7-9): create, list, retrieve, reveal, freeze, unfreeze, cancel.
@@ -70,9 +71,9 @@ export function registerCardRoutes(
   });
 
   const transitions = [
-    { path: 'freeze', operationId: 'freezeCard', status: 'frozen' },
-    { path: 'unfreeze', operationId: 'unfreezeCard', status: 'active' },
-    { path: 'cancel', operationId: 'cancelCard', status: 'cancelled' },
+    { path: 'freeze', operationId: 'freezeCard' satisfies OperationId, status: 'frozen' },
+    { path: 'unfreeze', operationId: 'unfreezeCard' satisfies OperationId, status: 'active' },
+    { path: 'cancel', operationId: 'cancelCard' satisfies OperationId, status: 'cancelled' },
   ] as const;
   for (const transition of transitions) {
     routes.post(
@@ -89,7 +90,9 @@ export function registerCardRoutes(
   }
 }
 
-function cardTransitionRoute(operationId: 'freezeCard' | 'unfreezeCard' | 'cancelCard') {
+function cardTransitionRoute(
+  operationId: Extract<OperationId, 'freezeCard' | 'unfreezeCard' | 'cancelCard'>,
+) {
   return {
     config: { requiredScope: 'cards:write' },
     schema: { operationId, tags: ['cards'], params: idParams, response: { 200: cardObject } },
@@ -99,7 +102,7 @@ function cardTransitionRoute(operationId: 'freezeCard' | 'unfreezeCard' | 'cance
 const createCardRoute = {
   config: { requiredScope: 'cards:write' },
   schema: {
-    operationId: 'createCard',
+    operationId: 'createCard' satisfies OperationId,
     tags: ['cards'],
     body: createCardBody,
     response: { 201: cardObject },
@@ -109,7 +112,7 @@ const createCardRoute = {
 const listCardsRoute = {
   config: { requiredScope: 'cards:read' },
   schema: {
-    operationId: 'listCards',
+    operationId: 'listCards' satisfies OperationId,
     tags: ['cards'],
     querystring: listCardsQuery,
     response: { 200: listOf(cardObject) },
@@ -119,7 +122,7 @@ const listCardsRoute = {
 const retrieveCardRoute = {
   config: { requiredScope: 'cards:read' },
   schema: {
-    operationId: 'retrieveCard',
+    operationId: 'retrieveCard' satisfies OperationId,
     tags: ['cards'],
     params: idParams,
     response: { 200: cardObject },
@@ -147,7 +150,7 @@ function registerUpdateCard(app: FastifyInstance, store: Store): void {
 const updateCardRoute = {
   config: { requiredScope: 'cards:write' },
   schema: {
-    operationId: 'updateCard',
+    operationId: 'updateCard' satisfies OperationId,
     tags: ['cards'],
     params: idParams,
     body: updateCardBody,
@@ -158,7 +161,7 @@ const updateCardRoute = {
 const revealCardRoute = {
   config: { requiredScope: 'cards:reveal' },
   schema: {
-    operationId: 'revealCard',
+    operationId: 'revealCard' satisfies OperationId,
     tags: ['cards'],
     params: idParams,
     headers: twoFactorHeaders,

@@ -6,6 +6,7 @@ import { authOf } from '../auth.js';
 import { respond } from '../idempotency.js';
 import { forceCaptureBody, refundBody } from '../schemas/clearing.js';
 import { transactionObject } from '../schemas/transaction.js';
+import type { OperationId } from '../operation-docs/index.js';
 
 /**
  * Force Capture and Refund (contract v1.2, section 16): clearing messages with no hold to
@@ -21,7 +22,7 @@ export function registerClearingRoutes(app: FastifyInstance, store: Store): void
       // Money the network has moved: recorded even while Redis, and so the count, is down.
       config: { requiredScope: 'authorizations:write', rateLimitFailOpen: true },
       schema: {
-        operationId: 'forceCapture',
+        operationId: 'forceCapture' satisfies OperationId,
         tags: ['authorizations'],
         body: forceCaptureBody,
         response: { 201: transactionObject },
@@ -43,7 +44,7 @@ export function registerClearingRoutes(app: FastifyInstance, store: Store): void
       // Money the network has moved: recorded even while Redis, and so the count, is down.
       config: { requiredScope: 'authorizations:write', rateLimitFailOpen: true },
       schema: {
-        operationId: 'createRefund',
+        operationId: 'createRefund' satisfies OperationId,
         tags: ['authorizations'],
         body: refundBody,
         response: { 201: transactionObject },

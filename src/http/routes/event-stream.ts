@@ -6,6 +6,7 @@ import type { OutboxEvent, Store } from '../../store/store.js';
 import { authOf } from '../auth.js';
 import { isIdOf } from '../../ids.js';
 import { FEED_EVENT_TYPES, type EventHub } from '../event-hub.js';
+import type { OperationId } from '../operation-docs/index.js';
 
 /*
  * Stream Events: the caller's `authorization.approved` and `authorization.declined` events as
@@ -35,7 +36,7 @@ const UNSENT_BYTES_MAX = 1024 * 1024;
 const eventStreamRoute = {
   config: { requiredScope: 'transactions:read' },
   schema: {
-    operationId: 'streamEvents',
+    operationId: 'streamEvents' satisfies OperationId,
     tags: ['events'],
     response: {
       200: z.string().meta({

@@ -17,6 +17,7 @@ import {
   policyObject,
   simulateBody,
 } from '../schemas/policy.js';
+import type { OperationId } from '../operation-docs/index.js';
 
 /** Authorization policies (contract sections 7 and 11): set, get, delete, simulate. */
 export function registerPolicyRoutes(app: FastifyInstance, store: Store): void {
@@ -88,7 +89,7 @@ export function underPolicy(error: PolicyInvalidError): PolicyInvalidError {
 const setPolicyRoute = {
   config: { requiredScope: 'policies:write' },
   schema: {
-    operationId: 'setPolicy',
+    operationId: 'setPolicy' satisfies OperationId,
     tags: ['policies'],
     params: idParams,
     body: policyBody,
@@ -99,7 +100,7 @@ const setPolicyRoute = {
 const getPolicyRoute = {
   config: { requiredScope: 'vaults:read' },
   schema: {
-    operationId: 'getPolicy',
+    operationId: 'getPolicy' satisfies OperationId,
     tags: ['policies'],
     params: idParams,
     response: { 200: policyObject },
@@ -109,7 +110,7 @@ const getPolicyRoute = {
 const deletePolicyRoute = {
   config: { requiredScope: 'policies:write' },
   schema: {
-    operationId: 'deletePolicy',
+    operationId: 'deletePolicy' satisfies OperationId,
     tags: ['policies'],
     params: idParams,
     response: { 200: deletedPolicyObject },
@@ -119,7 +120,7 @@ const deletePolicyRoute = {
 const simulatePolicyRoute = {
   config: { requiredScope: 'vaults:read' },
   schema: {
-    operationId: 'simulatePolicy',
+    operationId: 'simulatePolicy' satisfies OperationId,
     tags: ['policies'],
     params: idParams,
     body: simulateBody,

@@ -12,6 +12,7 @@ import {
   policyVersionsQuery,
   versionParams,
 } from '../schemas/policy.js';
+import type { OperationId } from '../operation-docs/index.js';
 
 /**
  * A policy's remaining limits and its history, for a vault's policy or a card's own (`kind`):
@@ -26,7 +27,9 @@ export function registerPolicyHistoryRoutes(
   const routes = app.withTypeProvider<ZodTypeProvider>();
   const base = kind === 'vault' ? '/v1/vaults/:id/policy' : '/v1/cards/:id/policy';
   const owner = (id: string): PolicyOwner => ({ kind, id });
-  const named = (operationId: string) => `${operationId}${kind === 'vault' ? '' : 'OfCard'}`;
+  const named = (
+    operationId: 'getPolicyLimits' | 'listPolicyVersions' | 'restorePolicyVersion',
+  ): OperationId => (kind === 'vault' ? operationId : `${operationId}OfCard`);
 
   routes.get(`${base}/limits`, limitsRoute(named('getPolicyLimits')), async (request) => {
     const { of, statuses } = await store.policyLimits(
@@ -60,7 +63,7 @@ export function registerPolicyHistoryRoutes(
   );
 }
 
-const limitsRoute = (operationId: string) =>
+const limitsRoute = (operationId: OperationId) =>
   ({
     config: { requiredScope: 'vaults:read' },
     schema: {
@@ -71,7 +74,7 @@ const limitsRoute = (operationId: string) =>
     },
   }) as const;
 
-const versionsRoute = (operationId: string) =>
+const versionsRoute = (operationId: OperationId) =>
   ({
     config: { requiredScope: 'vaults:read' },
     schema: {
@@ -83,7 +86,7 @@ const versionsRoute = (operationId: string) =>
     },
   }) as const;
 
-const restoreRoute = (operationId: string) =>
+const restoreRoute = (operationId: OperationId) =>
   ({
     config: { requiredScope: 'policies:write' },
     schema: {

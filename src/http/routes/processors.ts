@@ -12,6 +12,7 @@ import {
   processorConnectionWithSecretsObject,
   rotateProcessorBody,
 } from '../schemas/processor.js';
+import type { OperationId } from '../operation-docs/index.js';
 
 /** A rotation's grace when none is given: a day to switch the processor's side over. */
 const ROTATION_GRACE_S_DEFAULT = 24 * 3600;
@@ -169,7 +170,7 @@ const readScope = writeScope;
 const createRoute = {
   ...writeScope,
   schema: {
-    operationId: 'createProcessorConnection',
+    operationId: 'createProcessorConnection' satisfies OperationId,
     tags: ['processors'],
     body: createProcessorBody,
     response: { 201: processorConnectionWithSecretsObject },
@@ -179,7 +180,7 @@ const createRoute = {
 const listRoute = {
   ...readScope,
   schema: {
-    operationId: 'listProcessorConnections',
+    operationId: 'listProcessorConnections' satisfies OperationId,
     tags: ['processors'],
     response: { 200: listOf(processorConnectionObject) },
   },
@@ -188,7 +189,7 @@ const listRoute = {
 const getRoute = {
   ...readScope,
   schema: {
-    operationId: 'getProcessorConnection',
+    operationId: 'getProcessorConnection' satisfies OperationId,
     tags: ['processors'],
     params: idParams,
     response: { 200: processorConnectionObject },
@@ -198,7 +199,7 @@ const getRoute = {
 const deleteRoute = {
   ...writeScope,
   schema: {
-    operationId: 'deleteProcessorConnection',
+    operationId: 'deleteProcessorConnection' satisfies OperationId,
     tags: ['processors'],
     params: idParams,
     response: { 200: deletedProcessorObject },
@@ -208,7 +209,7 @@ const deleteRoute = {
 const rotateRoute = {
   ...writeScope,
   schema: {
-    operationId: 'rotateProcessorSecrets',
+    operationId: 'rotateProcessorSecrets' satisfies OperationId,
     tags: ['processors'],
     params: idParams,
     body: rotateProcessorBody,

@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { assert } from '../../core/index.js';
 import { RATE_LIMIT_WINDOW_SECONDS } from '../rate-limits.js';
 import { timestampOutput } from '../schemas/common.js';
+import type { OperationId } from '../operation-docs/index.js';
 
 const rateLimitObject = z
   .object({
@@ -25,7 +26,7 @@ export function registerRateLimitRoutes(app: FastifyInstance): void {
     {
       config: { requiredScope: null },
       schema: {
-        operationId: 'retrieveRateLimits',
+        operationId: 'retrieveRateLimits' satisfies OperationId,
         tags: ['account'],
         response: { 200: rateLimitObject },
       },

@@ -12,6 +12,7 @@ import {
 import { amountInputSchema } from '../../core/policy/schema.js';
 import { builtinRuleLibrary } from '../../rule-library/load.js';
 import { listOf, paginationQuery, presentPage } from '../schemas/common.js';
+import type { OperationId } from '../operation-docs/index.js';
 
 /*
  * The rule library (rules/*.json) as the API lists it: what each template does, the parameters
@@ -192,7 +193,7 @@ export function registerRuleTemplateRoutes(
     {
       config: { requiredScope: null },
       schema: {
-        operationId: 'listRuleTemplates',
+        operationId: 'listRuleTemplates' satisfies OperationId,
         tags: ['policies'],
         querystring: listRuleTemplatesQuery,
         response: { 200: listOf(ruleTemplateObject) },

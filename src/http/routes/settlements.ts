@@ -10,6 +10,7 @@ import {
   settlementObject,
   type SettlementRecordBody,
 } from '../schemas/settlement.js';
+import type { OperationId } from '../operation-docs/index.js';
 
 /**
  * Clearing batches: the card network's capture file. Accepted whole with 202 once
@@ -59,7 +60,7 @@ function recordInput(record: SettlementRecordBody, index: number): SettlementRec
 const createSettlementRoute = {
   config: { requiredScope: 'authorizations:write' },
   schema: {
-    operationId: 'createSettlement',
+    operationId: 'createSettlement' satisfies OperationId,
     tags: ['authorizations'],
     body: createSettlementBody,
     response: { 202: settlementObject },
@@ -69,7 +70,7 @@ const createSettlementRoute = {
 const retrieveSettlementRoute = {
   config: { requiredScope: 'authorizations:write' },
   schema: {
-    operationId: 'retrieveSettlement',
+    operationId: 'retrieveSettlement' satisfies OperationId,
     tags: ['authorizations'],
     params: idParams,
     response: { 200: settlementObject },

@@ -5,6 +5,7 @@ import type { Store } from '../../store/store.js';
 import { authOf } from '../auth.js';
 import { respond } from '../idempotency.js';
 import { simulateDepositBody, transactionObject } from '../schemas/transaction.js';
+import type { OperationId } from '../operation-docs/index.js';
 
 /** Simulate Deposit (contract section 7): money out of nothing, for test mode only. */
 export function registerSimulateDepositRoutes(app: FastifyInstance, store: Store): void {
@@ -13,7 +14,7 @@ export function registerSimulateDepositRoutes(app: FastifyInstance, store: Store
     {
       config: { requiredScope: 'vaults:write' },
       schema: {
-        operationId: 'simulateDeposit',
+        operationId: 'simulateDeposit' satisfies OperationId,
         tags: ['testing'],
         body: simulateDepositBody,
         response: { 201: transactionObject },

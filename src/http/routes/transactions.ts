@@ -20,6 +20,7 @@ import {
   timelineObject,
   transactionObject,
 } from '../schemas/transaction.js';
+import type { OperationId } from '../operation-docs/index.js';
 
 /** Transactions and their metadata (contract sections 7 and 14). */
 export function registerTransactionRoutes(app: FastifyInstance, store: Store): void {
@@ -47,7 +48,7 @@ export function registerTransactionRoutes(app: FastifyInstance, store: Store): v
 const listTransactionsRoute = {
   config: { requiredScope: 'transactions:read' },
   schema: {
-    operationId: 'listTransactions',
+    operationId: 'listTransactions' satisfies OperationId,
     tags: ['transactions'],
     querystring: listTransactionsQuery,
     response: { 200: listOf(transactionObject) },
@@ -57,7 +58,7 @@ const listTransactionsRoute = {
 const retrieveTransactionRoute = {
   config: { requiredScope: 'transactions:read' },
   schema: {
-    operationId: 'retrieveTransaction',
+    operationId: 'retrieveTransaction' satisfies OperationId,
     tags: ['transactions'],
     params: idParams,
     response: { 200: transactionObject },
@@ -67,7 +68,7 @@ const retrieveTransactionRoute = {
 const transactionMetadataRoute = {
   config: { requiredScope: 'transactions:metadata' },
   schema: {
-    operationId: 'getTransactionMetadata',
+    operationId: 'getTransactionMetadata' satisfies OperationId,
     tags: ['transactions'],
     params: idParams,
     response: { 200: metadataObject },
@@ -77,7 +78,7 @@ const transactionMetadataRoute = {
 const transactionTimelineRoute = {
   config: { requiredScope: 'transactions:read' },
   schema: {
-    operationId: 'getTransactionTimeline',
+    operationId: 'getTransactionTimeline' satisfies OperationId,
     tags: ['transactions'],
     params: idParams,
     response: { 200: timelineObject },

@@ -13,6 +13,7 @@ import {
   transferObject,
 } from '../schemas/transaction.js';
 import { assertChainAvailable, solanaAddress } from '../solana-address.js';
+import type { OperationId } from '../operation-docs/index.js';
 
 /** Transfers between vaults and out to Solana (contract sections 7 and 12). */
 export function registerTransferRoutes(
@@ -46,7 +47,7 @@ export function registerTransferRoutes(
 const createTransferRoute = {
   config: { requiredScope: 'transfers:write' },
   schema: {
-    operationId: 'createTransfer',
+    operationId: 'createTransfer' satisfies OperationId,
     tags: ['transfers'],
     body: createTransferBody,
     response: { 201: transferObject },
@@ -56,7 +57,7 @@ const createTransferRoute = {
 const createExternalTransferRoute = {
   config: { requiredScope: 'transfers:write' },
   schema: {
-    operationId: 'createExternalTransfer',
+    operationId: 'createExternalTransfer' satisfies OperationId,
     tags: ['transfers'],
     body: createExternalTransferBody,
     response: { 202: transferObject },
@@ -66,7 +67,7 @@ const createExternalTransferRoute = {
 const listTransfersRoute = {
   config: { requiredScope: 'transactions:read' },
   schema: {
-    operationId: 'listTransfers',
+    operationId: 'listTransfers' satisfies OperationId,
     tags: ['transfers'],
     querystring: listTransfersQuery,
     response: { 200: listOf(transferObject) },
@@ -76,7 +77,7 @@ const listTransfersRoute = {
 const retrieveTransferRoute = {
   config: { requiredScope: 'transactions:read' },
   schema: {
-    operationId: 'retrieveTransfer',
+    operationId: 'retrieveTransfer' satisfies OperationId,
     tags: ['transfers'],
     params: idParams,
     response: { 200: transferObject },

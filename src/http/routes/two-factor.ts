@@ -12,6 +12,7 @@ import {
 import { authOf } from '../auth.js';
 import { accountObject, callerAccount } from './account.js';
 import { text, twoFactorHeaders } from '../schemas/common.js';
+import type { OperationId } from '../operation-docs/index.js';
 
 const enrolmentObject = z.object({
   object: z.literal('two_factor_enrolment'),
@@ -101,7 +102,7 @@ export function registerTwoFactorRoutes(app: FastifyInstance, store: Store): voi
 const beginTwoFactorRoute = {
   config: { requiredScope: 'account:write' },
   schema: {
-    operationId: 'beginTwoFactor',
+    operationId: 'beginTwoFactor' satisfies OperationId,
     tags: ['account'],
     response: { 200: enrolmentObject },
   },
@@ -110,7 +111,7 @@ const beginTwoFactorRoute = {
 const verifyTwoFactorRoute = {
   config: { requiredScope: 'account:write' },
   schema: {
-    operationId: 'verifyTwoFactor',
+    operationId: 'verifyTwoFactor' satisfies OperationId,
     tags: ['account'],
     body: z.strictObject({ code: text(1, 10) }),
     response: { 200: accountObject },
@@ -120,7 +121,7 @@ const verifyTwoFactorRoute = {
 const disableTwoFactorRoute = {
   config: { requiredScope: 'account:write' },
   schema: {
-    operationId: 'disableTwoFactor',
+    operationId: 'disableTwoFactor' satisfies OperationId,
     tags: ['account'],
     headers: twoFactorHeaders,
     response: { 200: accountObject },

@@ -5,6 +5,7 @@ import type { Store } from '../../store/store.js';
 import { authOf } from '../auth.js';
 import { idParams, listOf, presentPage } from '../schemas/common.js';
 import { balanceHistoryQuery, balanceObject, balanceSnapshotObject } from '../schemas/vault.js';
+import type { OperationId } from '../operation-docs/index.js';
 
 /** A vault's balance now and day by day (contract sections 7 and 8). */
 export function registerVaultBalanceRoutes(app: FastifyInstance, store: Store): void {
@@ -23,7 +24,7 @@ export function registerVaultBalanceRoutes(app: FastifyInstance, store: Store): 
 const vaultBalanceRoute = {
   config: { requiredScope: 'vaults:read' },
   schema: {
-    operationId: 'getVaultBalance',
+    operationId: 'getVaultBalance' satisfies OperationId,
     tags: ['vaults'],
     params: idParams,
     response: { 200: balanceObject },
@@ -33,7 +34,7 @@ const vaultBalanceRoute = {
 const balanceHistoryRoute = {
   config: { requiredScope: 'vaults:read' },
   schema: {
-    operationId: 'getBalanceHistory',
+    operationId: 'getBalanceHistory' satisfies OperationId,
     tags: ['vaults'],
     params: idParams,
     querystring: balanceHistoryQuery,

@@ -5,6 +5,7 @@ import type { Store } from '../../store/store.js';
 import { authOf } from '../auth.js';
 import { idParams, listOf, presentPage } from '../schemas/common.js';
 import { chainDepositObject, listDepositsQuery } from '../schemas/vault.js';
+import type { OperationId } from '../operation-docs/index.js';
 
 /** The transfers found at a vault's deposit address (issue 15): credited, swept and ignored. */
 export function registerVaultDepositRoutes(app: FastifyInstance, store: Store): void {
@@ -21,7 +22,7 @@ export function registerVaultDepositRoutes(app: FastifyInstance, store: Store): 
 const listDepositsRoute = {
   config: { requiredScope: 'vaults:read' },
   schema: {
-    operationId: 'listVaultDeposits',
+    operationId: 'listVaultDeposits' satisfies OperationId,
     tags: ['vaults'],
     params: idParams,
     querystring: listDepositsQuery,

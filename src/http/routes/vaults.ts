@@ -22,6 +22,7 @@ import {
   vaultObject,
 } from '../schemas/vault.js';
 import { assertChainAvailable, solanaAddress } from '../solana-address.js';
+import type { OperationId } from '../operation-docs/index.js';
 
 /** Vaults (contract sections 7 and 9): create, list, retrieve, update, freeze, unfreeze, close. */
 export function registerVaultRoutes(
@@ -131,7 +132,7 @@ function closeDestination(
 const createVaultRoute = {
   config: { requiredScope: 'vaults:write' },
   schema: {
-    operationId: 'createVault',
+    operationId: 'createVault' satisfies OperationId,
     tags: ['vaults'],
     body: createVaultBody,
     response: { 201: vaultObject },
@@ -141,7 +142,7 @@ const createVaultRoute = {
 const retrieveVaultRoute = {
   config: { requiredScope: 'vaults:read' },
   schema: {
-    operationId: 'retrieveVault',
+    operationId: 'retrieveVault' satisfies OperationId,
     tags: ['vaults'],
     params: idParams,
     response: { 200: vaultObject },
@@ -151,7 +152,7 @@ const retrieveVaultRoute = {
 const listVaultsRoute = {
   config: { requiredScope: 'vaults:read' },
   schema: {
-    operationId: 'listVaults',
+    operationId: 'listVaults' satisfies OperationId,
     tags: ['vaults'],
     querystring: listVaultsQuery,
     response: { 200: listOf(vaultObject) },
@@ -161,7 +162,7 @@ const listVaultsRoute = {
 const updateVaultRoute = {
   config: { requiredScope: 'vaults:write' },
   schema: {
-    operationId: 'updateVault',
+    operationId: 'updateVault' satisfies OperationId,
     tags: ['vaults'],
     params: idParams,
     body: updateVaultBody,
@@ -172,7 +173,7 @@ const updateVaultRoute = {
 const freezeVaultRoute = {
   config: { requiredScope: 'vaults:write' },
   schema: {
-    operationId: 'freezeVault',
+    operationId: 'freezeVault' satisfies OperationId,
     tags: ['vaults'],
     params: idParams,
     body: freezeVaultBody,
@@ -183,7 +184,7 @@ const freezeVaultRoute = {
 const unfreezeVaultRoute = {
   config: { requiredScope: 'vaults:write' },
   schema: {
-    operationId: 'unfreezeVault',
+    operationId: 'unfreezeVault' satisfies OperationId,
     tags: ['vaults'],
     params: idParams,
     response: { 200: vaultObject },
@@ -193,7 +194,7 @@ const unfreezeVaultRoute = {
 const closeVaultRoute = {
   config: { requiredScope: 'vaults:write' },
   schema: {
-    operationId: 'closeVault',
+    operationId: 'closeVault' satisfies OperationId,
     tags: ['vaults'],
     params: idParams,
     body: closeVaultBody,

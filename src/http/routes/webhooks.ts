@@ -25,6 +25,7 @@ import {
   webhookEndpointObject,
   webhookTestObject,
 } from '../schemas/webhook.js';
+import type { OperationId } from '../operation-docs/index.js';
 
 /**
  * Webhook endpoints (contract sections 7 and 13): create, list, delete, test, deliveries.
@@ -104,7 +105,7 @@ export function registerWebhookRoutes(app: FastifyInstance, store: Store): void 
 const createWebhookRoute = {
   ...scopeOf,
   schema: {
-    operationId: 'createWebhook',
+    operationId: 'createWebhook' satisfies OperationId,
     tags: ['webhooks'],
     description:
       'Registers an endpoint and answers its `whsec_` signing secret, this once. With an ' +
@@ -122,7 +123,7 @@ const createWebhookRoute = {
 const listWebhooksRoute = {
   ...scopeOf,
   schema: {
-    operationId: 'listWebhooks',
+    operationId: 'listWebhooks' satisfies OperationId,
     tags: ['webhooks'],
     response: { 200: listOf(webhookEndpointObject) },
   },
@@ -131,7 +132,7 @@ const listWebhooksRoute = {
 const deleteWebhookRoute = {
   ...scopeOf,
   schema: {
-    operationId: 'deleteWebhook',
+    operationId: 'deleteWebhook' satisfies OperationId,
     tags: ['webhooks'],
     params: idParams,
     response: { 200: deletedWebhookObject },
@@ -141,7 +142,7 @@ const deleteWebhookRoute = {
 const testWebhookRoute = {
   ...scopeOf,
   schema: {
-    operationId: 'testWebhook',
+    operationId: 'testWebhook' satisfies OperationId,
     tags: ['webhooks'],
     params: idParams,
     response: { 200: webhookTestObject },
@@ -151,7 +152,7 @@ const testWebhookRoute = {
 const listWebhookDeliveriesRoute = {
   ...scopeOf,
   schema: {
-    operationId: 'listWebhookDeliveries',
+    operationId: 'listWebhookDeliveries' satisfies OperationId,
     tags: ['webhooks'],
     params: idParams,
     querystring: listDeliveriesQuery,

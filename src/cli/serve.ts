@@ -273,14 +273,25 @@ function stopGracefully(
     if (stopping) return;
     stopping = true;
     logger.info({ reason }, 'shutting down');
-    const force = setTimeout(() => process.exit(1), SHUTDOWN_MS_MAX);
+    // What the stop waits on, named if it outlasts its limit: an operator sees which part hung.
+    let waitingOn = 'the HTTP server';
+    const force = setTimeout(() => {
+      logger.error(
+        { waitingOn, limitMs: SHUTDOWN_MS_MAX },
+        'shutdown did not finish in time; exiting',
+      );
+      process.exit(1);
+    }, SHUTDOWN_MS_MAX);
     force.unref();
     void (async () => {
       claim.close();
       await app.close();
+      waitingOn = 'the workers';
       await background?.workers.stop();
+      waitingOn = 'the chains';
       await background?.chains.close();
       redis.disconnect();
+      waitingOn = 'the database';
       await store.close();
       process.exit(exitCode);
     })();

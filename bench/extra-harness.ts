@@ -26,6 +26,8 @@ export function serviceSettings(): string {
   return `service from ${FROM_DIST ? 'dist/' : 'src/ (tsx)'}, LOG_LEVEL=${LOG_LEVEL}, roles ${SERVICE_ROLE}`;
 }
 
+const PROFILE_DIR = process.env.BENCH_CPU_PROF;
+
 /** `spendgate serve` in a child process (bench/http-service.ts), ready. */
 export async function startService(
   databaseUrl: string,
@@ -33,22 +35,27 @@ export async function startService(
   masterKey: Buffer,
 ): Promise<{ readonly child: Child; readonly base: string }> {
   const port = await freePort();
-  const child = new Child('bench/http-service.ts', {
-    DATABASE_URL: databaseUrl,
-    REDIS_URL,
-    REDIS_PREFIX: redisPrefix,
-    HOST: '127.0.0.1',
-    PORT: String(port),
-    SPENDGATE_MASTER_KEY: masterKey.toString('base64'),
-    LOG_LEVEL,
-    // Counted in Redis as usual, limits raised: the lifecycle messages other than capture and
-    // reverse are in the test-mode key class (src/http/rate-limits.ts), whose default would
-    // answer 429s long before the workloads' rates.
-    RATE_LIMIT_AUTHORIZATIONS_PER_SECOND: '1000000',
-    RATE_LIMIT_TEST_PER_SECOND: '1000000',
-    ...(FROM_DIST ? { SG_BENCH_FROM_DIST: '1' } : {}),
-    SG_BENCH_ROLE: SERVICE_ROLE,
-  });
+  const child = new Child(
+    'bench/http-service.ts',
+    {
+      DATABASE_URL: databaseUrl,
+      REDIS_URL,
+      REDIS_PREFIX: redisPrefix,
+      HOST: '127.0.0.1',
+      PORT: String(port),
+      SPENDGATE_MASTER_KEY: masterKey.toString('base64'),
+      LOG_LEVEL,
+      // Counted in Redis as usual, limits raised: the lifecycle messages other than capture and
+      // reverse are in the test-mode key class (src/http/rate-limits.ts), whose default would
+      // answer 429s long before the workloads' rates.
+      RATE_LIMIT_AUTHORIZATIONS_PER_SECOND: '1000000',
+      RATE_LIMIT_TEST_PER_SECOND: '1000000',
+      ...(FROM_DIST ? { SG_BENCH_FROM_DIST: '1' } : {}),
+      SG_BENCH_ROLE: SERVICE_ROLE,
+    },
+    // BENCH_CPU_PROF=<dir>: the service's CPU profile, written when it stops (as bench:http's).
+    PROFILE_DIR === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${PROFILE_DIR}`],
+  );
   const base = `http://127.0.0.1:${port}`;
   await child.waitUntil(`${base}/readyz`, (status) => status === 200, START_MS_MAX);
   return { child, base };

@@ -24,6 +24,7 @@ import { post, systemAccountId, transferEntries } from '../ledger.js';
 import { appendEvent } from '../outbox.js';
 import { TRANSACTION_COLUMNS, transactionFromRow, type TransactionRow } from '../rows.js';
 import type { SqlQueryable } from '../sql/client.js';
+import { inScope } from '../sql/scoped-row.js';
 import { spendDayOf } from '../spend.js';
 import { simulatePolicy } from './policies.js';
 
@@ -319,11 +320,12 @@ async function lockOriginal(
 ): Promise<TransactionRecord> {
   const { rows } = await tx.query<TransactionRow>(
     `SELECT ${TRANSACTION_COLUMNS} FROM transactions
-     WHERE id = $1 AND account_id = $2 AND mode = $3 FOR UPDATE`,
-    [transactionId, scope.accountId, scope.mode],
+     WHERE id = $1 FOR UPDATE`,
+    [transactionId],
   );
+  // By the primary key alone, the scope checked here (sql/scoped-row.ts says why).
   const row = rows[0];
-  if (row === undefined) {
+  if (row === undefined || !inScope(row, scope)) {
     throw new SpendgateError(
       'transaction_not_found',
       `No transaction ${transactionId.slice(0, 64)} exists.`,

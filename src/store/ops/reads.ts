@@ -17,6 +17,7 @@ import {
   type TransferRow,
 } from '../rows.js';
 import type { SqlQueryable } from '../sql/client.js';
+import { inScope } from '../sql/scoped-row.js';
 
 /**
  * The scope's row of `table` with this id, or the not-found refusal: another account's or
@@ -29,12 +30,15 @@ export async function readScoped<Row extends object>(
   id: string,
   notFound: () => SpendgateError,
 ): Promise<Row> {
-  const { rows } = await tx.query<Row>(
-    `SELECT ${read.columns} FROM ${read.table} WHERE id = $1 AND account_id = $2 AND mode = $3`,
-    [id, scope.accountId, scope.mode],
+  // By the primary key alone, the scope checked here (sql/scoped-row.ts says why).
+  const { rows } = await tx.query<Row & { scope_account_id: string; scope_mode: string }>(
+    `SELECT ${read.columns}, account_id AS scope_account_id, mode AS scope_mode
+     FROM ${read.table} WHERE id = $1`,
+    [id],
   );
   const row = rows[0];
   if (row === undefined) throw notFound();
+  if (!inScope({ account_id: row.scope_account_id, mode: row.scope_mode }, scope)) throw notFound();
   return row;
 }
 

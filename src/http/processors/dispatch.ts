@@ -174,6 +174,7 @@ export class ProcessorDispatcher {
       operations.incrementAuthorization(scope, hold.id, {
         amount,
         networkTransactionId: operation.networkTransactionId,
+        ...(operation.advice === true ? { advice: true } : {}),
       }),
     );
     return decisionResult(outcome, operation.amount.minor, operation.amount.currency);

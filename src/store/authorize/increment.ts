@@ -1,5 +1,6 @@
 import {
   amountIn,
+  APPROVED,
   assetPriceOf,
   CURRENCIES,
   isAtPar,
@@ -38,6 +39,13 @@ import { oneRow } from '../sql/one-row.js';
 export interface IncrementInput {
   readonly amount: AmountInput;
   readonly networkTransactionId: string;
+  /**
+   * An advice: the network already approved the increment without asking (its stand-in, a
+   * processor's timeout setting). Recorded as approved, not decided: the hold grows whatever
+   * the balance and the policies (a mandated change: it may take available below 0), as an
+   * approved authorization advice is recorded (advice.ts). Absent: decided as an authorization.
+   */
+  readonly advice?: boolean | undefined;
 }
 
 /** An increment's decision as recorded with its message (transaction_messages.decision). */
@@ -59,6 +67,8 @@ interface RecordedDecision {
  *   card's own (no count: the same authorization); transaction_messages (increment, with the
  *   decision); outbox (authorization.incremented).
  * Writes, declined: transaction_messages (increment, with the decision), nothing else.
+ * An advice (`input.advice`): approved without a decision, the hold raised whatever the
+ *   balance (mandated: vaults.overdrawn_since may be set, as for an approved advice).
  * Fails: transaction_not_found; transaction_not_pending (captured, reversed, expired or
  *   declined: nothing is held to raise); invalid_amount.
  */
@@ -87,19 +97,23 @@ export async function incrementAuthorization(
   const amount = isDecision(priced) ? ZERO : priced.amount;
   const decision = isDecision(priced)
     ? priced
-    : (
-        await simulatePolicy(ctx, tx, scope, vault.id, {
-          draft: null,
-          request: {
-            cardId: held.cardId ?? '',
-            amount,
-            currency: vault.currency,
-            merchant: held.merchant ?? { name: '', mcc: '0000', country: 'US' },
-          },
-        })
-      ).decision;
+    : input.advice === true
+      ? APPROVED
+      : (
+          await simulatePolicy(ctx, tx, scope, vault.id, {
+            draft: null,
+            request: {
+              cardId: held.cardId ?? '',
+              amount,
+              currency: vault.currency,
+              merchant: held.merchant ?? { name: '', mcc: '0000', country: 'US' },
+            },
+          })
+        ).decision;
   const after =
-    decision.approved && !isDecision(priced) ? await raiseHold(tx, held, priced, nowMs) : held;
+    decision.approved && !isDecision(priced)
+      ? await raiseHold(tx, held, priced, nowMs, input.advice === true)
+      : held;
   await recordMessage(tx, {
     transactionId: held.id,
     kind: 'increment',
@@ -163,8 +177,11 @@ async function raiseHold(
   held: TransactionRecord,
   { amount, billed }: IncrementAmounts,
   nowMs: number,
+  mandated: boolean,
 ): Promise<TransactionRecord> {
-  await changeVaultTotals(tx, held.vaultId, { ledger: ZERO, pending: amount }, held.id, nowMs);
+  await changeVaultTotals(tx, held.vaultId, { ledger: ZERO, pending: amount }, held.id, nowMs, {
+    mandated,
+  });
   await addPostedSpend(tx, held.id, amount, 0, nowMs);
   const { rows } = await tx.query<TransactionRow>(
     `UPDATE transactions SET amount = amount + $2::numeric, hold_remaining = hold_remaining + $2::numeric,

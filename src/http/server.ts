@@ -39,6 +39,7 @@ import { registerCardRoutes } from './routes/cards.js';
 import { registerPolicyRoutes } from './routes/policies.js';
 import { registerProcessorRoutes } from './routes/processors.js';
 import { registerProcessorMessageRoutes } from './processors/register.js';
+import { ProcessorLookups, type ProcessorLookupSettings } from './processors/lookups.js';
 import type { StandInRecords } from './stand-in-records.js';
 import { keptStandInRecords } from './stand-in-wiring.js';
 import { registerPolicyHistoryRoutes } from './routes/policy-history.js';
@@ -95,6 +96,11 @@ export interface ServerDependencies {
   readonly redis?: RedisConnection | null;
   /** How long an accepted API key is remembered (auth.ts); 5 s by default, 0 for never. */
   readonly apiKeyCacheMs?: number;
+  /**
+   * How long the processors' doors keep a connection's secrets and a processor card's tie
+   * (processors/lookups.ts); 5 s and 60 s by default, 0 for never.
+   */
+  readonly processorLookups?: ProcessorLookupSettings;
   /**
    * Health, readiness and metrics only, no API (`serve --role worker`): the contract gives
    * every role the three, so that a worker can be probed and scraped like an API process.
@@ -226,9 +232,18 @@ export function createServer(
     // One record of what this process told the network in stand-in, whichever door answered:
     // the authorize route and the processors' adapters (one journal file per process).
     const standIn = keptStandInRecords(app, dependencies.store, config.authorize);
-    registerApi(app, config, dependencies, metrics, standIn);
+    // What the processors' doors keep in memory, forgotten by the connection routes' changes.
+    const lookups = new ProcessorLookups(dependencies.store, dependencies.processorLookups);
+    registerApi(app, config, dependencies, metrics, standIn, lookups);
     // Beside the API, outside its key plugin: a processor's signature is its authentication.
-    registerProcessorMessageRoutes(app, dependencies.store, config.authorize, metrics, standIn);
+    registerProcessorMessageRoutes(
+      app,
+      dependencies.store,
+      config.authorize,
+      metrics,
+      standIn,
+      lookups,
+    );
   }
 
   registerErrorAnswers(app);
@@ -367,6 +382,7 @@ function registerApi(
   dependencies: ServerDependencies,
   metrics: Metrics,
   standIn: StandInRecords,
+  lookups: ProcessorLookups,
 ): void {
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
@@ -413,7 +429,7 @@ function registerApi(
     registerAuthorizationRoutes(api, dependencies.store, config.authorize, metrics, standIn);
     registerClearingRoutes(api, dependencies.store);
     registerWebhookRoutes(api, dependencies.store);
-    registerProcessorRoutes(api, dependencies.store);
+    registerProcessorRoutes(api, dependencies.store, lookups);
     registerSettlementRoutes(api, dependencies.store);
     registerTwoFactorRoutes(api, dependencies.store);
     registerEventStreamRoutes(api, {

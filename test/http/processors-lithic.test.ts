@@ -343,6 +343,74 @@ describe('Lithic adapter', () => {
     expect(await balanceOf(vaultId)).toEqual(before);
   });
 
+  it('captures several CLEARING events of one transaction, the last releasing the rest', async () => {
+    const { connectionId, vaultId } = await setUp('100', 'card_split');
+    const c = 'card_split';
+    expect((await send(connectionId, asa(c, 'tx_split', 9000))).body.result).toBe('APPROVED');
+    const auth = { token: 'ev_split_auth', type: 'AUTHORIZATION' as const, amount: 9000 };
+    const first = { token: 'ev_split_c1', type: 'CLEARING' as const, amount: 3000 };
+    const second = { token: 'ev_split_c2', type: 'CLEARING' as const, amount: 2000 };
+    // A first shipment: 30.00 cleared, Lithic still holds 60.00 (PENDING): not final.
+    const partly = {
+      ...transactionEvent(c, 'tx_split', [auth, first]),
+      amounts: { hold: usd(6000) },
+    };
+    expect((await send(connectionId, partly)).body).toMatchObject({ operations: 1 });
+    expect(await balanceOf(vaultId)).toEqual({
+      available: '10.00',
+      pending: '60.00',
+      ledger: '70.00',
+    });
+    // Lithic sends it again: recorded once.
+    expect((await send(connectionId, partly)).body).toMatchObject({ operations: 1 });
+    expect(await balanceOf(vaultId)).toMatchObject({ pending: '60.00', ledger: '70.00' });
+    // The last: 20.00 cleared, the transaction settled; the 40.00 left is released.
+    const settled = {
+      ...transactionEvent(c, 'tx_split', [auth, first, second]),
+      status: 'SETTLED',
+      amounts: { hold: usd(0) },
+    };
+    expect((await send(connectionId, settled)).body).toMatchObject({ operations: 1 });
+    expect(await balanceOf(vaultId)).toEqual({
+      available: '50.00',
+      pending: '0.00',
+      ledger: '50.00',
+    });
+  });
+
+  it('records an incremental authorization Lithic approved after our timeout, whatever the balance', async () => {
+    const { connectionId, vaultId } = await setUp('100', 'card_inc_advice');
+    const c = 'card_inc_advice';
+    expect((await send(connectionId, asa(c, 'tx_inc_adv', 8000))).body.result).toBe('APPROVED');
+    // 50.00 more, above the 20.00 available: Lithic's fallback approved it; it is recorded.
+    const approvedByLithic = transactionEvent(c, 'tx_inc_adv', [
+      { token: 'ev_inc_adv_auth', type: 'AUTHORIZATION', amount: 8000 },
+      {
+        token: 'ev_inc_adv_more',
+        type: 'AUTHORIZATION',
+        amount: 5000,
+        detailed: ['CUSTOMER_ASA_TIMEOUT'],
+      },
+    ]);
+    expect((await send(connectionId, approvedByLithic)).body).toMatchObject({ operations: 1 });
+    expect(await balanceOf(vaultId)).toEqual({
+      available: '-30.00',
+      pending: '130.00',
+      ledger: '100.00',
+    });
+    // Once: a repeat of the event records nothing more.
+    await send(connectionId, approvedByLithic);
+    expect(await balanceOf(vaultId)).toMatchObject({ pending: '130.00' });
+    // An increment we would decide ourselves is still declined above the balance.
+    const asked = transactionEvent(c, 'tx_inc_adv', [
+      { token: 'ev_inc_adv_auth', type: 'AUTHORIZATION', amount: 8000 },
+      { token: 'ev_inc_adv_more', type: 'AUTHORIZATION', amount: 5000 },
+      { token: 'ev_inc_adv_again', type: 'AUTHORIZATION', amount: 1000 },
+    ]);
+    await send(connectionId, asked);
+    expect(await balanceOf(vaultId)).toMatchObject({ pending: '130.00' });
+  });
+
   it('takes the shipped lithic-hotel-stay.json replayed by spendgate processors replay', async () => {
     const { connectionId, vaultId } = await setUp('500', 'card_replay');
     const result = await replay(

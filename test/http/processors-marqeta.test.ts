@@ -323,6 +323,85 @@ describe('Marqeta Gateway JIT Funding adapter', () => {
     await expectSameLedger(viaMarqeta.vaultId, viaRoutes.vaultId);
   });
 
+  it('captures several clearings of one authorization, is_final false then the last', async () => {
+    const { connectionId, vaultId } = await setUp('100', 'card_multi');
+    const card = 'card_multi';
+    const auth = jit({
+      type: 'authorization',
+      method: 'pgfs.authorization',
+      token: 'mq_multi',
+      card,
+      amount: 90,
+    });
+    expect((await send(connectionId, auth)).status).toBe(200);
+    const clearing = (token: string, amount: number, final: boolean | null) => ({
+      ...jit({
+        type: 'authorization.clearing',
+        method: 'pgfs.authorization.capture',
+        token,
+        card,
+        amount,
+        preceding: 'mq_multi',
+      }),
+      ...(final === null ? {} : { is_final: final }),
+    });
+    // The first of several: 30.00 posted, the rest still held.
+    expect((await send(connectionId, clearing('mq_multi_c1', 30, false))).status).toBe(200);
+    expect(await balanceOf(vaultId)).toEqual({
+      available: '10.00',
+      pending: '60.00',
+      ledger: '70.00',
+    });
+    expect((await send(connectionId, clearing('mq_multi_c2', 25, false))).status).toBe(200);
+    expect(await balanceOf(vaultId)).toMatchObject({ pending: '35.00', ledger: '45.00' });
+    // The last (is_final true): 20.00 posted, the 15.00 left released.
+    expect((await send(connectionId, clearing('mq_multi_c3', 20, true))).status).toBe(200);
+    expect(await balanceOf(vaultId)).toEqual({
+      available: '25.00',
+      pending: '0.00',
+      ledger: '25.00',
+    });
+  });
+
+  it('records an incremental authorization Marqeta approved in stand-in, whatever the balance', async () => {
+    const { connectionId, vaultId } = await setUp('100', 'card_inc_advice');
+    const card = 'card_inc_advice';
+    const auth = jit({
+      type: 'authorization',
+      method: 'pgfs.authorization',
+      token: 'mq_inc_adv',
+      card,
+      amount: 80,
+    });
+    expect((await send(connectionId, auth)).status).toBe(200);
+    // Asked of us, 50.00 more than the 20.00 available: declined.
+    const asked = jit({
+      type: 'authorization.incremental',
+      method: 'pgfs.authorization.incremental',
+      token: 'mq_inc_asked',
+      card,
+      amount: 50,
+      preceding: 'mq_inc_adv',
+    });
+    expect((await send(connectionId, asked)).status).toBe(402);
+    // The same approved by Marqeta in stand-in, told as an advice: recorded, once.
+    const advice = jit({
+      type: 'authorization.incremental',
+      method: 'pgfs.authorization.advice',
+      token: 'mq_inc_told',
+      card,
+      amount: 50,
+      preceding: 'mq_inc_adv',
+    });
+    expect((await send(connectionId, advice)).status).toBe(200);
+    expect((await send(connectionId, advice)).status).toBe(200);
+    expect(await balanceOf(vaultId)).toEqual({
+      available: '-30.00',
+      pending: '130.00',
+      ledger: '100.00',
+    });
+  });
+
   it('takes the shipped marqeta-hotel-stay.json replayed by spendgate processors replay', async () => {
     const { connectionId, vaultId } = await setUp('500', 'card_replay');
     const result = await replay(

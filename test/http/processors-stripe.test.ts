@@ -640,4 +640,79 @@ describe('Stripe Issuing adapter', () => {
     expect(ours.body).toMatchObject({ received: true, operations: 0 });
     expect(await pendingOf()).toBe('150.00');
   });
+  it('records an increase Stripe approved without us even above the balance: an advice', async () => {
+    const { connectionId, vaultId } = await setUp('100', 'ic_over');
+    const c = 'ic_over';
+    expect(
+      (await send(connectionId, requestEvent(c, 'iauth_over', 'ntx_over', 8000))).body.approved,
+    ).toBe(true);
+    // 50.00 more with 20.00 available: Stripe's timeout setting approved it; recorded.
+    const grown = authorization({
+      id: 'iauth_over',
+      card: c,
+      networkId: 'ntx_over',
+      amount: 13000,
+      approved: true,
+      status: 'pending',
+      pending: null,
+      history: [historyEntry(8000, 'webhook_approved'), historyEntry(5000, 'webhook_timeout')],
+    });
+    const increased = event('issuing_authorization.updated', grown, {
+      previous_attributes: { amount: 8000 },
+    });
+    expect((await send(connectionId, increased)).body).toMatchObject({ operations: 1 });
+    expect((await call('GET', `/v1/vaults/${vaultId}`)).body.balance).toEqual({
+      available: '-30.00',
+      pending: '130.00',
+      ledger: '100.00',
+    });
+  });
+
+  it('captures one authorization several times, the rest released when it closes', async () => {
+    const { connectionId, vaultId } = await setUp('100', 'ic_multi');
+    const c = 'ic_multi';
+    expect(
+      (await send(connectionId, requestEvent(c, 'iauth_multi', 'ntx_multi', 9000))).body.approved,
+    ).toBe(true);
+    const balance = async () => (await call('GET', `/v1/vaults/${vaultId}`)).body.balance;
+    const captured = (id: string, amount: number) =>
+      event(
+        'issuing_transaction.created',
+        issuingTransaction({
+          id,
+          card: c,
+          authorization: 'iauth_multi',
+          networkId: 'ntx_multi',
+          amount: -amount,
+          type: 'capture',
+        }),
+      );
+    expect((await send(connectionId, captured('ipi_multi_1', 3000))).body.operations).toBe(1);
+    expect(await balance()).toEqual({ available: '10.00', pending: '60.00', ledger: '70.00' });
+    // Stripe sends the first again: recorded once.
+    await send(connectionId, captured('ipi_multi_1', 3000));
+    expect((await send(connectionId, captured('ipi_multi_2', 2500))).body.operations).toBe(1);
+    expect(await balance()).toEqual({ available: '10.00', pending: '35.00', ledger: '45.00' });
+    // Stripe closes the authorization: the 35.00 still held is released.
+    const closed = authorization({
+      id: 'iauth_multi',
+      card: c,
+      networkId: 'ntx_multi',
+      amount: 0,
+      approved: true,
+      status: 'closed',
+      pending: null,
+      history: [historyEntry(9000, 'webhook_approved')],
+    });
+    const closing = await send(
+      connectionId,
+      event('issuing_authorization.updated', closed, {
+        previous_attributes: { status: 'pending' },
+      }),
+    );
+    expect(closing.body).toMatchObject({ received: true, operations: 1 });
+    expect(await balance()).toEqual({ available: '45.00', pending: '0.00', ledger: '45.00' });
+    const listed = await call('GET', `/v1/transactions?vaultId=${vaultId}&limit=10`);
+    expect(listed.body.data?.[0]).toMatchObject({ capturedAmount: '55.00', heldAmount: '0.00' });
+  });
 });

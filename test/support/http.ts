@@ -7,6 +7,7 @@ import { createRedis } from '../../src/http/health.js';
 import type { RedisConnection } from '../../src/redis.js';
 import { createServer, type ServerConfig, type ServerDependencies } from '../../src/http/server.js';
 import type { Tracing } from '../../src/http/tracing/provider.js';
+import type { ProcessorLookupSettings } from '../../src/http/processors/lookups.js';
 import type { ApiScope } from '../../src/store/ops/accounts.js';
 import { openStore, type OpenedStore as Store } from '../../src/store/store.js';
 import { testDatabase, type TestDatabase } from './databases.js';
@@ -139,6 +140,8 @@ export async function startTestService(
     rateLimits?: RateLimitSettings;
     /** How long the server remembers an accepted key; its default (5 s) unless given. */
     apiKeyCacheMs?: number;
+    /** How long the processors' doors keep secrets and card ties; the defaults unless given. */
+    processorLookups?: ProcessorLookupSettings;
     /** More server settings: the authorization budget, the card BIN. */
     server?: Partial<ServerConfig>;
     /** Log level and destination, to read what the service logs; silent by default. */
@@ -171,6 +174,9 @@ export async function startTestService(
       store,
       redis: ownRedis ?? options.redis ?? null,
       ...(options.apiKeyCacheMs === undefined ? {} : { apiKeyCacheMs: options.apiKeyCacheMs }),
+      ...(options.processorLookups === undefined
+        ? {}
+        : { processorLookups: options.processorLookups }),
       ...(options.configure === undefined ? {} : { extraRoutes: options.configure }),
       ...(options.log === undefined ? {} : { logStream: options.log.stream }),
       ...(options.tracing === undefined ? {} : { tracing: options.tracing }),

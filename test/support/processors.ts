@@ -140,5 +140,5 @@ export function processorTestKit<Json extends ProcessorTestJson>(
     expect(adapterLedger).toEqual(await ledgerOf(viaRoutes));
   };
 
-  return { setUp, digest, balanceOf, lifeThroughRoutes, expectSameLedger };
+  return { setUp, digest, balanceOf, ledgerOf, lifeThroughRoutes, expectSameLedger };
 }

@@ -14,6 +14,7 @@ import { authorizeWithinBudget } from '../authorize-budget.js';
 import { authorizeInputOf } from '../authorize-input.js';
 import { errorBody } from '../error-body.js';
 import type { StandInRecords } from '../stand-in-records.js';
+import type { ProcessorLookups } from './lookups.js';
 import { decimalOf, holdAmountOf, minorOf } from './minor-units.js';
 import type {
   AskingFields,
@@ -49,6 +50,8 @@ export class ProcessorDispatcher {
     private readonly log: FastifyBaseLogger,
     standIn: StandInRecords,
     private readonly decisions: Counter<'outcome' | 'decline_code' | 'stand_in'> | null = null,
+    /** The processor card ties kept in memory (lookups.ts); none: each read from PostgreSQL. */
+    private readonly lookups: ProcessorLookups | null = null,
   ) {
     this.#standIn = standIn;
   }
@@ -106,26 +109,46 @@ export class ProcessorDispatcher {
     }
   }
 
+  /**
+   * The authorize: the card maybe from the tie kept in memory, which the store checks against
+   * the card row it locks (`processorCard`). A tie gone stale (the card re-tied or untied
+   * since) is declined as an unknown card with nothing recorded; then the tie is read afresh
+   * and, if it names a card, decided on that one: a wrong card is never decided on.
+   */
   async #authorize(
     source: ProcessorSource,
     scope: Scope,
     operation: AskingFields,
   ): Promise<ProcessorResult> {
-    const input = await this.#askingInput(source, scope, operation);
-    const outcome = await authorizeWithinBudget(
-      this.store,
-      scope,
-      input,
-      this.settings,
-      this.log,
-      this.#standIn,
-    );
+    const found = await this.#keptCardOf(source, scope, operation.processorCardId);
+    let outcome = await this.#authorizeCard(source, scope, operation, found.cardId);
+    const staleTie =
+      found.kept &&
+      !outcome.decision.approved &&
+      outcome.decision.declineReason?.rule === 'card_not_found';
+    if (staleTie) {
+      const cardId = await this.#cardOf(source, scope, operation.processorCardId);
+      outcome = await this.#authorizeCard(source, scope, operation, cardId);
+    }
     this.decisions?.inc({
       outcome: outcome.decision.approved ? 'approved' : 'declined',
       decline_code: outcome.decision.declineCode ?? '',
       stand_in: String(outcome.standIn),
     });
     return decisionResult(outcome, operation.amount.minor, operation.amount.currency);
+  }
+
+  async #authorizeCard(
+    source: ProcessorSource,
+    scope: Scope,
+    operation: AskingFields,
+    cardId: string,
+  ): Promise<AuthorizationOutcome> {
+    const input = {
+      ...this.#inputOf(operation, cardId),
+      processorCard: { connectionId: source.connectionId, cardId: operation.processorCardId },
+    };
+    return authorizeWithinBudget(this.store, scope, input, this.settings, this.log, this.#standIn);
   }
 
   async #advise(
@@ -151,6 +174,7 @@ export class ProcessorDispatcher {
       operations.incrementAuthorization(scope, hold.id, {
         amount,
         networkTransactionId: operation.networkTransactionId,
+        ...(operation.advice === true ? { advice: true } : {}),
       }),
     );
     return decisionResult(outcome, operation.amount.minor, operation.amount.currency);
@@ -260,7 +284,10 @@ export class ProcessorDispatcher {
   }
 
   async #askingInput(source: ProcessorSource, scope: Scope, operation: AskingFields) {
-    const cardId = await this.#cardOf(source, scope, operation.processorCardId);
+    return this.#inputOf(operation, await this.#cardOf(source, scope, operation.processorCardId));
+  }
+
+  #inputOf(operation: AskingFields, cardId: string) {
     const billing = decimalOf(operation.amount, 'amount');
     const merchant =
       operation.merchantAmount === undefined
@@ -280,19 +307,31 @@ export class ProcessorDispatcher {
     });
   }
 
-  /** The card tied to the processor's card, or card_not_found (nothing is recorded). */
+  /**
+   * The card tied to the processor's card as PostgreSQL holds it now, or card_not_found
+   * (nothing is recorded): what every operation but the authorize uses, as none of them checks
+   * the tie again.
+   */
   async #cardOf(source: ProcessorSource, scope: Scope, processorCardId: string): Promise<string> {
-    const cardId = await this.store.cardOfProcessorCard(
-      scope,
-      source.connectionId,
-      processorCardId,
-    );
+    const cardId =
+      this.lookups === null
+        ? await this.store.cardOfProcessorCard(scope, source.connectionId, processorCardId)
+        : await this.lookups.freshCardOf(scope, source.connectionId, processorCardId);
     if (cardId !== null) return cardId;
-    throw new SpendgateError(
-      'card_not_found',
-      `No card is tied to the processor's card ${processorCardId.slice(0, 64)}.`,
-      'processorCard.cardId',
-    );
+    throw untied(processorCardId);
+  }
+
+  /** The card tied to the processor's card, maybe as kept in memory (`kept`): authorize only. */
+  async #keptCardOf(
+    source: ProcessorSource,
+    scope: Scope,
+    processorCardId: string,
+  ): Promise<{ readonly cardId: string; readonly kept: boolean }> {
+    if (this.lookups === null)
+      return { cardId: await this.#cardOf(source, scope, processorCardId), kept: false };
+    const found = await this.lookups.cardOf(scope, source.connectionId, processorCardId);
+    if (found !== null) return found;
+    throw untied(processorCardId);
   }
 
   async #holdOf(scope: Scope, networkTransactionId: string): Promise<TransactionRecord> {
@@ -305,6 +344,13 @@ export class ProcessorDispatcher {
     );
   }
 }
+
+const untied = (processorCardId: string) =>
+  new SpendgateError(
+    'card_not_found',
+    `No card is tied to the processor's card ${processorCardId.slice(0, 64)}.`,
+    'processorCard.cardId',
+  );
 
 function clearingOf(operation: {
   readonly amount: Parameters<typeof decimalOf>[0];

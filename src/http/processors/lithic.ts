@@ -14,10 +14,12 @@ import { readShape } from './read-shape.js';
  * - an Authorization Stream Access request (Lithic.CardAuthorization: `status` is one of
  *   ASA_STATUSES), answered synchronously with `{token, result, approved_amount?}`;
  * - a transaction event (`event_type` card_transaction.updated: Lithic.Transaction), whose last
- *   event says what followed: CLEARING captures, RETURN refunds, AUTHORIZATION_REVERSAL and
+ *   event says what followed: CLEARING captures (not final while the transaction is PENDING
+ *   with an amount still held: one of several clearings), RETURN refunds, AUTHORIZATION_REVERSAL and
  *   AUTHORIZATION_EXPIRY release, AUTHORIZATION_ADVICE (and an authorization Lithic decided
  *   because our answer timed out: CUSTOMER_ASA_TIMEOUT) is an advice, a later approved
- *   AUTHORIZATION an increment.
+ *   AUTHORIZATION an increment (an advice of one, recorded whatever the balance, when it too
+ *   says CUSTOMER_ASA_TIMEOUT).
  *
  * A partial approval (`approved_amount`, less than asked) is offered only where the request's
  * `pos.terminal.partial_approval_capable` says the terminal takes one.
@@ -127,6 +129,10 @@ const transactionShape = z.object({
   card_token: z.string().min(1).max(255),
   merchant: merchantShape,
   events: z.array(eventShape).min(1).max(1000),
+  status: z.string().max(32).optional(),
+  // What the transaction still holds after its last event: a clearing that leaves some is
+  // one of several (multi-clearing).
+  amounts: z.object({ hold: z.object({ amount: minor }).nullable() }).optional(),
 });
 export type LithicAsaRequest = z.infer<typeof asaShape>;
 type LithicTransaction = z.infer<typeof transactionShape>;
@@ -289,7 +295,7 @@ export function transactionOperations(transaction: LithicTransaction): Processor
           kind: 'capture',
           ...following,
           amount,
-          final: true,
+          final: !stillHolding(transaction),
           processorCardId: transaction.card_token,
           merchant,
         },
@@ -316,6 +322,15 @@ export function transactionOperations(transaction: LithicTransaction): Processor
 }
 
 /**
+ * A transaction still pending with an amount held after a clearing: Lithic clears it in
+ * several (a split shipment), and more clearings are to come, so this one keeps the rest held.
+ * Settled, or nothing held any more: the last.
+ */
+function stillHolding(transaction: LithicTransaction): boolean {
+  return transaction.status === 'PENDING' && (transaction.amounts?.hold?.amount ?? 0) > 0;
+}
+
+/**
  * An AUTHORIZATION event. The first: our ASA answer, recorded when we gave it (in stand-in
  * too: the stand-in records owe it to the ledger), unless Lithic says our answer did not
  * arrive in time (`CUSTOMER_ASA_TIMEOUT`): then Lithic's fallback decided, and that decision is
@@ -338,6 +353,8 @@ function authorizationEventOf(
         messageId: last.token,
         networkTransactionId: last.token,
         amount,
+        // Lithic's fallback approved it when our answer timed out: recorded, not decided.
+        ...(last.detailed_results.includes('CUSTOMER_ASA_TIMEOUT') ? { advice: true } : {}),
       },
     ];
   }

@@ -16,8 +16,10 @@ import { readShape } from './read-shape.js';
  * What each JIT method becomes (the `type` of the transaction names the same thing):
  * pgfs.authorization and pgfs.authorization.account_verification → authorize;
  * pgfs.authorization.incremental → increment; pgfs.authorization.advice → advice (an
- * advice on a known authorization releases the difference); pgfs.authorization.capture →
- * capture; pgfs.authorization.reversal → reverse; pgfs.refund and
+ * advice on a known authorization releases the difference), or, on a transaction of type
+ * authorization.incremental, an increment Marqeta approved in stand-in (recorded as
+ * approved, whatever the balance); pgfs.authorization.capture → capture (not final where
+ * `is_final` is false: one of several clearings of the authorization, the rest held); pgfs.authorization.reversal → reverse; pgfs.refund and
  * pgfs.original.credit.authorization → refund; pgfs.pindebit (and its cashback and ATM
  * withdrawal forms) and pgfs.auth_plus_capture → authorize then capture; pgfs.force_capture
  * → force capture; pgfs.balanceinquiry → nothing recorded (the answer funds 0).
@@ -94,6 +96,8 @@ const jitRequestShape = z.object({
   amount: amountShape,
   currency_code: z.string().regex(/^[a-zA-Z]{3}$/),
   preceding_related_transaction_token: z.string().min(1).max(255).optional(),
+  // A clearing of several (multi-clearing): false while more are to come. Absent: the last.
+  is_final: z.boolean().optional(),
   card_acceptor: z.object({
     mid: z.string().max(200).optional(),
     mcc: z.string().regex(/^[0-9]{4}$/),
@@ -195,6 +199,18 @@ export function jitOperations(request: JitRequest): ProcessorOperation[] {
     case 'pgfs.authorization.incremental':
       return [{ kind: 'increment', ...following, networkTransactionId: request.token, amount }];
     case 'pgfs.authorization.advice':
+      // The advice of an incremental authorization Marqeta approved in stand-in: the hold it
+      // raised grows by the amount, whatever the balance (approved already, not decided).
+      if (request.type === 'authorization.incremental')
+        return [
+          {
+            kind: 'increment',
+            ...following,
+            networkTransactionId: request.token,
+            amount,
+            advice: true,
+          },
+        ];
       return [
         {
           kind: 'advice',
@@ -206,7 +222,14 @@ export function jitOperations(request: JitRequest): ProcessorOperation[] {
       ];
     case 'pgfs.authorization.capture':
       return [
-        { kind: 'capture', ...following, amount, final: true, processorCardId: card, merchant },
+        {
+          kind: 'capture',
+          ...following,
+          amount,
+          final: request.is_final ?? true,
+          processorCardId: card,
+          merchant,
+        },
       ];
     case 'pgfs.authorization.reversal':
       return [{ kind: 'reverse', ...following, amount }];

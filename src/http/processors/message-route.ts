@@ -1,10 +1,11 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { SpendgateError } from '../../core/index.js';
-import type { Processor, ProcessorSecrets, Store } from '../../store/store.js';
+import type { Processor, ProcessorSecrets } from '../../store/store.js';
 import { errorBody } from '../error-body.js';
 import type { Metrics } from '../metrics.js';
 import type { ProcessorDispatcher } from './dispatch.js';
+import type { ProcessorLookups } from './lookups.js';
 import type { ProcessorOperation, ProcessorResult, ProcessorSource } from './operation.js';
 import type { OperationId } from '../operation-docs/index.js';
 
@@ -20,7 +21,8 @@ import type { OperationId } from '../operation-docs/index.js';
 export type ProcessorOutcome = 'ok' | 'replayed' | 'approved' | 'declined' | SpendgateError['code'];
 
 export interface ProcessorRouteDependencies {
-  readonly store: Store;
+  /** The connections' secrets, kept in memory for a bounded time (lookups.ts). */
+  readonly lookups: ProcessorLookups;
   readonly dispatcher: ProcessorDispatcher;
   readonly messages: Metrics['processorMessages'];
 }
@@ -86,7 +88,7 @@ export function registerProcessorRoute(
         reply,
         dependencies.messages,
         async (message) => {
-          const connection = await connectionOf(dependencies.store, message);
+          const connection = await connectionOf(dependencies.lookups, message);
           return spec.handle(request, reply, {
             message,
             ...connection,
@@ -161,13 +163,10 @@ export async function answerProcessorMessage(
  * for, and its secrets to verify against (the current first, the previous during a grace).
  */
 async function connectionOf(
-  store: Store,
+  lookups: ProcessorLookups,
   message: ProcessorMessage,
 ): Promise<{ readonly source: ProcessorSource; readonly secrets: readonly ProcessorSecrets[] }> {
-  const { connection, secrets } = await store.processorConnectionSecrets(
-    message.processor,
-    message.connectionId,
-  );
+  const { connection, secrets } = await lookups.connection(message.processor, message.connectionId);
   return {
     source: {
       processor: message.processor,

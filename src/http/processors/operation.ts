@@ -64,12 +64,20 @@ export type ProcessorOperation =
       readonly amount: MinorAmount;
       /** The increment's own network id: its idempotency key (messageId if it has none). */
       readonly networkTransactionId: string;
+      /**
+       * The network already approved it (its stand-in, the processor's timeout setting): an
+       * advice, recorded as approved whatever the balance, not decided.
+       */
+      readonly advice?: boolean | undefined;
     } & FollowingFields)
   | ({
       readonly kind: 'capture';
       /** null: the whole remaining hold. May exceed the hold (tips, fuel). */
       readonly amount: MinorAmount | null;
-      /** True: the last capture, the rest of the hold is released. */
+      /**
+       * True: the last capture, the rest of the hold is released. False: one of several
+       * clearings of the authorization (a split shipment, a multi-clearing), the rest held.
+       */
       readonly final: boolean;
       /**
        * What a capture of an authorization spendgate does not know becomes: a force capture

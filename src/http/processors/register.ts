@@ -4,6 +4,7 @@ import type { Store } from '../../store/store.js';
 import type { Metrics } from '../metrics.js';
 import type { StandInRecords } from '../stand-in-records.js';
 import { ProcessorDispatcher } from './dispatch.js';
+import type { ProcessorLookups } from './lookups.js';
 import { LITHIC_ROUTE } from './lithic-route.js';
 import { MARQETA_ROUTE } from './marqeta-route.js';
 import { registerProcessorRoute } from './message-route.js';
@@ -21,6 +22,7 @@ export function registerProcessorMessageRoutes(
   settings: AuthorizeSettings,
   metrics: Metrics,
   standIn: StandInRecords,
+  lookups: ProcessorLookups,
 ): void {
   void app.register((scoped, _options, done) => {
     const dispatcher = new ProcessorDispatcher(
@@ -29,6 +31,7 @@ export function registerProcessorMessageRoutes(
       scoped.log,
       standIn,
       metrics.decisions,
+      lookups,
     );
     // The body as sent: a signature is over bytes, and any parse before it could change them.
     scoped.removeAllContentTypeParsers();
@@ -41,7 +44,7 @@ export function registerProcessorMessageRoutes(
     );
     // Nothing to validate before the signature: each adapter reads the verified body itself.
     scoped.setValidatorCompiler(() => (value: unknown) => ({ value }));
-    const dependencies = { store, dispatcher, messages: metrics.processorMessages };
+    const dependencies = { lookups, dispatcher, messages: metrics.processorMessages };
     for (const route of [STRIPE_ROUTE, LITHIC_ROUTE, MARQETA_ROUTE])
       registerProcessorRoute(scoped, dependencies, route);
     done();

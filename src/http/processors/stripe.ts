@@ -18,11 +18,13 @@ import { readShape } from './read-shape.js';
  * - issuing_authorization.created: what Stripe decided without our answer (our webhook timed
  *   out, or Stripe declined before asking) is an advice; one decided by our answer is
  *   already recorded.
- * - issuing_authorization.updated: `reversed` and `expired` release the hold; an amount that
- *   went down while pending releases the difference, one that went up without our answer
- *   (Stripe's timeout setting decided an incremental authorization) is an increment of it.
- * - issuing_transaction.created: `capture` captures its authorization (a force capture when it
- *   has none), `refund` refunds.
+ * - issuing_authorization.updated: `reversed` and `expired` release the hold, `closed` what
+ *   the captures left of it; an amount that went down while pending releases the difference,
+ *   one that went up without our answer (Stripe's timeout setting decided an incremental
+ *   authorization) is an increment of it, as an advice (approved already: recorded whatever
+ *   the balance).
+ * - issuing_transaction.created: `capture` captures its authorization, not final (Stripe may
+ *   send several; a force capture when it has none), `refund` refunds.
  */
 
 /** The event types this adapter reads; any other is refused (and counted) as unknown. */
@@ -279,6 +281,10 @@ function updatedOf(
   if (authorization.status === 'reversed') return [{ kind: 'reverse', amount: null, ...following }];
   if (authorization.status === 'expired')
     return [{ kind: 'reverse', amount: null, expired: true, ...following }];
+  // Closed: Stripe takes no more captures of it. Its captures (issuing_transaction.created)
+  // are recorded as not final, since Stripe may send several; what they left held is
+  // released here (nothing, when they took it all: then nothing to do).
+  if (authorization.status === 'closed') return [{ kind: 'reverse', amount: null, ...following }];
   const changed =
     authorization.status === 'pending' &&
     previousAmount !== undefined &&
@@ -291,7 +297,7 @@ function updatedOf(
     return [{ kind: 'reverse', amount: released, ...following }];
   }
   if (changed > 0) return increaseOf(eventId, authorization, BigInt(changed), following);
-  // closed (captured: issuing_transaction.created posts it), or no change of money.
+  // No change of money.
   return [];
 }
 
@@ -320,6 +326,8 @@ function increaseOf(
       ...following,
       networkTransactionId,
       amount: { minor: increase, currency: authorization.currency },
+      // Stripe approved it already: recorded as the network mandates, not decided again.
+      advice: true,
     },
   ];
 }
@@ -360,7 +368,9 @@ function transactionOf(transaction: StripeTransaction): ProcessorOperation[] {
       authorizationNetworkId: networkId,
       messageId: transaction.id,
       amount,
-      final: true,
+      // Stripe may capture an authorization several times (one transaction each) and tells
+      // none of them last: each keeps the rest held, released when the authorization closes.
+      final: false,
       processorCardId: card,
       merchant,
     },

@@ -4,6 +4,7 @@ import { SpendgateError } from '../../core/index.js';
 import type { ProcessorConnectionRecord, Store } from '../../store/store.js';
 import { authOf } from '../auth.js';
 import { respond } from '../idempotency.js';
+import type { ProcessorLookups } from '../processors/lookups.js';
 import { idParams, listOf } from '../schemas/common.js';
 import {
   createProcessorBody,
@@ -22,7 +23,15 @@ const ROTATION_GRACE_S_DEFAULT = 24 * 3600;
  * The secrets are answered once, at creation and at rotation; the idempotency record keeps the
  * connection without them, as Create Webhook keeps its endpoint without its secret.
  */
-export function registerProcessorRoutes(app: FastifyInstance, store: Store): void {
+/**
+ * `lookups`: what the processors' doors keep in memory; a delete or a rotation here forgets
+ * the connection's secrets once it has committed (another process's within its bound).
+ */
+export function registerProcessorRoutes(
+  app: FastifyInstance,
+  store: Store,
+  lookups: ProcessorLookups,
+): void {
   const routes = app.withTypeProvider<ZodTypeProvider>();
 
   routes.post('/v1/processors', createRoute, async (request, reply) => {
@@ -66,39 +75,48 @@ export function registerProcessorRoutes(app: FastifyInstance, store: Store): voi
   routes.delete('/v1/processors/:id', deleteRoute, async (request, reply) => {
     const { scope } = authOf(request);
     const { id } = request.params;
-    return respond(store, request, reply, 200, async (operations) => {
-      await operations.deleteProcessorConnection(scope, id);
-      return { object: 'processor_connection' as const, id, deleted: true as const };
-    });
+    try {
+      return await respond(store, request, reply, 200, async (operations) => {
+        await operations.deleteProcessorConnection(scope, id);
+        return { object: 'processor_connection' as const, id, deleted: true as const };
+      });
+    } finally {
+      lookups.forget(id);
+    }
   });
 
-  registerRotateRoute(app, store);
+  registerRotateRoute(app, store, lookups);
 }
 
 /** Rotate: the processor's own secrets anew; the current ones verify through the grace. */
-function registerRotateRoute(app: FastifyInstance, store: Store): void {
+function registerRotateRoute(app: FastifyInstance, store: Store, lookups: ProcessorLookups): void {
   const routes = app.withTypeProvider<ZodTypeProvider>();
   routes.post('/v1/processors/:id/rotate', rotateRoute, async (request, reply) => {
     const { scope } = authOf(request);
     const { graceSeconds, ...given } = request.body;
     const secrets = definedOf(given);
     const graceMs = (graceSeconds ?? ROTATION_GRACE_S_DEFAULT) * 1000;
-    return respond(
-      store,
-      request,
-      reply,
-      200,
-      async (operations) => {
-        const current = await operations.getProcessorConnection(scope, request.params.id);
-        checkSecretsOf(current.processor, secrets);
-        const rotated = await operations.rotateProcessorSecrets(scope, current.id, {
-          secrets,
-          graceMs,
-        });
-        return { ...presentConnection(rotated), secrets: { ...secrets } };
-      },
-      { forReplay: (rotated) => ({ ...rotated, secrets: undefined }) },
-    );
+    try {
+      return await respond(
+        store,
+        request,
+        reply,
+        200,
+        async (operations) => {
+          const current = await operations.getProcessorConnection(scope, request.params.id);
+          checkSecretsOf(current.processor, secrets);
+          const rotated = await operations.rotateProcessorSecrets(scope, current.id, {
+            secrets,
+            graceMs,
+          });
+          return { ...presentConnection(rotated), secrets: { ...secrets } };
+        },
+        { forReplay: (rotated) => ({ ...rotated, secrets: undefined }) },
+      );
+    } finally {
+      // After the commit: a message read before it is not kept (lookups.ts, its epoch).
+      lookups.forget(request.params.id);
+    }
   });
 }
 

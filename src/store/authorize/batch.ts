@@ -27,6 +27,12 @@ export interface AuthorizeInput extends AuthorizationRequest {
   readonly partialApprovalAllowed?: boolean | undefined;
   /** The scale of `currency` the edge read the amount at (USD 2); default the asset's. */
   readonly amountScale?: number | undefined;
+  /**
+   * A processor's door: the tie the card must still have (contract v1.2, section 17). The
+   * door may have found the card in a cache; checked against the row locked, so a card re-tied
+   * since is declined as unknown (card_not_found, nothing recorded) and never decided on.
+   */
+  readonly processorCard?: { readonly connectionId: string; readonly cardId: string } | undefined;
 }
 
 /**
@@ -88,6 +94,9 @@ export interface LockedRow {
   /** The row versions locked (the vault) and read (the card): what known-state.ts checks. */
   card_xmin: string;
   vault_xmin: string;
+  /** The card's processor tie (null: none); part of the card row card_xmin versions. */
+  processor_connection_id: string | null;
+  processor_card_id: string | null;
 }
 
 export interface VaultState {

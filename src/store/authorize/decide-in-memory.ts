@@ -77,7 +77,8 @@ export function decideEach(
       outcomes.push(earlier.transaction === null ? earlier : replayedOutcome(earlier.transaction));
       continue;
     }
-    const card = batch.cards.get(cardKey(input.cardId, scope.accountId, scope.mode));
+    const locked = batch.cards.get(cardKey(input.cardId, scope.accountId, scope.mode));
+    const card = locked !== undefined && tiedAsExpected(locked, input) ? locked : undefined;
     if (card === undefined) {
       const decision = decide({
         card: null,
@@ -113,6 +114,16 @@ export function decideEach(
     outcomes.push(outcome);
   }
   return { decided: outcomes, recorded };
+}
+
+/** The card still has the processor tie the request was sent under, if it names one. */
+function tiedAsExpected(card: LockedRow, input: AuthorizeRequest['input']): boolean {
+  const expected = input.processorCard;
+  return (
+    expected === undefined ||
+    (card.processor_connection_id === expected.connectionId &&
+      card.processor_card_id === expected.cardId)
+  );
 }
 
 /**

@@ -1,5 +1,6 @@
 import {
   amountIn,
+  APPROVED,
   assetPriceOf,
   CURRENCIES,
   isAtPar,
@@ -39,6 +40,13 @@ import { inPipeline } from '../sql/pipeline.js';
 export interface IncrementInput {
   readonly amount: AmountInput;
   readonly networkTransactionId: string;
+  /**
+   * An advice: the network already approved the increment without asking (its stand-in, a
+   * processor's timeout setting). Recorded as approved, not decided: the hold grows whatever
+   * the balance and the policies (a mandated change: it may take available below 0), as an
+   * approved authorization advice is recorded (advice.ts). Absent: decided as an authorization.
+   */
+  readonly advice?: boolean | undefined;
 }
 
 /** An increment's decision as recorded with its message (transaction_messages.decision). */
@@ -60,6 +68,8 @@ interface RecordedDecision {
  *   card's own (no count: the same authorization); transaction_messages (increment, with the
  *   decision); outbox (authorization.incremented).
  * Writes, declined: transaction_messages (increment, with the decision), nothing else.
+ * An advice (`input.advice`): approved without a decision, the hold raised whatever the
+ *   balance (mandated: vaults.overdrawn_since may be set, as for an approved advice).
  * Fails: transaction_not_found; transaction_not_pending (captured, reversed, expired or
  *   declined: nothing is held to raise); invalid_amount.
  */
@@ -88,20 +98,22 @@ export async function incrementAuthorization(
   const amount = isDecision(priced) ? ZERO : priced.amount;
   const decision = isDecision(priced)
     ? priced
-    : (
-        await simulatePolicy(ctx, tx, scope, vault.id, {
-          draft: null,
-          request: {
-            cardId: held.cardId ?? '',
-            amount,
-            currency: vault.currency,
-            merchant: held.merchant ?? { name: '', mcc: '0000', country: 'US' },
-          },
-        })
-      ).decision;
+    : input.advice === true
+      ? APPROVED
+      : (
+          await simulatePolicy(ctx, tx, scope, vault.id, {
+            draft: null,
+            request: {
+              cardId: held.cardId ?? '',
+              amount,
+              currency: vault.currency,
+              merchant: held.merchant ?? { name: '', mcc: '0000', country: 'US' },
+            },
+          })
+        ).decision;
   const after =
     decision.approved && !isDecision(priced)
-      ? await raiseHold(tx, { held, counted }, priced, nowMs)
+      ? await raiseHold(tx, { held, counted }, priced, nowMs, input.advice === true)
       : held;
   await inPipeline(tx, () => [
     recordMessage(tx, {
@@ -165,19 +177,23 @@ function incrementAmount(
 /**
  * Raises the hold by `amount`: the transaction, the vault's pending total, the spend counted,
  * in one round trip (sql/pipeline.ts); the spend day is set before the UPDATE reads it back.
+ * `mandated`: an increment the network approved (advice), which may overdraw the vault.
  */
 async function raiseHold(
   tx: SqlQueryable,
   { held, counted }: { held: TransactionRecord; counted: SpendCountKeys | null },
   { amount, billed }: IncrementAmounts,
   nowMs: number,
+  mandated: boolean,
 ): Promise<TransactionRecord> {
   const transaction =
     counted === null
       ? held.id
       : { id: held.id, vaultId: held.vaultId, cardId: held.cardId, counted };
   const [, , { rows }] = await inPipeline(tx, () => [
-    changeVaultTotals(tx, held.vaultId, { ledger: ZERO, pending: amount }, held.id, nowMs),
+    changeVaultTotals(tx, held.vaultId, { ledger: ZERO, pending: amount }, held.id, nowMs, {
+      mandated,
+    }),
     addPostedSpend(tx, transaction, amount, 0, nowMs),
     tx.query<TransactionRow>(
       `UPDATE transactions SET amount = amount + $2::numeric, hold_remaining = hold_remaining + $2::numeric,

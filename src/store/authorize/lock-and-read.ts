@@ -57,7 +57,8 @@ export async function lockAndRead(
     tx.query<LockedRow>(
       `SELECT c.id AS card_id, c.account_id, c.mode, c.status AS card_status, c.billing_currency, c.vault_id,
               v.status AS vault_status, v.currency, v.ledger, v.pending,
-              c.xmin::text AS card_xmin, v.xmin::text AS vault_xmin
+              c.xmin::text AS card_xmin, v.xmin::text AS vault_xmin,
+              c.processor_connection_id, c.processor_card_id
        FROM cards c JOIN vaults v ON v.id = c.vault_id
        WHERE (c.id, c.account_id, c.mode) IN (SELECT * FROM unnest($1::text[], $2::text[], $3::text[]))
        ORDER BY v.id

@@ -54,6 +54,8 @@ export interface ProcessorConnectionSecrets {
   readonly connection: ProcessorConnectionRecord;
   /** The current secrets first, then the previous ones while the grace lasts. */
   readonly secrets: readonly ProcessorSecrets[];
+  /** The store's time of the read: what a cache measures the grace left from. */
+  readonly readAtMs: number;
 }
 
 interface ConnectionRow {
@@ -257,7 +259,7 @@ export async function processorConnectionSecrets(
   const secrets = [read(row.secrets_enc)];
   if (connection.previousSecretsUntilMs !== null && row.previous_secrets_enc !== null)
     secrets.push(read(row.previous_secrets_enc));
-  return { connection, secrets };
+  return { connection, secrets, readAtMs: nowMs };
 }
 
 /** The card tied to `processorCardId` on the connection, or null (one read, by the index). */

@@ -57,6 +57,8 @@ function lockedCard(cardId: string, vaultId: string): LockedRow {
     pending: '0',
     card_xmin: '10',
     vault_xmin: '11',
+    processor_connection_id: null,
+    processor_card_id: null,
   };
 }
 

@@ -43,6 +43,8 @@ function committedBatch(): LockedBatch {
     pending: '0',
     card_xmin: '10',
     vault_xmin: '11',
+    processor_connection_id: null,
+    processor_card_id: null,
   };
   const vault = {
     id: 'vault_1',

@@ -1,5 +1,5 @@
 import { assert, SpendgateError } from '../core/index.js';
-import type { StoreOperations } from './port/index.js';
+import type { ReplicaEvent, ReplicaReadReason, StoreOperations } from './port/index.js';
 import type { SqlClient, SqlQueryable } from './sql/client.js';
 import { runTransaction } from './sql/transaction.js';
 
@@ -81,18 +81,6 @@ export const PRIMARY_READ_OPERATIONS: ReadonlySet<keyof StoreOperations> = new S
   'getWebhookEndpoint',
   'getSettlement',
 ]);
-
-/** Why a lagging read was served where it was (the metric's `reason`). */
-export type ReplicaReadReason =
-  'caught_up' | 'behind' | 'position_unknown' | 'positions_unavailable' | 'replica_unavailable';
-
-export type ReplicaEvent =
-  | {
-      readonly kind: 'read';
-      readonly servedBy: 'replica' | 'primary';
-      readonly reason: ReplicaReadReason;
-    }
-  | { readonly kind: 'position_not_kept' };
 
 export interface ReplicaReadsOptions {
   readonly primary: SqlClient;

@@ -17,12 +17,8 @@ import { runBacktest } from './ops/backtests.js';
 import { listExpiredHolds } from './ops/authorizations.js';
 import { readOutboxBacklog } from './ops/events.js';
 import { readEventsAfter } from './ops/event-feed.js';
-import {
-  beginIdempotent,
-  saveIdempotent,
-  type IdempotentRequest,
-  type StoredResponse,
-} from './ops/idempotency.js';
+import { beginIdempotent, saveIdempotent } from './ops/idempotency.js';
+import type { IdempotentRequest, StoredResponse } from './port/idempotency.js';
 import { rewrapMasterKeySecrets } from './ops/master-key-rotation.js';
 import { deliveryTarget, recordDeliveryAttempt } from './ops/webhook-deliveries.js';
 import type { Store, StoreOperations } from './port/index.js';
@@ -37,12 +33,7 @@ import type { SqlClient } from './sql/client.js';
 import { runTransaction } from './sql/transaction.js';
 
 export * from './port/index.js';
-export {
-  memoryWritePositions,
-  type ReplicaEvent,
-  type ReplicaReadReason,
-  type WritePositions,
-} from './replica-reads.js';
+export { memoryWritePositions, type WritePositions } from './replica-reads.js';
 
 /**
  * The store with the SQL client it runs on, for whoever opened it: the CLI's own checks and

@@ -34,6 +34,13 @@ import { oneRow } from '../sql/one-row.js';
 import { runTransaction } from '../sql/transaction.js';
 import { getCard } from './reads.js';
 import { getVault } from './vaults.js';
+import {
+  BACKTEST_ATTEMPTS_MAX,
+  BACKTEST_SYNC_AUTHORIZATIONS_MAX,
+  type BacktestInput,
+  type BacktestRunOutcome,
+  type BacktestSubject,
+} from '../port/backtests.js';
 
 /*
  * Policy backtests (issue 14): a draft policy replayed over a vault's, or a card's, recorded
@@ -43,26 +50,9 @@ import { getVault } from './vaults.js';
  * (workers/backtests.ts), writing its progress and then its result to this table.
  */
 
-/** Authorizations a request replays itself at most; a window holding more is queued. */
-export const BACKTEST_SYNC_AUTHORIZATIONS_MAX = 10_000;
-/** Runs a queued backtest gets at most before it is failed (a run that dies counts). */
-export const BACKTEST_ATTEMPTS_MAX = 3;
 /** Batches one replay reads at most: 100,000,000 rows, far beyond any 90 days of one vault. */
 const REPLAY_BATCHES_MAX = 10_000;
 const FAILURE_MESSAGE = 'The backtest could not be completed; ask for it again.';
-
-/** What a backtest is asked for: whose authorizations (a vault's or a card's) and how. */
-export type BacktestSubject =
-  | { readonly kind: 'vault'; readonly vaultId: string }
-  | { readonly kind: 'card'; readonly cardId: string };
-
-export interface BacktestInput {
-  /** The draft policy, compiled here as Set Policy compiles a body. */
-  readonly draft: unknown;
-  /** `YYYY-MM-DD`, both included, at most 90 days. */
-  readonly startDate: string;
-  readonly endDate: string;
-}
 
 interface BacktestRow {
   id: string;
@@ -336,9 +326,6 @@ export async function markBacktestJobs(
   );
   assert(rowCount === jobs.length, 'every backtest marked exists');
 }
-
-/** How a run ended: its result stored, failed for good, or not this run's to do. */
-export type BacktestRunOutcome = 'completed' | 'failed' | 'skipped';
 
 /** The backtest a run holds, as its claim read it. */
 interface ClaimedBacktest {

@@ -5,17 +5,15 @@ import {
   Decimal,
   isAtPar,
   NO_PRICING,
-  rateRecordOf,
-  presentTransaction,
-  SpendgateError,
-  ZERO,
-  type AmountInput,
-  type RateRecord,
-  type Merchant,
   type PolicyWouldDecline,
+  presentTransaction,
+  type RateRecord,
+  rateRecordOf,
   type Scope,
+  SpendgateError,
   type TransactionRecord,
   type VaultRecord,
+  ZERO,
 } from '../../core/index.js';
 import { newId } from '../../ids.js';
 import { changeVaultTotals, lockVault, type StoreContext } from '../context.js';
@@ -27,6 +25,7 @@ import type { SqlQueryable } from '../sql/client.js';
 import { inScope } from '../sql/scoped-row.js';
 import { spendDayOf } from '../spend.js';
 import { simulatePolicy } from './policies.js';
+import type { ClearingInput, ClearingOutcome, RefundInput } from '../port/authorizations.js';
 
 /*
  * The network's clearing messages that have no authorization to capture (contract v1.2,
@@ -35,27 +34,6 @@ import { simulatePolicy } from './policies.js';
  * state or the policy. Each is idempotent by its own networkTransactionId, per kind
  * (transactions_message_key, migration 0019): a repeat answers what was recorded.
  */
-
-/** A force capture or refund as the network sends it. */
-export interface ClearingInput {
-  readonly cardId: string;
-  readonly amount: AmountInput;
-  /** The vault's asset, or a billing currency at par with it (USD for USDC). */
-  readonly currency: string;
-  readonly merchant: Merchant;
-  readonly networkTransactionId: string;
-}
-
-export interface RefundInput extends ClearingInput {
-  /** The captured transaction the refund credits; absent for an unlinked refund. */
-  readonly transactionId?: string | null | undefined;
-}
-
-/** A recorded clearing message; `replayed` when its networkTransactionId was recorded before. */
-export interface ClearingOutcome {
-  readonly transaction: TransactionRecord;
-  readonly replayed: boolean;
-}
 
 /** The card's vault, locked, and the card's billing currency: the card is found first. */
 async function lockCardVault(

@@ -2,19 +2,19 @@ import { randomBytes } from 'node:crypto';
 import {
   assert,
   BacktestReplay,
+  backtestResultRecord,
   backtestWindow,
   compilePolicy,
   currencyOf,
-  presentBacktestResult,
   SpendgateError,
   type BacktestRecord,
+  type BacktestResultRecord,
   type BacktestResult,
   type BacktestStatus,
   type BacktestWindow,
   type CompiledPolicy,
   type Mode,
   type PolicyDocument,
-  type PresentedBacktestResult,
   type Scope,
 } from '../../core/index.js';
 import { newId } from '../../ids.js';
@@ -66,7 +66,7 @@ interface BacktestRow {
   status: BacktestStatus;
   replayed: number;
   total: number | null;
-  result: PresentedBacktestResult | null;
+  result: BacktestResultRecord | null;
   failure_message: string | null;
   created_at: Date;
   completed_at: Date | null;
@@ -220,7 +220,7 @@ export async function createBacktest(
   if (queued) await checkUnfinishedBound(tx, scope);
   const result = queued
     ? null
-    : presentBacktestResult(await replayWindow(tx, target, policy, window), currency);
+    : backtestResultRecord(await replayWindow(tx, target, policy, window), currency);
   const at = new Date(nowMs);
   const { rows } = await tx.query<BacktestRow>(
     `INSERT INTO backtests (id, account_id, mode, vault_id, card_id, policy, start_date, end_date, status,
@@ -388,7 +388,7 @@ function leaseHolder(ctx: StoreContext, backtestId: string, token: string, lease
       if (rowCount === 0) throw new LeaseLost('another run holds the backtest');
     },
     /** The result, once: one statement. Out: whether this run still held the backtest. */
-    async complete(result: PresentedBacktestResult): Promise<boolean> {
+    async complete(result: BacktestResultRecord): Promise<boolean> {
       const at = new Date(ctx.clock());
       const { rowCount } = await client.query(
         `UPDATE backtests SET status = 'completed', result = $3, replayed = $4, total = $4, completed_at = $5,
@@ -485,9 +485,7 @@ export async function runBacktest(
       await lease.progress(replay.authorizations, total);
       writtenAtMs = performance.now();
     });
-    return (await lease.complete(presentBacktestResult(result, currency)))
-      ? 'completed'
-      : 'skipped';
+    return (await lease.complete(backtestResultRecord(result, currency))) ? 'completed' : 'skipped';
   } catch (error) {
     if (error instanceof LeaseLost) return 'skipped';
     if (error instanceof RunStopped) {

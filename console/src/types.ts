@@ -43,7 +43,10 @@ export interface FeedEvent {
   data: { object: Transaction };
 }
 
-/** GET /v1/transactions/{id}/timeline: every lifecycle message, oldest first. */
+/**
+ * GET /v1/transactions/{id}/timeline: every lifecycle message, oldest first; a capture
+ * converted at a price with what it captured in the billing currency and its own rate.
+ */
 export type Timeline = Schemas['Timeline'];
 
 /** GET /v1/vaults/{id}/policy/limits: each limit of the current policy, as of now. */

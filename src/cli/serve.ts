@@ -86,7 +86,7 @@ export async function serve(
   const redis = createRedis(config.redis);
   // Read-your-writes across the fleet (DATABASE_READ_URL): every process sees these positions.
   store.keepWritePositions(redisWritePositions(redis, config.redisPrefix));
-  const app = createRoleServer(config, role, store, redis, extraRoutes);
+  const app = createRoleServer(config, role, store, redis, extraRoutes, prices);
   const background =
     role === 'api' ? null : await startBackground(config, app, store, claim, progress);
   if (role !== 'worker') servePrices(config, app, prices, background);
@@ -128,11 +128,14 @@ function createRoleServer(
   store: Store,
   redis: RedisConnection,
   extraRoutes: ExtraRoutes | undefined,
+  prices: MemoryPriceBook,
 ): FastifyInstance {
   return createServer(config, {
     store,
     redis,
     healthOnly: role === 'worker',
+    // Each feed's age, price and confidence, where the feeds are read (the API roles).
+    ...(role === 'worker' ? {} : { metricsRegistries: [prices.registry] }),
     // Off (null) unless TRACING_SAMPLE_RATIO is above 0; a worker serves no request to trace.
     tracing: role === 'worker' ? null : startTracing(config.tracing),
     ...(extraRoutes === undefined || role === 'worker'
@@ -163,11 +166,6 @@ function servePrices(
     for (const reader of readers) reader.stop();
     return Promise.resolve();
   });
-  app.addHook('onSend', async (request, _reply, payload) =>
-    request.routeOptions.url === '/metrics' && typeof payload === 'string'
-      ? `${payload}${await prices.registry.metrics()}`
-      : payload,
-  );
 }
 
 /**

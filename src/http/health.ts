@@ -42,7 +42,13 @@ export function createRedis(target: RedisTarget): RedisConnection {
  */
 export function registerHealth(
   app: FastifyInstance,
-  dependencies: { store: Store; redis: RedisConnection | null; metrics: Metrics },
+  dependencies: {
+    store: Store;
+    redis: RedisConnection | null;
+    metrics: Metrics;
+    /** Served after the server's registry, in the same text format (server.ts). */
+    more?: readonly { metrics(): Promise<string> }[];
+  },
 ): void {
   const { registry, requestSeconds } = dependencies.metrics;
   app.addHook('onResponse', async (request, reply) => {
@@ -99,8 +105,12 @@ export function registerHealth(
   app.get(
     '/metrics',
     { config: { public: true }, schema: { hide: true } },
-    async (_request, reply) =>
-      reply.header('Content-Type', registry.contentType).send(await registry.metrics()),
+    async (_request, reply) => {
+      const texts = await Promise.all(
+        [registry, ...(dependencies.more ?? [])].map((source) => source.metrics()),
+      );
+      return reply.header('Content-Type', registry.contentType).send(texts.join(''));
+    },
   );
 }
 

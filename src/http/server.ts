@@ -107,6 +107,16 @@ export interface ServerDependencies {
    * absent or null, off, and no hook of it runs. The server shuts it down when it closes.
    */
   readonly tracing?: Tracing | null;
+  /**
+   * More registries served on /metrics after the server's own: the price book's (each feed's
+   * age, price and confidence: cli/price-book.ts), which the HTTP adapter does not import.
+   */
+  readonly metricsRegistries?: readonly MetricsSource[];
+}
+
+/** What /metrics reads beside the server's registry (a prom-client Registry is one). */
+export interface MetricsSource {
+  metrics(): Promise<string>;
 }
 
 /** Where log lines go: a test's collector, or stdout in blocks (log-destination.ts). */
@@ -200,7 +210,12 @@ export function createServer(
   }
 
   const metrics = createMetrics();
-  registerHealth(app, { store: dependencies.store, redis: dependencies.redis ?? null, metrics });
+  registerHealth(app, {
+    store: dependencies.store,
+    redis: dependencies.redis ?? null,
+    metrics,
+    more: dependencies.metricsRegistries ?? [],
+  });
   const unobserveReplica = observeReplicaReads(dependencies.store, metrics);
   app.addHook('onClose', (_instance, done) => {
     unobserveReplica();

@@ -19,7 +19,7 @@ import {
   type TransactionType,
 } from '../core/index.js';
 import { TRANSACTION_STATUSES } from './rows.js';
-import { ALL_MERCHANTS, ALL_TIME_DAY } from './spend.js';
+import { ALL_MERCHANTS, ALL_TIME_DAY, billingMcc } from './spend.js';
 import { specMccs } from './spend-window.js';
 import type { SqlQueryable } from './sql/client.js';
 import { SqlParams } from './sql/params.js';
@@ -320,8 +320,9 @@ function firstPriorDay(specs: readonly AggregateSpec[], startMs: number): number
  * The draft's aggregates at the window's start: the spend recorded before it, as the store's
  * counters hold it now (so a hold approved before the window and released since counts as
  * released). A vault's come from its spend counters (the rows authorize reads); a card's from
- * its own authorizations, since counters are kept per vault. All-time spend of a vault is its
- * all-time counter less the days from the window's start on.
+ * its own authorizations, since counters are kept per vault (billing amounts too, as its
+ * vault's billing rows count them: issue 35). All-time spend of a vault is its all-time counter
+ * less the days from the window's start on.
  */
 export async function readPriorSpend(
   db: SqlQueryable,
@@ -398,19 +399,26 @@ async function cardPriorSpend(
     : `AND id COLLATE "C" > ${params.value(transactionIdPrefixOf(firstDay * MS_PER_DAY))}`;
   // A card's approvals as its vault's counters hold them: what is still held or was captured,
   // counted once unless it failed whole. Older days (for all-time spend) in one row per MCC.
+  // And the billing amounts its vault's billing rows count (issue 35): an approval's, in its
+  // billing currency, while billing_counted says the counters hold it (a whole release takes
+  // it back), so a limit written in the billing currency starts from what it counted.
   const { rows } = await db.query<{
     mcc: string | null;
     day: string | null;
+    billing_currency: string | null;
     amount: string;
     count: number;
+    billing_amount: string | null;
   }>(
     `SELECT mcc, CASE WHEN spend_day >= ${firstDate} THEN spend_day::text END AS day,
+            CASE WHEN billing_counted THEN billing_currency END AS billing_currency,
             sum(captured_amount + hold_remaining)::text AS amount,
-            (count(*) FILTER (WHERE status <> 'failed'))::int AS count
+            (count(*) FILTER (WHERE status <> 'failed'))::int AS count,
+            (sum(billing_amount) FILTER (WHERE billing_counted))::text AS billing_amount
      FROM transactions
      WHERE card_id = ${params.value(cardId)} AND type = 'card_authorization' AND status <> 'declined'
        AND id COLLATE "C" < ${startId} ${older}
-     GROUP BY 1, 2`,
+     GROUP BY 1, 2, 3`,
     params.values,
   );
   const prior = new PriorSpend();
@@ -420,6 +428,11 @@ async function cardPriorSpend(
     // As the counters keep it: at all merchants, and at its MCC.
     prior.add(ALL_MERCHANTS, day, amount, row.count);
     if (row.mcc !== null) prior.add(row.mcc, day, amount, row.count);
+    if (row.billing_currency === null || row.billing_amount === null) continue;
+    // The billing rows count no approvals (spend.ts): a count limit reads the asset's rows.
+    const billing = new Decimal(row.billing_amount);
+    prior.add(billingMcc(row.billing_currency, ALL_MERCHANTS), day, billing, 0);
+    if (row.mcc !== null) prior.add(billingMcc(row.billing_currency, row.mcc), day, billing, 0);
   }
   return prior;
 }

@@ -12,6 +12,7 @@ import {
 } from '../core/index.js';
 import type { Keyring } from './secrets/index.js';
 import type { SqlClient, SqlQueryable } from './sql/client.js';
+import { inPipeline } from './sql/pipeline.js';
 import { appendEvent } from './outbox.js';
 import { VAULT_COLUMNS, vaultFromRow, type VaultRow } from './rows.js';
 
@@ -132,15 +133,27 @@ export async function changeVaultTotals(
   options: TotalsChangeOptions = {},
 ): Promise<VaultRecord> {
   const at = new Date(nowMs);
-  const { rows } = await tx.query<VaultRow & { was_overdrawn_at: Date | null }>(
-    `UPDATE vaults SET ledger = ledger + $2::numeric, pending = pending + $3::numeric, updated_at = $4,
+  // The hold journal's row goes out with the update (pipeline.ts): a vault not found fails
+  // the transaction all the same.
+  const [{ rows }] = await inPipeline(tx, () => [
+    tx.query<VaultRow & { was_overdrawn_at: Date | null }>(
+      `UPDATE vaults SET ledger = ledger + $2::numeric, pending = pending + $3::numeric, updated_at = $4,
        overdrawn_at = CASE WHEN ledger + $2::numeric - (pending + $3::numeric) >= 0 THEN NULL
                            WHEN $5::boolean THEN coalesce(overdrawn_at, $4)
                            ELSE overdrawn_at END
      FROM (SELECT overdrawn_at AS was_overdrawn_at FROM vaults WHERE id = $1) AS before
      WHERE id = $1 RETURNING ${VAULT_COLUMNS}, before.was_overdrawn_at`,
-    [vaultId, deltas.ledger.toFixed(), deltas.pending.toFixed(), at, options.mandated === true],
-  );
+      [vaultId, deltas.ledger.toFixed(), deltas.pending.toFixed(), at, options.mandated === true],
+    ),
+    ...(deltas.pending.isZero()
+      ? []
+      : [
+          tx.query(
+            'INSERT INTO hold_changes (vault_id, transaction_id, delta, created_at) VALUES ($1, $2, $3, $4)',
+            [vaultId, transactionId, deltas.pending.toFixed(), at],
+          ),
+        ]),
+  ]);
   const row = rows[0];
   if (row === undefined) throw vaultNotFound(vaultId);
   const vault = vaultFromRow(row);
@@ -151,12 +164,6 @@ export async function changeVaultTotals(
       !vault.ledger.minus(vault.pending).isNegative(),
     'only a posting the network mandates takes available below 0',
   );
-  if (!deltas.pending.isZero()) {
-    await tx.query(
-      'INSERT INTO hold_changes (vault_id, transaction_id, delta, created_at) VALUES ($1, $2, $3, $4)',
-      [vaultId, transactionId, deltas.pending.toFixed(), at],
-    );
-  }
   const wasOverdrawn = row.was_overdrawn_at !== null;
   const isOverdrawn = row.overdrawn_at !== null;
   if (wasOverdrawn !== isOverdrawn) {

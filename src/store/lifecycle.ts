@@ -2,6 +2,7 @@ import { assert, type Decimal, type FiatAmount, type RateRecord } from '../core/
 import { changeSpend, spendDayOf, spendKeys } from './spend.js';
 import type { SqlQueryable } from './sql/client.js';
 import { oneRow } from './sql/one-row.js';
+import { inPipeline } from './sql/pipeline.js';
 
 /*
  * Pieces the lifecycle operations share (contract v1.2, section 16; ops/authorizations.ts and
@@ -58,22 +59,76 @@ export async function recordMessage(tx: SqlQueryable, message: LifecycleMessage)
   );
 }
 
+/** The keys a transaction's spend is counted under, once it has a spend day. */
+export interface SpendCountKeys {
+  readonly day: string;
+  readonly mcc: string | null;
+}
+
+/** A transaction whose spend keys were read under its lock (ops/authorizations.ts). */
+export interface CountedTransaction {
+  readonly id: string;
+  readonly vaultId: string;
+  readonly cardId: string | null;
+  readonly counted: SpendCountKeys;
+}
+
 /**
  * Adds a posting's spend to the counters a card transaction counts in (a capture above its
  * hold, a late capture, a force capture): the vault's, and the card's own while it has a
  * policy. A transaction without a spend day (never approved: a declined authorization the
  * network captured anyway, a force capture) is given today's, so later releases find the same
- * rows. Needs: the vault locked (every writer of these counters holds it).
+ * rows. Given a transaction whose keys are known (`CountedTransaction`), the counters change
+ * in the first round trip, with nothing read. Needs: the vault locked (every writer of these
+ * counters holds it).
  */
 export async function addPostedSpend(
   tx: SqlQueryable,
-  transactionId: string,
+  transaction: string | CountedTransaction,
   amountDelta: Decimal,
   countDelta: 0 | 1,
   nowMs: number,
 ): Promise<void> {
   assert(!amountDelta.isNegative(), 'posted spend only adds');
   if (amountDelta.isZero() && countDelta === 0) return;
+  const row =
+    typeof transaction === 'string'
+      ? await setSpendDay(tx, transaction, nowMs)
+      : {
+          vault_id: transaction.vaultId,
+          card_id: transaction.cardId,
+          spend_day: transaction.counted.day,
+          mcc: transaction.counted.mcc,
+        };
+  const change = { day: row.spend_day, mcc: row.mcc, amountDelta, countDelta };
+  const cardId = row.card_id;
+  if (cardId === null) {
+    await changeSpend(tx, { vaultId: row.vault_id, ...change });
+    return;
+  }
+  const { mccs, days } = spendKeys(change);
+  await inPipeline(tx, () => [
+    changeSpend(tx, { vaultId: row.vault_id, ...change }),
+    tx.query(
+      `INSERT INTO card_spend_counters (card_id, mcc, day, amount, count)
+     SELECT $1, k.mcc, k.day::date, $4::numeric, $5::integer
+     FROM unnest($2::text[], $3::text[]) AS k(mcc, day)
+     WHERE EXISTS (SELECT 1 FROM card_policies p WHERE p.card_id = $1 AND p.document IS NOT NULL)
+     ORDER BY k.mcc, k.day
+     ON CONFLICT (card_id, mcc, day) DO UPDATE
+       SET amount = card_spend_counters.amount + EXCLUDED.amount,
+           count = card_spend_counters.count + EXCLUDED.count`,
+      [cardId, mccs, days, amountDelta.toFixed(), countDelta],
+    ),
+  ]);
+}
+
+/** Gives a transaction today's spend day unless it has one; answers its spend keys. */
+async function setSpendDay(
+  tx: SqlQueryable,
+  transactionId: string,
+  nowMs: number,
+): Promise<{ vault_id: string; card_id: string | null; spend_day: string; mcc: string | null }> {
   const { rows } = await tx.query<{
     vault_id: string;
     card_id: string | null;
@@ -84,20 +139,5 @@ export async function addPostedSpend(
      RETURNING vault_id, card_id, spend_day::text AS spend_day, mcc`,
     [transactionId, spendDayOf(nowMs)],
   );
-  const row = oneRow(rows, 'the spend day UPDATE');
-  const change = { day: row.spend_day, mcc: row.mcc, amountDelta, countDelta };
-  await changeSpend(tx, { vaultId: row.vault_id, ...change });
-  if (row.card_id === null) return;
-  const { mccs, days } = spendKeys(change);
-  await tx.query(
-    `INSERT INTO card_spend_counters (card_id, mcc, day, amount, count)
-     SELECT $1, k.mcc, k.day::date, $4::numeric, $5::integer
-     FROM unnest($2::text[], $3::text[]) AS k(mcc, day)
-     WHERE EXISTS (SELECT 1 FROM card_policies p WHERE p.card_id = $1 AND p.document IS NOT NULL)
-     ORDER BY k.mcc, k.day
-     ON CONFLICT (card_id, mcc, day) DO UPDATE
-       SET amount = card_spend_counters.amount + EXCLUDED.amount,
-           count = card_spend_counters.count + EXCLUDED.count`,
-    [row.card_id, mccs, days, amountDelta.toFixed(), countDelta],
-  );
+  return oneRow(rows, 'the spend day UPDATE');
 }

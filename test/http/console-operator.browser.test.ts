@@ -2,6 +2,7 @@ import { mkdirSync } from 'node:fs';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { reasonColour } from '../../console/src/reason-colour.js';
+import { Decimal, DEFAULT_PRICE_BOUNDS, type Pricing } from '../../src/core/index.js';
 import { MERCHANT, networkId } from '../support/authorize.js';
 import { CHROMIUM, ensureChromium } from '../support/chromium.js';
 import { ensureConsoleBuilt } from '../support/console-build.js';
@@ -15,7 +16,8 @@ import { startReceiver, type Receiver } from '../support/receiver.js';
  * name; a reversed hold shown `failed (reversed)`; a vault's deposit address, pending holds
  * captured and reversed, its policy and versions restored; vault names in the cards list and
  * the editor's breadcrumb; the API's own policy messages; a failing webhook endpoint's health
- * and a test's reason; one time format; the live page resumed where the last visit stopped.
+ * and a test's reason; one time format; the live page resumed where the last visit stopped;
+ * a SOL vault's transaction timeline with each capture's billing amount and its own rate.
  * No console error or failed request on the way. Screenshots go to artifacts/screenshots/.
  */
 
@@ -49,6 +51,29 @@ const POLICY_V2 = {
   ],
 };
 
+/** The SOL/USD feed as the store reads it: this price, published at the store's clock. */
+const SOL_FEED = 'H6ARHf6YXhGYeQfUzQNGk6rDNnLBQKrenN712K4AQJEG';
+let solUsd = new Decimal(100);
+function solPricing(clock: () => number): Pricing {
+  return {
+    book: {
+      reading: (_mode, pair) =>
+        pair === 'SOL/USD'
+          ? {
+              pair,
+              address: SOL_FEED,
+              price: solUsd,
+              confidence: solUsd.dividedBy(1_000),
+              publishTimeMs: clock(),
+              trading: true,
+            }
+          : null,
+    },
+    bounds: DEFAULT_PRICE_BOUNDS,
+    holdBuffer: new Decimal('0.05'),
+  };
+}
+
 describe('the console an operator works in (issue 40)', () => {
   let service: TestService;
   let receiver: Receiver;
@@ -72,14 +97,17 @@ describe('the console an operator works in (issue 40)', () => {
     expect(answer.status, `${method} ${path} ${JSON.stringify(answer.body)}`).toBeLessThan(300);
     return answer.body;
   };
-  const authorize = async (amount: string): Promise<{ approved: boolean; id: string }> => {
+  const authorize = async (
+    amount: string,
+    on: { cardId: string; currency: string } = { cardId, currency: 'USDC' },
+  ): Promise<{ approved: boolean; id: string }> => {
     const response = await fetch(`${service.base}/v1/authorizations`, {
       method: 'POST',
       headers: { authorization: `Bearer ${networkKey}`, 'content-type': 'application/json' },
       body: JSON.stringify({
-        cardId,
+        cardId: on.cardId,
         amount,
-        currency: 'USDC',
+        currency: on.currency,
         merchant: MERCHANT,
         networkTransactionId: networkId(),
       }),
@@ -94,10 +122,8 @@ describe('the console an operator works in (issue 40)', () => {
     ensureConsoleBuilt();
     mkdirSync(SCREENSHOTS, { recursive: true });
     const startedMs = Date.now();
-    service = await startTestService({
-      redis: null,
-      clock: () => NOW_MS + (Date.now() - startedMs),
-    });
+    const clock = () => NOW_MS + (Date.now() - startedMs);
+    service = await startTestService({ redis: null, clock, pricing: solPricing(clock) });
     receiver = await startReceiver();
     const account = `operator-${String(process.pid)}`;
     key = (await service.key({ account, scopes: [...SCOPES] })).key;
@@ -375,4 +401,77 @@ describe('the console an operator works in (issue 40)', () => {
     await shoot('webhooks-failing');
     expect(problems).toEqual([]);
   });
+
+  it("shows each capture's billing amount and its own rate on a SOL vault's timeline", async () => {
+    // Made last, so that no page shown before has the vault.
+    const vault = (await call('POST', '/v1/vaults', {
+      name: 'Treasury SOL',
+      currency: 'SOL',
+      network: 'solana',
+    })) as { id: string };
+    await call('POST', '/v1/simulate/deposits', { vaultId: vault.id, amount: '5' });
+    const card = (await call('POST', '/v1/cards', {
+      vaultId: vault.id,
+      cardholderName: 'Ada Lovelace',
+      billingCurrency: 'USD',
+    })) as { id: string };
+    solUsd = new Decimal(100);
+    const held = await authorize('30.00', { cardId: card.id, currency: 'USD' });
+    expect(held.approved).toBe(true);
+    // Split shipment: 10 USD at 125, then 20 USD at 80, each at its own price.
+    solUsd = new Decimal(125);
+    await call('POST', `/v1/authorizations/${held.id}/capture`, { amount: '10.00', final: false });
+    solUsd = new Decimal(80);
+    await call('POST', `/v1/authorizations/${held.id}/capture`, { amount: '20.00' });
+    const recorded = (await call('GET', `/v1/transactions/${held.id}/timeline`)) as {
+      messages: { kind: string; rate: { at: string } | null }[];
+    };
+    const [, firstAt = '', secondAt = ''] = recorded.messages.map(
+      (message) => message.rate?.at ?? '',
+    );
+    await page.goto(`${service.base}/console/#/vaults/${vault.id}`);
+    await page.getByRole('heading', { name: 'Treasury SOL' }).waitFor();
+    const row = page
+      .locator('table.transactions tbody tr')
+      .filter({ hasText: 'card_authorization' });
+    await row.getByRole('button').first().click();
+    const timeline = page.getByTestId('timeline');
+    await timeline.waitFor();
+    const converted = timeline.locator('td.converted');
+    await expect(converted.count()).resolves.toBe(3);
+    // The authorization converted at the transaction's rate: nothing of its own here.
+    await expect(converted.allTextContents()).resolves.toEqual([
+      '',
+      `10.00 USD at 125 USD/SOL (pyth:${SOL_FEED}, ${await localTime(firstAt)})`,
+      `20.00 USD at 80 USD/SOL (pyth:${SOL_FEED}, ${await localTime(secondAt)})`,
+    ]);
+    // Each rate's moment: local time shown, the UTC instant on hover and for machines.
+    const times = converted.locator('time');
+    await expect(times.nth(1).getAttribute('datetime')).resolves.toBe(secondAt);
+    await expect(times.nth(1).getAttribute('title')).resolves.toBe(
+      `${secondAt.replace('T', ' ').slice(0, 19)} UTC`,
+    );
+    await expect(converted.nth(1).locator('data').getAttribute('value')).resolves.toBe('125');
+    await expect(timeline.locator('tbody tr').first().getAttribute('data-kind')).resolves.toBe(
+      'authorization',
+    );
+    await shoot('vault-timeline-capture-rates');
+    expect(problems).toEqual([]);
+  });
+
+  /** `at` as the page's Time shows it (New York, en-US). */
+  async function localTime(at: string): Promise<string> {
+    return page.evaluate(
+      (iso) =>
+        new Intl.DateTimeFormat(undefined, {
+          year: 'numeric',
+          month: 'short',
+          day: 'numeric',
+          hour: '2-digit',
+          minute: '2-digit',
+          second: '2-digit',
+        }).format(Date.parse(iso)),
+      at,
+    );
+  }
 });

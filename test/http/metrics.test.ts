@@ -1,4 +1,7 @@
 import { describe, expect, it } from 'vitest';
+import { MemoryPriceBook, pricingOf } from '../../src/cli/price-book.js';
+import { loadConfig } from '../../src/config/env.js';
+import { Decimal } from '../../src/core/index.js';
 import { fundedCard, MERCHANT, networkId, type DecisionJson } from '../support/authorize.js';
 import { useTestService } from '../support/http.js';
 import { scrape } from '../support/metrics.js';
@@ -8,7 +11,8 @@ import { lockVault } from '../support/store.js';
  * The server's metrics beyond request latency, each moved by the real thing and read from
  * /metrics over HTTP: rate-limit refusals by key class (the real Redis), authorization batch
  * sizes (concurrent callbacks through the real batcher and PostgreSQL), stand-in decisions
- * (a vault row held locked past the budget).
+ * (a vault row held locked past the budget), each price feed's age, price, confidence and
+ * usability and the declines for want of a price (a price book as `serve` serves it).
  */
 const REFUSALS = 'spendgate_rate_limit_refusals_total';
 const BATCH = 'spendgate_authorize_batch_requests';
@@ -128,5 +132,101 @@ describe('stand-in decisions', () => {
     expect(
       metrics.value(DECISIONS, { outcome: 'approved', decline_code: '', stand_in: 'false' }),
     ).toBe(1);
+  });
+});
+
+describe('price feeds and rate_unavailable declines', () => {
+  const RATE_UNAVAILABLE = 'spendgate_rate_unavailable_declines_total';
+  // One clock for the store and the book: the feeds' ages are exact, and a price the gauges
+  // call usable is one the store converts with.
+  const NOW_MS = Date.UTC(2026, 10, 20, 14, 30, 0);
+  const settings = loadConfig({ SPENDGATE_MODES: 'test' });
+  const book = new MemoryPriceBook(
+    { ageMsMax: settings.prices.ageMsMax, confidenceRatioMax: new Decimal('0.01') },
+    () => NOW_MS,
+  );
+  const harness = useTestService<DecisionJson & { id: string }>({
+    clock: () => NOW_MS,
+    pricing: pricingOf(settings.prices, book),
+    metricsRegistries: [book.registry],
+  });
+  /** A read of `pair` as the feed readers record it: the price's units at 10^-8, `ageSec` old. */
+  const reading = (
+    pair: string,
+    priceUnits: bigint,
+    confidenceUnits: bigint,
+    ageSec: number,
+  ): void => {
+    book.record('test', {
+      kind: 'reading',
+      reading: {
+        pair,
+        address: `${pair.replace('/', '')}1111111111111111111111111111111`,
+        priceUnits,
+        confidenceUnits,
+        exponent: -8,
+        publishTimeSec: BigInt(NOW_MS / 1000 - ageSec),
+        trading: true,
+      },
+    });
+  };
+
+  it("serves each feed's age, price, confidence and usability, and counts rate_unavailable declines", async () => {
+    // SOL/USD at 142.17 +- 0.14217, 3 s old: usable. USDC/USD at 1 +- 0.02 (2%), 7 s old: not.
+    reading('SOL/USD', 14_217_000_000n, 14_217_000n, 3);
+    reading('USDC/USD', 100_000_000n, 2_000_000n, 7);
+    const before = await scrape(harness.service.base);
+    const feed = (name: string, pair: string) =>
+      before.value(`spendgate_price_feed_${name}`, { mode: 'test', pair });
+    expect(
+      ['age_seconds', 'price', 'confidence', 'usable'].map((name) => [
+        feed(name, 'SOL/USD'),
+        feed(name, 'USDC/USD'),
+      ]),
+    ).toEqual([
+      [3, 7],
+      [142.17, 1],
+      [0.14217, 0.02],
+      [1, 0],
+    ]);
+    expect(before.types.get('spendgate_price_feed_age_seconds')).toBe('gauge');
+    expect(before.value(RATE_UNAVAILABLE)).toBe(0);
+
+    // A SOL vault's USD card converts at the usable SOL/USD price: no decline to count.
+    const sol = await fundedCard(harness, '10', { currency: 'SOL' });
+    const ask = (cardId: string, currency: string) =>
+      harness.call('POST', '/v1/authorizations', {
+        cardId,
+        amount: '25.00',
+        currency,
+        merchant: MERCHANT,
+        networkTransactionId: networkId(),
+      });
+    expect((await ask(sol.cardId, 'USD')).body.approved).toBe(true);
+    // A EUR card: EUR/USD has no reading, so twice rate_unavailable.
+    const vault = await harness.call('POST', '/v1/vaults', {
+      name: 'EUR',
+      currency: 'USDC',
+      network: 'solana',
+      initialDeposit: '100',
+    });
+    const eur = await harness.call('POST', '/v1/cards', {
+      vaultId: vault.body.id,
+      cardholderName: 'Ada',
+      billingCurrency: 'EUR',
+    });
+    for (let attempt = 0; attempt < 2; attempt++) {
+      const declined = await ask(eur.body.id, 'EUR');
+      expect([declined.body.approved, declined.body.declineReason?.rule]).toEqual([
+        false,
+        'rate_unavailable',
+      ]);
+    }
+    // Declined otherwise (over the balance): not this counter's.
+    const poor = await fundedCard(harness, '1');
+    expect((await ask(poor.cardId, 'USDC')).body.declineCode).toBe('insufficient_balance');
+    const after = await scrape(harness.service.base);
+    expect(after.value(RATE_UNAVAILABLE)).toBe(2);
+    expect(after.types.get(RATE_UNAVAILABLE)).toBe('counter');
   });
 });

@@ -237,6 +237,18 @@ describe('a SOL vault priced from the local chain', () => {
         publishedAt: capturedAt?.at,
       },
     ]);
+    // Each capture's event (contract section 13): the transaction as the API answered that
+    // capture and nothing beside it, its `rate` the authorization's; the capture's own rate
+    // is the timeline's to show (docs/pricing.md).
+    const { rows } = await harness.service.store.client.query<{ payload: { data: unknown } }>(
+      `SELECT payload FROM outbox_events
+       WHERE type = 'transaction.captured' AND payload->'data'->'object'->>'id' = $1 ORDER BY id`,
+      [id],
+    );
+    expect(rows.map((row) => row.payload.data)).toEqual([
+      { object: first.body },
+      { object: second.body },
+    ]);
   });
 
   it('checks a limit written in USD against billing amounts, whatever the price', async () => {

@@ -1,5 +1,13 @@
 import { afterAll, expect, it } from 'vitest';
-import { Decimal, isoDate, MS_PER_DAY, utcDayNumber, type Scope } from '../../src/core/index.js';
+import {
+  Decimal,
+  DEFAULT_PRICE_BOUNDS,
+  isoDate,
+  MS_PER_DAY,
+  utcDayNumber,
+  type Pricing,
+  type Scope,
+} from '../../src/core/index.js';
 import {
   countAuthorizations,
   readReplayBatch,
@@ -26,8 +34,27 @@ const HOUR = 3_600_000;
  */
 let daysOn = 0;
 
+/** SOL at 100 USD, read as of the store's clock (always fresh), for the SOL vault's USD card. */
+const solAt100 = (clock: () => number): Pricing => ({
+  book: {
+    reading: (_mode, pair) =>
+      pair === 'SOL/USD'
+        ? {
+            pair,
+            address: 'H6ARHf6YXhGYeQfUzQNGk6rDNnLBQKrenN712K4AQJEG',
+            price: new Decimal('100'),
+            confidence: new Decimal('0.05'),
+            publishTimeMs: clock(),
+            trading: true,
+          }
+        : null,
+  },
+  bounds: DEFAULT_PRICE_BOUNDS,
+  holdBuffer: new Decimal('0.05'),
+});
+
 forEachDatabase('backtests', (database) => {
-  const t = useTestStore(database);
+  const t = useTestStore(database, { pricing: solAt100(() => t.clock.nowMs) });
   afterAll(async () => {
     await t.expectInvariants();
   });
@@ -108,6 +135,79 @@ forEachDatabase('backtests', (database) => {
       { draft: { limits: [{ interval: 'allTime', count: 5 }] }, startDate: later, endDate: later },
     );
     expect(after.result).toMatchObject({ authorizations: 1, approvedToDeclined: 1 });
+  });
+
+  it("starts a card's billing-currency limit from the billing spend before the window (a SOL vault's USD card)", async () => {
+    const { scope, monday } = await setUp();
+    const vault = await t.vault(scope, '1000', { currency: 'SOL' });
+    const card = await t.store.createCard(scope, {
+      vaultId: vault.id,
+      cardholderName: 'Ada',
+      metadata: {},
+      billingCurrency: 'USD',
+    });
+    const buyUsd = async (amount: string, mcc = '5812') => {
+      const outcome = await t.store.authorize(scope, {
+        cardId: card.id,
+        amount: new Decimal(amount),
+        currency: 'USD',
+        merchant: merchant({ mcc }),
+        networkTransactionId: networkTransactionId(),
+      });
+      expect(outcome.decision.approved).toBe(true);
+      return outcome.transaction?.id ?? '';
+    };
+    // Monday: 60 USD at 5812 (0.63 SOL held with the buffer) and 25 USD at 5411, both counted;
+    // 30 USD reversed whole, which the billing rows take back; 15 USD of which 5 USD is
+    // captured (the billing rows keep a partly released approval's whole billing amount).
+    await buyUsd('60');
+    t.clock.advance(HOUR);
+    await buyUsd('25', '5411');
+    t.clock.advance(HOUR);
+    await t.store.reverse(scope, await buyUsd('30'), null);
+    t.clock.advance(HOUR);
+    await t.store.capture(scope, await buyUsd('15'), new Decimal('5'));
+    // Wednesday, in the window: 10 USD and 5 USD at 5812.
+    t.clock.nowMs = (monday + 2) * MS_PER_DAY + HOUR;
+    const ten = await buyUsd('10');
+    t.clock.advance(HOUR);
+    await buyUsd('5');
+    const window = { startDate: isoDate(monday + 2), endDate: isoDate(monday + 2) };
+    const draft = {
+      limits: [
+        // 100 counted this week before the window (60 + 25 + 15, not the 30 reversed): the 10
+        // goes over, the 5 makes 105 and fits.
+        { interval: 'weekly', amount: '105', currency: 'USD' },
+        // 75 at 5812 before it: 80 with the 5.
+        { interval: 'weekly', amount: '85', currency: 'USD', merchantCategories: ['5812'] },
+        // In the asset (SOL): 0.63 + 0.2625 + 0.05 before, far under.
+        { interval: 'weekly', amount: '2' },
+      ],
+    };
+    for (const subject of [
+      { kind: 'vault' as const, vaultId: vault.id },
+      { kind: 'card' as const, cardId: card.id },
+    ]) {
+      const { backtest } = await t.store.createBacktest(scope, subject, { draft, ...window });
+      expect(
+        backtest.result?.examples.map((example) => [
+          example.transactionId,
+          example.backtest.declineReason?.rule,
+        ]),
+        subject.kind,
+      ).toEqual([[ten, 'limits[0]']]);
+      expect(backtest.result, subject.kind).toMatchObject({ approvedToDeclined: 1, unchanged: 1 });
+    }
+    // The limit at 5812 first: the 10 fits (75 + 10 = 85), the 5 does not.
+    const { backtest } = await t.store.createBacktest(
+      scope,
+      { kind: 'card', cardId: card.id },
+      { draft: { limits: draft.limits.slice(1) }, ...window },
+    );
+    expect(
+      backtest.result?.examples.map((example) => example.backtest.declineReason?.rule),
+    ).toEqual(['limits[0]']);
+    expect(backtest.result).toMatchObject({ approvedToDeclined: 1, unchanged: 1 });
   });
 
   it('takes a hold released in parts back whole at its last part (the documented approximation)', async () => {

@@ -5,7 +5,7 @@ import type { HoldExpirySettings, Pricing, Scope, TemplateLibrary } from '../../
 import { redisServer, type RateLimitSettings } from '../../src/config/env.js';
 import { createRedis } from '../../src/http/health.js';
 import type { RedisConnection } from '../../src/redis.js';
-import { createServer, type ServerConfig } from '../../src/http/server.js';
+import { createServer, type ServerConfig, type ServerDependencies } from '../../src/http/server.js';
 import type { Tracing } from '../../src/http/tracing/provider.js';
 import type { ApiScope } from '../../src/store/port/index.js';
 import { openStore, type OpenedStore as Store } from '../../src/store/store.js';
@@ -145,6 +145,8 @@ export async function startTestService(
     log?: { level: 'info' | 'debug' | 'trace'; stream: { write(line: string): void } };
     /** OpenTelemetry tracing (src/http/tracing); off by default. */
     tracing?: Tracing | null;
+    /** More registries /metrics serves (a price book's, as `serve` passes it). */
+    metricsRegistries?: ServerDependencies['metricsRegistries'];
   } = {},
 ): Promise<TestService> {
   const database: TestDatabase = testDatabase('pg');
@@ -172,6 +174,9 @@ export async function startTestService(
       ...(options.configure === undefined ? {} : { extraRoutes: options.configure }),
       ...(options.log === undefined ? {} : { logStream: options.log.stream }),
       ...(options.tracing === undefined ? {} : { tracing: options.tracing }),
+      ...(options.metricsRegistries === undefined
+        ? {}
+        : { metricsRegistries: options.metricsRegistries }),
     },
   );
   const base = await app.listen({ port: 0, host: '127.0.0.1' });

@@ -37,7 +37,9 @@ export interface TestStore {
   expectInvariants(): Promise<void>;
 }
 
-export interface TestStoreOptions extends Partial<Pick<StoreOptions, 'authorizeBatchesMax'>> {
+export interface TestStoreOptions extends Partial<
+  Pick<StoreOptions, 'authorizeBatchesMax' | 'pricing'>
+> {
   /** Wraps the database's client before the store opens on it (to make it fail on purpose). */
   readonly wrapClient?: (client: SqlClient) => SqlClient;
   /** The store reads the machine's clock, not `clock` (for workers that wait in real time). */

@@ -19,13 +19,15 @@ import {
   type VaultRecord,
 } from '../../core/index.js';
 import { newId } from '../../ids.js';
-import { changeVaultTotals, lockVault, type StoreContext } from '../context.js';
+import { lockCardVault } from '../card-vault-lock.js';
+import { changeVaultTotals, type StoreContext } from '../context.js';
 import { addPostedSpend, recordMessage } from '../lifecycle.js';
 import { reverse } from '../ops/authorizations.js';
 import { appendEvent } from '../outbox.js';
 import { TRANSACTION_COLUMNS, transactionFromRow, type TransactionRow } from '../rows.js';
 import type { SqlQueryable } from '../sql/client.js';
 import { oneRow } from '../sql/one-row.js';
+import { inPipeline } from '../sql/pipeline.js';
 import type { AuthorizeInput } from './batch.js';
 
 /*
@@ -74,9 +76,11 @@ export async function advise(
   input: AdviceInput,
 ): Promise<AuthorizationOutcome> {
   const nowMs = ctx.clock();
-  const card = await lockAdvisedCard(tx, scope, input.cardId);
+  const card = await lockCardVault(tx, scope, input.cardId, () =>
+    recordedAuthorization(tx, scope, input.networkTransactionId),
+  );
   const { amount, rate } = advisedAmount(ctx, scope, card, input, nowMs);
-  const recorded = await recordedAuthorization(tx, scope, input.networkTransactionId);
+  const recorded = card.read;
   if (recorded === null) {
     const created = await insertAdvised(ctx, tx, scope, card.vault, input, { amount, rate }, nowMs);
     return adviced(scope, tx, { transaction: created, amount, overrode: null }, nowMs);
@@ -95,23 +99,6 @@ export async function advise(
         : await markAdvised(tx, recorded.id, nowMs);
   const overrode = { approved: recorded.declineCode === null, amount: recorded.amount.toFixed() };
   return adviced(scope, tx, { transaction: changed, amount, overrode }, nowMs);
-}
-
-async function lockAdvisedCard(
-  tx: SqlQueryable,
-  scope: Scope,
-  cardId: string,
-): Promise<AdvisedCard> {
-  const { rows } = await tx.query<{ vault_id: string; billing_currency: string }>(
-    'SELECT vault_id, billing_currency FROM cards WHERE id = $1 AND account_id = $2 AND mode = $3',
-    [cardId, scope.accountId, scope.mode],
-  );
-  const row = rows[0];
-  if (row === undefined) {
-    throw new SpendgateError('card_not_found', `No card ${cardId.slice(0, 64)} exists.`, 'cardId');
-  }
-  const vault = await lockVault(tx, scope, row.vault_id, 'cardId');
-  return { vault, billingCurrency: row.billing_currency };
 }
 
 /**
@@ -240,17 +227,19 @@ async function holdPlaced(
   amount: Decimal,
   nowMs: number,
 ): Promise<void> {
-  await changeVaultTotals(
-    tx,
-    transaction.vaultId,
-    { ledger: ZERO, pending: amount },
-    transaction.id,
-    nowMs,
-    {
-      mandated: true,
-    },
-  );
-  await addPostedSpend(tx, transaction.id, amount, 1, nowMs);
+  await inPipeline(tx, () => [
+    changeVaultTotals(
+      tx,
+      transaction.vaultId,
+      { ledger: ZERO, pending: amount },
+      transaction.id,
+      nowMs,
+      {
+        mandated: true,
+      },
+    ),
+    addPostedSpend(tx, transaction.id, amount, 1, nowMs),
+  ]);
 }
 
 /** A recorded approval the network declined: its hold released, the record a decline. */
@@ -333,16 +322,18 @@ async function adviced(
   nowMs: number,
 ): Promise<AuthorizationOutcome> {
   const { transaction } = advised;
-  await recordMessage(tx, {
-    transactionId: transaction.id,
-    kind: 'advice',
-    amount: advised.amount,
-    holdAfter: transaction.holdRemaining,
-    networkTransactionId: transaction.networkTransactionId,
-    nowMs,
-    decision: { approved: transaction.declineCode === null, overrode: advised.overrode },
-  });
-  await appendEvent(tx, scope, 'authorization.advised', presentTransaction(transaction), nowMs);
+  await inPipeline(tx, () => [
+    recordMessage(tx, {
+      transactionId: transaction.id,
+      kind: 'advice',
+      amount: advised.amount,
+      holdAfter: transaction.holdRemaining,
+      networkTransactionId: transaction.networkTransactionId,
+      nowMs,
+      decision: { approved: transaction.declineCode === null, overrode: advised.overrode },
+    }),
+    appendEvent(tx, scope, 'authorization.advised', presentTransaction(transaction), nowMs),
+  ]);
   return outcomeOf(transaction, false);
 }
 

@@ -19,13 +19,14 @@ import {
   type TransactionRecord,
 } from '../../core/index.js';
 import { changeVaultTotals, type StoreContext } from '../context.js';
-import { addPostedSpend, recordMessage } from '../lifecycle.js';
+import { addPostedSpend, recordMessage, type SpendCountKeys } from '../lifecycle.js';
 import { lockAuthorization } from '../ops/authorizations.js';
 import { simulatePolicy } from '../ops/policies.js';
 import { appendEvent } from '../outbox.js';
 import { TRANSACTION_COLUMNS, transactionFromRow, type TransactionRow } from '../rows.js';
 import type { SqlQueryable } from '../sql/client.js';
 import { oneRow } from '../sql/one-row.js';
+import { inPipeline } from '../sql/pipeline.js';
 
 /*
  * Increments (contract v1.2, section 16): a hotel, a car rental or a fuel pump raises a pending
@@ -70,7 +71,7 @@ export async function incrementAuthorization(
   input: IncrementInput,
 ): Promise<AuthorizationOutcome> {
   const nowMs = ctx.clock();
-  const { transaction: held, vault } = await lockAuthorization(tx, scope, transactionId);
+  const { transaction: held, vault, counted } = await lockAuthorization(tx, scope, transactionId);
   const recorded = await recordedIncrement(tx, held.id, input.networkTransactionId);
   if (recorded !== null) {
     return { decision: decisionOf(recorded), standIn: false, transaction: held, replayed: true };
@@ -99,19 +100,23 @@ export async function incrementAuthorization(
         })
       ).decision;
   const after =
-    decision.approved && !isDecision(priced) ? await raiseHold(tx, held, priced, nowMs) : held;
-  await recordMessage(tx, {
-    transactionId: held.id,
-    kind: 'increment',
-    amount,
-    holdAfter: after.holdRemaining,
-    networkTransactionId: input.networkTransactionId,
-    nowMs,
-    decision: recordedOf(decision),
-  });
-  if (decision.approved) {
-    await appendEvent(tx, scope, 'authorization.incremented', presentTransaction(after), nowMs);
-  }
+    decision.approved && !isDecision(priced)
+      ? await raiseHold(tx, { held, counted }, priced, nowMs)
+      : held;
+  await inPipeline(tx, () => [
+    recordMessage(tx, {
+      transactionId: held.id,
+      kind: 'increment',
+      amount,
+      holdAfter: after.holdRemaining,
+      networkTransactionId: input.networkTransactionId,
+      nowMs,
+      decision: recordedOf(decision),
+    }),
+    ...(decision.approved
+      ? [appendEvent(tx, scope, 'authorization.incremented', presentTransaction(after), nowMs)]
+      : []),
+  ]);
   return { decision, standIn: false, transaction: after, replayed: false };
 }
 
@@ -157,21 +162,30 @@ function incrementAmount(
   return isDecision(converted) ? converted : { amount: converted.amount, billed: billedAmount };
 }
 
-/** Raises the hold by `amount`: the transaction, the vault's pending total, the spend counted. */
+/**
+ * Raises the hold by `amount`: the transaction, the vault's pending total, the spend counted,
+ * in one round trip (sql/pipeline.ts); the spend day is set before the UPDATE reads it back.
+ */
 async function raiseHold(
   tx: SqlQueryable,
-  held: TransactionRecord,
+  { held, counted }: { held: TransactionRecord; counted: SpendCountKeys | null },
   { amount, billed }: IncrementAmounts,
   nowMs: number,
 ): Promise<TransactionRecord> {
-  await changeVaultTotals(tx, held.vaultId, { ledger: ZERO, pending: amount }, held.id, nowMs);
-  await addPostedSpend(tx, held.id, amount, 0, nowMs);
-  const { rows } = await tx.query<TransactionRow>(
-    `UPDATE transactions SET amount = amount + $2::numeric, hold_remaining = hold_remaining + $2::numeric,
-       billing_amount = billing_amount + $4::numeric, updated_at = $3
-     WHERE id = $1 RETURNING ${TRANSACTION_COLUMNS}`,
-    [held.id, amount.toFixed(), new Date(nowMs), billed.toFixed()],
-  );
+  const transaction =
+    counted === null
+      ? held.id
+      : { id: held.id, vaultId: held.vaultId, cardId: held.cardId, counted };
+  const [, , { rows }] = await inPipeline(tx, () => [
+    changeVaultTotals(tx, held.vaultId, { ledger: ZERO, pending: amount }, held.id, nowMs),
+    addPostedSpend(tx, transaction, amount, 0, nowMs),
+    tx.query<TransactionRow>(
+      `UPDATE transactions SET amount = amount + $2::numeric, hold_remaining = hold_remaining + $2::numeric,
+         billing_amount = billing_amount + $4::numeric, updated_at = $3
+       WHERE id = $1 RETURNING ${TRANSACTION_COLUMNS}`,
+      [held.id, amount.toFixed(), new Date(nowMs), billed.toFixed()],
+    ),
+  ]);
   return transactionFromRow(oneRow(rows, 'the increment UPDATE'));
 }
 

@@ -18,15 +18,23 @@ import {
   type TransactionRecord,
   type VaultRecord,
 } from '../../core/index.js';
-import { changeVaultTotals, lockVault, type StoreContext } from '../context.js';
+import { changeVaultTotals, type StoreContext } from '../context.js';
 import { post, systemAccountId, transferEntries } from '../ledger.js';
 import { appendEvent } from '../outbox.js';
-import { TRANSACTION_COLUMNS, transactionFromRow, type TransactionRow } from '../rows.js';
+import {
+  TRANSACTION_COLUMNS,
+  transactionFromRow,
+  VAULT_COLUMNS,
+  vaultFromRow,
+  type TransactionRow,
+  type VaultRow,
+} from '../rows.js';
 import { releaseBillingSpend, releaseKeysAndCardSpend } from '../card-spend.js';
-import { addPostedSpend, recordMessage } from '../lifecycle.js';
+import { addPostedSpend, recordMessage, type SpendCountKeys } from '../lifecycle.js';
 import { changeSpend } from '../spend.js';
 import type { SqlQueryable } from '../sql/client.js';
-import { inScope, type ScopedRow } from '../sql/scoped-row.js';
+import { inPipeline } from '../sql/pipeline.js';
+import { inScope } from '../sql/scoped-row.js';
 import { oneRow } from '../sql/one-row.js';
 
 /*
@@ -35,37 +43,55 @@ import { oneRow } from '../sql/one-row.js';
  * captured. Force captures and refunds, which have no authorization: ops/clearing.ts.
  */
 
+/** A locked authorization, its vault, and the keys its spend is counted under. */
+export interface LockedAuthorization {
+  readonly transaction: TransactionRecord;
+  readonly vault: VaultRecord;
+  /** Its spend_day and mcc as stored (addPostedSpend's `counted`): null before an approval. */
+  readonly counted: SpendCountKeys | null;
+}
+
+/**
+ * Locks an authorization and its vault in one round trip: the vault first, found by the
+ * transaction's id in the locking statement itself, then the transaction, both taken by the
+ * server in the order sent (the order authorize uses, so the two never deadlock).
+ * The transaction is read by its primary key alone and its scope checked here
+ * (sql/scoped-row.ts): the vault is locked only when it is the scope's, and another scope's
+ * authorization, whose id is not guessable, is locked for this round trip at most before the
+ * refusal rolls the transaction back.
+ * Fails: transaction_not_found (none, not a card authorization, or another scope's).
+ */
 export async function lockAuthorization(
   tx: SqlQueryable,
   scope: Scope,
   transactionId: string,
-): Promise<{ transaction: TransactionRecord; vault: VaultRecord }> {
-  // Vault first, then the transaction: the order authorize uses, so the two never deadlock.
-  // By the primary key alone, the scope checked here: with the scope in the WHERE clause, a
-  // planner on young statistics may walk an (account_id, mode, ...) index over every one of
-  // the account's transactions (seen in the message bench: 740 pages a capture).
-  const { rows: found } = await tx.query<ScopedRow & { vault_id: string; type: string }>(
-    'SELECT vault_id, account_id, mode, type FROM transactions WHERE id = $1',
-    [transactionId],
-  );
-  const row = found[0];
-  const vaultId =
-    row !== undefined && inScope(row, scope) && row.type === 'card_authorization'
-      ? row.vault_id
-      : undefined;
-  if (vaultId === undefined) {
+): Promise<LockedAuthorization> {
+  const [{ rows: vaults }, { rows }] = await inPipeline(tx, () => [
+    tx.query<VaultRow>(
+      `UPDATE vaults SET id = id
+       WHERE id = (SELECT vault_id FROM transactions WHERE id = $1 AND type = 'card_authorization')
+         AND account_id = $2 AND mode = $3
+       RETURNING ${VAULT_COLUMNS}`,
+      [transactionId, scope.accountId, scope.mode],
+    ),
+    tx.query<TransactionRow>(
+      `SELECT ${TRANSACTION_COLUMNS} FROM transactions WHERE id = $1 FOR UPDATE`,
+      [transactionId],
+    ),
+  ]);
+  const vaultRow = vaults[0];
+  const row = rows[0];
+  if (vaultRow === undefined || row === undefined || !inScope(row, scope)) {
     throw new SpendgateError(
       'transaction_not_found',
       `No authorization ${transactionId.slice(0, 64)} exists.`,
       'id',
     );
   }
-  const vault = await lockVault(tx, { mode: scope.mode, accountId: null }, vaultId);
-  const { rows } = await tx.query<TransactionRow>(
-    `SELECT ${TRANSACTION_COLUMNS} FROM transactions WHERE id = $1 FOR UPDATE`,
-    [transactionId],
-  );
-  return { transaction: transactionFromRow(oneRow(rows, 'the locked transaction SELECT')), vault };
+  const transaction = transactionFromRow(row);
+  assert(transaction.vaultId === vaultRow.id, 'an authorization stays in its vault');
+  const counted = row.spend_day === null ? null : { day: row.spend_day, mcc: row.mcc };
+  return { transaction, vault: vaultFromRow(vaultRow), counted };
 }
 
 async function lockPendingAuthorization(
@@ -221,63 +247,84 @@ export async function capture(
   final = true,
 ): Promise<TransactionRecord> {
   const nowMs = ctx.clock();
-  const { transaction: held, vault } = await lockAuthorization(tx, scope, transactionId);
+  const { transaction: held, vault, counted } = await lockAuthorization(tx, scope, transactionId);
   const inAsset = captureAmount(held, vault, requested);
   const priced = pricedCapture(ctx, scope, held, requested, nowMs);
   const amount = priced?.amount ?? inAsset;
   const hold = held.status === 'pending' ? held.holdRemaining : ZERO;
   const holdAfter = final ? ZERO : Decimal.max(hold.minus(amount), ZERO);
-  await post(tx, {
-    mode: scope.mode,
-    currency: held.currency,
-    transactionId: held.id,
-    entries: transferEntries(
-      held.vaultId,
-      systemAccountId(scope.mode, held.currency, 'card_settlement'),
-      amount,
-    ),
-    nowMs,
-  });
-  await changeVaultTotals(
-    tx,
-    held.vaultId,
-    { ledger: amount.negated(), pending: holdAfter.minus(hold) },
-    held.id,
-    nowMs,
-    { mandated: true },
-  );
-  await countCapturedSpend(tx, held, held.capturedAmount.plus(amount).plus(holdAfter), nowMs);
   const completes = holdAfter.isZero();
-  const { rows } = await tx.query<TransactionRow>(
+  // Every write in one round trip but the timeline's and the events', which present the row
+  // the UPDATE returns. The spend day is set (addPostedSpend) before the UPDATE reads it back.
+  const [, , , { rows }] = await inPipeline(tx, () => [
+    post(tx, {
+      mode: scope.mode,
+      currency: held.currency,
+      transactionId: held.id,
+      entries: transferEntries(
+        held.vaultId,
+        systemAccountId(scope.mode, held.currency, 'card_settlement'),
+        amount,
+      ),
+      nowMs,
+    }),
+    changeVaultTotals(
+      tx,
+      held.vaultId,
+      { ledger: amount.negated(), pending: holdAfter.minus(hold) },
+      held.id,
+      nowMs,
+      { mandated: true },
+    ),
+    countCapturedSpend(
+      tx,
+      { held, counted },
+      held.capturedAmount.plus(amount).plus(holdAfter),
+      nowMs,
+    ),
+    updateCaptured(tx, held.id, { amount, holdAfter, nowMs }),
+  ]);
+  const captured = transactionFromRow(oneRow(rows, 'the capture UPDATE'));
+  const presented = presentTransaction(captured);
+  await inPipeline(tx, () => [
+    recordMessage(tx, {
+      transactionId: held.id,
+      kind: 'capture',
+      amount,
+      holdAfter,
+      networkTransactionId: null,
+      nowMs,
+      ...(priced === null ? {} : { converted: priced.converted }),
+    }),
+    appendEvent(tx, scope, 'transaction.captured', presented, nowMs),
+    ...(completes && held.status !== 'completed'
+      ? [appendEvent(tx, scope, 'transaction.completed', presented, nowMs)]
+      : []),
+  ]);
+  return captured;
+}
+
+/** The capture's own change to its authorization: what it captured, and what it still holds. */
+function updateCaptured(
+  tx: SqlQueryable,
+  transactionId: string,
+  change: { amount: Decimal; holdAfter: Decimal; nowMs: number },
+) {
+  const completes = change.holdAfter.isZero();
+  return tx.query<TransactionRow>(
     `UPDATE transactions SET status = $2, captured_amount = captured_amount + $3::numeric,
        hold_remaining = $4, failure_reason = CASE WHEN $5 THEN NULL ELSE failure_reason END,
        completed_at = CASE WHEN $5 THEN coalesce(completed_at, $6) END, updated_at = $6
      WHERE id = $1 RETURNING ${TRANSACTION_COLUMNS}`,
     [
-      held.id,
+      transactionId,
       completes ? 'completed' : 'pending',
-      amount.toFixed(),
-      holdAfter.toFixed(),
+      change.amount.toFixed(),
+      change.holdAfter.toFixed(),
       completes,
-      new Date(nowMs),
+      new Date(change.nowMs),
     ],
   );
-  const captured = transactionFromRow(oneRow(rows, 'the capture UPDATE'));
-  await recordMessage(tx, {
-    transactionId: held.id,
-    kind: 'capture',
-    amount,
-    holdAfter,
-    networkTransactionId: null,
-    nowMs,
-    ...(priced === null ? {} : { converted: priced.converted }),
-  });
-  const presented = presentTransaction(captured);
-  await appendEvent(tx, scope, 'transaction.captured', presented, nowMs);
-  if (completes && held.status !== 'completed') {
-    await appendEvent(tx, scope, 'transaction.completed', presented, nowMs);
-  }
-  return captured;
 }
 
 /**
@@ -289,7 +336,7 @@ export async function capture(
  */
 async function countCapturedSpend(
   tx: SqlQueryable,
-  held: TransactionRecord,
+  { held, counted: keys }: { held: TransactionRecord; counted: SpendCountKeys | null },
   countedAfter: Decimal,
   nowMs: number,
 ): Promise<void> {
@@ -301,7 +348,12 @@ async function countCapturedSpend(
     await releaseSpend(tx, held, delta.negated(), 0);
     return;
   }
-  await addPostedSpend(tx, held.id, delta, counted ? 0 : 1, nowMs);
+  // With its spend keys read under the lock, nothing is read again to count it.
+  const transaction =
+    keys === null
+      ? held.id
+      : { id: held.id, vaultId: held.vaultId, cardId: held.cardId, counted: keys };
+  await addPostedSpend(tx, transaction, delta, counted ? 0 : 1, nowMs);
 }
 
 /**

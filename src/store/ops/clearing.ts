@@ -1,30 +1,33 @@
 import {
   amountIn,
+  type CardStatus,
   assetPriceOf,
   CURRENCIES,
   Decimal,
   isAtPar,
   NO_PRICING,
-  type PolicyWouldDecline,
-  presentTransaction,
-  type RateRecord,
   rateRecordOf,
-  type Scope,
+  presentTransaction,
   SpendgateError,
+  ZERO,
+  type RateRecord,
+  type PolicyWouldDecline,
+  type Scope,
   type TransactionRecord,
   type VaultRecord,
-  ZERO,
 } from '../../core/index.js';
 import { newId } from '../../ids.js';
-import { changeVaultTotals, lockVault, type StoreContext } from '../context.js';
+import { changeVaultTotals, type StoreContext } from '../context.js';
 import { addPostedSpend, recordMessage } from '../lifecycle.js';
 import { post, systemAccountId, transferEntries } from '../ledger.js';
 import { appendEvent } from '../outbox.js';
+import { lockCardVault } from '../card-vault-lock.js';
 import { TRANSACTION_COLUMNS, transactionFromRow, type TransactionRow } from '../rows.js';
 import type { SqlQueryable } from '../sql/client.js';
+import { inPipeline } from '../sql/pipeline.js';
 import { inScope } from '../sql/scoped-row.js';
 import { spendDayOf } from '../spend.js';
-import { simulatePolicy } from './policies.js';
+import { decideAsAuthorize } from './policies.js';
 import type { ClearingInput, ClearingOutcome, RefundInput } from '../port/authorizations.js';
 
 /*
@@ -35,27 +38,35 @@ import type { ClearingInput, ClearingOutcome, RefundInput } from '../port/author
  * (transactions_message_key, migration 0019): a repeat answers what was recorded.
  */
 
-/** The card's vault, locked, and the card's billing currency: the card is found first. */
-async function lockCardVault(
+/** A clearing message's card: its vault locked, and the message recorded before, if any. */
+interface LockedClearing {
+  readonly vault: VaultRecord;
+  readonly billingCurrency: string;
+  readonly cardStatus: CardStatus;
+  /** The message of this kind and networkTransactionId recorded before: a repeat. */
+  readonly earlier: TransactionRecord | null;
+}
+
+/**
+ * The card's vault locked, and the message recorded before under this networkTransactionId,
+ * in one round trip (card-vault-lock.ts).
+ * Fails: card_not_found (none, or another scope's), vault_closed.
+ */
+async function lockClearing(
   tx: SqlQueryable,
   scope: Scope,
-  cardId: string,
-): Promise<{ vault: VaultRecord; billingCurrency: string }> {
-  const { rows } = await tx.query<{ vault_id: string; billing_currency: string }>(
-    'SELECT vault_id, billing_currency FROM cards WHERE id = $1 AND account_id = $2 AND mode = $3',
-    [cardId, scope.accountId, scope.mode],
+  input: ClearingInput,
+  type: 'force_capture' | 'refund',
+): Promise<LockedClearing> {
+  const locked = await lockCardVault(tx, scope, input.cardId, () =>
+    recordedMessage(tx, scope, type, input.networkTransactionId),
   );
-  const vaultId = rows[0]?.vault_id;
-  const billingCurrency = rows[0]?.billing_currency ?? '';
-  if (vaultId === undefined) {
-    throw new SpendgateError('card_not_found', `No card ${cardId.slice(0, 64)} exists.`, 'cardId');
-  }
-  const vault = await lockVault(tx, scope, vaultId, 'cardId');
+  const { vault } = locked;
   // A closed vault holds nothing and never will again (vaults_closed_empty): nothing posts.
   if (vault.status === 'closed') {
     throw new SpendgateError('vault_closed', `Vault ${vault.id} is closed.`, 'cardId');
   }
-  return { vault, billingCurrency };
+  return { ...locked, earlier: locked.read };
 }
 
 /** A clearing message's amount: in the asset, as billed, and the price between them. */
@@ -208,14 +219,17 @@ async function insertClearingRow(
 async function wouldDecline(
   ctx: StoreContext,
   tx: SqlQueryable,
-  scope: Scope,
-  vault: VaultRecord,
+  card: LockedClearing,
   input: ClearingInput,
   amount: Decimal,
 ): Promise<PolicyWouldDecline | null> {
-  const { decision } = await simulatePolicy(ctx, tx, scope, vault.id, {
+  const { vault } = card;
+  const decision = await decideAsAuthorize(ctx, tx, {
+    vault,
+    cardStatus: card.cardStatus,
     draft: null,
     request: { cardId: input.cardId, amount, currency: vault.currency, merchant: input.merchant },
+    nowMs: ctx.clock(),
   });
   if (decision.approved || decision.declineCode === null) return null;
   return { declineCode: decision.declineCode, declineReason: decision.declineReason };
@@ -239,38 +253,57 @@ export async function forceCapture(
   input: ClearingInput,
 ): Promise<ClearingOutcome> {
   const nowMs = ctx.clock();
-  const card = await lockCardVault(tx, scope, input.cardId);
-  const vault = card.vault;
-  const earlier = await recordedMessage(tx, scope, 'force_capture', input.networkTransactionId);
+  const type = 'force_capture';
+  const card = await lockClearing(tx, scope, input, type);
+  const { vault, earlier } = card;
   if (earlier !== null) return { transaction: earlier, replayed: true };
   const { amount, billed, rate } = clearingAmount(ctx, scope, card, input, Decimal.ROUND_UP);
-  const policyWouldDecline = await wouldDecline(ctx, tx, scope, vault, input, amount);
-  const type = 'force_capture';
+  const policyWouldDecline = await wouldDecline(ctx, tx, card, input, amount);
   const row = { type, vault, input, amount, billed, rate, policyWouldDecline, nowMs } as const;
   const recorded = await insertClearingRow(tx, scope, { ...row, originalTransactionId: null });
   if (recorded === null) return replayOf(tx, scope, type, input.networkTransactionId);
   const settlement = systemAccountId(scope.mode, vault.currency, 'card_settlement');
-  await post(tx, {
-    mode: scope.mode,
-    currency: vault.currency,
-    transactionId: recorded.id,
-    entries: transferEntries(vault.id, settlement, amount),
-    nowMs,
-  });
-  const totals = { ledger: amount.negated(), pending: ZERO };
-  await changeVaultTotals(tx, vault.id, totals, recorded.id, nowMs, { mandated: true });
-  await addPostedSpend(tx, recorded.id, amount, 1, nowMs);
-  await recordMessage(tx, {
-    transactionId: recorded.id,
-    kind: 'capture',
-    amount,
-    holdAfter: ZERO,
-    networkTransactionId: input.networkTransactionId,
-    nowMs,
-  });
+  // Its writes in one round trip; the events in the next, after vault.overdrawn if any.
+  const counted = { day: spendDayOf(nowMs), mcc: input.merchant.mcc };
+  await inPipeline(tx, () => [
+    post(tx, {
+      mode: scope.mode,
+      currency: vault.currency,
+      transactionId: recorded.id,
+      entries: transferEntries(vault.id, settlement, amount),
+      nowMs,
+    }),
+    changeVaultTotals(
+      tx,
+      vault.id,
+      { ledger: amount.negated(), pending: ZERO },
+      recorded.id,
+      nowMs,
+      {
+        mandated: true,
+      },
+    ),
+    addPostedSpend(
+      tx,
+      { id: recorded.id, vaultId: vault.id, cardId: input.cardId, counted },
+      amount,
+      1,
+      nowMs,
+    ),
+    recordMessage(tx, {
+      transactionId: recorded.id,
+      kind: 'capture',
+      amount,
+      holdAfter: ZERO,
+      networkTransactionId: input.networkTransactionId,
+      nowMs,
+    }),
+  ]);
   const presented = presentTransaction(recorded);
-  await appendEvent(tx, scope, 'transaction.captured', presented, nowMs);
-  await appendEvent(tx, scope, 'transaction.completed', presented, nowMs);
+  await inPipeline(tx, () => [
+    appendEvent(tx, scope, 'transaction.captured', presented, nowMs),
+    appendEvent(tx, scope, 'transaction.completed', presented, nowMs),
+  ]);
   return { transaction: recorded, replayed: false };
 }
 
@@ -345,14 +378,13 @@ export async function refund(
   input: RefundInput,
 ): Promise<ClearingOutcome> {
   const nowMs = ctx.clock();
-  const card = await lockCardVault(tx, scope, input.cardId);
-  const vault = card.vault;
-  const earlier = await recordedMessage(tx, scope, 'refund', input.networkTransactionId);
+  const type = 'refund';
+  const card = await lockClearing(tx, scope, input, type);
+  const { vault, earlier } = card;
   if (earlier !== null) return { transaction: earlier, replayed: true };
   const { amount, billed, rate } = clearingAmount(ctx, scope, card, input, Decimal.ROUND_DOWN);
   const linked = input.transactionId ?? null;
   const original = linked === null ? null : await lockOriginal(tx, scope, input, linked);
-  const type = 'refund';
   const row = {
     type,
     vault,
@@ -364,31 +396,48 @@ export async function refund(
     nowMs,
   } as const;
   const recorded = await insertClearingRow(tx, scope, { ...row, originalTransactionId: linked });
-  if (recorded === null) return replayOf(tx, scope, 'refund', input.networkTransactionId);
+  if (recorded === null) return replayOf(tx, scope, type, input.networkTransactionId);
   const settlement = systemAccountId(scope.mode, vault.currency, 'card_settlement');
-  await post(tx, {
-    mode: scope.mode,
-    currency: vault.currency,
-    transactionId: recorded.id,
-    entries: transferEntries(settlement, vault.id, amount),
-    nowMs,
-  });
-  await changeVaultTotals(tx, vault.id, { ledger: amount, pending: ZERO }, recorded.id, nowMs);
   const message = {
     kind: 'refund',
     amount,
     networkTransactionId: input.networkTransactionId,
   } as const;
-  await recordMessage(tx, { ...message, transactionId: recorded.id, holdAfter: ZERO, nowMs });
-  if (original !== null) {
-    await tx.query(
-      `UPDATE transactions SET refunded_amount = refunded_amount + $2::numeric, updated_at = $3
-       WHERE id = $1`,
-      [original.id, amount.toFixed(), new Date(nowMs)],
-    );
-    const holdAfter = original.holdRemaining;
-    await recordMessage(tx, { ...message, transactionId: original.id, holdAfter, nowMs });
-  }
+  // Its writes in one round trip; the event in the next, after vault.restored if any.
+  await inPipeline(tx, () => [
+    post(tx, {
+      mode: scope.mode,
+      currency: vault.currency,
+      transactionId: recorded.id,
+      entries: transferEntries(settlement, vault.id, amount),
+      nowMs,
+    }),
+    changeVaultTotals(tx, vault.id, { ledger: amount, pending: ZERO }, recorded.id, nowMs),
+    recordMessage(tx, { ...message, transactionId: recorded.id, holdAfter: ZERO, nowMs }),
+    ...(original === null ? [] : creditOriginal(tx, original, message, nowMs)),
+  ]);
   await appendEvent(tx, scope, 'transaction.refunded', presentTransaction(recorded), nowMs);
   return { transaction: recorded, replayed: false };
+}
+
+/** A linked refund's mark on the transaction it credits: its refunded amount and timeline. */
+function creditOriginal(
+  tx: SqlQueryable,
+  original: TransactionRecord,
+  message: { kind: 'refund'; amount: Decimal; networkTransactionId: string },
+  nowMs: number,
+): Promise<unknown>[] {
+  return [
+    tx.query(
+      `UPDATE transactions SET refunded_amount = refunded_amount + $2::numeric, updated_at = $3
+       WHERE id = $1`,
+      [original.id, message.amount.toFixed(), new Date(nowMs)],
+    ),
+    recordMessage(tx, {
+      ...message,
+      transactionId: original.id,
+      holdAfter: original.holdRemaining,
+      nowMs,
+    }),
+  ];
 }

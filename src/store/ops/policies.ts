@@ -1,20 +1,22 @@
 import {
   amountIn,
-  type CardStatus,
-  type CompiledPolicy,
-  compilePolicy,
-  type CurrencyCode,
   currencyOf,
-  decide,
   decisionVaultOf,
+  compilePolicy,
+  decide,
+  type AuthorizationRequest,
+  type CardStatus,
+  type Decision,
+  SpendgateError,
+  type CompiledPolicy,
+  type CurrencyCode,
   type PolicyDocument,
   type PolicyRecord,
+  type SpendTotals,
+  type VaultRecord,
   presentDeletedPolicy,
   presentPolicy,
   type Scope,
-  SpendgateError,
-  type SpendTotals,
-  type VaultRecord,
 } from '../../core/index.js';
 import { lockVault, type StoreContext } from '../context.js';
 import { appendEvent } from '../outbox.js';
@@ -25,6 +27,7 @@ import { CHANGE_WITHOUT_KEY, recordPolicyVersion, type PolicyChange } from './po
 import { getVault } from './vaults.js';
 import type { SqlQueryable } from '../sql/client.js';
 import { oneRow } from '../sql/one-row.js';
+import { inPipeline } from '../sql/pipeline.js';
 import type { Simulation, SimulationInput } from '../port/vaults.js';
 
 interface PolicyRow {
@@ -177,46 +180,84 @@ export async function simulatePolicy(
   input: SimulationInput,
 ): Promise<Simulation> {
   const nowMs = ctx.clock();
-  const vault = await getVault(tx, scope, vaultId);
+  const { cardId } = input.request;
+  // The vault and the card it names in one round trip; a missing vault is refused first.
+  const [vault, cardStatus] = await inPipeline(tx, () => [
+    getVault(tx, scope, vaultId),
+    cardId === ''
+      ? Promise.resolve<CardStatus>('active')
+      : cardStatusOn(tx, scope, vaultId, cardId),
+  ]);
   const currency = currencyOf(input.request.currency ?? vault.currency, 'transaction.currency');
   const amount = amountIn(input.request.amount, currency, { param: 'transaction.amount' });
-  const policy =
+  const draft =
     input.draft === null
-      ? await loadCompiledPolicy(ctx, tx, vault.id, vault.currency)
+      ? null
       : compilePolicy(input.draft, { currency: vault.currency, templates: ctx.templates });
-  const card = await simulatedCard(ctx, tx, scope, vault, input.request.cardId, nowMs);
-  const spend = policy === null ? {} : await readSpend(tx, vault.id, policy.aggregates, nowMs);
-  const decision = decide({
-    card: { id: input.request.cardId, vaultId: vault.id, status: card.status },
-    vault: decisionVaultOf(vault),
-    policy,
-    spend,
-    ...card.policy,
-    at: nowMs,
-    request: { ...input.request, amount, currency: currency.code },
-  });
+  const request = { ...input.request, amount, currency: currency.code };
+  const decision = await decideAsAuthorize(ctx, tx, { vault, cardStatus, draft, request, nowMs });
   return { decision, vaultId: vault.id, amount, currency };
 }
 
+/** What decideAsAuthorize decides on: a vault as read (or locked), and the card's status. */
+export interface DecideOn {
+  readonly vault: VaultRecord;
+  readonly cardStatus: CardStatus;
+  /** A compiled draft standing for the vault's policy; null: the vault's own policy. */
+  readonly draft: CompiledPolicy | null;
+  /** The purchase, its amount read; cardId '' for none (an active card, no policy of its own). */
+  readonly request: AuthorizationRequest;
+  readonly nowMs: number;
+}
+
 /**
- * The card a simulation names (none: an active card with no policy of its own): its status,
- * and its own policy with the card's spend for it, as authorize would decide with them.
+ * What authorize would decide now for `request` on `on.vault` (Simulate Policy, and what a
+ * force capture records it would have said): the vault's policy (or the draft) against the
+ * vault's spend, and the card's own policy, if any, against the card's, as authorize decides.
+ * Its reads go in two round trips (sql/pipeline.ts): both policies, then both spends.
  */
-async function simulatedCard(
+export async function decideAsAuthorize(
   ctx: StoreContext,
   tx: SqlQueryable,
+  on: DecideOn,
+): Promise<Decision> {
+  const { vault, request, nowMs } = on;
+  const { cardId } = request;
+  const [policy, own] = await inPipeline(tx, () => [
+    on.draft === null
+      ? loadCompiledPolicy(ctx, tx, vault.id, vault.currency)
+      : Promise.resolve(on.draft),
+    cardId === '' ? Promise.resolve(null) : loadCompiledCardPolicy(ctx, tx, cardId, vault.currency),
+  ]);
+  const [spend, cardSpend] = await inPipeline(tx, () => [
+    policy === null
+      ? Promise.resolve<SpendTotals>({})
+      : readSpend(tx, vault.id, policy.aggregates, nowMs),
+    own === null
+      ? Promise.resolve<SpendTotals>({})
+      : readSpend(tx, cardId, own.policy.aggregates, nowMs, CARD_SPEND),
+  ]);
+  return decide({
+    card: { id: cardId, vaultId: vault.id, status: on.cardStatus },
+    vault: decisionVaultOf(vault),
+    policy,
+    spend,
+    ...(own === null ? {} : { cardPolicy: own.policy, cardSpend }),
+    at: nowMs,
+    request,
+  });
+}
+
+/** The status of a card of the vault's. Fails: card_not_found (another vault's or account's). */
+async function cardStatusOn(
+  tx: SqlQueryable,
   scope: Scope,
-  vault: VaultRecord,
+  vaultId: string,
   cardId: string,
-  nowMs: number,
-): Promise<{
-  status: CardStatus;
-  policy: { cardPolicy: CompiledPolicy; cardSpend: SpendTotals } | Record<string, never>;
-}> {
-  if (cardId === '') return { status: 'active', policy: {} };
+): Promise<CardStatus> {
   const { rows } = await tx.query<{ status: CardStatus }>(
     'SELECT status FROM cards WHERE id = $1 AND vault_id = $2 AND account_id = $3 AND mode = $4',
-    [cardId, vault.id, scope.accountId, scope.mode],
+    [cardId, vaultId, scope.accountId, scope.mode],
   );
   const status = rows[0]?.status;
   if (status === undefined) {
@@ -226,8 +267,5 @@ async function simulatedCard(
       'transaction.cardId',
     );
   }
-  const own = await loadCompiledCardPolicy(ctx, tx, cardId, vault.currency);
-  if (own === null) return { status, policy: {} };
-  const cardSpend = await readSpend(tx, cardId, own.policy.aggregates, nowMs, CARD_SPEND);
-  return { status, policy: { cardPolicy: own.policy, cardSpend } };
+  return status;
 }

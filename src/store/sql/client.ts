@@ -5,6 +5,8 @@
  * as Date, jsonb as parsed JSON, arrays as arrays.
  */
 
+import type { Corkable } from './pipeline.js';
+
 export interface SqlResult<Row> {
   readonly rows: Row[];
   readonly rowCount: number;
@@ -49,7 +51,7 @@ export interface TransactionOptions {
  * takes no further statement (an assertion). It resolves with the statement's result once
  * both are answered, and rejects, with the transaction rolled back, if either fails.
  */
-export interface SqlTransaction extends SqlQueryable {
+export interface SqlTransaction extends SqlQueryable, Corkable {
   readonly queryAndCommit: <Row = Record<string, unknown>>(
     text: string,
     params?: readonly unknown[],

@@ -135,6 +135,7 @@ function transactionQueryable(
     exec: async (text: string): Promise<void> => {
       await query(text);
     },
+    together: (send) => together(connection, send),
     queryAndCommit: async <Row>(text: string, params: readonly unknown[] = []) => {
       assert(!state.commitSent, 'one statement is sent with COMMIT');
       const [sent, committed] = together(connection, () => [

@@ -8,7 +8,7 @@
 import { readFileSync } from 'node:fs';
 import { ERROR_CATALOGUE } from '../src/core/index.js';
 import { EVENT_TYPES } from '../src/store/outbox.js';
-import { API_SCOPES } from '../src/store/ops/accounts.js';
+import { API_SCOPES } from '../src/store/port/index.js';
 
 const path = process.argv[2];
 if (path === undefined) throw new Error('usage: tsx .ci/contract-check.ts <contract.md>');

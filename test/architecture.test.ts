@@ -143,6 +143,22 @@ describe('the store port (ARCHITECTURE.md)', () => {
     expect(outside.filter(([, target]) => target.startsWith(ops))).toEqual([]);
   });
 
+  it('owns its types: nothing in src/store/port imports src/store/ops or replica-reads.ts', () => {
+    // The port declares; ops and the replica routing implement it. An import the other way
+    // would make the port's shape depend on an implementation (and close a circle with it).
+    const port = join(root, 'src', 'store', 'port');
+    const implementations = [
+      `${join(root, 'src', 'store', 'ops')}/`,
+      join(root, 'src', 'store', 'replica-reads.js'),
+    ];
+    const imports = relativeImports(port);
+    expect(imports.length).toBeGreaterThan(10);
+    const reaching = imports.filter(([, target]) =>
+      implementations.some((implementation) => target.startsWith(implementation)),
+    );
+    expect(reaching).toEqual([]);
+  });
+
   it('hands out no SQL client: the service layers never reach store.client', () => {
     const files = ['http', 'workers', 'outbound'].flatMap((layer) =>
       sources(join(root, 'src', layer)),

@@ -1,8 +1,10 @@
 import type { components } from '../../src/client/api-types';
 
 /*
- * The API's objects as the console reads them: the generated client types where the console
- * has moved to them, hand-written shapes for the rest (docs/openapi.json has them in full).
+ * The API's objects as the console reads them: the client's types, generated from
+ * docs/openapi.json (src/client/api-types.ts), so a change of the API that breaks the
+ * console breaks its build. The one shape written here is the live feed's event
+ * (GET /v1/events/stream), which the document does not describe as a schema.
  */
 
 type Schemas = components['schemas'];
@@ -12,44 +14,28 @@ export type WebhookTest = Schemas['WebhookTest'];
 
 export type Vault = Schemas['Vault'];
 
-export interface Card {
-  id: string;
-  vaultId: string;
-  status: string;
-  last4: string;
-  expMonth: number;
-  expYear: number;
-  cardholderName: string;
-  createdAt: string;
-}
+export type Card = Schemas['Card'];
 
-export interface Reason {
-  rule: string;
-  message: string;
-  policy?: string;
-}
+/** A decision (or simulated one) as Simulate Policy answers it. */
+export type AuthorizationDecision = Schemas['AuthorizationDecision'];
+
+/** A policy backtest and its result, as the backtest routes answer them. */
+export type PolicyBacktest = Schemas['PolicyBacktest'];
+export type BacktestResult = Schemas['BacktestResult'];
 
 /** As the API answers it (src/client/api-types.ts), `failureReason` included. */
 export type Transaction = Schemas['Transaction'];
 
-export interface BalanceSnapshot {
-  date: string;
-  ledger: string;
-  available: string;
-  pending: string;
-  final: boolean;
-}
+export type BalanceSnapshot = Schemas['BalanceSnapshot'];
 
-export interface ApiKeyInfo {
-  id: string;
-  mode: 'test' | 'live';
-  scopes: string[];
-}
+/** GET /v1/account/key: the key the console signed in with, its mode and scopes. */
+export type ApiKeyInfo = Schemas['ApiKey'];
 
 export type WebhookEndpoint = Schemas['WebhookEndpoint'];
 
 export type WebhookDelivery = Schemas['WebhookDelivery'];
 
+/** An event of the live feed: a decided authorization, with the transaction as answered. */
 export interface FeedEvent {
   id: string;
   type: 'authorization.approved' | 'authorization.declined';
@@ -64,19 +50,4 @@ export interface FeedEvent {
 export type Timeline = Schemas['Timeline'];
 
 /** GET /v1/vaults/{id}/policy/limits: each limit of the current policy, as of now. */
-export interface PolicyLimits {
-  vaultId: string;
-  version: number | null;
-  currency: string;
-  asOf: string;
-  limits: {
-    rule: string;
-    mode: string;
-    interval: string;
-    amount: string | null;
-    count: number | null;
-    used: string | null;
-    remaining: string | null;
-    resetsAt: string | null;
-  }[];
-}
+export type PolicyLimits = Schemas['PolicyLimits'];

@@ -232,6 +232,7 @@ export {
   presentVault,
   type AuthorizationAsked,
 } from './objects/presenters.js';
+export { backtestResultRecord } from './objects/backtest-results.js';
 export {
   presentAccount,
   presentBacktest,

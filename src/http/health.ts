@@ -50,18 +50,8 @@ export function registerHealth(
     more?: readonly { metrics(): Promise<string> }[];
   },
 ): void {
-  const { registry, requestSeconds } = dependencies.metrics;
-  app.addHook('onResponse', async (request, reply) => {
-    // The route's pattern, never the URL: ids would make the label set unbounded.
-    requestSeconds.observe(
-      {
-        method: request.method,
-        route: request.routeOptions.url ?? 'unmatched',
-        status: String(reply.statusCode),
-      },
-      reply.elapsedTime / 1000,
-    );
-  });
+  const { registry } = dependencies.metrics;
+  observeRequestSeconds(app, dependencies.metrics);
 
   app.get('/healthz', { config: { public: true }, schema: { hide: true } }, (_request, reply) =>
     reply.send({ status: 'ok' }),
@@ -112,6 +102,21 @@ export function registerHealth(
       return reply.header('Content-Type', registry.contentType).send(texts.join(''));
     },
   );
+}
+
+/** Each answer's time, by method, route pattern and status (the request latency metric). */
+function observeRequestSeconds(app: FastifyInstance, metrics: Metrics): void {
+  app.addHook('onResponse', async (request, reply) => {
+    // The route's pattern, never the URL: ids would make the label set unbounded.
+    metrics.requestSeconds.observe(
+      {
+        method: request.method,
+        route: request.routeOptions.url ?? 'unmatched',
+        status: String(reply.statusCode),
+      },
+      reply.elapsedTime / 1000,
+    );
+  });
 }
 
 async function connectAndPing(redis: RedisConnection): Promise<void> {

@@ -1,12 +1,12 @@
 import { assert, SpendgateError } from '../core/index.js';
-import type { StoreOperations } from './port/index.js';
+import type { ReplicaEvent, ReplicaReadReason } from './port/index.js';
 import type { SqlClient, SqlQueryable } from './sql/client.js';
 import { runTransaction } from './sql/transaction.js';
 
 /*
  * Reads from a PostgreSQL streaming replica (DATABASE_READ_URL; docs/operations.md, "Read
  * replica"). Only the reads that may lag go there: lists, balance history, webhook deliveries
- * and backtests. Whatever decides or moves money, every write, and every read inside a write's
+ * and backtests, each declared so in replica-routes.ts. Whatever decides or moves money, every write, and every read inside a write's
  * transaction stays on the primary.
  *
  * Read-your-writes, across a fleet: after each commit made for an account (a route's write, an
@@ -36,63 +36,6 @@ export interface WritePositions {
   /** The account's position, or null when none is kept (never written, expired, or lost). */
   of(accountId: string): Promise<bigint | null>;
 }
-
-/**
- * The operations that read what may lag, served by the replica when it has caught up with the
- * caller: each lists or pages through history, costs the primary most per call and is not
- * read to decide money. Single rows by id (a vault's balance, a card, a transfer's status),
- * policies (read to decide) and settlements stay on the primary: cheap, or deciding.
- */
-export const REPLICA_OPERATIONS = [
-  'listVaults',
-  'listCards',
-  'listTransactions',
-  'listTransfers',
-  'listWebhookEndpoints',
-  'listWebhookDeliveries',
-  'listBalanceSnapshots',
-  'listChainDeposits',
-  'listPolicyVersions',
-  'getBacktest',
-] as const satisfies readonly (keyof StoreOperations)[];
-
-/**
- * Operations of a scope that write nothing: no position is raised after them. Every other
- * operation called with a scope raises its account's position (a read counted as a write
- * costs one position update, never a wrong answer, so the default is the safe one).
- */
-export const PRIMARY_READ_OPERATIONS: ReadonlySet<keyof StoreOperations> = new Set<
-  keyof StoreOperations
->([
-  ...REPLICA_OPERATIONS,
-  'getAccount',
-  'listApiKeys',
-  'getVault',
-  'getPolicy',
-  'simulatePolicy',
-  'getCardPolicy',
-  'policyLimits',
-  'getCard',
-  'displayOrigins',
-  'getTransaction',
-  'readTransactionMetadata',
-  'transactionTimeline',
-  'getTransfer',
-  'getWebhookEndpoint',
-  'getSettlement',
-]);
-
-/** Why a lagging read was served where it was (the metric's `reason`). */
-export type ReplicaReadReason =
-  'caught_up' | 'behind' | 'position_unknown' | 'positions_unavailable' | 'replica_unavailable';
-
-export type ReplicaEvent =
-  | {
-      readonly kind: 'read';
-      readonly servedBy: 'replica' | 'primary';
-      readonly reason: ReplicaReadReason;
-    }
-  | { readonly kind: 'position_not_kept' };
 
 export interface ReplicaReadsOptions {
   readonly primary: SqlClient;

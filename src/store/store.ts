@@ -17,32 +17,19 @@ import { runBacktest } from './ops/backtests.js';
 import { listExpiredHolds } from './ops/authorizations.js';
 import { readOutboxBacklog } from './ops/events.js';
 import { readEventsAfter } from './ops/event-feed.js';
-import {
-  beginIdempotent,
-  saveIdempotent,
-  type IdempotentRequest,
-  type StoredResponse,
-} from './ops/idempotency.js';
+import { beginIdempotent, saveIdempotent } from './ops/idempotency.js';
+import type { IdempotentRequest, StoredResponse } from './port/idempotency.js';
 import { rewrapMasterKeySecrets } from './ops/master-key-rotation.js';
 import { deliveryTarget, recordDeliveryAttempt } from './ops/webhook-deliveries.js';
 import type { Store, StoreOperations } from './port/index.js';
-import {
-  PRIMARY_READ_OPERATIONS,
-  REPLICA_OPERATIONS,
-  ReplicaReads,
-  type WritePositions,
-} from './replica-reads.js';
+import { ReplicaReads, type WritePositions } from './replica-reads.js';
+import { routeOf } from './replica-routes.js';
 import { Keyring } from './secrets/index.js';
 import type { SqlClient } from './sql/client.js';
 import { runTransaction } from './sql/transaction.js';
 
 export * from './port/index.js';
-export {
-  memoryWritePositions,
-  type ReplicaEvent,
-  type ReplicaReadReason,
-  type WritePositions,
-} from './replica-reads.js';
+export { memoryWritePositions, type WritePositions } from './replica-reads.js';
 
 /**
  * The store with the SQL client it runs on, for whoever opened it: the CLI's own checks and
@@ -163,18 +150,6 @@ function replicaReadsOf(
   return reads;
 }
 
-/** The account a call is made for: its first argument, when that is a scope. */
-function accountOf(args: readonly unknown[]): string | null {
-  const first = args[0];
-  return typeof first === 'object' &&
-    first !== null &&
-    'accountId' in first &&
-    typeof first.accountId === 'string' &&
-    'mode' in first
-    ? first.accountId
-    : null;
-}
-
 /**
  * Store.transaction with a replica: the operations handed to `work` note the accounts they
  * write for, whose positions are raised once the transaction has committed.
@@ -198,10 +173,9 @@ async function runRecordingWrites<T>(
 function notingWrites(operations: StoreOperations, written: Set<string>): StoreOperations {
   const noting = {} as Record<keyof StoreOperations, unknown>;
   for (const name of Object.keys(operations) as (keyof StoreOperations)[]) {
-    const writes = !PRIMARY_READ_OPERATIONS.has(name);
+    const route = routeOf(name);
     noting[name] = (...args: unknown[]) => {
-      const account = writes ? accountOf(args) : null;
-      if (account !== null) written.add(account);
+      if (route.serve === 'write') written.add(route.accountOf(...args));
       return (operations[name] as (...inner: unknown[]) => Promise<unknown>)(...args);
     };
   }
@@ -223,12 +197,11 @@ function contextOf(options: StoreOptions): StoreContext {
   };
 }
 
-const REPLICA_OPERATION_NAMES: ReadonlySet<keyof StoreOperations> = new Set(REPLICA_OPERATIONS);
-
 /**
  * Each operation in a transaction of its own: the same names, wrapped one by one. With a
- * replica, the reads that may lag are routed (replica-reads.ts), and every other operation
- * made for an account raises that account's write position once it has committed.
+ * replica, each is served as its route declares (replica-routes.ts): the reads that may lag
+ * are routed (replica-reads.ts), and each write made for an account raises that account's
+ * write position once it has committed.
  */
 function perCallOperations(
   ctx: StoreContext,
@@ -247,19 +220,16 @@ function perCallOperations(
       );
     perCall[name] = onPrimary;
     if (replica === null) continue;
-    if (REPLICA_OPERATION_NAMES.has(name)) {
-      perCall[name] = (...args: unknown[]) => {
-        const account = accountOf(args);
-        assert(account !== null, `${name} reads for a scope`);
-        return replica.read(account, (tx) =>
+    const route = routeOf(name);
+    if (route.serve === 'replica') {
+      perCall[name] = (...args: unknown[]) =>
+        replica.read(route.accountOf(...args), (tx) =>
           (bindArea(ctx, tx, engine)[name] as (...inner: unknown[]) => Promise<unknown>)(...args),
         );
-      };
-    } else if (!PRIMARY_READ_OPERATIONS.has(name)) {
+    } else if (route.serve === 'write') {
       perCall[name] = async (...args: unknown[]) => {
         const result = await onPrimary(...args);
-        const account = accountOf(args);
-        if (account !== null) await replica.wrote([account]);
+        await replica.wrote([route.accountOf(...args)]);
         return result;
       };
     }

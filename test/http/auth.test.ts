@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runKeys } from '../../src/cli/keys.js';
 import { migrate, readMigrations } from '../../src/store/migrations/runner.js';
-import { API_SCOPES, type ApiScope } from '../../src/store/ops/accounts.js';
+import { API_SCOPES, type ApiScope } from '../../src/store/port/index.js';
 import { testDatabase } from '../support/databases.js';
 import { startTestService, type TestService } from '../support/http.js';
 

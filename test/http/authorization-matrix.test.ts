@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ERROR_CATALOGUE, type ErrorCode } from '../../src/core/index.js';
-import { API_SCOPES, type ApiScope } from '../../src/store/ops/accounts.js';
+import { API_SCOPES, type ApiScope } from '../../src/store/port/index.js';
 import { startTestService, type TestService } from '../support/http.js';
 
 /**

@@ -15,13 +15,15 @@ import {
   listTransactions,
   listTransfers,
   listVaults,
-  type ListBalanceSnapshotsQuery,
-  type ListCardsQuery,
-  type ListTransactionsQuery,
-  type ListTransfersQuery,
-  type ListVaultsQuery,
-  type Page,
 } from '../../src/store/ops/lists.js';
+import type {
+  ListBalanceSnapshotsQuery,
+  ListCardsQuery,
+  ListTransactionsQuery,
+  ListTransfersQuery,
+  ListVaultsQuery,
+  Page,
+} from '../../src/store/port/index.js';
 import { forEachDatabase } from '../support/databases.js';
 import { refusal } from '../support/refusal.js';
 import { merchant, networkTransactionId, usdc, useTestStore } from '../support/store.js';

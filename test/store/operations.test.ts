@@ -1,6 +1,6 @@
 import { expect, it } from 'vitest';
 import { SpendgateError } from '../../src/core/index.js';
-import type { StoredResponse } from '../../src/store/ops/idempotency.js';
+import type { StoredResponse } from '../../src/store/port/index.js';
 import { forEachDatabase } from '../support/databases.js';
 import { refusal } from '../support/refusal.js';
 import { merchant, networkTransactionId, usdc, useTestStore } from '../support/store.js';

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { Decimal, type Scope } from '../../src/core/index.js';
 import { newId } from '../../src/ids.js';
-import { DAY_MS, DEFAULT_RETENTION } from '../../src/store/ops/retention.js';
+import { DAY_MS, DEFAULT_RETENTION } from '../../src/store/port/index.js';
 import type { OpenedStore as Store, ReserveRun } from '../../src/store/store.js';
 import {
   applyRetention,

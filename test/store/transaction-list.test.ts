@@ -13,8 +13,8 @@ import {
   AMOUNT_PLAN,
   listTransactions,
   type AmountPlan,
-  type ListTransactionsQuery,
 } from '../../src/store/ops/transaction-list.js';
+import type { ListTransactionsQuery } from '../../src/store/port/index.js';
 import { forEachDatabase } from '../support/databases.js';
 import { indexPlanNodes } from '../support/index-plans.js';
 import { openTestStore, type TestStore } from '../support/store.js';

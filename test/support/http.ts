@@ -8,7 +8,7 @@ import type { RedisConnection } from '../../src/redis.js';
 import { createServer, type ServerConfig, type ServerDependencies } from '../../src/http/server.js';
 import type { Tracing } from '../../src/http/tracing/provider.js';
 import type { ProcessorLookupSettings } from '../../src/http/processors/lookups.js';
-import type { ApiScope } from '../../src/store/ops/accounts.js';
+import type { ApiScope } from '../../src/store/port/index.js';
 import { openStore, type OpenedStore as Store } from '../../src/store/store.js';
 import { testDatabase, type TestDatabase } from './databases.js';
 

@@ -1,47 +1,12 @@
 import { useState } from 'preact/hooks';
 import { api } from '../api';
-import type { Reason } from '../types';
+import type { AuthorizationDecision as Decision, PolicyBacktest as Backtest } from '../types';
 
 /*
  * Trying a draft before it is saved: one simulated purchase (Simulate Policy: the decision the
  * draft would give now, with the vault's spend so far), and a backtest (the vault's recorded
  * authorizations of a window replayed under the draft: what would change, by rule).
  */
-
-interface Decision {
-  approved: boolean;
-  declineCode: string | null;
-  declineReason: Reason | null;
-  shadowMatches: Reason[];
-}
-
-interface BacktestResult {
-  authorizations: number;
-  replayed: number;
-  unchanged: number;
-  approvedToDeclined: number;
-  declinedToApproved: number;
-  byRule: {
-    rule: string;
-    declineCode: string;
-    approvedToDeclined: number;
-    declinedToApproved: number;
-    unchanged: number;
-  }[];
-  examples: {
-    transactionId: string;
-    amount: string;
-    currency: string;
-    merchant: { name: string } | null;
-  }[];
-}
-
-interface Backtest {
-  id: string;
-  status: 'queued' | 'running' | 'completed' | 'failed';
-  result: BacktestResult | null;
-  failureMessage: string | null;
-}
 
 /** Polls of a queued backtest before the page stops waiting (the worker role runs it). */
 const BACKTEST_POLLS_MAX = 60;

@@ -1,6 +1,3 @@
-import type { BacktestResult } from '../decision/backtest.js';
-import { formatAmount } from '../money/amount.js';
-import type { CurrencyInfo } from '../money/currencies.js';
 import { isoTimestamp } from '../time.js';
 import type {
   AccountRecord,
@@ -139,66 +136,30 @@ export function presentTwoFactorEnrolment(
 }
 
 /**
- * A backtest's answer (issue 14) as stored and answered: counts, the breakdown by rule and
- * decline code, the draft's shadow matches, and the examples (transactions whose outcome the
- * draft changes), amounts in the vault's currency.
+ * A stored backtest result as the API answers it (contract: policy_backtest.result). The
+ * record (records.ts) is what a run stored; this is the one place its wire form is written,
+ * so the two may part without a migration of stored results.
  */
-export function presentBacktestResult(
-  result: BacktestResult,
-  currency: CurrencyInfo,
-): BacktestResultRecord {
+export function presentBacktestResult(record: BacktestResultRecord) {
   return {
-    authorizations: result.authorizations,
-    replayed: result.replayed,
-    notReplayed: { ...result.notReplayed },
-    unchanged: result.unchanged,
-    approvedToDeclined: result.approvedToDeclined,
-    declinedToApproved: result.declinedToApproved,
-    byRule: result.byRule.map((counts) => ({
-      rule: counts.rule,
-      declineCode: counts.declineCode,
-      approvedToDeclined: counts.approvedToDeclined,
-      declinedToApproved: counts.declinedToApproved,
-      unchanged: counts.unchanged,
+    authorizations: record.authorizations,
+    replayed: record.replayed,
+    notReplayed: { ...record.notReplayed },
+    unchanged: record.unchanged,
+    approvedToDeclined: record.approvedToDeclined,
+    declinedToApproved: record.declinedToApproved,
+    byRule: record.byRule.map((counts) => ({ ...counts })),
+    shadowMatches: record.shadowMatches.map((counts) => ({ ...counts })),
+    examples: record.examples.map((example) => ({
+      ...example,
+      merchant: { ...example.merchant },
+      recorded: { ...example.recorded },
+      backtest: { ...example.backtest },
     })),
-    shadowMatches: result.shadowMatches.map((counts) => ({
-      rule: counts.rule,
-      message: counts.message,
-      count: counts.count,
-    })),
-    examples: result.examples.map(({ row, change, draft }) => {
-      const { request, recorded } = row;
-      return {
-        transactionId: row.id,
-        createdAt: isoTimestamp(row.atMs),
-        cardId: request.cardId,
-        amount: formatAmount(request.amount, currency),
-        currency: currency.code,
-        merchant: {
-          name: request.merchant.name,
-          mcc: request.merchant.mcc,
-          country: request.merchant.country,
-          city: request.merchant.city ?? null,
-          id: request.merchant.id ?? null,
-        },
-        change,
-        recorded: {
-          approved: recorded.approved,
-          declineCode: recorded.declineCode,
-          declineReason: recorded.declineReason,
-        },
-        backtest: {
-          approved: draft.approved,
-          declineCode: draft.declineCode,
-          declineReason: draft.declineReason,
-        },
-      };
-    }),
   };
 }
 
-/** The stored result is the presented one (records.ts). */
-export type PresentedBacktestResult = BacktestResultRecord;
+export type PresentedBacktestResult = ReturnType<typeof presentBacktestResult>;
 
 export function presentBacktest(backtest: BacktestRecord) {
   return {
@@ -211,7 +172,7 @@ export function presentBacktest(backtest: BacktestRecord) {
     endDate: backtest.endDate,
     policy: backtest.policy,
     progress: { replayed: backtest.replayed, total: backtest.total },
-    result: backtest.result,
+    result: backtest.result === null ? null : presentBacktestResult(backtest.result),
     failureMessage: backtest.failureMessage,
     createdAt: isoTimestamp(backtest.createdAtMs),
     completedAt: backtest.completedAtMs === null ? null : isoTimestamp(backtest.completedAtMs),

@@ -310,9 +310,9 @@ export interface BacktestExampleDecision {
 }
 
 /**
- * A backtest's result as stored (backtests.result, JSON) and answered: what a run stored is
- * what every read answers. Amounts are decimal strings in the vault's currency. Made from the
- * core's BacktestResult by presentBacktestResult (platform-presenters.ts).
+ * A backtest's result as stored (backtests.result, JSON). Amounts are decimal strings in the
+ * vault's currency. Made from the core's BacktestResult by backtestResultRecord
+ * (backtest-results.ts); the API answers it through presentBacktestResult.
  */
 export interface BacktestResultRecord {
   readonly authorizations: number;
@@ -358,8 +358,8 @@ export interface BacktestResultRecord {
 
 /**
  * A backtest of a draft policy (issue 14): over a vault's recorded card authorizations, or one
- * card's, in a window of whole UTC days. `result` is kept as the API presents it
- * (presentBacktestResult), so that what a run stored is what every read answers.
+ * card's, in a window of whole UTC days. `result` is kept as a run stored it; every read
+ * answers it through presentBacktest.
  */
 export interface BacktestRecord {
   readonly id: string;

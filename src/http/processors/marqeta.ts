@@ -199,27 +199,7 @@ export function jitOperations(request: JitRequest): ProcessorOperation[] {
     case 'pgfs.authorization.incremental':
       return [{ kind: 'increment', ...following, networkTransactionId: request.token, amount }];
     case 'pgfs.authorization.advice':
-      // The advice of an incremental authorization Marqeta approved in stand-in: the hold it
-      // raised grows by the amount, whatever the balance (approved already, not decided).
-      if (request.type === 'authorization.incremental')
-        return [
-          {
-            kind: 'increment',
-            ...following,
-            networkTransactionId: request.token,
-            amount,
-            advice: true,
-          },
-        ];
-      return [
-        {
-          kind: 'advice',
-          ...asking,
-          networkTransactionId: original,
-          approved: true,
-          reason: 'marqeta_advice',
-        },
-      ];
+      return [adviceOf(request, { asking, following, original })];
     case 'pgfs.authorization.capture':
       return [
         {
@@ -254,6 +234,44 @@ export function jitOperations(request: JitRequest): ProcessorOperation[] {
     case 'pgfs.balanceinquiry':
       return [];
   }
+}
+
+/**
+ * An advice: of an incremental authorization Marqeta approved in stand-in, the hold it raised
+ * grows by the amount, whatever the balance (approved already, not decided); of any other,
+ * the authorization it approved is recorded as approved.
+ */
+function adviceOf(
+  request: JitRequest,
+  message: {
+    asking: {
+      processorCardId: string;
+      merchant: Merchant;
+      networkTransactionId: string;
+      amount: MinorAmount;
+    };
+    following: { authorizationNetworkId: string; messageId: string };
+    original: string;
+  },
+): ProcessorOperation {
+  const { asking, following, original } = message;
+  if (request.type === 'authorization.incremental') {
+    const { amount } = asking;
+    return {
+      kind: 'increment',
+      ...following,
+      networkTransactionId: request.token,
+      amount,
+      advice: true,
+    };
+  }
+  return {
+    kind: 'advice',
+    ...asking,
+    networkTransactionId: original,
+    approved: true,
+    reason: 'marqeta_advice',
+  };
 }
 
 /** Money back to the card: a refund, tied to the purchase when Marqeta names it. */

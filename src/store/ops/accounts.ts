@@ -5,24 +5,12 @@ import type { StoreContext } from '../context.js';
 import { hashApiKey } from '../secrets/index.js';
 import type { SqlQueryable } from '../sql/client.js';
 import { oneRow } from '../sql/one-row.js';
-
-/** The scopes of contract section 2; a key made without a list has all of them. */
-export const API_SCOPES = [
-  'vaults:read',
-  'vaults:write',
-  'cards:read',
-  'cards:write',
-  'cards:reveal',
-  'transactions:read',
-  'transactions:metadata',
-  'policies:write',
-  'transfers:write',
-  'webhooks:write',
-  'authorizations:write',
-  // v1.1: two-factor enrolment and removal (migration 0006 gives it to keys of all v1.0 scopes).
-  'account:write',
-] as const;
-export type ApiScope = (typeof API_SCOPES)[number];
+import {
+  API_SCOPES,
+  type ApiKeyRecord,
+  type ApiScope,
+  type Authentication,
+} from '../port/accounts.js';
 
 /** Random bytes in a key: 24 bytes, 192 bits, beyond any guessing. */
 const KEY_RANDOM_BYTES = 24;
@@ -90,17 +78,6 @@ export async function hasAnyApiKey(tx: SqlQueryable): Promise<boolean> {
   return rows[0]?.any === true;
 }
 
-export interface ApiKeyRecord {
-  readonly id: string;
-  readonly accountId: string;
-  readonly mode: Mode;
-  readonly prefix: string;
-  readonly scopes: readonly ApiScope[];
-  readonly createdAtMs: number;
-  readonly expiresAtMs: number | null;
-  readonly revokedAtMs: number | null;
-}
-
 /**
  * createApiKey: one statement.
  * In: account id, mode, scopes (empty: all), optional expiry.
@@ -148,10 +125,6 @@ export async function createApiKey(
     },
   };
 }
-
-export type Authentication =
-  | { readonly status: 'ok'; readonly key: ApiKeyRecord }
-  | { readonly status: 'unknown' | 'revoked' | 'expired' };
 
 interface KeyRow {
   id: string;

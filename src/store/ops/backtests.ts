@@ -2,19 +2,19 @@ import { randomBytes } from 'node:crypto';
 import {
   assert,
   BacktestReplay,
+  backtestResultRecord,
   backtestWindow,
   compilePolicy,
   currencyOf,
-  presentBacktestResult,
   SpendgateError,
   type BacktestRecord,
+  type BacktestResultRecord,
   type BacktestResult,
   type BacktestStatus,
   type BacktestWindow,
   type CompiledPolicy,
   type Mode,
   type PolicyDocument,
-  type PresentedBacktestResult,
   type Scope,
 } from '../../core/index.js';
 import { newId } from '../../ids.js';
@@ -34,6 +34,13 @@ import { oneRow } from '../sql/one-row.js';
 import { runTransaction } from '../sql/transaction.js';
 import { getCard } from './reads.js';
 import { getVault } from './vaults.js';
+import {
+  BACKTEST_ATTEMPTS_MAX,
+  BACKTEST_SYNC_AUTHORIZATIONS_MAX,
+  type BacktestInput,
+  type BacktestRunOutcome,
+  type BacktestSubject,
+} from '../port/backtests.js';
 
 /*
  * Policy backtests (issue 14): a draft policy replayed over a vault's, or a card's, recorded
@@ -43,26 +50,9 @@ import { getVault } from './vaults.js';
  * (workers/backtests.ts), writing its progress and then its result to this table.
  */
 
-/** Authorizations a request replays itself at most; a window holding more is queued. */
-export const BACKTEST_SYNC_AUTHORIZATIONS_MAX = 10_000;
-/** Runs a queued backtest gets at most before it is failed (a run that dies counts). */
-export const BACKTEST_ATTEMPTS_MAX = 3;
 /** Batches one replay reads at most: 100,000,000 rows, far beyond any 90 days of one vault. */
 const REPLAY_BATCHES_MAX = 10_000;
 const FAILURE_MESSAGE = 'The backtest could not be completed; ask for it again.';
-
-/** What a backtest is asked for: whose authorizations (a vault's or a card's) and how. */
-export type BacktestSubject =
-  | { readonly kind: 'vault'; readonly vaultId: string }
-  | { readonly kind: 'card'; readonly cardId: string };
-
-export interface BacktestInput {
-  /** The draft policy, compiled here as Set Policy compiles a body. */
-  readonly draft: unknown;
-  /** `YYYY-MM-DD`, both included, at most 90 days. */
-  readonly startDate: string;
-  readonly endDate: string;
-}
 
 interface BacktestRow {
   id: string;
@@ -76,7 +66,7 @@ interface BacktestRow {
   status: BacktestStatus;
   replayed: number;
   total: number | null;
-  result: PresentedBacktestResult | null;
+  result: BacktestResultRecord | null;
   failure_message: string | null;
   created_at: Date;
   completed_at: Date | null;
@@ -230,7 +220,7 @@ export async function createBacktest(
   if (queued) await checkUnfinishedBound(tx, scope);
   const result = queued
     ? null
-    : presentBacktestResult(await replayWindow(tx, target, policy, window), currency);
+    : backtestResultRecord(await replayWindow(tx, target, policy, window), currency);
   const at = new Date(nowMs);
   const { rows } = await tx.query<BacktestRow>(
     `INSERT INTO backtests (id, account_id, mode, vault_id, card_id, policy, start_date, end_date, status,
@@ -337,9 +327,6 @@ export async function markBacktestJobs(
   assert(rowCount === jobs.length, 'every backtest marked exists');
 }
 
-/** How a run ended: its result stored, failed for good, or not this run's to do. */
-export type BacktestRunOutcome = 'completed' | 'failed' | 'skipped';
-
 /** The backtest a run holds, as its claim read it. */
 interface ClaimedBacktest {
   readonly row: BacktestRow;
@@ -401,7 +388,7 @@ function leaseHolder(ctx: StoreContext, backtestId: string, token: string, lease
       if (rowCount === 0) throw new LeaseLost('another run holds the backtest');
     },
     /** The result, once: one statement. Out: whether this run still held the backtest. */
-    async complete(result: PresentedBacktestResult): Promise<boolean> {
+    async complete(result: BacktestResultRecord): Promise<boolean> {
       const at = new Date(ctx.clock());
       const { rowCount } = await client.query(
         `UPDATE backtests SET status = 'completed', result = $3, replayed = $4, total = $4, completed_at = $5,
@@ -498,9 +485,7 @@ export async function runBacktest(
       await lease.progress(replay.authorizations, total);
       writtenAtMs = performance.now();
     });
-    return (await lease.complete(presentBacktestResult(result, currency)))
-      ? 'completed'
-      : 'skipped';
+    return (await lease.complete(backtestResultRecord(result, currency))) ? 'completed' : 'skipped';
   } catch (error) {
     if (error instanceof LeaseLost) return 'skipped';
     if (error instanceof RunStopped) {

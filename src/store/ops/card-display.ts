@@ -4,7 +4,14 @@ import type { StoreContext } from '../context.js';
 import { hashApiKey } from '../secrets/index.js';
 import type { SqlQueryable } from '../sql/client.js';
 import { oneRow } from '../sql/one-row.js';
-import { revealCard, type CardDetails } from './cards.js';
+import { revealCard } from './cards.js';
+import {
+  DISPLAY_ORIGINS_MAX,
+  DISPLAY_TOKEN_PATTERN,
+  DISPLAY_TOKEN_TTL_MS,
+  type DisplayedCard,
+  type DisplayToken,
+} from '../port/cards.js';
 
 /*
  * Hosted card display (issue 18): single-use tokens that let the page GET /card-display show
@@ -12,14 +19,8 @@ import { revealCard, type CardDetails } from './cards.js';
  * number passes from this store to the page alone, never through the customer's servers.
  */
 
-/** How long a display token lives: long enough to load an iframe, too short to be kept. */
-export const DISPLAY_TOKEN_TTL_MS = 60_000;
 /** Random bytes in a token: 32 bytes, 256 bits, beyond any guessing. */
 const DISPLAY_TOKEN_RANDOM_BYTES = 32;
-/** A token as the page receives it: `cdt_` and 43 base64url characters. */
-export const DISPLAY_TOKEN_PATTERN = /^cdt_[A-Za-z0-9_-]{43}$/;
-/** Origins one account and mode may register. */
-export const DISPLAY_ORIGINS_MAX = 20;
 
 /**
  * A token is stored as its SHA-256 alone, so that the table never holds one usable token. As
@@ -28,13 +29,6 @@ export const DISPLAY_ORIGINS_MAX = 20;
  */
 function tokenHash(token: string): string {
   return hashApiKey(token);
-}
-
-export interface DisplayToken {
-  readonly cardId: string;
-  /** Shown once, to the caller that asked; never stored, never logged. */
-  readonly token: string;
-  readonly expiresAtMs: number;
 }
 
 /**
@@ -76,12 +70,6 @@ export async function createDisplayToken(
     ],
   );
   return { cardId: card.id, token, expiresAtMs };
-}
-
-/** What the page shows, and where it may be framed. */
-export interface DisplayedCard {
-  readonly details: CardDetails;
-  readonly origins: readonly string[];
 }
 
 /**

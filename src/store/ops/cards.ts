@@ -1,21 +1,20 @@
 import { randomInt } from 'node:crypto';
 import {
   assert,
-  presentCard,
-  SpendgateError,
   type CardRecord,
-  type Metadata,
-  type ProcessorCardRef,
+  presentCard,
   type Scope,
+  SpendgateError,
 } from '../../core/index.js';
 import { newId } from '../../ids.js';
 import type { SqlQueryable } from '../sql/client.js';
 import { oneRow } from '../sql/one-row.js';
 import { assertVaultActive, lockVault, vaultDataKey, type StoreContext } from '../context.js';
 import { appendEvent } from '../outbox.js';
-import { applyMetadataChanges, type MetadataChanges } from '../metadata-changes.js';
+import { applyMetadataChanges } from '../metadata-changes.js';
 import { CARD_COLUMNS, cardFromRow, type CardRow } from '../rows.js';
 import { tieProcessorCard } from './processors.js';
+import type { CardChanges, CardDetails, CreateCardInput } from '../port/cards.js';
 
 /** Card numbers: 16 digits, the issuer's BIN first, a Luhn check digit last. */
 export const PAN_DIGITS = 16;
@@ -51,17 +50,6 @@ export function generatePan(bin: string): string {
 
 /** A card's billing currency when its creator names none: card networks bill most in USD. */
 export const DEFAULT_BILLING_CURRENCY = 'USD';
-
-export interface CreateCardInput {
-  readonly vaultId: string;
-  readonly cardholderName: string;
-  readonly metadata: Metadata;
-  readonly bin?: string;
-  /** ISO 4217, checked at the edge; default USD (contract v1.2, section 16). */
-  readonly billingCurrency?: string;
-  /** The processor's card it answers for (contract v1.2, section 17). */
-  readonly processorCard?: ProcessorCardRef | undefined;
-}
 
 /**
  * createCard: one transaction.
@@ -147,14 +135,6 @@ export async function setCardStatus(
   return result;
 }
 
-/** What Update Card may change (contract v1.2, section 3 amendments). */
-export interface CardChanges {
-  readonly cardholderName?: string | undefined;
-  readonly metadata?: MetadataChanges | undefined;
-  /** Ties the card to a processor's card; null unties it (contract v1.2, section 17). */
-  readonly processorCard?: ProcessorCardRef | null | undefined;
-}
-
 /**
  * updateCard: one transaction.
  * In: scope, cardId, a new cardholder name and/or metadata changes (a key set to null is
@@ -205,15 +185,6 @@ async function lockCard(tx: SqlQueryable, scope: Scope, cardId: string): Promise
   if (row === undefined)
     throw new SpendgateError('card_not_found', `No card ${cardId.slice(0, 64)} exists.`, 'id');
   return cardFromRow(row);
-}
-
-/** A card's secrets, for Reveal Card Details only; never logged, never in an event. */
-export interface CardDetails {
-  readonly cardId: string;
-  readonly number: string;
-  readonly cvv: string;
-  readonly expMonth: number;
-  readonly expYear: number;
 }
 
 /**

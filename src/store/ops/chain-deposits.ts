@@ -1,57 +1,37 @@
 import {
   assert,
-  Decimal,
-  presentTransaction,
   type ChainDepositRecord,
-  type CurrencyCode,
+  Decimal,
   type Mode,
+  presentTransaction,
   type Scope,
   type TransactionRecord,
 } from '../../core/index.js';
 import { newId } from '../../ids.js';
 
-export type { ChainDepositRecord } from '../../core/index.js';
 import { lockVault, vaultNotFound, type StoreContext } from '../context.js';
 import { depositSeed, vaultKeySeed } from '../deposit-keys.js';
 import { appendEvent } from '../outbox.js';
 import type { SqlQueryable } from '../sql/client.js';
 import { recordSignedSend, type SendTable, type SignedSend } from './signed-sends.js';
-import { checkIdCursor, checkLimit, type Page, type PageQuery } from './list-pages.js';
+import { checkIdCursor, checkLimit } from './list-pages.js';
+import type { Page, PageQuery } from '../port/pages.js';
 import { readScoped } from './reads.js';
 import { depositInto } from './vaults.js';
 import { VAULT_COLUMNS, type VaultRow } from '../rows.js';
+import {
+  DEPOSIT_MINIMUMS,
+  type FoundTransfer,
+  type IgnoredReason,
+  SWEEP_BATCH_MAX,
+  type UnsweptDeposit,
+} from '../port/deposits.js';
 
 /*
  * Deposits found on chain (issue 15; table chain_deposits, migration 0011): each transfer into
  * a deposit address recorded once, and credited to its vault in the same transaction, or kept
  * as ignored with its reason.
  */
-
-/**
- * The smallest deposit credited, per currency: less is recorded as ignored (`below_minimum`).
- * Dust would cost more to sweep (a transaction fee, paid by the treasury) than it brings, and
- * dust sends are a common way to spam an address's history.
- */
-export const DEPOSIT_MINIMUMS: Readonly<Record<string, string>> = { USDC: '0.01', SOL: '0.001' };
-
-/** Why a found transfer was not credited (chain_deposits.ignored_reason). */
-export type IgnoredReason = NonNullable<ChainDepositRecord['ignoredReason']>;
-
-export interface FoundTransfer {
-  readonly vaultId: string;
-  readonly signature: string;
-  readonly instructionIndex: number;
-  /** -1 for an outer instruction. */
-  readonly innerIndex: number;
-  readonly slot: number;
-  readonly sender: string;
-  /** The token's mint; null for SOL. */
-  readonly mint: string | null;
-  /** What the transfer is in the service's terms: SOL, USDC, or null for another mint. */
-  readonly currency: CurrencyCode | null;
-  /** Exact, in the transferred token's own units ("12.5"). */
-  readonly amount: string;
-}
 
 const DEPOSIT_COLUMNS = `id, vault_id, mode, currency, signature, instruction_index, inner_index,
   slot::text AS slot, sender, mint, amount::text AS amount, status, ignored_reason, transaction_id,
@@ -224,25 +204,6 @@ export async function listChainDeposits(
   const data = rows.slice(0, query.limit).map(depositFromRow);
   return { data, hasMore, nextCursor: hasMore ? (data.at(-1)?.id ?? null) : null };
 }
-
-/** A credited deposit waiting to be swept, with its sweep's recorded send (if any). */
-export interface UnsweptDeposit {
-  readonly depositId: string;
-  readonly vaultId: string;
-  readonly mode: Mode;
-  readonly currency: string;
-  readonly amount: string;
-  /** The vault's deposit address: the owner of the swept funds. */
-  readonly depositAddress: string;
-  readonly send: {
-    readonly signedTransaction: string;
-    readonly signature: string;
-    readonly lastValidBlockHeight: number;
-  } | null;
-}
-
-/** Sweeps per sweeper pass, at most. */
-export const SWEEP_BATCH_MAX = 500;
 
 /**
  * unsweptDeposits: one read. Up to `batchMax` credited deposits whose sweep has not failed,

@@ -2,30 +2,12 @@ import { assert, type Scope } from '../../core/index.js';
 import type { StoreContext } from '../context.js';
 import type { SqlQueryable } from '../sql/client.js';
 import { recordSignedSend, type SendTable } from './signed-sends.js';
+import type { ChainSend, PendingChainTransfer } from '../port/transfers.js';
 
 /*
  * The Solana worker's side of external transfers: which transfers wait to be sent,
  * and the signed transaction of each, recorded before it is first sent.
  */
-
-export interface PendingChainTransfer {
-  readonly transferId: string;
-  readonly mode: Scope['mode'];
-  readonly currency: string;
-  /** A decimal string, exact (NUMERIC in the database). */
-  readonly amount: string;
-  readonly address: string;
-  readonly memo: string | null;
-  /** The recorded send, if the transfer was signed before (by this or an earlier process). */
-  readonly send: ChainSend | null;
-}
-
-export interface ChainSend {
-  readonly signedTransaction: string;
-  readonly signature: string;
-  readonly lastValidBlockHeight: number;
-  readonly signings: number;
-}
 
 export { SIGNINGS_MAX } from './signed-sends.js';
 

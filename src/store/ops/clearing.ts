@@ -10,9 +10,7 @@ import {
   presentTransaction,
   SpendgateError,
   ZERO,
-  type AmountInput,
   type RateRecord,
-  type Merchant,
   type PolicyWouldDecline,
   type Scope,
   type TransactionRecord,
@@ -30,6 +28,7 @@ import { inPipeline } from '../sql/pipeline.js';
 import { inScope } from '../sql/scoped-row.js';
 import { spendDayOf } from '../spend.js';
 import { decideAsAuthorize } from './policies.js';
+import type { ClearingInput, ClearingOutcome, RefundInput } from '../port/authorizations.js';
 
 /*
  * The network's clearing messages that have no authorization to capture (contract v1.2,
@@ -38,27 +37,6 @@ import { decideAsAuthorize } from './policies.js';
  * state or the policy. Each is idempotent by its own networkTransactionId, per kind
  * (transactions_message_key, migration 0019): a repeat answers what was recorded.
  */
-
-/** A force capture or refund as the network sends it. */
-export interface ClearingInput {
-  readonly cardId: string;
-  readonly amount: AmountInput;
-  /** The vault's asset, or a billing currency at par with it (USD for USDC). */
-  readonly currency: string;
-  readonly merchant: Merchant;
-  readonly networkTransactionId: string;
-}
-
-export interface RefundInput extends ClearingInput {
-  /** The captured transaction the refund credits; absent for an unlinked refund. */
-  readonly transactionId?: string | null | undefined;
-}
-
-/** A recorded clearing message; `replayed` when its networkTransactionId was recorded before. */
-export interface ClearingOutcome {
-  readonly transaction: TransactionRecord;
-  readonly replayed: boolean;
-}
 
 /** A clearing message's card: its vault locked, and the message recorded before, if any. */
 interface LockedClearing {

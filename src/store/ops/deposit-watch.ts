@@ -2,38 +2,17 @@ import { assert, type CurrencyCode, type Mode } from '../../core/index.js';
 import type { StoreContext } from '../context.js';
 import { depositAddressOf } from '../deposit-keys.js';
 import type { SqlQueryable } from '../sql/client.js';
+import {
+  ADDRESS_BACKFILL_MAX,
+  WATCH_BATCH_MAX,
+  type WatchProgress,
+  type WatchedAddress,
+} from '../port/deposits.js';
 
 /*
  * The deposit watcher's work list (deposit_watch, migration 0015): the addresses it follows,
  * each with its cursor, taken least recently scanned first in bounded batches.
  */
-
-/** Addresses per watcher pass, at most. */
-export const WATCH_BATCH_MAX = 1_000;
-/** Vaults given their address per backfill statement, at most. */
-export const ADDRESS_BACKFILL_MAX = 1_000;
-
-export interface WatchedAddress {
-  /** What the watcher asks the chain about: the deposit address, or its token account. */
-  readonly address: string;
-  /** The vault's deposit address (the owner, when `address` is a token account). */
-  readonly ownerAddress: string;
-  readonly vaultId: string;
-  readonly mode: Mode;
-  readonly currency: CurrencyCode;
-  readonly cursorSignature: string | null;
-  readonly walkTopSignature: string | null;
-  readonly walkBeforeSignature: string | null;
-  /** Never scanned yet. */
-  readonly fresh: boolean;
-}
-
-/** Where the scan of one address got to (see migration 0015 for the cursor and the walk). */
-export interface WatchProgress {
-  readonly cursorSignature: string | null;
-  readonly walkTopSignature: string | null;
-  readonly walkBeforeSignature: string | null;
-}
 
 /** Starts watching a vault's deposit address; idempotent. */
 export async function watchDepositAddress(

@@ -1,11 +1,7 @@
 import { assert, type Scope } from '../../core/index.js';
 import type { SqlQueryable } from '../sql/client.js';
-import {
-  OUTBOX_EVENT_COLUMNS,
-  outboxEventOf,
-  type OutboxEvent,
-  type OutboxEventRow,
-} from './events.js';
+import { OUTBOX_EVENT_COLUMNS, outboxEventOf, type OutboxEventRow } from './events.js';
+import type { OutboxEvent } from '../port/webhooks.js';
 
 /*
  * The live feed's read of the outbox (the console's stream of decisions, http/event-hub.ts):

@@ -1,6 +1,7 @@
 import { assert } from '../../core/index.js';
 import type { SqlQueryable } from '../sql/client.js';
 import { oneRow } from '../sql/one-row.js';
+import type { OutboxEvent, RelayedEvent } from '../port/webhooks.js';
 
 /*
  * The relay's side of the outbox. An event waits for the relay while its id is in
@@ -10,14 +11,6 @@ import { oneRow } from '../sql/one-row.js';
  * the relay hands the events on before its transaction commits, so a round that fails to hand
  * them on rolls the delete back.
  */
-
-export interface OutboxEvent {
-  readonly id: string;
-  readonly accountId: string;
-  readonly mode: 'test' | 'live';
-  readonly type: string;
-  readonly payload: unknown;
-}
 
 /** The columns of an outbox event as the relay and the live feed read it. */
 export const OUTBOX_EVENT_COLUMNS = 'id, account_id, mode, type, payload';
@@ -39,9 +32,6 @@ export function outboxEventOf(row: OutboxEventRow): OutboxEvent {
     payload: row.payload,
   };
 }
-
-/** An event as the relay hands it on: what names its deliveries, without its payload. */
-export type RelayedEvent = Omit<OutboxEvent, 'payload'>;
 
 /**
  * relayEvents: one statement, in the relay's transaction. Claims up to `batchMax` unrelayed

@@ -1,17 +1,15 @@
 import {
   amountIn,
   assert,
+  type Decimal,
   presentTransaction,
   presentTransfer,
-  SpendgateError,
-  ZERO,
-  type AmountInput,
-  type Decimal,
-  type Metadata,
   type Scope,
+  SpendgateError,
   type TransactionRecord,
   type TransferRecord,
   type VaultRecord,
+  ZERO,
 } from '../../core/index.js';
 import { newId } from '../../ids.js';
 import { assertVaultActive, changeVaultTotals, lockVault, type StoreContext } from '../context.js';
@@ -31,16 +29,7 @@ import type { SqlQueryable } from '../sql/client.js';
 import { oneRow } from '../sql/one-row.js';
 import { sealMetadata } from './metadata.js';
 import { loadCompiledPolicy } from './policies.js';
-
-export interface ExternalTransferInput {
-  readonly fromVaultId: string;
-  /** A valid Solana address, checked at the edge. */
-  readonly address: string;
-  /** Read against the source vault's currency (more than 0). */
-  readonly amount: AmountInput;
-  readonly memo: string | null;
-  readonly metadata?: Metadata | null;
-}
+import type { ExternalTransferInput } from '../port/transfers.js';
 
 /**
  * createExternalTransfer: one transaction (contract section 12).

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { SpendgateError, type Scope } from '../../core/index.js';
 import type { StoreContext } from '../context.js';
 import type { SqlQueryable } from '../sql/client.js';
+import type { IdempotentRequest, StoredResponse } from '../port/idempotency.js';
 
 /*
  * Idempotency records (contract section 5). A record is written in the same transaction as the
@@ -11,19 +12,6 @@ import type { SqlQueryable } from '../sql/client.js';
  */
 
 export const IDEMPOTENCY_WINDOW_MS = 24 * 3_600_000;
-
-export interface IdempotentRequest {
-  readonly key: string;
-  readonly method: string;
-  readonly path: string;
-  /** The request body as received; only its SHA-256 is kept. */
-  readonly body: string;
-}
-
-export interface StoredResponse {
-  readonly status: number;
-  readonly body: unknown;
-}
 
 function requestHash(request: IdempotentRequest): string {
   return createHash('sha256')

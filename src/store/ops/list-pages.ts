@@ -1,31 +1,13 @@
 import { assert, SpendgateError } from '../../core/index.js';
 import { isIdOf, type IdKind } from '../../ids.js';
+import { LIMIT_MAX, LIMIT_MIN, type Page } from '../port/pages.js';
 
 /**
- * What every list operation shares (ops/lists.ts, ops/transaction-list.ts): the page shape,
- * its bounds and checks, and `Conditions`, which assembles a WHERE clause from fixed SQL
- * fragments and numbered placeholders, so that no caller value is ever spliced into SQL text.
+ * What every list operation shares (ops/lists.ts, ops/transaction-list.ts): the checks of a
+ * page's bounds (the page itself is the port's, port/pages.ts), `pageOf`, and `Conditions`,
+ * which assembles a WHERE clause from fixed SQL fragments and numbered placeholders, so that
+ * no caller value is ever spliced into SQL text.
  */
-
-/** One page of a list: contract section 4 without `object: "list"` (the presenter adds it). */
-export interface Page<T> {
-  readonly data: T[];
-  readonly hasMore: boolean;
-  /** The last id (or day) of `data` when there is a next page, else null. */
-  readonly nextCursor: string | null;
-}
-
-export const LIMIT_MIN = 1;
-export const LIMIT_MAX = 100;
-
-/**
- * Filters accept `undefined` as "absent" as well as a missing key: what a schema parser's
- * output holds for an optional query parameter under exactOptionalPropertyTypes.
- */
-export interface PageQuery {
-  readonly limit: number;
-  readonly startingAfter?: string | undefined;
-}
 
 /**
  * A WHERE fragment: fixed SQL text around the placeholder of its one parameter (which it may

@@ -1,16 +1,14 @@
 import {
-  Decimal,
-  dayNumberOf,
-  isoDate,
-  SpendgateError,
-  utcDayNumber,
-  type CardRecord,
-  type CurrencyCode,
-  type Scope,
-  type TransferRecord,
-  type TransferStatus,
-  type VaultRecord,
   type BalanceSnapshotRecord,
+  type CardRecord,
+  dayNumberOf,
+  Decimal,
+  isoDate,
+  type Scope,
+  SpendgateError,
+  type TransferRecord,
+  utcDayNumber,
+  type VaultRecord,
   type WebhookDeliveryRecord,
 } from '../../core/index.js';
 import type { IdKind } from '../../ids.js';
@@ -34,11 +32,13 @@ import {
   Conditions,
   pageOf,
   type Fragment,
-  type Page,
-  type PageQuery,
 } from './list-pages.js';
+import type { Page, PageQuery } from '../port/pages.js';
 import { DELIVERY_COLUMNS, deliveryFromRow, type DeliveryRow } from './webhook-deliveries.js';
 import type { SqlQueryable } from '../sql/client.js';
+import type { ListBalanceSnapshotsQuery, ListVaultsQuery } from '../port/vaults.js';
+import type { ListCardsQuery } from '../port/cards.js';
+import type { ListTransfersQuery } from '../port/transfers.js';
 
 /*
  * The list operations of contract sections 4 and 7: cursor pagination, newest first, over one
@@ -51,34 +51,7 @@ import type { SqlQueryable } from '../sql/client.js';
  * spliced into it.
  */
 
-export { LIMIT_MAX, LIMIT_MIN, type Page } from './list-pages.js';
-export { listTransactions, type ListTransactionsQuery } from './transaction-list.js';
-
-export interface ListVaultsQuery extends PageQuery {
-  readonly currency?: CurrencyCode | undefined;
-  readonly status?: VaultRecord['status'] | undefined;
-}
-
-export interface ListCardsQuery extends PageQuery {
-  readonly vaultId?: string | undefined;
-  readonly status?: CardRecord['status'] | undefined;
-}
-
-export interface ListTransfersQuery extends PageQuery {
-  /** Transfers from or to this vault (of those the scope's account made). */
-  readonly vaultId?: string | undefined;
-  readonly status?: TransferStatus | undefined;
-}
-
-export interface ListBalanceSnapshotsQuery {
-  readonly limit: number;
-  /** A day, `YYYY-MM-DD`: the next page holds the days before it. */
-  readonly startingAfter?: string | undefined;
-  /** `YYYY-MM-DD`, inclusive. */
-  readonly startDate?: string | undefined;
-  /** `YYYY-MM-DD`, inclusive. */
-  readonly endDate?: string | undefined;
-}
+export { listTransactions } from './transaction-list.js';
 
 const BALANCE_SNAPSHOT_COLUMNS = 'vault_id, day, currency, ledger, pending, available';
 

@@ -7,6 +7,12 @@ import { runTransaction } from '../sql/transaction.js';
 import { twoFactorSecretAad } from './two-factor.js';
 import { processorSecretsAad } from './processors.js';
 import { webhookSecretAad } from './webhook-endpoints.js';
+import {
+  REWRAP_BATCH_DEFAULT,
+  REWRAP_BATCH_MAX,
+  type RewrapCount,
+  type RewrapOptions,
+} from '../port/maintenance.js';
 
 /*
  * Re-wraps everything the master key protects under the keyring's current master key, for
@@ -27,8 +33,6 @@ import { webhookSecretAad } from './webhook-endpoints.js';
  * reported by id, never by its content.
  */
 
-export const REWRAP_BATCH_DEFAULT = 500;
-export const REWRAP_BATCH_MAX = 10_000;
 /** Batches of one kind in one run at most: at REWRAP_BATCH_MAX, 10^10 rows. */
 const BATCHES_MAX = 1_000_000;
 /** Ids of unreadable rows reported per kind at most (the count is always whole). */
@@ -80,24 +84,6 @@ export const MASTER_KEY_SECRETS: readonly SecretColumn[] = [
     rewrap: (keyring, id, token) => keyring.rewrapSecret(token, depositSeedAad(id)),
   },
 ];
-
-export interface RewrapCount {
-  readonly kind: string;
-  /** Rows read. */
-  readonly checked: number;
-  /** Rows that were under another key and now are under the current one. */
-  readonly rewrapped: number;
-  /** Rows no key of the keyring opens: left unchanged. */
-  readonly unreadable: number;
-  /** The first of them, by id. */
-  readonly unreadableIds: readonly string[];
-}
-
-export interface RewrapOptions {
-  readonly batchMax?: number;
-  /** Called after each committed batch, with the kind's counts so far. */
-  readonly onBatch?: (count: RewrapCount) => void;
-}
 
 /** One pass over every kind; returns each kind's counts. */
 export async function rewrapMasterKeySecrets(

@@ -1,6 +1,7 @@
 import { assert } from '../../core/index.js';
 import type { StoreContext } from '../context.js';
 import type { SqlQueryable } from '../sql/client.js';
+import { type DeliveryKey, OWED_ROWS_MAX, type OwedDelivery } from '../port/webhooks.js';
 
 /*
  * What each endpoint is owed (contract section 18, v1.2; migration 0018): a row per
@@ -9,23 +10,6 @@ import type { SqlQueryable } from '../sql/client.js';
  * with its claim; recordDeliveryAttempt (webhook-deliveries.ts) moves or deletes a row in the
  * statement that records each attempt; the re-queue loop reads the overdue ones.
  */
-
-/** One delivery: an event for one endpoint (a job's identity, queues.ts webhookJobId). */
-export interface DeliveryKey {
-  readonly eventId: string;
-  readonly endpointId: string;
-}
-
-/** A delivery still owed whose job is overdue, as the re-queue loop reads it. */
-export interface OwedDelivery extends DeliveryKey {
-  /** Attempts already made (and recorded): a job added again goes on from there. */
-  readonly attemptsMade: number;
-  /** The event's type: the name of a job added again. */
-  readonly eventType: string;
-}
-
-/** Rows one statement writes or reads at most: a relay round's jobs (200 x 100 endpoints). */
-export const OWED_ROWS_MAX = 20_000;
 
 /**
  * oweDeliveries: one statement, in the relay's transaction (outbox-relay.ts).

@@ -1,9 +1,6 @@
 import {
   amountIn,
   currencyOf,
-  type AmountInput,
-  type CurrencyInfo,
-  type Decimal,
   decisionVaultOf,
   compilePolicy,
   decide,
@@ -31,6 +28,7 @@ import { getVault } from './vaults.js';
 import type { SqlQueryable } from '../sql/client.js';
 import { oneRow } from '../sql/one-row.js';
 import { inPipeline } from '../sql/pipeline.js';
+import type { Simulation, SimulationInput } from '../port/vaults.js';
 
 interface PolicyRow {
   vault_id: string;
@@ -162,28 +160,6 @@ export async function loadCompiledPolicy(
   return ctx.policyCache.getOrCompile(vaultId, row.version, () =>
     compilePolicy(row.document, { currency, templates: ctx.templates }),
   );
-}
-
-export interface SimulationInput {
-  /** A draft to try; null tries the vault's current policy (none: approve-all but balance). */
-  readonly draft: unknown;
-  /**
-   * The purchase to try: its amount is read against `currency`, by default the vault's (so
-   * the caller needs no read of the vault first); refusals name `transaction.*`, the field
-   * Simulate Policy's body gives it under.
-   */
-  readonly request: Omit<AuthorizationRequest, 'amount' | 'currency'> & {
-    readonly amount: AmountInput;
-    readonly currency?: string | null | undefined;
-  };
-}
-
-/** What a simulation decided, and the purchase as it was read. */
-export interface Simulation {
-  readonly decision: Decision;
-  readonly vaultId: string;
-  readonly amount: Decimal;
-  readonly currency: CurrencyInfo;
 }
 
 /**

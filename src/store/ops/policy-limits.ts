@@ -2,22 +2,14 @@ import {
   compilePolicy,
   currencyOf,
   limitStatuses,
-  SpendgateError,
-  type LimitsOf,
-  type LimitStatus,
   type Scope,
+  SpendgateError,
 } from '../../core/index.js';
 import type { StoreContext } from '../context.js';
 import { CARD_SPEND, VAULT_SPEND } from '../spend.js';
 import { readSpend } from '../spend-window.js';
 import type { SqlQueryable } from '../sql/client.js';
-import type { PolicyOwner } from './policy-versions.js';
-
-/** What Remaining Limits answers: whose policy, which version, and each limit's figures. */
-export interface PolicyLimitsRecord {
-  readonly of: LimitsOf;
-  readonly statuses: readonly LimitStatus[];
-}
+import type { PolicyLimitsRecord, PolicyOwner } from '../port/vaults.js';
 
 /**
  * policyLimits (Remaining Limits): one read-only transaction.

@@ -8,9 +8,11 @@ import {
 import type { StoreContext } from '../context.js';
 import type { SqlQueryable } from '../sql/client.js';
 import { findCard, setCardPolicy } from './card-policies.js';
-import { checkLimit, type Page, type PageQuery } from './list-pages.js';
+import { checkLimit } from './list-pages.js';
+import type { Page } from '../port/pages.js';
 import { setPolicy } from './policies.js';
 import { getVault } from './vaults.js';
+import type { ListPolicyVersionsQuery, PolicyOwner } from '../port/vaults.js';
 
 /*
  * The history of a policy (policy_versions, migration 0009): every Set, Delete and Restore of
@@ -18,12 +20,6 @@ import { getVault } from './vaults.js';
  * the API key that made it. List Policy Versions reads it; Restore puts a version's document
  * back as a new version.
  */
-
-/** Whose policy: a vault's, or a card's own. */
-export interface PolicyOwner {
-  readonly kind: 'vault' | 'card';
-  readonly id: string;
-}
 
 /** The largest version a path or cursor may name: the column is a 32-bit integer. */
 const VERSION_MAX = 2_147_483_647;
@@ -48,9 +44,6 @@ interface VersionRow {
   key_id: string | null;
   created_at: Date;
 }
-
-/** List Policy Versions' query: `startingAfter` is a version number, in decimal. */
-export type ListPolicyVersionsQuery = PageQuery;
 
 /**
  * listPolicyVersions (List Policy Versions): one read-only transaction.

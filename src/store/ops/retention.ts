@@ -3,6 +3,7 @@ import { idTimePrefix, type IdKind } from '../../ids.js';
 import type { StoreContext } from '../context.js';
 import { ALL_TIME_DAY } from '../spend.js';
 import type { SqlQueryable } from '../sql/client.js';
+import { DAY_MS, HOLD_JOURNAL_VAULTS_MAX } from '../port/maintenance.js';
 
 /**
  * Retention and compaction of the tables every authorization (and every event) adds rows to,
@@ -32,29 +33,8 @@ import type { SqlQueryable } from '../sql/client.js';
  * give the oldest rows first, with no index on created_at.
  */
 
-export const DAY_MS = 86_400_000;
-
-export interface RetentionSettings {
-  readonly deliveryRetentionMs: number;
-  readonly eventRetentionMs: number;
-  readonly spendCounterRetentionDays: number;
-  readonly holdJournalRetentionMs: number;
-  readonly backtestRetentionMs: number;
-}
-
-export const DEFAULT_RETENTION: RetentionSettings = {
-  deliveryRetentionMs: 30 * DAY_MS,
-  eventRetentionMs: 30 * DAY_MS,
-  // A yearly window reads 366 days back; the rest is margin.
-  spendCounterRetentionDays: 400,
-  holdJournalRetentionMs: 31 * DAY_MS,
-  backtestRetentionMs: 30 * DAY_MS,
-};
-
 /** Rows one statement deletes at most. */
 export const RETENTION_ROWS_MAX = 10_000;
-/** Vaults one candidate search of the hold journal looks at. */
-export const HOLD_JOURNAL_VAULTS_MAX = 1_000;
 
 function checkRowsMax(rowsMax: number): void {
   assert(

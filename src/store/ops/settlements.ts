@@ -10,8 +10,14 @@ import { newId } from '../../ids.js';
 import type { StoreContext } from '../context.js';
 import type { SqlQueryable } from '../sql/client.js';
 import { capture } from './authorizations.js';
-import { forceCapture, refund, type ClearingInput, type RefundInput } from './clearing.js';
+import { forceCapture, refund } from './clearing.js';
+import type { ClearingInput } from '../port/authorizations.js';
 import { getTransaction } from './reads.js';
+import {
+  type ClearingMessage,
+  SETTLEMENT_RECORDS_MAX,
+  type SettlementRecordInput,
+} from '../port/settlements.js';
 
 /*
  * Clearing batches: the card network's clearing file as one request. The batch is
@@ -23,21 +29,6 @@ import { getTransaction } from './reads.js';
  * fails (unknown authorization or card, a currency that does not match, ...) is marked with
  * its error and does not stop the others.
  */
-
-export const SETTLEMENT_RECORDS_MAX = 10_000;
-
-/** A force capture or refund as the batch carries it: amounts as decimal strings, as sent. */
-export type ClearingMessage = Omit<RefundInput, 'amount'> & { readonly amount: string };
-
-export type SettlementRecordInput =
-  | {
-      readonly kind: 'capture';
-      readonly authorizationId: string;
-      /** A decimal string (form checked at the edge); null captures the whole remaining hold. */
-      readonly amount: string | null;
-      readonly final: boolean;
-    }
-  | { readonly kind: 'force_capture' | 'refund'; readonly message: ClearingMessage };
 
 /**
  * createSettlement: one transaction.

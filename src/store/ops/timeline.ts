@@ -1,13 +1,13 @@
 import {
   Decimal,
-  ZERO,
-  type FiatAmount,
   type RateRecord,
   type Scope,
   type TransactionRecord,
+  ZERO,
 } from '../../core/index.js';
 import type { SqlQueryable } from '../sql/client.js';
 import { getTransaction } from './reads.js';
+import type { Timeline, TimelineEntry, TimelineKind } from '../port/authorizations.js';
 
 /*
  * A transaction's timeline (contract v1.2, section 16; the console's transaction view): every
@@ -22,34 +22,6 @@ import { getTransaction } from './reads.js';
 
 /** The most messages one timeline shows; a transaction with more says so (`truncated`). */
 export const TIMELINE_MESSAGES_MAX = 500;
-
-export type TimelineKind =
-  'authorization' | 'increment' | 'capture' | 'reversal' | 'expiry' | 'advice' | 'refund';
-
-export interface TimelineEntry {
-  readonly kind: TimelineKind;
-  /** What the message moved (raised, captured, released or refunded), in the vault's asset. */
-  readonly amount: Decimal;
-  /** The hold the transaction kept after it. */
-  readonly holdAfter: Decimal;
-  /** For a decided message (authorization, increment, advice): approved or not; null otherwise. */
-  readonly approved: boolean | null;
-  readonly networkTransactionId: string | null;
-  readonly atMs: number;
-  /**
-   * A capture converted at its own time's price (migration 0023): what it captured in the
-   * billing currency and the rate it used. Null for every other message (the authorization's
-   * are the transaction's own `billing` and `rate`).
-   */
-  readonly billing: FiatAmount | null;
-  readonly rate: RateRecord | null;
-}
-
-export interface Timeline {
-  readonly transaction: TransactionRecord;
-  readonly entries: readonly TimelineEntry[];
-  readonly truncated: boolean;
-}
 
 /** An advice's record of the decision it overrode (advice.ts); null when it made the record. */
 interface Overrode {

@@ -1,11 +1,9 @@
 import {
   assert,
-  isDecimal,
   type Decimal,
+  isDecimal,
   type Scope,
   type TransactionRecord,
-  type TransactionStatus,
-  type TransactionType,
 } from '../../core/index.js';
 import { idTimePrefix } from '../../ids.js';
 import {
@@ -23,11 +21,10 @@ import {
   checkLimit,
   Conditions,
   EPOCH_MS_MAX,
-  LIMIT_MAX,
   pageOf,
-  type Page,
-  type PageQuery,
 } from './list-pages.js';
+import { LIMIT_MAX, type Page } from '../port/pages.js';
+import type { ListTransactionsQuery } from '../port/authorizations.js';
 
 /**
  * List Transactions over a history of millions of rows (issue 19): every page is exact (full
@@ -63,21 +60,6 @@ import {
  * What the fourth costs grows with the rows in the range, and it runs when the range has more
  * than `matchesMax` rows but too few among the newest (docs/performance.md).
  */
-
-export interface ListTransactionsQuery extends PageQuery {
-  readonly vaultId?: string | undefined;
-  readonly cardId?: string | undefined;
-  readonly status?: TransactionStatus | undefined;
-  readonly type?: TransactionType | undefined;
-  /** Inclusive. */
-  readonly minAmount?: Decimal | undefined;
-  /** Inclusive. */
-  readonly maxAmount?: Decimal | undefined;
-  /** Epoch milliseconds on created_at, inclusive. */
-  readonly startDate?: number | undefined;
-  /** Epoch milliseconds on created_at, exclusive. */
-  readonly endDate?: number | undefined;
-}
 
 /** How an amount range is read (tests shorten the walks to reach every step). */
 export interface AmountPlan {

@@ -1,14 +1,12 @@
 import {
   amountIn,
+  type Decimal,
   presentTransaction,
   presentTransfer,
-  SpendgateError,
-  type AmountInput,
-  type Metadata,
-  type Decimal,
   type Scope,
-  type VaultRecord,
+  SpendgateError,
   type TransferRecord,
+  type VaultRecord,
 } from '../../core/index.js';
 import { newId } from '../../ids.js';
 import type { SqlQueryable } from '../sql/client.js';
@@ -17,15 +15,7 @@ import { assertVaultActive, lockVault, lockVaultPair, type StoreContext } from '
 import { appendEvent } from '../outbox.js';
 import { TRANSFER_COLUMNS, transferFromRow, type TransferRow } from '../rows.js';
 import { moveBetweenVaults } from './vaults.js';
-
-export interface InternalTransferInput {
-  readonly fromVaultId: string;
-  readonly toVaultId: string;
-  /** Read against the source vault's currency (more than 0). */
-  readonly amount: AmountInput;
-  readonly description: string | null;
-  readonly metadata?: Metadata | null;
-}
+import type { InternalTransferInput } from '../port/transfers.js';
 
 /** A transfer moves more than nothing, in the source vault's currency. */
 const AMOUNT_OPTIONS = { param: 'amount', allowZero: false } as const;

@@ -3,6 +3,11 @@ import { assert, SpendgateError } from '../../core/index.js';
 import type { StoreContext } from '../context.js';
 import type { SqlQueryable } from '../sql/client.js';
 import { oneRow } from '../sql/one-row.js';
+import {
+  TWO_FACTOR_FAILURES_MAX,
+  TWO_FACTOR_FAILURE_WINDOW_MS,
+  type TwoFactorRefusal,
+} from '../port/accounts.js';
 
 /*
  * Two-factor authentication per account (contract section 2): TOTP (RFC 6238, 30 s steps, 6
@@ -31,9 +36,6 @@ const PERIOD_S = 30;
 const TOLERANCE_S: [number, number] = [PERIOD_S, 0];
 const ISSUER = 'spendgate';
 const CODE_PATTERN = /^[0-9]{6}$/;
-/** Wrong codes an account may send within the window (the column's CHECK says the same). */
-export const TWO_FACTOR_FAILURES_MAX = 5;
-export const TWO_FACTOR_FAILURE_WINDOW_MS = 15 * 60_000;
 
 /** The AAD of an account's two-factor secret, encrypted under the master key. */
 export const twoFactorSecretAad = (accountId: string) => `two-factor:${accountId}`;
@@ -45,15 +47,6 @@ interface AccountRow {
   two_factor_last_step: string | null;
   /** JSON, so that both SQL clients read the bigint array the same way. */
   failed_at_ms: number[];
-}
-
-/** Why a two-factor check refused; the caller throws it once the transaction has committed. */
-export interface TwoFactorRefusal {
-  readonly code: 'invalid_two_factor_code' | 'rate_limit_exceeded';
-  /** rate_limit_exceeded: seconds until the window lets a code be tried again (Retry-After). */
-  readonly retryAfterS: number | null;
-  /** This wrong code was the one that locked the account (the caller logs each lockout). */
-  readonly lockoutStarted: boolean;
 }
 
 async function lockAccount(tx: SqlQueryable, accountId: string): Promise<AccountRow> {

@@ -1,21 +1,20 @@
 import {
   amountIn,
-  assert,
-  currencyOf,
-  presentTransaction,
-  presentCard,
-  presentTransfer,
-  presentVault,
-  SpendgateError,
-  ZERO,
-  type ChainDepositSource,
-  type CurrencyCode,
   type AmountInput,
+  assert,
+  type ChainDepositSource,
+  currencyOf,
   type Decimal,
   type Metadata,
+  presentCard,
+  presentTransaction,
+  presentTransfer,
+  presentVault,
   type Scope,
+  SpendgateError,
   type TransactionRecord,
   type VaultRecord,
+  ZERO,
 } from '../../core/index.js';
 import { newId } from '../../ids.js';
 import {
@@ -49,14 +48,7 @@ import {
 import type { SqlQueryable } from '../sql/client.js';
 import { oneRow } from '../sql/one-row.js';
 import { readScoped } from './reads.js';
-
-export interface CreateVaultInput {
-  readonly name: string;
-  readonly currency: CurrencyCode;
-  readonly metadata: Metadata;
-  /** Parsed at the edge; zero means no deposit. */
-  readonly initialDeposit: Decimal;
-}
+import type { CloseDestination, CreateVaultInput } from '../port/vaults.js';
 
 /**
  * createVault: one transaction.
@@ -282,19 +274,6 @@ export async function setVaultFrozen(
   );
   return updated;
 }
-
-/**
- * closeVault: one transaction.
- * In: scope, vaultId, destination vault id (needed when the ledger balance is above zero).
- * Out: the closed vault.
- * Writes: a withdrawal posting vault -> destination vault with a `withdrawal` and a
- *   `transfer_in` transaction, cards.status = cancelled for its cards, vaults.status,
- *   outbox (vault.closed, card.cancelled for each card).
- * Fails: vault_not_found, vault_closed, vault_has_pending_transactions, parameter_missing
- *   (balance above zero, no destination), and for the destination: vault_not_found,
- *   vault_frozen, vault_closed, currency_mismatch, parameter_invalid (itself).
- */
-export type CloseDestination = { readonly vaultId: string } | { readonly address: string } | null;
 
 export async function closeVault(
   ctx: StoreContext,

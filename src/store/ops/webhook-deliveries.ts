@@ -10,7 +10,12 @@ import type { StoreContext } from '../context.js';
 import { eventRow } from '../outbox.js';
 import type { SqlQueryable } from '../sql/client.js';
 import { oneRow } from '../sql/one-row.js';
-import type { RelayedEvent } from './events.js';
+import {
+  attemptDisablesEndpoint,
+  type DeliveryAttempt,
+  type DeliveryLookup,
+  type RelayedEvent,
+} from '../port/webhooks.js';
 import { webhookSecretAad } from './webhook-endpoints.js';
 
 /*
@@ -102,29 +107,6 @@ export async function subscribedEndpoints(
   return subscribed;
 }
 
-export interface DeliveryTarget {
-  readonly eventType: string;
-  /** The event body as the database renders its jsonb (the same text on every attempt): what is signed and sent. */
-  readonly payload: string;
-  readonly accountId: string;
-  readonly mode: Scope['mode'];
-  readonly url: string;
-  readonly secret: string;
-}
-
-/**
- * What a delivery job finds in the database:
- * - `send`: the event and its enabled endpoint: what to send where, with the signing secret;
- * - `stopped`: the endpoint was deleted, or disabled (by a 410): its pending deliveries stop;
- * - `missing`: no such event, or no such endpoint of the event's account and mode. This
- *   database never made that job (another installation's, on a shared Redis prefix), or lost
- *   the rows: the worker fails it loudly, never as if it were delivered.
- */
-export type DeliveryLookup =
-  | { readonly kind: 'send'; readonly target: DeliveryTarget }
-  | { readonly kind: 'stopped' }
-  | { readonly kind: 'missing'; readonly missing: 'event' | 'endpoint' };
-
 /**
  * deliveryTarget: one read, for the delivery worker.
  * In: event id, endpoint id.  Out: a DeliveryLookup (above).
@@ -182,33 +164,6 @@ export async function deliveryTarget(
       secret: ctx.keyring.decryptSecret(row.secret_enc, webhookSecretAad(endpointId)),
     },
   };
-}
-
-export interface DeliveryAttempt {
-  readonly scope: Scope;
-  readonly endpointId: string;
-  readonly eventId: string;
-  readonly eventType: string;
-  readonly attempt: number;
-  readonly statusCode: number | null;
-  readonly durationMs: number;
-  readonly error: string | null;
-  /**
-   * What the attempt means for the delivery still owed (owed-deliveries.ts), for the delivery
-   * worker: `nextAttemptDueMs` null, the delivery ended (delivered, endpoint gone, last attempt
-   * failed) and its row is deleted; a time, it will be retried then and its row says so.
-   * Absent (Test Webhook, sent by the request): no owed row is touched.
-   */
-  readonly owed?: { readonly nextAttemptDueMs: number | null };
-}
-
-/**
- * Whether an attempt's answer disables its endpoint: 410 Gone (contract section 13). The one
- * place the rule is written: the store disables the endpoint with the attempt's record, and
- * the delivery worker ends the job and counts it by the same answer.
- */
-export function attemptDisablesEndpoint(statusCode: number | null): boolean {
-  return statusCode === 410;
 }
 
 /**

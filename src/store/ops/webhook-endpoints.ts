@@ -4,13 +4,12 @@ import { newId } from '../../ids.js';
 import type { StoreContext } from '../context.js';
 import type { SqlQueryable } from '../sql/client.js';
 import { oneRow } from '../sql/one-row.js';
+import { WEBHOOK_ENDPOINTS_MAX } from '../port/webhooks.js';
 
 /*
  * Webhook endpoints (contract sections 7 and 13). The `whsec_` signing secret is returned once
  * at creation and stored encrypted under the master key, bound to its endpoint's id.
  */
-
-export const WEBHOOK_ENDPOINTS_MAX = 100;
 
 interface EndpointRow {
   id: string;

@@ -1,29 +1,94 @@
 import type {
   AmountInput,
   AuthorizationOutcome,
+  Decimal,
+  FiatAmount,
+  Merchant,
   Metadata,
+  RateRecord,
   Scope,
   TransactionRecord,
+  TransactionStatus,
+  TransactionType,
 } from '../../core/index.js';
 import type { AdviceInput } from '../authorize/advice.js';
 import type { AuthorizeBudget, AuthorizeInput } from '../authorize/batch.js';
 import type { IncrementInput } from '../authorize/increment.js';
 import type { RequestTrace } from '../authorize/trace.js';
-import type { ClearingInput, ClearingOutcome, RefundInput } from '../ops/clearing.js';
-import type { ListTransactionsQuery, Page } from '../ops/lists.js';
-import type { Timeline } from '../ops/timeline.js';
+import type { Page, PageQuery } from './pages.js';
+
+/** A force capture or refund as the network sends it. */
+export interface ClearingInput {
+  readonly cardId: string;
+  readonly amount: AmountInput;
+  /** The vault's asset, or a billing currency at par with it (USD for USDC). */
+  readonly currency: string;
+  readonly merchant: Merchant;
+  readonly networkTransactionId: string;
+}
+
+export interface RefundInput extends ClearingInput {
+  /** The captured transaction the refund credits; absent for an unlinked refund. */
+  readonly transactionId?: string | null | undefined;
+}
+
+/** A recorded clearing message; `replayed` when its networkTransactionId was recorded before. */
+export interface ClearingOutcome {
+  readonly transaction: TransactionRecord;
+  readonly replayed: boolean;
+}
+
+export type TimelineKind =
+  'authorization' | 'increment' | 'capture' | 'reversal' | 'expiry' | 'advice' | 'refund';
+
+export interface TimelineEntry {
+  readonly kind: TimelineKind;
+  /** What the message moved (raised, captured, released or refunded), in the vault's asset. */
+  readonly amount: Decimal;
+  /** The hold the transaction kept after it. */
+  readonly holdAfter: Decimal;
+  /** For a decided message (authorization, increment, advice): approved or not; null otherwise. */
+  readonly approved: boolean | null;
+  readonly networkTransactionId: string | null;
+  readonly atMs: number;
+  /**
+   * A capture converted at its own time's price (migration 0023): what it captured in the
+   * billing currency and the rate it used. Null for every other message (the authorization's
+   * are the transaction's own `billing` and `rate`).
+   */
+  readonly billing: FiatAmount | null;
+  readonly rate: RateRecord | null;
+}
+
+export interface Timeline {
+  readonly transaction: TransactionRecord;
+  readonly entries: readonly TimelineEntry[];
+  readonly truncated: boolean;
+}
+
+export interface ListTransactionsQuery extends PageQuery {
+  readonly vaultId?: string | undefined;
+  readonly cardId?: string | undefined;
+  readonly status?: TransactionStatus | undefined;
+  readonly type?: TransactionType | undefined;
+  /** Inclusive. */
+  readonly minAmount?: Decimal | undefined;
+  /** Inclusive. */
+  readonly maxAmount?: Decimal | undefined;
+  /** Epoch milliseconds on created_at, inclusive. */
+  readonly startDate?: number | undefined;
+  /** Epoch milliseconds on created_at, exclusive. */
+  readonly endDate?: number | undefined;
+}
 
 export {
   AUTHORIZE_BATCH_MAX,
   type AuthorizeBudget,
   type AuthorizeInput,
 } from '../authorize/batch.js';
-
-export type { ClearingInput, ClearingOutcome, RefundInput } from '../ops/clearing.js';
 export type { AdviceInput } from '../authorize/advice.js';
 export type { IncrementInput } from '../authorize/increment.js';
 export type { BatchTrace, RequestTrace } from '../authorize/trace.js';
-export type { Timeline, TimelineEntry } from '../ops/timeline.js';
 
 /** Why a hold is released: asked for, expired, or an approval answered as the stand-in decline. */
 export type ReleaseReason = 'reversed' | 'expired' | 'stand_in';

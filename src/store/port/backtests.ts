@@ -1,13 +1,26 @@
 import type { BacktestRecord, Scope } from '../../core/index.js';
-import type { BacktestInput, BacktestSubject } from '../ops/backtests.js';
 
-export {
-  BACKTEST_ATTEMPTS_MAX,
-  BACKTEST_SYNC_AUTHORIZATIONS_MAX,
-  type BacktestInput,
-  type BacktestRunOutcome,
-  type BacktestSubject,
-} from '../ops/backtests.js';
+/** Authorizations a request replays itself at most; a window holding more is queued. */
+export const BACKTEST_SYNC_AUTHORIZATIONS_MAX = 10_000;
+
+/** Runs a queued backtest gets at most before it is failed (a run that dies counts). */
+export const BACKTEST_ATTEMPTS_MAX = 3;
+
+/** What a backtest is asked for: whose authorizations (a vault's or a card's) and how. */
+export type BacktestSubject =
+  | { readonly kind: 'vault'; readonly vaultId: string }
+  | { readonly kind: 'card'; readonly cardId: string };
+
+export interface BacktestInput {
+  /** The draft policy, compiled here as Set Policy compiles a body. */
+  readonly draft: unknown;
+  /** `YYYY-MM-DD`, both included, at most 90 days. */
+  readonly startDate: string;
+  readonly endDate: string;
+}
+
+/** How a run ended: its result stored, failed for good, or not this run's to do. */
+export type BacktestRunOutcome = 'completed' | 'failed' | 'skipped';
 
 /**
  * Policy backtests (issue 14): asked for and read through the API, queued for the worker

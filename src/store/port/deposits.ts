@@ -1,17 +1,80 @@
-import type { Scope } from '../../core/index.js';
-import type { ChainDepositRecord, FoundTransfer, UnsweptDeposit } from '../ops/chain-deposits.js';
-import type { WatchedAddress, WatchProgress } from '../ops/deposit-watch.js';
-import type { Page, PageQuery } from '../ops/list-pages.js';
+import type { ChainDepositRecord, CurrencyCode, Mode, Scope } from '../../core/index.js';
+import type { Page, PageQuery } from './pages.js';
 
-export type {
-  ChainDepositRecord,
-  FoundTransfer,
-  IgnoredReason,
-  UnsweptDeposit,
-} from '../ops/chain-deposits.js';
-export { DEPOSIT_MINIMUMS, SWEEP_BATCH_MAX } from '../ops/chain-deposits.js';
-export type { WatchedAddress, WatchProgress } from '../ops/deposit-watch.js';
-export { ADDRESS_BACKFILL_MAX, WATCH_BATCH_MAX } from '../ops/deposit-watch.js';
+export type { ChainDepositRecord } from '../../core/index.js';
+
+/**
+ * The smallest deposit credited, per currency: less is recorded as ignored (`below_minimum`).
+ * Dust would cost more to sweep (a transaction fee, paid by the treasury) than it brings, and
+ * dust sends are a common way to spam an address's history.
+ */
+export const DEPOSIT_MINIMUMS: Readonly<Record<string, string>> = { USDC: '0.01', SOL: '0.001' };
+
+/** Why a found transfer was not credited (chain_deposits.ignored_reason). */
+export type IgnoredReason = NonNullable<ChainDepositRecord['ignoredReason']>;
+
+export interface FoundTransfer {
+  readonly vaultId: string;
+  readonly signature: string;
+  readonly instructionIndex: number;
+  /** -1 for an outer instruction. */
+  readonly innerIndex: number;
+  readonly slot: number;
+  readonly sender: string;
+  /** The token's mint; null for SOL. */
+  readonly mint: string | null;
+  /** What the transfer is in the service's terms: SOL, USDC, or null for another mint. */
+  readonly currency: CurrencyCode | null;
+  /** Exact, in the transferred token's own units ("12.5"). */
+  readonly amount: string;
+}
+
+/** A credited deposit waiting to be swept, with its sweep's recorded send (if any). */
+export interface UnsweptDeposit {
+  readonly depositId: string;
+  readonly vaultId: string;
+  readonly mode: Mode;
+  readonly currency: string;
+  readonly amount: string;
+  /** The vault's deposit address: the owner of the swept funds. */
+  readonly depositAddress: string;
+  readonly send: {
+    readonly signedTransaction: string;
+    readonly signature: string;
+    readonly lastValidBlockHeight: number;
+  } | null;
+}
+
+/** Sweeps per sweeper pass, at most. */
+export const SWEEP_BATCH_MAX = 500;
+
+/** Addresses per watcher pass, at most. */
+export const WATCH_BATCH_MAX = 1_000;
+
+/** Vaults given their address per backfill statement, at most. */
+export const ADDRESS_BACKFILL_MAX = 1_000;
+
+export interface WatchedAddress {
+  /** What the watcher asks the chain about: the deposit address, or its token account. */
+  readonly address: string;
+  /** The vault's deposit address (the owner, when `address` is a token account). */
+  readonly ownerAddress: string;
+  readonly vaultId: string;
+  readonly mode: Mode;
+  readonly currency: CurrencyCode;
+  readonly cursorSignature: string | null;
+  readonly walkTopSignature: string | null;
+  readonly walkBeforeSignature: string | null;
+  /** Never scanned yet. */
+  readonly fresh: boolean;
+}
+
+/** Where the scan of one address got to (see migration 0015 for the cursor and the walk). */
+export interface WatchProgress {
+  readonly cursorSignature: string | null;
+  readonly walkTopSignature: string | null;
+  readonly walkBeforeSignature: string | null;
+}
 
 /** On-chain deposits (issue 15): the watcher's, the sweeper's and the owner's side. */
 export interface DepositOperations {

@@ -1,58 +1,49 @@
-import type { Scope, SpendgateError } from '../../core/index.js';
-import type { IdempotentRequest, StoredResponse } from '../ops/idempotency.js';
-import type { RewrapCount, RewrapOptions } from '../ops/master-key-rotation.js';
-import type { TemplateLibrary } from '../../core/index.js';
-import type { BacktestRunOutcome } from '../ops/backtests.js';
-import type { OutboxEvent } from '../ops/events.js';
-import type { ReplicaEvent } from '../replica-reads.js';
+import type { Scope, SpendgateError, TemplateLibrary } from '../../core/index.js';
 import type { AccountOperations } from './accounts.js';
-import type { BacktestOperations } from './backtests.js';
+import type { BacktestOperations, BacktestRunOutcome } from './backtests.js';
 import type { AuthorizationOperations } from './authorizations.js';
 import type { CardOperations } from './cards.js';
 import type { DepositOperations } from './deposits.js';
-import type { MaintenanceOperations, OutboxBacklog } from './maintenance.js';
+import type { IdempotentRequest, StoredResponse } from './idempotency.js';
+import type {
+  MaintenanceOperations,
+  OutboxBacklog,
+  RewrapCount,
+  RewrapOptions,
+} from './maintenance.js';
+import type { ReplicaEvent } from './replica.js';
 import type { ReserveOperations } from './reserves.js';
 import type { SettlementOperations } from './settlements.js';
 import type { TransferOperations } from './transfers.js';
 import type { ProcessorOperations } from './processors.js';
 import type { PolicyOperations, VaultOperations } from './vaults.js';
-import type { WebhookOperations } from './webhooks.js';
+import type { OutboxEvent, WebhookOperations } from './webhooks.js';
 
 export * from './accounts.js';
 export * from './authorizations.js';
 export * from './backtests.js';
 export * from './cards.js';
 export * from './deposits.js';
+export * from './idempotency.js';
 export * from './maintenance.js';
 export * from './processors.js';
+export * from './replica.js';
 export * from './reserves.js';
 export * from './settlements.js';
 export * from './transfers.js';
 export * from './vaults.js';
 export * from './webhooks.js';
-export type { IdempotentRequest, StoredResponse } from '../ops/idempotency.js';
-export {
-  REWRAP_BATCH_DEFAULT,
-  REWRAP_BATCH_MAX,
-  type RewrapCount,
-  type RewrapOptions,
-} from '../ops/master-key-rotation.js';
-export { LIMIT_MAX as PAGE_LIMIT_MAX, LIMIT_MIN as PAGE_LIMIT_MIN } from '../ops/lists.js';
-export type {
-  ListBalanceSnapshotsQuery,
-  ListCardsQuery,
-  ListTransactionsQuery,
-  ListTransfersQuery,
-  ListVaultsQuery,
-  Page,
-} from '../ops/lists.js';
+export { LIMIT_MAX as PAGE_LIMIT_MAX, LIMIT_MIN as PAGE_LIMIT_MIN } from './pages.js';
+export type { Page, PageQuery } from './pages.js';
 
 /**
  * The store port: every operation the service performs on state, by area, each bound to a
  * transaction (see each operation's header in store/ops/ for its inputs, outputs and failure
  * codes). Declared here, implemented once in store/bind.ts over the SQL port, so the pg and
  * PGlite adapters run the same code. It hands out no SQL client: the layers above ask for what
- * they need by name (`ping`, `outboxBacklog`), and only src/store imports store/ops.
+ * they need by name (`ping`, `outboxBacklog`), and only src/store imports store/ops. The port
+ * owns every type and bound it names (port/*.ts): store/ops imports them from here, never the
+ * other way (test/architecture.test.ts).
  */
 export interface StoreOperations
   extends

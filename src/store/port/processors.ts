@@ -1,20 +1,37 @@
 import type { Scope, TransactionRecord } from '../../core/index.js';
-import type {
-  Processor,
-  ProcessorConnectionRecord,
-  ProcessorConnectionSecrets,
-  ProcessorSecrets,
-} from '../ops/processors.js';
 
-export {
-  PROCESSOR_CONNECTIONS_MAX,
-  PROCESSORS,
-  ROTATION_GRACE_MS_MAX,
-  type Processor,
-  type ProcessorConnectionRecord,
-  type ProcessorConnectionSecrets,
-  type ProcessorSecrets,
-} from '../ops/processors.js';
+export const PROCESSORS = ['stripe', 'lithic', 'marqeta'] as const;
+
+export type Processor = (typeof PROCESSORS)[number];
+
+/** Connections per account and mode: a program has a handful, one per processor and program. */
+export const PROCESSOR_CONNECTIONS_MAX = 100;
+
+/** The longest grace a rotation may give the previous secrets: 7 days. */
+export const ROTATION_GRACE_MS_MAX = 7 * 24 * 3600 * 1000;
+
+/** A processor's secrets by name (`signingSecret`, ...); never logged, never in an event. */
+export type ProcessorSecrets = Readonly<Record<string, string>>;
+
+export interface ProcessorConnectionRecord {
+  readonly id: string;
+  readonly accountId: string;
+  readonly mode: Scope['mode'];
+  readonly processor: Processor;
+  readonly createdAtMs: number;
+  readonly rotatedAtMs: number | null;
+  /** While a rotation's grace lasts, the previous secrets verify too; null otherwise. */
+  readonly previousSecretsUntilMs: number | null;
+}
+
+/** A connection as its adapter needs it: the scope it acts for and the secrets that verify. */
+export interface ProcessorConnectionSecrets {
+  readonly connection: ProcessorConnectionRecord;
+  /** The current secrets first, then the previous ones while the grace lasts. */
+  readonly secrets: readonly ProcessorSecrets[];
+  /** The store's time of the read: what a cache measures the grace left from. */
+  readonly readAtMs: number;
+}
 
 /** Processor connections and the lookups their adapters translate with (contract section 17). */
 export interface ProcessorOperations {

@@ -1,12 +1,55 @@
-import type { Scope, TransferRecord } from '../../core/index.js';
-import type { ChainSend, PendingChainTransfer } from '../ops/chain-sends.js';
-import type { ExternalTransferInput } from '../ops/external-transfers.js';
-import type { ListTransfersQuery, Page } from '../ops/lists.js';
-import type { InternalTransferInput } from '../ops/transfers.js';
+import type {
+  AmountInput,
+  Metadata,
+  Scope,
+  TransferRecord,
+  TransferStatus,
+} from '../../core/index.js';
+import type { Page, PageQuery } from './pages.js';
 
-export type { ChainSend, PendingChainTransfer } from '../ops/chain-sends.js';
-export type { ExternalTransferInput } from '../ops/external-transfers.js';
-export type { InternalTransferInput } from '../ops/transfers.js';
+export interface ListTransfersQuery extends PageQuery {
+  /** Transfers from or to this vault (of those the scope's account made). */
+  readonly vaultId?: string | undefined;
+  readonly status?: TransferStatus | undefined;
+}
+
+export interface PendingChainTransfer {
+  readonly transferId: string;
+  readonly mode: Scope['mode'];
+  readonly currency: string;
+  /** A decimal string, exact (NUMERIC in the database). */
+  readonly amount: string;
+  readonly address: string;
+  readonly memo: string | null;
+  /** The recorded send, if the transfer was signed before (by this or an earlier process). */
+  readonly send: ChainSend | null;
+}
+
+export interface ChainSend {
+  readonly signedTransaction: string;
+  readonly signature: string;
+  readonly lastValidBlockHeight: number;
+  readonly signings: number;
+}
+
+export interface ExternalTransferInput {
+  readonly fromVaultId: string;
+  /** A valid Solana address, checked at the edge. */
+  readonly address: string;
+  /** Read against the source vault's currency (more than 0). */
+  readonly amount: AmountInput;
+  readonly memo: string | null;
+  readonly metadata?: Metadata | null;
+}
+
+export interface InternalTransferInput {
+  readonly fromVaultId: string;
+  readonly toVaultId: string;
+  /** Read against the source vault's currency (more than 0). */
+  readonly amount: AmountInput;
+  readonly description: string | null;
+  readonly metadata?: Metadata | null;
+}
 
 /** Transfers between vaults and out to Solana (contract section 12), and their chain sends. */
 export interface TransferOperations {

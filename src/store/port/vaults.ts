@@ -1,6 +1,13 @@
 import type {
   AmountInput,
+  AuthorizationRequest,
   BalanceSnapshotRecord,
+  CurrencyCode,
+  CurrencyInfo,
+  Decimal,
+  Decision,
+  LimitsOf,
+  LimitStatus,
   Metadata,
   PolicyRecord,
   PolicyVersionRecord,
@@ -8,16 +15,80 @@ import type {
   TransactionRecord,
   VaultRecord,
 } from '../../core/index.js';
-import type { ListBalanceSnapshotsQuery, ListVaultsQuery, Page } from '../ops/lists.js';
-import type { Simulation, SimulationInput } from '../ops/policies.js';
-import type { PolicyLimitsRecord } from '../ops/policy-limits.js';
-import type { ListPolicyVersionsQuery, PolicyOwner } from '../ops/policy-versions.js';
-import type { CloseDestination, CreateVaultInput } from '../ops/vaults.js';
+import type { Page, PageQuery } from './pages.js';
 
-export type { CloseDestination, CreateVaultInput } from '../ops/vaults.js';
-export type { Simulation, SimulationInput } from '../ops/policies.js';
-export type { PolicyLimitsRecord } from '../ops/policy-limits.js';
-export type { ListPolicyVersionsQuery, PolicyOwner } from '../ops/policy-versions.js';
+export interface ListVaultsQuery extends PageQuery {
+  readonly currency?: CurrencyCode | undefined;
+  readonly status?: VaultRecord['status'] | undefined;
+}
+
+export interface ListBalanceSnapshotsQuery {
+  readonly limit: number;
+  /** A day, `YYYY-MM-DD`: the next page holds the days before it. */
+  readonly startingAfter?: string | undefined;
+  /** `YYYY-MM-DD`, inclusive. */
+  readonly startDate?: string | undefined;
+  /** `YYYY-MM-DD`, inclusive. */
+  readonly endDate?: string | undefined;
+}
+
+export interface SimulationInput {
+  /** A draft to try; null tries the vault's current policy (none: approve-all but balance). */
+  readonly draft: unknown;
+  /**
+   * The purchase to try: its amount is read against `currency`, by default the vault's (so
+   * the caller needs no read of the vault first); refusals name `transaction.*`, the field
+   * Simulate Policy's body gives it under.
+   */
+  readonly request: Omit<AuthorizationRequest, 'amount' | 'currency'> & {
+    readonly amount: AmountInput;
+    readonly currency?: string | null | undefined;
+  };
+}
+
+/** What a simulation decided, and the purchase as it was read. */
+export interface Simulation {
+  readonly decision: Decision;
+  readonly vaultId: string;
+  readonly amount: Decimal;
+  readonly currency: CurrencyInfo;
+}
+
+/** What Remaining Limits answers: whose policy, which version, and each limit's figures. */
+export interface PolicyLimitsRecord {
+  readonly of: LimitsOf;
+  readonly statuses: readonly LimitStatus[];
+}
+
+/** Whose policy: a vault's, or a card's own. */
+export interface PolicyOwner {
+  readonly kind: 'vault' | 'card';
+  readonly id: string;
+}
+
+/** List Policy Versions' query: `startingAfter` is a version number, in decimal. */
+export type ListPolicyVersionsQuery = PageQuery;
+
+export interface CreateVaultInput {
+  readonly name: string;
+  readonly currency: CurrencyCode;
+  readonly metadata: Metadata;
+  /** Parsed at the edge; zero means no deposit. */
+  readonly initialDeposit: Decimal;
+}
+
+/**
+ * closeVault: one transaction.
+ * In: scope, vaultId, destination vault id (needed when the ledger balance is above zero).
+ * Out: the closed vault.
+ * Writes: a withdrawal posting vault -> destination vault with a `withdrawal` and a
+ *   `transfer_in` transaction, cards.status = cancelled for its cards, vaults.status,
+ *   outbox (vault.closed, card.cancelled for each card).
+ * Fails: vault_not_found, vault_closed, vault_has_pending_transactions, parameter_missing
+ *   (balance above zero, no destination), and for the destination: vault_not_found,
+ *   vault_frozen, vault_closed, currency_mismatch, parameter_invalid (itself).
+ */
+export type CloseDestination = { readonly vaultId: string } | { readonly address: string } | null;
 
 export interface VaultChanges {
   readonly name?: string | undefined;

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import type { Scope } from '../../../src/core/index.js';
-import type { ApiScope } from '../../../src/store/ops/accounts.js';
+import type { ApiScope } from '../../../src/store/port/index.js';
 import type { paths } from '../../../src/client/api-types.js';
 import { dataOf, refusalOf, typedClient, type TypedClient } from '../../support/client.js';
 import { authorizeThroughStore } from '../../support/authorize.js';

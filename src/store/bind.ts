@@ -221,6 +221,44 @@ export function areaBindersByOperation(
   return byOperation;
 }
 
+/** What a lazily bound StoreOperations keeps: its transaction and the areas bound so far. */
+interface LazyBinding {
+  readonly tx: SqlQueryable;
+  readonly areas: Map<AreaBinder, Partial<StoreOperations>>;
+}
+
+/**
+ * The store's operations bound to a transaction area by area, each on its first use: a
+ * transaction's work uses one area or two of twelve, and binding all of them (about a hundred
+ * closures) for each transaction was 3-5% of the service's CPU on the message bench
+ * (docs/performance.md). Made once per store: each operation is a getter on one shared
+ * prototype, enumerable, so `for...in` lists every name.
+ */
+export function lazyBinder(
+  ctx: StoreContext,
+  engine: AuthorizeEngine,
+): (tx: SqlQueryable) => StoreOperations {
+  const prototype = {};
+  for (const [name, bind] of areaBindersByOperation(ctx, ctx.client, engine)) {
+    Object.defineProperty(prototype, name, {
+      enumerable: true,
+      get(this: LazyBinding) {
+        let area = this.areas.get(bind);
+        if (area === undefined) {
+          area = bind(ctx, this.tx, engine);
+          this.areas.set(bind, area);
+        }
+        return area[name];
+      },
+    });
+  }
+  return (tx) => {
+    const binding: LazyBinding = { tx, areas: new Map() };
+    // The prototype's getters are StoreOperations' every member (areaBindersByOperation).
+    return Object.assign(Object.create(prototype) as StoreOperations, binding);
+  };
+}
+
 function bindAccounts(ctx: StoreContext, tx: SqlQueryable): AccountOperations {
   return {
     findAccountByName: (name) => findAccountByName(tx, name),

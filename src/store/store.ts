@@ -8,7 +8,7 @@ import {
 } from '../core/index.js';
 import { builtinRuleLibrary } from '../rule-library/load.js';
 import { AuthorizeEngine, type AuthorizeOptions } from './authorize/engine.js';
-import { areaBindersByOperation, bindOperations } from './bind.js';
+import { areaBindersByOperation, bindOperations, lazyBinder } from './bind.js';
 import type { StoreContext } from './context.js';
 import { ensureSystemAccounts } from './ledger.js';
 import { migrate } from './migrations/runner.js';
@@ -25,7 +25,7 @@ import type { Store, StoreOperations } from './port/index.js';
 import { ReplicaReads, type WritePositions } from './replica-reads.js';
 import { routeOf } from './replica-routes.js';
 import { Keyring } from './secrets/index.js';
-import type { SqlClient } from './sql/client.js';
+import type { SqlClient, SqlQueryable } from './sql/client.js';
 import { runTransaction } from './sql/transaction.js';
 
 export * from './port/index.js';
@@ -85,8 +85,9 @@ export async function openStore(options: StoreOptions): Promise<OpenedStore> {
   const ctx = contextOf(options);
   const replica = replicaReadsOf(ctx, options.replica);
   const engine = new AuthorizeEngine(ctx, options, replica);
+  const bound = lazyBinder(ctx, engine);
   const run = <T>(work: (operations: StoreOperations) => Promise<T>): Promise<T> =>
-    runTransaction(ctx.client, (tx) => work(bindOperations(ctx, tx, engine)));
+    runTransaction(ctx.client, (tx) => work(bound(tx)));
   const single = perCallOperations(ctx, engine, replica);
 
   return {
@@ -107,7 +108,7 @@ export async function openStore(options: StoreOptions): Promise<OpenedStore> {
     authorizeStats: () => engine.stats(),
     observeAuthorizeBatches: (observer) => engine.observeBatches(observer),
     idempotent: async (scope, request, work, keepRefusal) => {
-      const outcome = await runIdempotent(ctx, engine, scope, request, work, keepRefusal);
+      const outcome = await runIdempotent(ctx, bound, scope, request, work, keepRefusal);
       if (!outcome.replayed) await replica?.wrote([scope.accountId]);
       return outcome;
     },
@@ -240,7 +241,7 @@ function perCallOperations(
 /** Store.idempotent: the effect in a savepoint, so that a kept refusal is stored without it. */
 async function runIdempotent(
   ctx: StoreContext,
-  engine: AuthorizeEngine,
+  bound: (tx: SqlQueryable) => StoreOperations,
   scope: Parameters<Store['idempotent']>[0],
   request: IdempotentRequest,
   work: (operations: StoreOperations) => Promise<StoredResponse>,
@@ -252,7 +253,7 @@ async function runIdempotent(
     await tx.exec('SAVEPOINT idempotent_effect');
     let response: StoredResponse;
     try {
-      response = await work(bindOperations(ctx, tx, engine));
+      response = await work(bound(tx));
     } catch (error) {
       const kept = error instanceof SpendgateError ? keepRefusal(error) : null;
       if (kept === null) throw error;

@@ -143,8 +143,8 @@ export const HOT_PATH_GAPS: readonly HotPathGap[] = [
   },
   {
     table: 'transactions',
-    statement: 'FROM transactions WHERE id = $1 AND account_id = $2 AND mode = $3',
-    why: "a repeat's first decision is read by its transaction id",
+    statement: 'FROM transactions WHERE id = $1',
+    why: "a repeat's first decision is read by its transaction id (its scope checked on the row read, sql/scoped-row.ts)",
     change: "AND vault_id = $4: the key lookup answers the first decision's vault with its id",
   },
   {

@@ -225,18 +225,31 @@ async function startBackground(
   return { chains, workers };
 }
 
+/** A stop signal heard, and the start's guard, which a graceful stop replaces with its own. */
+interface StopRequest {
+  readonly signal: string;
+  disarm(): void;
+}
+
 /**
  * The first SIGTERM or SIGINT, as its name. Once one is heard the process has SHUTDOWN_MS_MAX
  * to stop, counted from the signal: a start that hangs (a database that never answers) after a
- * stop was asked for still ends, with exit code 1.
+ * stop was asked for still ends, with exit code 1. A started server disarms this guard and
+ * arms its own, which names the part that hung (with both armed, the unnamed one fired first).
  */
-function stopSignals(): Promise<string> {
+function stopSignals(): Promise<StopRequest> {
   return new Promise((resolve) => {
     const heard = (signal: string): void => {
       process.off('SIGTERM', onTerm);
       process.off('SIGINT', onInt);
-      setTimeout(() => process.exit(1), SHUTDOWN_MS_MAX).unref();
-      resolve(signal);
+      const guard = setTimeout(() => process.exit(1), SHUTDOWN_MS_MAX);
+      guard.unref();
+      resolve({
+        signal,
+        disarm: () => {
+          clearTimeout(guard);
+        },
+      });
     };
     const onTerm = (): void => {
       heard('SIGTERM');
@@ -262,7 +275,7 @@ function stopGracefully(
     claim: RedisPrefixClaim;
     background: Background | null;
   },
-  stopRequested: Promise<string>,
+  stopRequested: Promise<StopRequest>,
 ): void {
   const { app, store, redis, claim, background } = parts;
   const logger = app.log;
@@ -292,14 +305,20 @@ function stopGracefully(
       waitingOn = 'the database';
       await store.close();
       process.exit(exitCode);
-    })();
+    })().catch((error: unknown) => {
+      // Named, not left to Node's unhandled-rejection exit: which part failed to close is what
+      // an operator needs, and what was committed is in PostgreSQL whatever Redis said.
+      logger.error({ err: error, waitingOn }, 'shutdown failed; exiting');
+      process.exit(1);
+    });
   };
   void claim.lost.then((error) => {
     logger.error({ setting: 'REDIS_PREFIX' }, error.message);
     stop('REDIS_PREFIX is claimed by another database', 1);
   });
-  void stopRequested.then((signal) => {
-    stop(signal);
+  void stopRequested.then((request) => {
+    request.disarm();
+    stop(request.signal);
   });
 }
 

@@ -2,7 +2,13 @@ import { Worker, type Queue } from 'bullmq';
 import type { RedisConnection } from '../redis.js';
 import { BACKTEST_ATTEMPTS_MAX, type Store } from '../store/store.js';
 import { PollingLoop, type LoopLog } from './polling-loop.js';
-import { BACKTEST_QUEUE, backtestJobId, queuePrefix, type BacktestJob } from './queues.js';
+import {
+  BACKTEST_QUEUE,
+  backtestJobId,
+  closeWorkerWithin,
+  queuePrefix,
+  type BacktestJob,
+} from './queues.js';
 
 /*
  * Policy backtests too large for their request (issue 14; store/ops/backtests.ts): the table
@@ -168,7 +174,7 @@ export function startBacktestWorker(dependencies: BacktestWorkerDependencies): B
     worker,
     async close() {
       stopping.abort();
-      await worker.close();
+      await closeWorkerWithin(worker, log);
     },
   };
 }

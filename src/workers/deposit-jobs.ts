@@ -10,7 +10,7 @@ import {
   type DepositWatchOptions,
 } from './deposit-watcher.js';
 import type { LoopLog } from './polling-loop.js';
-import { keepSchedulers, queuePrefix } from './queues.js';
+import { closeWorkerWithin, keepSchedulers, queuePrefix } from './queues.js';
 import type { ChainTarget } from './solana-transfers.js';
 
 /*
@@ -85,7 +85,7 @@ export function startDepositJobs(dependencies: {
     sweeper,
     async stop() {
       await stopSchedulers();
-      await worker.close();
+      await closeWorkerWithin(worker, log);
       await queue.close();
     },
   };

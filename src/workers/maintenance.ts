@@ -7,7 +7,8 @@ import {
   type RetentionSettings,
   type Store,
 } from '../store/store.js';
-import { keepSchedulers, queuePrefix } from './queues.js';
+import { closeWorkerWithin, keepSchedulers, queuePrefix } from './queues.js';
+import type { LoopLog } from './polling-loop.js';
 
 /*
  * Repeatable maintenance, run by BullMQ job schedulers so that however many worker
@@ -188,6 +189,7 @@ export function startMaintenance(dependencies: {
   readonly consumer: RedisConnection;
   readonly redisPrefix: string;
   readonly settings: MaintenanceSettings;
+  readonly log: LoopLog;
 }): Maintenance {
   const { store, settings } = dependencies;
   const prefix = queuePrefix(dependencies.redisPrefix);
@@ -214,7 +216,7 @@ export function startMaintenance(dependencies: {
     queue,
     async stop() {
       await stopSchedulers();
-      await worker.close();
+      await closeWorkerWithin(worker, dependencies.log);
       await queue.close();
     },
   };

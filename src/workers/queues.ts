@@ -1,7 +1,8 @@
-import type { Queue } from 'bullmq';
+import type { Queue, Worker } from 'bullmq';
 import { Cluster } from 'ioredis';
 import type { RedisTarget } from '../config/env.js';
 import { redisClient, type RedisConnection } from '../redis.js';
+import type { LoopLog } from './polling-loop.js';
 
 /*
  * The BullMQ queues and their Redis connections. Every key of every queue lives under the
@@ -183,4 +184,37 @@ async function upsertSchedulers(
 ): Promise<void> {
   for (const [name, every] of Object.entries(schedulers))
     await queue.upsertJobScheduler(name, { every });
+}
+
+/** How long a stop waits for one BullMQ worker to close (its job in progress included). */
+export const WORKER_CLOSE_MS_MAX = 4_000;
+
+/**
+ * Closes a BullMQ worker, waiting for its job in progress, at most WORKER_CLOSE_MS_MAX; past
+ * that, logs which worker did not close and goes on, so the process's stop still ends within
+ * its own limit. Why a bound: after a Redis Cluster failover a worker's blocking fetch, sent
+ * to the master that died, can stay unsettled after its connection closed, and BullMQ's close
+ * waits for its fetch loop forever (test/workers/redis-cluster.test.ts saw the stop hang until
+ * serve's 10 s limit). Nothing is owed in Redis alone: a job cut short by the exit committed its
+ * PostgreSQL transaction or rolled it back, and BullMQ runs again a job whose lock lapsed.
+ */
+export async function closeWorkerWithin(
+  worker: Worker,
+  log: LoopLog,
+  closeMsMax: number = WORKER_CLOSE_MS_MAX,
+): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<'late'>((resolve) => {
+    timer = setTimeout(() => {
+      resolve('late');
+    }, closeMsMax);
+  });
+  const closed = worker.close().then(() => 'closed' as const);
+  try {
+    if ((await Promise.race([closed, late])) === 'late') {
+      log.warn({ worker: worker.name, limitMs: closeMsMax }, 'worker did not close in time');
+    }
+  } finally {
+    clearTimeout(timer);
+  }
 }

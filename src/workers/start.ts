@@ -18,6 +18,7 @@ import {
 } from './delivery-requeue.js';
 import {
   BACKTEST_QUEUE,
+  closeWorkerWithin,
   confirmReplicated,
   producerConnection,
   queuePrefix,
@@ -202,7 +203,13 @@ export function startWorkers(dependencies: WorkerDependencies): Workers {
   if (dependencies.prefixClaimed === undefined) startRedisWork();
   // Refused: the Redis work never starts (the caller reports the refusal and stops).
   else dependencies.prefixClaimed.then(startRedisWork, () => undefined);
-  return { relay, requeue, queue, metrics, stop: () => stopWorkers(running, redisWork) };
+  return {
+    relay,
+    requeue,
+    queue,
+    metrics,
+    stop: () => stopWorkers(running, redisWork, dependencies.log),
+  };
 }
 
 /** What adds delivery jobs: the outbox relay, and the re-queue loop over what is owed. */
@@ -302,6 +309,7 @@ function startOnRedis(work: RedisWork, dependencies: WorkerDependencies, running
     consumer: running.consumer,
     redisPrefix: dependencies.redisPrefix,
     settings: dependencies.maintenance ?? DEFAULT_MAINTENANCE_SETTINGS,
+    log: dependencies.log,
   });
   work.maintenance = maintenance;
   work.deposits =
@@ -329,7 +337,7 @@ function startOnRedis(work: RedisWork, dependencies: WorkerDependencies, running
 }
 
 /** Workers.stop: the graceful shutdown described on Workers. */
-async function stopWorkers(running: Running, work: RedisWork): Promise<void> {
+async function stopWorkers(running: Running, work: RedisWork, log: LoopLog): Promise<void> {
   work.stopped = true;
   running.unwatchOutbox();
   work.unwatchQueues();
@@ -338,13 +346,15 @@ async function stopWorkers(running: Running, work: RedisWork): Promise<void> {
   await running.settlement.stop();
   await running.transfers?.stop();
   await running.reserves?.stop();
-  await work.maintenance?.stop();
-  await work.deposits?.stop();
   await running.backtests.relay.stop();
-  await running.backtests.worker.close();
-  await running.backtests.queue.close();
-  await running.worker.close();
-  await running.queue.close();
+  // The BullMQ workers side by side: each waits for its own job in progress, within its bound
+  // (closeWorkerWithin), so together they take the longest one's time, not the sum.
+  await Promise.all([
+    work.maintenance?.stop(),
+    work.deposits?.stop(),
+    running.backtests.worker.close().then(() => running.backtests.queue.close()),
+    closeWorkerWithin(running.worker, log).then(() => running.queue.close()),
+  ]);
   running.producer.disconnect();
   running.consumer.disconnect();
 }

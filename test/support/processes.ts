@@ -42,8 +42,10 @@ export function startProcess(
   let output = '';
   child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
   child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  // 'close', not 'exit': the last words of a dying process (an uncaught error's stack) are
+  // still in the pipes when it exits, and a failure message without them names no cause.
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
-    child.on('exit', (code, signal) => {
+    child.on('close', (code, signal) => {
       running.delete(child);
       resolve({ code, signal });
     });

@@ -231,9 +231,11 @@ async function capturedOnce(deployment: Deployment, authorizationIds: readonly s
 }
 
 async function stop(deployment: Deployment): Promise<void> {
+  const stoppingAtMs = Date.now();
   const exit = await deployment.child.stop('SIGTERM');
+  const stopMs = Date.now() - stoppingAtMs;
   await deployment.store.close();
-  expect(exit.code, deployment.child.output().slice(-4000)).toBe(0);
+  expect(exit.code, `stopped in ${stopMs} ms:\n${deployment.child.output().slice(-4000)}`).toBe(0);
 }
 
 describe('spendgate on a Redis Cluster', () => {

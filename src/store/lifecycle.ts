@@ -1,4 +1,10 @@
-import { assert, type Decimal, type FiatAmount, type RateRecord } from '../core/index.js';
+import {
+  assert,
+  type Decimal,
+  type FiatAmount,
+  type RateRecord,
+  type TransactionRecord,
+} from '../core/index.js';
 import { changeSpend, spendDayOf, spendKeys } from './spend.js';
 import type { SqlQueryable } from './sql/client.js';
 import { oneRow } from './sql/one-row.js';
@@ -8,6 +14,18 @@ import { inPipeline } from './sql/pipeline.js';
  * Pieces the lifecycle operations share (contract v1.2, section 16; ops/authorizations.ts and
  * ops/clearing.ts): a transaction's timeline of messages, and the spend a posting adds.
  */
+
+/**
+ * How an amount in a billing currency is read: to ISO 4217's finest minor units (3), as the
+ * store keeps no table of them (the HTTP edge read the authorization's own billing amount to
+ * its currency's).
+ */
+export const BILLING_READ = {
+  code: 'billing',
+  name: 'billing currency',
+  network: null,
+  scale: 3,
+} as const;
 
 /** The kinds of lifecycle message a transaction's timeline holds (transaction_messages). */
 export type MessageKind =
@@ -71,6 +89,19 @@ export interface CountedTransaction {
   readonly vaultId: string;
   readonly cardId: string | null;
   readonly counted: SpendCountKeys;
+}
+
+/**
+ * What addPostedSpend is given for a transaction read under its lock: its keys when it has
+ * them (nothing read again), else its id (the spend day is set and read back).
+ */
+export function postedSpendTarget(
+  held: Pick<TransactionRecord, 'id' | 'vaultId' | 'cardId'>,
+  counted: SpendCountKeys | null,
+): string | CountedTransaction {
+  return counted === null
+    ? held.id
+    : { id: held.id, vaultId: held.vaultId, cardId: held.cardId, counted };
 }
 
 /**

@@ -2,12 +2,13 @@ import { mkdirSync } from 'node:fs';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { reasonColour } from '../../console/src/reason-colour.js';
-import { Decimal, DEFAULT_PRICE_BOUNDS, type Pricing } from '../../src/core/index.js';
+import { Decimal } from '../../src/core/index.js';
 import { MERCHANT, networkId } from '../support/authorize.js';
 import { CHROMIUM, ensureChromium } from '../support/chromium.js';
 import { ensureConsoleBuilt } from '../support/console-build.js';
 import { startTestService, type TestService } from '../support/http.js';
 import { startReceiver, type Receiver } from '../support/receiver.js';
+import { SOL_USD_FEED, solUsdPricing } from '../support/pricing.js';
 
 /**
  * What an operator works with in the console (issue 40), in Debian's Chromium against a real
@@ -51,28 +52,8 @@ const POLICY_V2 = {
   ],
 };
 
-/** The SOL/USD feed as the store reads it: this price, published at the store's clock. */
-const SOL_FEED = 'H6ARHf6YXhGYeQfUzQNGk6rDNnLBQKrenN712K4AQJEG';
+/** SOL/USD as the store reads it: this price, published at the store's clock. */
 let solUsd = new Decimal(100);
-function solPricing(clock: () => number): Pricing {
-  return {
-    book: {
-      reading: (_mode, pair) =>
-        pair === 'SOL/USD'
-          ? {
-              pair,
-              address: SOL_FEED,
-              price: solUsd,
-              confidence: solUsd.dividedBy(1_000),
-              publishTimeMs: clock(),
-              trading: true,
-            }
-          : null,
-    },
-    bounds: DEFAULT_PRICE_BOUNDS,
-    holdBuffer: new Decimal('0.05'),
-  };
-}
 
 describe('the console an operator works in (issue 40)', () => {
   let service: TestService;
@@ -123,7 +104,11 @@ describe('the console an operator works in (issue 40)', () => {
     mkdirSync(SCREENSHOTS, { recursive: true });
     const startedMs = Date.now();
     const clock = () => NOW_MS + (Date.now() - startedMs);
-    service = await startTestService({ redis: null, clock, pricing: solPricing(clock) });
+    service = await startTestService({
+      redis: null,
+      clock,
+      pricing: solUsdPricing(clock, () => solUsd),
+    });
     receiver = await startReceiver();
     const account = `operator-${String(process.pid)}`;
     key = (await service.key({ account, scopes: [...SCOPES] })).key;
@@ -442,8 +427,8 @@ describe('the console an operator works in (issue 40)', () => {
     // The authorization converted at the transaction's rate: nothing of its own here.
     await expect(converted.allTextContents()).resolves.toEqual([
       '',
-      `10.00 USD at 125 USD/SOL (pyth:${SOL_FEED}, ${await localTime(firstAt)})`,
-      `20.00 USD at 80 USD/SOL (pyth:${SOL_FEED}, ${await localTime(secondAt)})`,
+      `10.00 USD at 125 USD/SOL (pyth:${SOL_USD_FEED}, ${await localTime(firstAt)})`,
+      `20.00 USD at 80 USD/SOL (pyth:${SOL_USD_FEED}, ${await localTime(secondAt)})`,
     ]);
     // Each rate's moment: local time shown, the UTC instant on hover and for machines.
     const times = converted.locator('time');

@@ -4,16 +4,15 @@ import {
   Decimal,
   isoDate,
   MS_PER_DAY,
-  DEFAULT_PRICE_BOUNDS,
   SpendgateError,
   utcDayNumber,
   type BacktestRecord,
-  type Pricing,
   type Scope,
 } from '../../src/core/index.js';
 import { testDatabase } from '../support/databases.js';
 import { cents, purchase, spendPolicy } from '../support/spend-arbitraries.js';
 import { merchant, networkTransactionId, openTestStore, type TestStore } from '../support/store.js';
+import { solUsdPricing } from '../support/pricing.js';
 
 /**
  * Backtest (issue 14) against the real thing, on PostgreSQL:
@@ -54,25 +53,6 @@ const billedPolicy = fc
 
 /** SOL's price in USD as its feed reads now: fresh at the store's clock, moved by the steps. */
 let solUsd = new Decimal(100);
-function solPricing(clock: () => number): Pricing {
-  return {
-    book: {
-      reading: (_mode, pair) =>
-        pair === 'SOL/USD'
-          ? {
-              pair,
-              address: 'H6ARHf6YXhGYeQfUzQNGk6rDNnLBQKrenN712K4AQJEG',
-              price: solUsd,
-              confidence: solUsd.dividedBy(1_000),
-              publishTimeMs: clock(),
-              trading: true,
-            }
-          : null,
-    },
-    bounds: DEFAULT_PRICE_BOUNDS,
-    holdBuffer: new Decimal('0.05'),
-  };
-}
 
 type Step =
   | { kind: 'purchase'; amountCents: number; mcc: string }
@@ -310,7 +290,12 @@ describe('backtest against recorded decisions [pg]', () => {
   let t: TestStore;
 
   beforeAll(async () => {
-    t = await openTestStore(database, { pricing: solPricing(() => t.clock.nowMs) });
+    t = await openTestStore(database, {
+      pricing: solUsdPricing(
+        () => t.clock.nowMs,
+        () => solUsd,
+      ),
+    });
   });
 
   afterAll(async () => {

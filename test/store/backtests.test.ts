@@ -1,13 +1,5 @@
 import { afterAll, expect, it } from 'vitest';
-import {
-  Decimal,
-  DEFAULT_PRICE_BOUNDS,
-  isoDate,
-  MS_PER_DAY,
-  utcDayNumber,
-  type Pricing,
-  type Scope,
-} from '../../src/core/index.js';
+import { Decimal, isoDate, MS_PER_DAY, utcDayNumber, type Scope } from '../../src/core/index.js';
 import {
   countAuthorizations,
   readReplayBatch,
@@ -18,6 +10,7 @@ import type { SqlQueryable } from '../../src/store/sql/client.js';
 import { forEachDatabase } from '../support/databases.js';
 import { indexPlanNodes } from '../support/index-plans.js';
 import { merchant, networkTransactionId, TestClock, useTestStore } from '../support/store.js';
+import { solUsdPricing } from '../support/pricing.js';
 
 /**
  * Backtests in the store, on PostgreSQL and on PGlite (the statements run on both): the spend
@@ -34,27 +27,14 @@ const HOUR = 3_600_000;
  */
 let daysOn = 0;
 
-/** SOL at 100 USD, read as of the store's clock (always fresh), for the SOL vault's USD card. */
-const solAt100 = (clock: () => number): Pricing => ({
-  book: {
-    reading: (_mode, pair) =>
-      pair === 'SOL/USD'
-        ? {
-            pair,
-            address: 'H6ARHf6YXhGYeQfUzQNGk6rDNnLBQKrenN712K4AQJEG',
-            price: new Decimal('100'),
-            confidence: new Decimal('0.05'),
-            publishTimeMs: clock(),
-            trading: true,
-          }
-        : null,
-  },
-  bounds: DEFAULT_PRICE_BOUNDS,
-  holdBuffer: new Decimal('0.05'),
-});
-
 forEachDatabase('backtests', (database) => {
-  const t = useTestStore(database, { pricing: solAt100(() => t.clock.nowMs) });
+  const t = useTestStore(database, {
+    pricing: solUsdPricing(
+      () => t.clock.nowMs,
+      () => new Decimal('100'),
+      () => new Decimal('0.05'),
+    ),
+  });
   afterAll(async () => {
     await t.expectInvariants();
   });

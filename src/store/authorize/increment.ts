@@ -20,7 +20,13 @@ import {
   type TransactionRecord,
 } from '../../core/index.js';
 import { changeVaultTotals, type StoreContext } from '../context.js';
-import { addPostedSpend, recordMessage, type SpendCountKeys } from '../lifecycle.js';
+import {
+  BILLING_READ,
+  addPostedSpend,
+  postedSpendTarget,
+  recordMessage,
+  type SpendCountKeys,
+} from '../lifecycle.js';
 import { lockAuthorization } from '../ops/authorizations.js';
 import { simulatePolicy } from '../ops/policies.js';
 import { appendEvent } from '../outbox.js';
@@ -132,9 +138,6 @@ export async function incrementAuthorization(
   return { decision, standIn: false, transaction: after, replayed: false };
 }
 
-/** Read to ISO 4217's finest minor units (3): the store keeps no table of them. */
-const BILLING_READ = { code: 'billing', name: 'billing currency', network: null, scale: 3 };
-
 /** What an increment adds: to the hold, in the asset, and to the billing amount. */
 interface IncrementAmounts {
   readonly amount: Decimal;
@@ -186,10 +189,7 @@ async function raiseHold(
   nowMs: number,
   mandated: boolean,
 ): Promise<TransactionRecord> {
-  const transaction =
-    counted === null
-      ? held.id
-      : { id: held.id, vaultId: held.vaultId, cardId: held.cardId, counted };
+  const transaction = postedSpendTarget(held, counted);
   const [, , { rows }] = await inPipeline(tx, () => [
     changeVaultTotals(tx, held.vaultId, { ledger: ZERO, pending: amount }, held.id, nowMs, {
       mandated,

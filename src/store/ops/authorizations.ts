@@ -30,7 +30,13 @@ import {
   type VaultRow,
 } from '../rows.js';
 import { releaseBillingSpend, releaseKeysAndCardSpend } from '../card-spend.js';
-import { addPostedSpend, recordMessage, type SpendCountKeys } from '../lifecycle.js';
+import {
+  BILLING_READ,
+  addPostedSpend,
+  postedSpendTarget,
+  recordMessage,
+  type SpendCountKeys,
+} from '../lifecycle.js';
 import { changeSpend } from '../spend.js';
 import type { SqlQueryable } from '../sql/client.js';
 import { inPipeline } from '../sql/pipeline.js';
@@ -164,8 +170,6 @@ function captureAmount(
     ? held.holdRemaining
     : amountIn(requested, held.currency, { param: 'amount', allowZero: false });
 }
-
-const BILLING_READ = { code: 'billing', name: 'billing currency', network: null, scale: 3 };
 
 /**
  * What a capture of an authorization converted at a price posts (contract v1.2, section 16:
@@ -349,11 +353,7 @@ async function countCapturedSpend(
     return;
   }
   // With its spend keys read under the lock, nothing is read again to count it.
-  const transaction =
-    keys === null
-      ? held.id
-      : { id: held.id, vaultId: held.vaultId, cardId: held.cardId, counted: keys };
-  await addPostedSpend(tx, transaction, delta, counted ? 0 : 1, nowMs);
+  await addPostedSpend(tx, postedSpendTarget(held, keys), delta, counted ? 0 : 1, nowMs);
 }
 
 /**

@@ -1,6 +1,5 @@
 import {
   amountIn,
-  type CardStatus,
   assetPriceOf,
   CURRENCIES,
   Decimal,
@@ -18,10 +17,10 @@ import {
 } from '../../core/index.js';
 import { newId } from '../../ids.js';
 import { changeVaultTotals, type StoreContext } from '../context.js';
-import { addPostedSpend, recordMessage } from '../lifecycle.js';
+import { BILLING_READ, addPostedSpend, recordMessage } from '../lifecycle.js';
 import { post, systemAccountId, transferEntries } from '../ledger.js';
 import { appendEvent } from '../outbox.js';
-import { lockCardVault } from '../card-vault-lock.js';
+import { lockCardVault, type LockedCardVault } from '../card-vault-lock.js';
 import { TRANSACTION_COLUMNS, transactionFromRow, type TransactionRow } from '../rows.js';
 import type { SqlQueryable } from '../sql/client.js';
 import { inPipeline } from '../sql/pipeline.js';
@@ -39,13 +38,8 @@ import type { ClearingInput, ClearingOutcome, RefundInput } from '../port/author
  */
 
 /** A clearing message's card: its vault locked, and the message recorded before, if any. */
-interface LockedClearing {
-  readonly vault: VaultRecord;
-  readonly billingCurrency: string;
-  readonly cardStatus: CardStatus;
-  /** The message of this kind and networkTransactionId recorded before: a repeat. */
-  readonly earlier: TransactionRecord | null;
-}
+/** The card's vault locked; `read`: the message of this kind and network id recorded before. */
+type LockedClearing = LockedCardVault<TransactionRecord | null>;
 
 /**
  * The card's vault locked, and the message recorded before under this networkTransactionId,
@@ -66,7 +60,7 @@ async function lockClearing(
   if (vault.status === 'closed') {
     throw new SpendgateError('vault_closed', `Vault ${vault.id} is closed.`, 'cardId');
   }
-  return { ...locked, earlier: locked.read };
+  return locked;
 }
 
 /** A clearing message's amount: in the asset, as billed, and the price between them. */
@@ -75,9 +69,6 @@ interface ClearingAmount {
   readonly billed: Decimal;
   readonly rate: RateRecord | null;
 }
-
-/** Read to ISO 4217's finest minor units (3): the store keeps no table of them. */
-const BILLING_READ = { code: 'billing', name: 'billing currency', network: null, scale: 3 };
 
 /**
  * The amount in the vault's asset: the request is in the asset, or in a billing currency at
@@ -255,7 +246,7 @@ export async function forceCapture(
   const nowMs = ctx.clock();
   const type = 'force_capture';
   const card = await lockClearing(tx, scope, input, type);
-  const { vault, earlier } = card;
+  const { vault, read: earlier } = card;
   if (earlier !== null) return { transaction: earlier, replayed: true };
   const { amount, billed, rate } = clearingAmount(ctx, scope, card, input, Decimal.ROUND_UP);
   const policyWouldDecline = await wouldDecline(ctx, tx, card, input, amount);
@@ -380,7 +371,7 @@ export async function refund(
   const nowMs = ctx.clock();
   const type = 'refund';
   const card = await lockClearing(tx, scope, input, type);
-  const { vault, earlier } = card;
+  const { vault, read: earlier } = card;
   if (earlier !== null) return { transaction: earlier, replayed: true };
   const { amount, billed, rate } = clearingAmount(ctx, scope, card, input, Decimal.ROUND_DOWN);
   const linked = input.transactionId ?? null;

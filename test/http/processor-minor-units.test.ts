@@ -30,6 +30,20 @@ describe('minor units', () => {
     );
   });
 
+  it("reads as decimal.js's division does, leading zeros included (property)", () => {
+    fc.assert(
+      fc.property(
+        fc.stringMatching(/^[0-9]{1,20}$/),
+        fc.constantFrom('USD', 'JPY', 'BHD', 'EUR'),
+        (minor, currency) => {
+          const scale = { USD: 2, JPY: 0, BHD: 3, EUR: 2 }[currency];
+          const divided = new Decimal(minor).dividedBy(new Decimal(10).pow(scale)).toFixed(scale);
+          expect(decimalOf({ minor, currency }, 'amount').amount).toBe(divided);
+        },
+      ),
+    );
+  });
+
   it('refuses what is not whole minor units, or no currency', () => {
     for (const minor of ['-1', '1.5', '', '1e3', '1'.repeat(21)]) {
       expect(() => decimalOf({ minor, currency: 'USD' }, 'amount')).toThrow(

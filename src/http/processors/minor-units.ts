@@ -5,7 +5,9 @@ import type { MinorAmount } from './operation.js';
 /*
  * Processors send amounts as integer minor units of an ISO 4217 currency; spendgate's
  * operations read decimal strings. The currency's minor units come from the ISO table
- * (iso-currencies.ts: JPY 0, USD 2, BHD 3); the arithmetic is decimal.js, never a float.
+ * (iso-currencies.ts: JPY 0, USD 2, BHD 3). Never a float: reading is placing the decimal point
+ * in the digits (exact, and on every processor message's path, where decimal.js's division
+ * was 11 us a message in the Stripe door's profile); the way back is decimal.js.
  */
 
 /** More digits than any real amount: bounds the work a hostile number can cause. */
@@ -24,8 +26,14 @@ export function decimalOf(
       param,
     );
   const currency = isoCurrencyOf(value.currency.toUpperCase(), `${param}.currency`);
-  const amount = new Decimal(text).dividedBy(new Decimal(10).pow(currency.scale));
-  return { amount: amount.toFixed(currency.scale), currency: currency.code };
+  return { amount: placePoint(text, currency.scale), currency: currency.code };
+}
+
+/** Digits of whole minor units as the decimal they are at `scale` places: '5', 2 -> '0.05'. */
+function placePoint(digits: string, scale: number): string {
+  const padded = digits.padStart(scale + 1, '0');
+  const whole = padded.slice(0, padded.length - scale).replace(/^0+(?=[0-9])/, '');
+  return scale === 0 ? whole : `${whole}.${padded.slice(padded.length - scale)}`;
 }
 
 /** A decimal amount of an ISO currency as whole minor units (rounded down: never more). */

@@ -323,7 +323,7 @@ describe('Marqeta Gateway JIT Funding adapter', () => {
     await expectSameLedger(viaMarqeta.vaultId, viaRoutes.vaultId);
   });
 
-  it('captures several clearings of one authorization, is_final false then the last', async () => {
+  it('captures several clearings of one authorization, the last by is_final_clearing', async () => {
     const { connectionId, vaultId } = await setUp('100', 'card_multi');
     const card = 'card_multi';
     const auth = jit({
@@ -334,7 +334,7 @@ describe('Marqeta Gateway JIT Funding adapter', () => {
       amount: 90,
     });
     expect((await send(connectionId, auth)).status).toBe(200);
-    const clearing = (token: string, amount: number, final: boolean | null) => ({
+    const clearing = (token: string, amount: number, marks: Record<string, unknown>) => ({
       ...jit({
         type: 'authorization.clearing',
         method: 'pgfs.authorization.capture',
@@ -343,19 +343,26 @@ describe('Marqeta Gateway JIT Funding adapter', () => {
         amount,
         preceding: 'mq_multi',
       }),
-      ...(final === null ? {} : { is_final: final }),
+      ...marks,
     });
-    // The first of several: 30.00 posted, the rest still held.
-    expect((await send(connectionId, clearing('mq_multi_c1', 30, false))).status).toBe(200);
+    // The first of several (is_final_clearing false): 30.00 posted, the rest still held.
+    const first = clearing('mq_multi_c1', 30, { is_final_clearing: false });
+    expect((await send(connectionId, first)).status).toBe(200);
     expect(await balanceOf(vaultId)).toEqual({
       available: '10.00',
       pending: '60.00',
       ledger: '70.00',
     });
-    expect((await send(connectionId, clearing('mq_multi_c2', 25, false))).status).toBe(200);
+    // The second of three, told by the sequence alone: not the last.
+    const second = clearing('mq_multi_c2', 25, {
+      multi_clearing_sequence_number: '02',
+      multi_clearing_sequence_count: '03',
+    });
+    expect((await send(connectionId, second)).status).toBe(200);
     expect(await balanceOf(vaultId)).toMatchObject({ pending: '35.00', ledger: '45.00' });
-    // The last (is_final true): 20.00 posted, the 15.00 left released.
-    expect((await send(connectionId, clearing('mq_multi_c3', 20, true))).status).toBe(200);
+    // The last (is_final_clearing true): 20.00 posted, the 15.00 left released.
+    const last = clearing('mq_multi_c3', 20, { is_final_clearing: true });
+    expect((await send(connectionId, last)).status).toBe(200);
     expect(await balanceOf(vaultId)).toEqual({
       available: '25.00',
       pending: '0.00',

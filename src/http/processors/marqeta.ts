@@ -19,12 +19,16 @@ import { readShape } from './read-shape.js';
  * advice on a known authorization releases the difference), or, on a transaction of type
  * authorization.incremental, an increment Marqeta approved in stand-in (recorded as
  * approved, whatever the balance); pgfs.authorization.capture → capture (not final where
- * `is_final` is false: one of several clearings of the authorization, the rest held); pgfs.authorization.reversal → reverse; pgfs.refund and
- * pgfs.original.credit.authorization → refund; pgfs.pindebit (and its cashback and ATM
- * withdrawal forms) and pgfs.auth_plus_capture → authorize then capture; pgfs.force_capture
- * → force capture; pgfs.balanceinquiry → nothing recorded (the answer funds 0).
+ * the clearing says it is one of several and not the last: see finalClearing);
+ * pgfs.authorization.reversal → reverse; pgfs.refund and pgfs.original.credit.authorization →
+ * refund; pgfs.pindebit (and its cashback and ATM withdrawal forms) and pgfs.auth_plus_capture
+ * → authorize then capture; pgfs.force_capture → force capture; pgfs.balanceinquiry → nothing
+ * recorded (the answer funds 0).
  */
 
+// Each of these is a value of jit_funding.method in Marqeta's Core API (docs/processors.md
+// gives the page); Marqeta names more (chargebacks, direct deposit, the .standin forms), which
+// this adapter refuses as an unknown method.
 export const JIT_METHODS = [
   'pgfs.authorization',
   'pgfs.authorization.account_verification',
@@ -43,7 +47,10 @@ export const JIT_METHODS = [
 ] as const;
 export type JitMethod = (typeof JIT_METHODS)[number];
 
-/** Marqeta's gateway budget: its request times out after 3 s. */
+/**
+ * Marqeta's gateway budget: its request times out after 3 s (confirmed, Managing Timeouts;
+ * the program gateway funding source's timeout_millis can set it otherwise).
+ */
 export const MARQETA_BUDGET_MS = 3_000;
 
 const sameText = (given: string, expected: string): boolean => {
@@ -81,12 +88,15 @@ export function verifyMarqetaAuth(
 }
 
 const amountShape = z.number().min(0).max(1e12);
+// The jit_funding fields as Marqeta's Core API names them (token, method, user_token and
+// amount are the ones a response must carry).
 const jitShape = z.object({
   token: z.string().min(1).max(255),
   method: z.enum(JIT_METHODS),
   user_token: z.string().max(255).optional(),
   acting_user_token: z.string().max(255).optional(),
   amount: amountShape,
+  // The first JIT message of a related set (absent on that first one).
   original_jit_funding_token: z.string().max(255).optional(),
 });
 const jitRequestShape = z.object({
@@ -96,8 +106,12 @@ const jitRequestShape = z.object({
   amount: amountShape,
   currency_code: z.string().regex(/^[a-zA-Z]{3}$/),
   preceding_related_transaction_token: z.string().min(1).max(255).optional(),
-  // A clearing of several (multi-clearing): false while more are to come. Absent: the last.
-  is_final: z.boolean().optional(),
+  // Multi-clearing, as Marqeta's transaction object names it: is_final_clearing marks the last
+  // clearing of an authorization; the sequence fields number the clearings ("02" of "04").
+  is_final_clearing: z.boolean().optional(),
+  // Read loosely: a clearing is money already moved, never refused for an odd sequence.
+  multi_clearing_sequence_number: z.string().max(16).optional(),
+  multi_clearing_sequence_count: z.string().max(16).optional(),
   card_acceptor: z.object({
     mid: z.string().max(200).optional(),
     mcc: z.string().regex(/^[0-9]{4}$/),
@@ -180,6 +194,8 @@ export function jitOperations(request: JitRequest): ProcessorOperation[] {
   );
   const merchant = merchantOf(request.card_acceptor);
   const card = request.card_token;
+  // Confirmed on a clearing (Marqeta documents the field on final transaction types); on an
+  // incremental or an advice not confirmed from Marqeta's public docs (docs/processors.md).
   const original = request.preceding_related_transaction_token ?? request.token;
   const asking = { processorCardId: card, merchant, networkTransactionId: request.token, amount };
   const following = { authorizationNetworkId: original, messageId: request.token };
@@ -206,7 +222,7 @@ export function jitOperations(request: JitRequest): ProcessorOperation[] {
           kind: 'capture',
           ...following,
           amount,
-          final: request.is_final ?? true,
+          final: finalClearing(request),
           processorCardId: card,
           merchant,
         },
@@ -237,6 +253,20 @@ export function jitOperations(request: JitRequest): ProcessorOperation[] {
 }
 
 /**
+ * Whether a clearing is the last of its authorization (the rest of the hold released).
+ * is_final_clearing where Marqeta gives it; else the sequence, the last when its number reaches
+ * the count; else the only clearing. Marqeta's docs do not say whether is_final_clearing is
+ * sent as false on the earlier clearings, hence the sequence.
+ */
+function finalClearing(request: JitRequest): boolean {
+  if (request.is_final_clearing !== undefined) return request.is_final_clearing;
+  const number = request.multi_clearing_sequence_number ?? '';
+  const count = request.multi_clearing_sequence_count ?? '';
+  if (!/^[0-9]{1,4}$/.test(number) || !/^[0-9]{1,4}$/.test(count)) return true;
+  return Number(number) >= Number(count);
+}
+
+/**
  * An advice: of an incremental authorization Marqeta approved in stand-in, the hold it raised
  * grows by the amount, whatever the balance (approved already, not decided); of any other,
  * the authorization it approved is recorded as approved.
@@ -255,6 +285,8 @@ function adviceOf(
   },
 ): ProcessorOperation {
   const { asking, following, original } = message;
+  // Not confirmed from Marqeta's public docs: that an increment approved in stand-in reaches
+  // the gateway as this method on a transaction of this type (docs/processors.md).
   if (request.type === 'authorization.incremental') {
     const { amount } = asking;
     return {
@@ -292,7 +324,7 @@ function refundOf(
   };
 }
 
-/** Marqeta's decline reasons, by spendgate's decline code or refusal. */
+/** Marqeta's decline reasons (each a documented decline_reason), by spendgate's code. */
 const DECLINE_REASON_OF: Readonly<Record<string, string>> = {
   insufficient_balance: 'INSUFFICIENT_FUNDS',
   card_declined: 'CARD_NOT_ACTIVE',

@@ -51,6 +51,11 @@ export async function startService(
       RATE_LIMIT_AUTHORIZATIONS_PER_SECOND: '1000000',
       RATE_LIMIT_TEST_PER_SECOND: '1000000',
       ...(FROM_DIST ? { SG_BENCH_FROM_DIST: '1' } : {}),
+      // BENCH_DATABASE_WRITES_MAX: the service's DATABASE_WRITES_MAX, to measure one beside
+      // another in one build.
+      ...(process.env.BENCH_DATABASE_WRITES_MAX === undefined
+        ? {}
+        : { DATABASE_WRITES_MAX: process.env.BENCH_DATABASE_WRITES_MAX }),
       SG_BENCH_ROLE: SERVICE_ROLE,
     },
     // BENCH_CPU_PROF=<dir>: the service's CPU profile, written when it stops (as bench:http's).

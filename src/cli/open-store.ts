@@ -86,7 +86,14 @@ export interface OpenOptions {
 export async function openConfiguredStore(
   config: Pick<Config, 'databaseUrl' | 'dataDir'> &
     Partial<
-      Pick<Config, 'databaseReadUrl' | 'databasePoolMax' | 'holdAgeMsMax' | 'holdLongAgeMsMax'>
+      Pick<
+        Config,
+        | 'databaseReadUrl'
+        | 'databasePoolMax'
+        | 'databaseWritesMax'
+        | 'holdAgeMsMax'
+        | 'holdLongAgeMsMax'
+      >
     >,
   options: OpenOptions = {},
 ): Promise<OpenedStore> {
@@ -122,6 +129,9 @@ export async function openConfiguredStore(
           ? {}
           : { holdExpiry: { defaultMs: config.holdAgeMsMax, longMs: config.holdLongAgeMsMax } }),
         ...(replicaClient === null ? {} : { replica: { client: replicaClient } }),
+        ...(config.databaseWritesMax === undefined
+          ? {}
+          : { writesOpenMax: config.databaseWritesMax }),
         ...(options.pricing === undefined ? {} : { pricing: options.pricing }),
       });
     const pending = await pendingMigrations(client);

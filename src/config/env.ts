@@ -101,6 +101,8 @@ const clusterNodes = z.string().transform((value, context): readonly RedisNode[]
  * handful of processes then stay well inside PostgreSQL's default of 100 connections.
  */
 export const DATABASE_POOL_MAX_DEFAULT = 20;
+/** Write transactions at once: twice this project's 2 cores (store/sql/write-gate.ts). */
+export const DATABASE_WRITES_MAX_DEFAULT = 4;
 
 /**
  * The most the serving process's old generation may grow between two full collections, in
@@ -176,6 +178,12 @@ const configSchema = z.object({
     .optional(),
   // Connections each pool of this process holds at most (DATABASE_URL's, and DATABASE_READ_URL's).
   DATABASE_POOL_MAX: z.coerce.number().int().min(1).max(1000).default(DATABASE_POOL_MAX_DEFAULT),
+  DATABASE_WRITES_MAX: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(1000)
+    .default(DATABASE_WRITES_MAX_DEFAULT),
   SPENDGATE_DATA_DIR: z.string().min(1).default('./data'),
   REDIS_URL: z
     .url({ protocol: /^rediss?$/, error: 'must be a redis:// or rediss:// URL' })
@@ -286,6 +294,8 @@ export interface Config {
   readonly databaseReadUrl: string | null;
   /** Connections each PostgreSQL pool holds at most (DATABASE_POOL_MAX). */
   readonly databasePoolMax: number;
+  /** Write transactions of a process in PostgreSQL at once (DATABASE_WRITES_MAX). */
+  readonly databaseWritesMax: number;
   /** Where the embedded database and its master key live. */
   readonly dataDir: string;
   /** The key modes served. */
@@ -440,6 +450,7 @@ export function loadConfig(
     databaseUrl: result.data.DATABASE_URL ?? null,
     databaseReadUrl: result.data.DATABASE_READ_URL ?? null,
     databasePoolMax: result.data.DATABASE_POOL_MAX,
+    databaseWritesMax: result.data.DATABASE_WRITES_MAX,
     dataDir: result.data.SPENDGATE_DATA_DIR,
     modes: [...new Set(result.data.SPENDGATE_MODES)],
     redis:

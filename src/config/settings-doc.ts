@@ -41,6 +41,12 @@ export const SETTINGS_DOC: readonly SettingDoc[] = [
       "connections each PostgreSQL pool of a process holds at most (`DATABASE_URL`'s, and `DATABASE_READ_URL`'s); keep the processes' sum under the server's `max_connections`",
   },
   {
+    names: ['DATABASE_WRITES_MAX'],
+    default: '`4`',
+    meaning:
+      'write transactions (lifecycle messages, changes through the API) a process keeps in PostgreSQL at once; the rest wait in the process, first come first served ([performance](performance.md)); authorizations batch theirs apart from it',
+  },
+  {
     names: ['PGCONNECT_TIMEOUT'],
     default: '`10`',
     meaning:

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { SpendgateError, type Scope } from '../../core/index.js';
 import type { StoreContext } from '../context.js';
 import type { SqlQueryable } from '../sql/client.js';
+import { inPipeline } from '../sql/pipeline.js';
 import type { IdempotentRequest, StoredResponse } from '../port/idempotency.js';
 
 /*
@@ -35,11 +36,26 @@ export async function beginIdempotent(
   scope: Scope,
   request: IdempotentRequest,
 ): Promise<StoredResponse | null> {
-  const { rows: locked } = await tx.query<{ locked: boolean }>(
-    'SELECT pg_try_advisory_xact_lock(hashtextextended($1, 0)) AS locked',
-    // U+001F: text cannot hold NUL, and a key is printable ASCII, so it never holds this either.
-    [`${scope.accountId}\u001f${scope.mode}\u001f${request.key}`],
-  );
+  // The lock and the read in one round trip (sql/pipeline.ts): the read runs after the lock
+  // is taken, as sent, and its answer is not used when the lock was not.
+  const [{ rows: locked }, { rows }] = await inPipeline(tx, () => [
+    tx.query<{ locked: boolean }>(
+      'SELECT pg_try_advisory_xact_lock(hashtextextended($1, 0)) AS locked',
+      // U+001F: text cannot hold NUL, and a key is printable ASCII, so it never holds this
+      // either.
+      [`${scope.accountId}\u001f${scope.mode}\u001f${request.key}`],
+    ),
+    tx.query<{
+      request_hash: string;
+      response_status: number;
+      response_body: unknown;
+      created_at: Date;
+    }>(
+      `SELECT request_hash, response_status, response_body, created_at FROM idempotency_keys
+       WHERE account_id = $1 AND mode = $2 AND key = $3`,
+      [scope.accountId, scope.mode, request.key],
+    ),
+  ]);
   if (locked[0]?.locked !== true) {
     throw new SpendgateError(
       'idempotency_key_in_use',
@@ -47,16 +63,6 @@ export async function beginIdempotent(
       'Idempotency-Key',
     );
   }
-  const { rows } = await tx.query<{
-    request_hash: string;
-    response_status: number;
-    response_body: unknown;
-    created_at: Date;
-  }>(
-    `SELECT request_hash, response_status, response_body, created_at FROM idempotency_keys
-     WHERE account_id = $1 AND mode = $2 AND key = $3`,
-    [scope.accountId, scope.mode, request.key],
-  );
   const stored = rows[0];
   if (stored === undefined) return null;
   if (stored.created_at.getTime() <= ctx.clock() - IDEMPOTENCY_WINDOW_MS) {

@@ -77,6 +77,18 @@ export function registerHealth(
     },
   });
 
+  new Gauge({
+    name: 'spendgate_store_writes',
+    help: 'Write transactions in PostgreSQL (state open) and waiting in the process for one of DATABASE_WRITES_MAX slots (state waiting).',
+    labelNames: ['state'],
+    registers: [registry],
+    collect() {
+      const { open, waiting } = dependencies.store.writeStats();
+      this.set({ state: 'open' }, open);
+      this.set({ state: 'waiting' }, waiting);
+    },
+  });
+
   app.get(
     '/readyz',
     { config: { public: true }, schema: { hide: true } },

@@ -126,6 +126,7 @@ export async function openStore(options: StoreOptions): Promise<OpenedStore> {
         replica === null ? run(work) : runRecordingWrites(ctx, engine, replica, work),
       ),
     authorizeStats: () => engine.stats(),
+    writeStats: () => writes.stats(),
     observeAuthorizeBatches: (observer) => engine.observeBatches(observer),
     idempotent: async (scope, request, work, keepRefusal) => {
       const outcome = await writes.run(() =>

@@ -1,6 +1,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { WRITES_WAITING_MAX, WriteGate } from '../../src/store/sql/write-gate.js';
+import { testDatabase } from '../support/databases.js';
+import { openTestStore } from '../support/store.js';
 
 /** A promise and the function that settles it, for work that ends when a test says. */
 function held(): { promise: Promise<void>; release: () => void } {
@@ -94,5 +96,30 @@ describe('the write gate', () => {
       ),
       { numRuns: 60 },
     );
+  });
+
+  it("holds the store's writes to writesOpenMax, and lets a nested one through", async () => {
+    const database = testDatabase('pg');
+    try {
+      const t = await openTestStore(database, { writesOpenMax: 1 });
+      const first = held();
+      const holding = t.store.transaction(async () => {
+        await first.promise;
+        return 'held';
+      });
+      const waiting = t.store.transaction(() => Promise.resolve('waited'));
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      expect(t.store.writeStats()).toEqual({ open: 1, waiting: 1 });
+      first.release();
+      expect(await Promise.all([holding, waiting])).toEqual(['held', 'waited']);
+      // Inside a write, another write of the same work does not wait for its own slot.
+      const nested = await t.store.transaction(() =>
+        t.store.transaction(() => Promise.resolve(t.store.writeStats())),
+      );
+      expect(nested).toEqual({ open: 1, waiting: 0 });
+      expect(t.store.writeStats()).toEqual({ open: 0, waiting: 0 });
+    } finally {
+      await database.close();
+    }
   });
 });

@@ -38,7 +38,7 @@ export interface TestStore {
 }
 
 export interface TestStoreOptions extends Partial<
-  Pick<StoreOptions, 'authorizeBatchesMax' | 'pricing'>
+  Pick<StoreOptions, 'authorizeBatchesMax' | 'pricing' | 'writesOpenMax'>
 > {
   /** Wraps the database's client before the store opens on it (to make it fail on purpose). */
   readonly wrapClient?: (client: SqlClient) => SqlClient;

@@ -104,6 +104,11 @@ export interface Store extends StoreOperations {
     readonly stale: number;
   };
   /**
+   * The write gate's state now (DATABASE_WRITES_MAX, sql/write-gate.ts): write transactions in
+   * PostgreSQL, and writes waiting for one of its slots.
+   */
+  writeStats(): { readonly open: number; readonly waiting: number };
+  /**
    * Calls `observer` with each authorization batch's size as it starts (the server's
    * histogram); returns its removal.
    */

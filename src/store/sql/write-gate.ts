@@ -38,7 +38,7 @@ export class WriteGate {
     }
   }
 
-  /** Writes in PostgreSQL now, and waiting: for /metrics and tests. */
+  /** Writes in PostgreSQL now, and waiting (Store.writeStats, /metrics). */
   stats(): { readonly open: number; readonly waiting: number } {
     return { open: this.#open, waiting: this.#waiting.length };
   }

@@ -249,16 +249,27 @@ describe('spendgate on a Redis Cluster', () => {
       expect([answer.status, answer.body.approved]).toEqual([200, true]);
       ids.push(String(answer.body.id));
     }
-    // Both rate-limit classes counted on the cluster: read at once, as the counts live 1-2 s.
-    const counted = await callWithKey(deployment.base, deployment.key, 'GET', '/v1/vaults');
-    expect(counted.status).toBe(200);
-    await authorize(deployment, cardId).then((answer) => ids.push(String(answer.body.id)));
-    const rateKeys = await started().keys(`${redisPrefix}:rate:*`);
-    expect(rateKeys.some((key) => key.startsWith(`${redisPrefix}:rate:testPerSecond:`))).toBe(true);
+    // Both rate-limit classes counted on the cluster. A count lives 1-2 s, so each is read
+    // right after a request of its class, and on a machine slow enough to let it lapse first,
+    // after another (a few tries: a limiter that counts nowhere fails every one).
+    const countedAfter = async (send: () => Promise<void>, keyStart: string) => {
+      for (let tries = 0; tries < 5; tries++) {
+        await send();
+        const rateKeys = await started().keys(`${redisPrefix}:rate:*`);
+        if (rateKeys.some((key) => key.startsWith(keyStart))) return true;
+      }
+      return false;
+    };
+    const listVaults = async () => {
+      const answer = await callWithKey(deployment.base, deployment.key, 'GET', '/v1/vaults');
+      expect(answer.status).toBe(200);
+    };
+    const authorizeOnce = async () => {
+      ids.push(String((await authorize(deployment, cardId)).body.id));
+    };
+    expect(await countedAfter(listVaults, `${redisPrefix}:rate:testPerSecond:`)).toBe(true);
     expect(
-      rateKeys.some((key) =>
-        key.startsWith(`${redisPrefix}:rate:chunked:authorizationsPerSecond:`),
-      ),
+      await countedAfter(authorizeOnce, `${redisPrefix}:rate:chunked:authorizationsPerSecond:`),
     ).toBe(true);
 
     await settled(deployment, [await settle(deployment, ids)]);

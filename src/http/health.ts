@@ -77,17 +77,7 @@ export function registerHealth(
     },
   });
 
-  new Gauge({
-    name: 'spendgate_store_writes',
-    help: 'Write transactions in PostgreSQL (state open) and waiting in the process for one of DATABASE_WRITES_MAX slots (state waiting).',
-    labelNames: ['state'],
-    registers: [registry],
-    collect() {
-      const { open, waiting } = dependencies.store.writeStats();
-      this.set({ state: 'open' }, open);
-      this.set({ state: 'waiting' }, waiting);
-    },
-  });
+  observeStoreWrites(registry, dependencies.store);
 
   app.get(
     '/readyz',
@@ -114,6 +104,21 @@ export function registerHealth(
       return reply.header('Content-Type', registry.contentType).send(texts.join(''));
     },
   );
+}
+
+/** The store's write gate (DATABASE_WRITES_MAX): writes open in PostgreSQL, and waiting. */
+function observeStoreWrites(registry: Metrics['registry'], store: Store): void {
+  new Gauge({
+    name: 'spendgate_store_writes',
+    help: 'Write transactions in PostgreSQL (state open) and waiting in the process for one of DATABASE_WRITES_MAX slots (state waiting).',
+    labelNames: ['state'],
+    registers: [registry],
+    collect() {
+      const { open, waiting } = store.writeStats();
+      this.set({ state: 'open' }, open);
+      this.set({ state: 'waiting' }, waiting);
+    },
+  });
 }
 
 /** Each answer's time, by method, route pattern and status (the request latency metric). */

@@ -221,6 +221,7 @@ describe('configuration', () => {
       databaseUrl: null,
       databaseReadUrl: null,
       databasePoolMax: 20,
+      databaseWritesMax: 4,
       dataDir: './data',
       modes: ['test', 'live'],
       redis: redisServer('redis://127.0.0.1:6379'),

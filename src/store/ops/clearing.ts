@@ -37,8 +37,10 @@ import type { ClearingInput, ClearingOutcome, RefundInput } from '../port/author
  * (transactions_message_key, migration 0019): a repeat answers what was recorded.
  */
 
-/** A clearing message's card: its vault locked, and the message recorded before, if any. */
-/** The card's vault locked; `read`: the message of this kind and network id recorded before. */
+/**
+ * A clearing message's card: its vault locked; `read`: the message of this kind and network id
+ * recorded before, if any.
+ */
 type LockedClearing = LockedCardVault<TransactionRecord | null>;
 
 /**

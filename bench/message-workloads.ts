@@ -287,6 +287,32 @@ const WORKLOADS: readonly Workload[] = [
   },
 ];
 
+const BATCH_EVENTS = ['batches', 'members', 'restarts', 'deferred', 'left', 'rolled_back'] as const;
+type BatchCounts = Record<(typeof BATCH_EVENTS)[number], number>;
+
+/** The service's shared transactions of messages so far (spendgate_message_batches_total). */
+async function messageBatches(context: BenchContext): Promise<BatchCounts> {
+  const answer = await fetch(`${context.base}/metrics`, { headers: context.headers });
+  const text = await answer.text();
+  const counts = {} as BatchCounts;
+  for (const event of BATCH_EVENTS) {
+    const line = text
+      .split('\n')
+      .find((candidate) =>
+        candidate.startsWith(`spendgate_message_batches_total{event="${event}"}`),
+      );
+    counts[event] = line === undefined ? 0 : Number(line.slice(line.lastIndexOf(' ') + 1));
+  }
+  return counts;
+}
+
+/** A workload's shared transactions, for its row's note. */
+function batchesNote(before: BatchCounts, after: BatchCounts): string {
+  const delta = (event: keyof BatchCounts) => after[event] - before[event];
+  const batches = delta('batches');
+  return `${batches} shared transactions, ${fixed(delta('members') / Math.max(1, batches), 1)} messages each, ${delta('restarts')} restarts, ${delta('deferred')} sent on, ${delta('left')} run alone, ${delta('rolled_back')} rolled back`;
+}
+
 /** Runs the selected message workloads, prints their table, checks and targets. */
 export async function runMessageWorkloads(
   context: BenchContext,
@@ -308,9 +334,11 @@ export async function runMessageWorkloads(
     console.log(`${workload.name} ...`);
     const target = await workload.target(context);
     const measured = newMeasured(workload.expect, context.servicePid, context.database);
+    const batchesBefore = await messageBatches(context);
     await runMeasured(measured, target, context.seconds, context.checks);
+    const batches = batchesNote(batchesBefore, await messageBatches(context));
     runs.push({ workload, measured });
-    rows.push(rowOf(workload.title, measured));
+    rows.push(rowOf(workload.title, measured, batches));
   }
   printRows(
     `issue 34: lifecycle messages, ${context.seconds} s each, 64 connections, 200 vaults`,

@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { Gauge } from 'prom-client';
+import { Counter, Gauge } from 'prom-client';
 import type { RedisTarget } from '../config/env.js';
 import { redisClient, type RedisConnection } from '../redis.js';
 import type { Store } from '../store/store.js';
@@ -78,6 +78,7 @@ export function registerHealth(
   });
 
   observeStoreWrites(registry, dependencies.store);
+  observeMessageBatches(registry, dependencies.store);
 
   app.get(
     '/readyz',
@@ -117,6 +118,27 @@ function observeStoreWrites(registry: Metrics['registry'], store: Store): void {
       const { open, waiting } = store.writeStats();
       this.set({ state: 'open' }, open);
       this.set({ state: 'waiting' }, waiting);
+    },
+  });
+}
+
+/** The lifecycle messages' shared transactions (Store.message), counted since start. */
+function observeMessageBatches(registry: Metrics['registry'], store: Store): void {
+  let seen = store.messageStats();
+  new Counter({
+    name: 'spendgate_message_batches_total',
+    help: 'Lifecycle messages in shared transactions: batches run, members in them, restarts (another member had held the vault), deferred (another member held the vault: sent on to the next batch), left (the vault was locked elsewhere; run alone), rolled_back (batches rolled back, their members run alone).',
+    labelNames: ['event'],
+    registers: [registry],
+    collect() {
+      const now = store.messageStats();
+      this.inc({ event: 'batches' }, now.batches - seen.batches);
+      this.inc({ event: 'members' }, now.members - seen.members);
+      this.inc({ event: 'restarts' }, now.restarts - seen.restarts);
+      this.inc({ event: 'deferred' }, now.deferred - seen.deferred);
+      this.inc({ event: 'left' }, now.left - seen.left);
+      this.inc({ event: 'rolled_back' }, now.rolledBack - seen.rolledBack);
+      seen = now;
     },
   });
 }

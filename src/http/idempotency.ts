@@ -25,12 +25,16 @@ export async function respond<Body>(
      * Webhook's signing secret): this request is answered in full, a replay with the rest.
      */
     readonly forReplay?: (body: Body) => unknown;
+    /** A lifecycle message: run by Store.message when there is no key. */
+    readonly message?: boolean;
   } = {},
 ): Promise<FastifyReply> {
   const statusOf = typeof status === 'number' ? () => status : status;
   const header = request.headers['idempotency-key'];
   if (header === undefined) {
-    const body = await store.transaction(effect);
+    const body = await (options.message === true
+      ? store.message(effect)
+      : store.transaction(effect));
     return reply.code(statusOf(body)).send(body);
   }
   if (typeof header !== 'string' || !KEY_PATTERN.test(header)) {

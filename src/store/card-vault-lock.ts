@@ -5,10 +5,11 @@ import {
   type Scope,
   type VaultRecord,
 } from '../core/index.js';
-import { VAULT_COLUMNS, vaultFromRow, type VaultRow } from './rows.js';
+import { vaultFromRow, type VaultRow } from './rows.js';
 import type { SqlQueryable } from './sql/client.js';
 import { inPipeline } from './sql/pipeline.js';
 import { inScope, type ScopedRow } from './sql/scoped-row.js';
+import { lockedVaultSql, vaultKey } from './vault-lock-sql.js';
 
 /** A card's vault, locked, with what the card's row says and what was read behind the lock. */
 export interface LockedCardVault<Read> {
@@ -26,7 +27,9 @@ export interface LockedCardVault<Read> {
  * itself, is locked first, so what `readBehind` reads (the message recorded before under the
  * same network id) is read after any concurrent repeat on the card has committed. The card is
  * read by its primary key alone and its scope checked here (sql/scoped-row.ts); the vault is
- * locked only when it is the scope's. `readBehind` must send its one statement at once.
+ * locked only when it is the scope's. `readBehind` must send its one statement at once. In a
+ * shared transaction (sql/shared-transaction.ts) a vault another transaction holds is skipped
+ * and the message leaves the batch; the vault found is claimed for this member.
  * Fails: card_not_found (none, or another scope's).
  */
 export async function lockCardVault<Read>(
@@ -40,19 +43,23 @@ export async function lockCardVault<Read>(
       'SELECT account_id, mode, vault_id, billing_currency, status FROM cards WHERE id = $1',
       [cardId],
     ),
-    tx.query<VaultRow>(
-      `UPDATE vaults SET id = id
-       WHERE id = (SELECT vault_id FROM cards WHERE id = $1) AND account_id = $2 AND mode = $3
-       RETURNING ${VAULT_COLUMNS}`,
-      [cardId, scope.accountId, scope.mode],
-    ),
+    tx.query<VaultRow>(lockedVaultSql(tx, 'SELECT vault_id FROM cards WHERE id = $1'), [
+      cardId,
+      scope.accountId,
+      scope.mode,
+    ]),
     readBehind(),
   ]);
   const card = cards[0];
   const vaultRow = vaults[0];
-  if (card === undefined || vaultRow === undefined || !inScope(card, scope)) {
+  const found = card !== undefined && inScope(card, scope);
+  // In a shared transaction, a vault not returned for a card found was skipped, locked by
+  // another transaction: run alone.
+  if (found && vaultRow === undefined) tx.batch?.leave();
+  if (!found || vaultRow === undefined) {
     throw new SpendgateError('card_not_found', `No card ${cardId.slice(0, 64)} exists.`, 'cardId');
   }
+  tx.batch?.claim(vaultKey(vaultRow.id));
   const vault = vaultFromRow(vaultRow);
   assert(vault.id === card.vault_id, "the vault locked is the card's");
   return { vault, billingCurrency: card.billing_currency, cardStatus: card.status, read };

@@ -54,8 +54,14 @@ export function registerAuthorizationRoutes(
       // The store reads the amount in the authorization's currency, with the hold locked.
       const amount = request.body?.amount ?? null;
       const final = request.body?.final ?? true;
-      return respond(store, request, reply, 200, async (operations) =>
-        presentTransaction(await operations.capture(scope, id, amount, final)),
+      return respond(
+        store,
+        request,
+        reply,
+        200,
+        async (operations) =>
+          presentTransaction(await operations.capture(scope, id, amount, final)),
+        { message: true },
       );
     },
   );
@@ -66,8 +72,13 @@ export function registerAuthorizationRoutes(
       const { scope } = authOf(request);
       const { id } = request.params;
       const amount = request.body?.amount ?? null;
-      return respond(store, request, reply, 200, async (operations) =>
-        presentTransaction(await operations.reverse(scope, id, amount)),
+      return respond(
+        store,
+        request,
+        reply,
+        200,
+        async (operations) => presentTransaction(await operations.reverse(scope, id, amount)),
+        { message: true },
       );
     },
   );
@@ -132,7 +143,7 @@ function registerDecidingMessages(
     const { scope } = authOf(request);
     const { approved, reason } = request.body;
     const input = authorizeInputOf(request.body);
-    const outcome = await store.transaction((operations) =>
+    const outcome = await store.message((operations) =>
       operations.advise(scope, { ...input, approved, reason }),
     );
     if (outcome.replayed) void reply.header('Idempotent-Replayed', 'true');
@@ -149,7 +160,7 @@ function registerDecidingMessages(
   routes.post('/v1/authorizations/:id/increment', incrementRoute, async (request, reply) => {
     const started = process.hrtime.bigint();
     const { scope } = authOf(request);
-    const outcome = await store.transaction((operations) =>
+    const outcome = await store.message((operations) =>
       operations.incrementAuthorization(scope, request.params.id, request.body),
     );
     if (outcome.replayed) void reply.header('Idempotent-Replayed', 'true');

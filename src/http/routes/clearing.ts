@@ -1,4 +1,4 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { presentTransaction } from '../../core/index.js';
 import type { Store } from '../../store/store.js';
@@ -30,11 +30,18 @@ export function registerClearingRoutes(app: FastifyInstance, store: Store): void
     },
     async (request, reply) => {
       const { scope } = authOf(request);
-      return respond(store, request, reply, 201, async (operations) => {
-        const outcome = await operations.forceCapture(scope, request.body);
-        if (outcome.replayed) void reply.header('Idempotent-Replayed', 'true');
-        return presentTransaction(outcome.transaction);
-      });
+      return respond(
+        store,
+        request,
+        reply,
+        201,
+        async (operations) => {
+          const outcome = await operations.forceCapture(scope, request.body);
+          markRepeat(reply, outcome.replayed);
+          return presentTransaction(outcome.transaction);
+        },
+        { message: true },
+      );
     },
   );
 
@@ -52,11 +59,27 @@ export function registerClearingRoutes(app: FastifyInstance, store: Store): void
     },
     async (request, reply) => {
       const { scope } = authOf(request);
-      return respond(store, request, reply, 201, async (operations) => {
-        const outcome = await operations.refund(scope, request.body);
-        if (outcome.replayed) void reply.header('Idempotent-Replayed', 'true');
-        return presentTransaction(outcome.transaction);
-      });
+      return respond(
+        store,
+        request,
+        reply,
+        201,
+        async (operations) => {
+          const outcome = await operations.refund(scope, request.body);
+          markRepeat(reply, outcome.replayed);
+          return presentTransaction(outcome.transaction);
+        },
+        { message: true },
+      );
     },
   );
+}
+
+/**
+ * A repeat of a network id answers Idempotent-Replayed. Set by each run of a message's effect,
+ * which may run more than once (Store.message): the run that committed says last.
+ */
+function markRepeat(reply: FastifyReply, replayed: boolean): void {
+  if (replayed) void reply.header('Idempotent-Replayed', 'true');
+  else void reply.removeHeader('Idempotent-Replayed');
 }

@@ -24,7 +24,6 @@ import { appendEvent } from '../outbox.js';
 import {
   TRANSACTION_COLUMNS,
   transactionFromRow,
-  VAULT_COLUMNS,
   vaultFromRow,
   type TransactionRow,
   type VaultRow,
@@ -41,6 +40,7 @@ import { changeSpend } from '../spend.js';
 import type { SqlQueryable } from '../sql/client.js';
 import { inPipeline } from '../sql/pipeline.js';
 import { inScope } from '../sql/scoped-row.js';
+import { lockedVaultSql, skipLocked, vaultKey } from '../vault-lock-sql.js';
 import { oneRow } from '../sql/one-row.js';
 
 /*
@@ -63,8 +63,9 @@ export interface LockedAuthorization {
  * server in the order sent (the order authorize uses, so the two never deadlock).
  * The transaction is read by its primary key alone and its scope checked here
  * (sql/scoped-row.ts): the vault is locked only when it is the scope's, and another scope's
- * authorization, whose id is not guessable, is locked for this round trip at most before the
- * refusal rolls the transaction back.
+ * authorization, whose id is not guessable, is locked until the refusal ends the transaction
+ * (a shared one's too). In a shared transaction (sql/shared-transaction.ts) a row another
+ * transaction holds is skipped and the message leaves the batch; the vault is claimed for it.
  * Fails: transaction_not_found (none, not a card authorization, or another scope's).
  */
 export async function lockAuthorization(
@@ -74,31 +75,36 @@ export async function lockAuthorization(
 ): Promise<LockedAuthorization> {
   const [{ rows: vaults }, { rows }] = await inPipeline(tx, () => [
     tx.query<VaultRow>(
-      `UPDATE vaults SET id = id
-       WHERE id = (SELECT vault_id FROM transactions WHERE id = $1 AND type = 'card_authorization')
-         AND account_id = $2 AND mode = $3
-       RETURNING ${VAULT_COLUMNS}`,
+      lockedVaultSql(
+        tx,
+        `SELECT vault_id FROM transactions WHERE id = $1 AND type = 'card_authorization'`,
+      ),
       [transactionId, scope.accountId, scope.mode],
     ),
     tx.query<TransactionRow>(
-      `SELECT ${TRANSACTION_COLUMNS} FROM transactions WHERE id = $1 FOR UPDATE`,
+      `SELECT ${TRANSACTION_COLUMNS} FROM transactions WHERE id = $1 FOR UPDATE${skipLocked(tx)}`,
       [transactionId],
     ),
   ]);
   const vaultRow = vaults[0];
   const row = rows[0];
-  if (vaultRow === undefined || row === undefined || !inScope(row, scope)) {
-    throw new SpendgateError(
-      'transaction_not_found',
-      `No authorization ${transactionId.slice(0, 64)} exists.`,
-      'id',
-    );
-  }
+  if (row !== undefined && !inScope(row, scope)) throw authorizationNotFound(transactionId);
+  // In a shared transaction, nothing may be a row another transaction has locked: run alone.
+  if (tx.batch !== undefined && (vaultRow === undefined || row === undefined)) tx.batch.leave();
+  if (vaultRow === undefined || row === undefined) throw authorizationNotFound(transactionId);
+  tx.batch?.claim(vaultKey(vaultRow.id));
   const transaction = transactionFromRow(row);
   assert(transaction.vaultId === vaultRow.id, 'an authorization stays in its vault');
   const counted = row.spend_day === null ? null : { day: row.spend_day, mcc: row.mcc };
   return { transaction, vault: vaultFromRow(vaultRow), counted };
 }
+
+const authorizationNotFound = (transactionId: string) =>
+  new SpendgateError(
+    'transaction_not_found',
+    `No authorization ${transactionId.slice(0, 64)} exists.`,
+    'id',
+  );
 
 async function lockPendingAuthorization(
   tx: SqlQueryable,

@@ -18,6 +18,7 @@ import type { TransferOperations } from './transfers.js';
 import type { ProcessorOperations } from './processors.js';
 import type { PolicyOperations, VaultOperations } from './vaults.js';
 import type { OutboxEvent, WebhookOperations } from './webhooks.js';
+import type { SharedTransactionStats } from '../sql/shared-transaction.js';
 
 export * from './accounts.js';
 export * from './authorizations.js';
@@ -66,6 +67,13 @@ export interface Store extends StoreOperations {
   /** Several operations in one transaction: all of them commit, or none. */
   transaction<T>(work: (operations: StoreOperations) => Promise<T>): Promise<T>;
   /**
+   * One lifecycle message (a capture, reversal, increment, force capture, refund or advice):
+   * as `transaction`, but it may share its database transaction with other messages in flight
+   * (sql/shared-transaction.ts), and `work` may run more than once (only one run commits).
+   * `work` must start with the message's lock (lockAuthorization or lockCardVault).
+   */
+  message<T>(work: (operations: StoreOperations) => Promise<T>): Promise<T>;
+  /**
    * One effect with its idempotency record, in one transaction (contract section 5). A replay
    * returns the stored response. A refusal (`SpendgateError`) that `keepRefusal` renders is
    * stored as rendered, with the effect's partial writes rolled back; one it answers null for,
@@ -108,6 +116,8 @@ export interface Store extends StoreOperations {
    * PostgreSQL, and writes waiting for one of its slots.
    */
   writeStats(): { readonly open: number; readonly waiting: number };
+  /** The shared transactions of lifecycle messages since start (Store.message). */
+  messageStats(): SharedTransactionStats;
   /**
    * Calls `observer` with each authorization batch's size as it starts (the server's
    * histogram); returns its removal.

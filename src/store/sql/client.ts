@@ -6,6 +6,7 @@
  */
 
 import type { Corkable } from './pipeline.js';
+import type { BatchMember } from './shared-transaction.js';
 
 export interface SqlResult<Row> {
   readonly rows: Row[];
@@ -21,6 +22,12 @@ export interface SqlQueryable {
   ) => Promise<SqlResult<Row>>;
   /** Several statements, no parameters (migrations). */
   readonly exec: (text: string) => Promise<void>;
+  /**
+   * Present when the work runs in a shared transaction with other messages
+   * (shared-transaction.ts): the lock functions claim their vault through it, and skip a vault
+   * another transaction has locked.
+   */
+  readonly batch?: BatchMember;
 }
 
 export interface TransactionOptions {

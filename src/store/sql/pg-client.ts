@@ -114,6 +114,23 @@ function together<T>(connection: pg.PoolClient, send: () => T): T {
 interface TransactionState {
   /** queryAndCommit sent the COMMIT: the work may send nothing more, the wrapper no COMMIT. */
   commitSent: boolean;
+  /** The socket is corked until the end of this turn of the event loop (corkForTick). */
+  corkedForTick: boolean;
+}
+
+/** Corks the connection's socket until this turn of the event loop ends, once per turn. */
+function corkForTick(connection: pg.PoolClient, state: TransactionState): void {
+  if (state.corkedForTick) return;
+  const socket = socketOf(connection);
+  if (socket === null) return;
+  socket.cork();
+  state.corkedForTick = true;
+  // setImmediate runs after this turn's I/O callbacks and their promise reactions: every
+  // member woken by the answers that arrived in this turn has sent its next statements.
+  setImmediate(() => {
+    state.corkedForTick = false;
+    socket.uncork();
+  });
 }
 
 function transactionQueryable(
@@ -136,6 +153,9 @@ function transactionQueryable(
       await query(text);
     },
     together: (send) => together(connection, send),
+    corkForTick: () => {
+      corkForTick(connection, state);
+    },
     queryAndCommit: async <Row>(text: string, params: readonly unknown[] = []) => {
       assert(!state.commitSent, 'one statement is sent with COMMIT');
       const [sent, committed] = together(connection, () => [
@@ -226,7 +246,7 @@ async function runPooledTransaction<T>(
     broken = true;
   };
   connection.on('error', onError);
-  const state: TransactionState = { commitSent: false };
+  const state: TransactionState = { commitSent: false, corkedForTick: false };
   try {
     // One simple-protocol message with all its statements: one round trip, as BEGIN alone.
     const beginText = options.genericPlans === true ? `BEGIN; ${GENERIC_PLAN_SETTINGS}` : 'BEGIN';

@@ -13,6 +13,11 @@ import type { SqlQueryable } from './client.js';
 /** A pipelining queryable's way to send what `send` issues in one write. */
 export interface Corkable {
   readonly together?: <T>(send: () => T) => T;
+  /**
+   * Holds what is sent until this turn of the event loop ends, so that statements sent by
+   * several works of a shared transaction (shared-transaction.ts) in one turn leave together.
+   */
+  readonly corkForTick?: () => void;
 }
 
 type Settled<T extends readonly unknown[]> = { -readonly [K in keyof T]: Awaited<T[K]> };

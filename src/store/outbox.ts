@@ -1,4 +1,4 @@
-import { isoTimestamp, type Scope } from '../core/index.js';
+import { assert, isoTimestamp, type Scope } from '../core/index.js';
 import { newId } from '../ids.js';
 import type { SqlQueryable } from './sql/client.js';
 
@@ -76,6 +76,39 @@ export function eventRow(
 ): { readonly id: string; readonly payload: string } {
   const payload = eventPayload(scope, type, object, nowMs);
   return { id: payload.id, payload: JSON.stringify(payload) };
+}
+
+/** Events appendEvents writes in one statement, at most. */
+const EVENTS_TOGETHER_MAX = 4;
+
+/**
+ * Events of one object in one statement, in the order given (a capture that completes its
+ * authorization: transaction.captured, then transaction.completed): a statement fewer than an
+ * appendEvent each. The payloads travel as one JSON array, read by the server.
+ */
+export async function appendEvents(
+  tx: SqlQueryable,
+  scope: Scope,
+  types: readonly EventType[],
+  object: object,
+  nowMs: number,
+): Promise<void> {
+  assert(types.length >= 1 && types.length <= EVENTS_TOGETHER_MAX, 'a few events of one object');
+  if (types.length === 1) {
+    await appendEvent(tx, scope, types[0] as EventType, object, nowMs);
+    return;
+  }
+  const payloads = types.map((type) => eventPayload(scope, type, object, nowMs));
+  await tx.query(
+    `WITH event AS (
+       INSERT INTO outbox_events (id, account_id, mode, type, payload, created_at)
+       SELECT e.payload->>'id', $1, $2, e.payload->>'type', e.payload, $3
+       FROM jsonb_array_elements($4::jsonb) WITH ORDINALITY AS e(payload, n) ORDER BY e.n
+       RETURNING id
+     )
+     INSERT INTO outbox_unrelayed (id) SELECT id FROM event`,
+    [scope.accountId, scope.mode, new Date(nowMs), JSON.stringify(payloads)],
+  );
 }
 
 export async function appendEvent(

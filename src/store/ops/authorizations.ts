@@ -20,7 +20,7 @@ import {
 } from '../../core/index.js';
 import { changeVaultTotals, type StoreContext } from '../context.js';
 import { post, systemAccountId, transferEntries } from '../ledger.js';
-import { appendEvent } from '../outbox.js';
+import { appendEvent, appendEvents } from '../outbox.js';
 import {
   TRANSACTION_COLUMNS,
   transactionFromRow,
@@ -306,10 +306,15 @@ export async function capture(
       nowMs,
       ...(priced === null ? {} : { converted: priced.converted }),
     }),
-    appendEvent(tx, scope, 'transaction.captured', presented, nowMs),
-    ...(completes && held.status !== 'completed'
-      ? [appendEvent(tx, scope, 'transaction.completed', presented, nowMs)]
-      : []),
+    appendEvents(
+      tx,
+      scope,
+      completes && held.status !== 'completed'
+        ? ['transaction.captured', 'transaction.completed']
+        : ['transaction.captured'],
+      presented,
+      nowMs,
+    ),
   ]);
   return captured;
 }

@@ -19,7 +19,7 @@ import { newId } from '../../ids.js';
 import { changeVaultTotals, type StoreContext } from '../context.js';
 import { BILLING_READ, addPostedSpend, recordMessage } from '../lifecycle.js';
 import { post, systemAccountId, transferEntries } from '../ledger.js';
-import { appendEvent } from '../outbox.js';
+import { appendEvent, appendEvents } from '../outbox.js';
 import { lockCardVault, type LockedCardVault } from '../card-vault-lock.js';
 import { TRANSACTION_COLUMNS, transactionFromRow, type TransactionRow } from '../rows.js';
 import type { SqlQueryable } from '../sql/client.js';
@@ -293,10 +293,13 @@ export async function forceCapture(
     }),
   ]);
   const presented = presentTransaction(recorded);
-  await inPipeline(tx, () => [
-    appendEvent(tx, scope, 'transaction.captured', presented, nowMs),
-    appendEvent(tx, scope, 'transaction.completed', presented, nowMs),
-  ]);
+  await appendEvents(
+    tx,
+    scope,
+    ['transaction.captured', 'transaction.completed'],
+    presented,
+    nowMs,
+  );
   return { transaction: recorded, replayed: false };
 }
 

@@ -1,6 +1,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { SpendgateError } from '../core/index.js';
-import type { Store, StoreOperations } from '../store/store.js';
+import type { MessageSubject, Store, StoreOperations } from '../store/store.js';
 import { authOf } from './auth.js';
 import { errorBody } from './error-body.js';
 
@@ -25,16 +25,16 @@ export async function respond<Body>(
      * Webhook's signing secret): this request is answered in full, a replay with the rest.
      */
     readonly forReplay?: (body: Body) => unknown;
-    /** A lifecycle message: run by Store.message when there is no key. */
-    readonly message?: boolean;
+    /** A lifecycle message, and what it is about: run by Store.message when there is no key. */
+    readonly message?: MessageSubject;
   } = {},
 ): Promise<FastifyReply> {
   const statusOf = typeof status === 'number' ? () => status : status;
   const header = request.headers['idempotency-key'];
   if (header === undefined) {
-    const body = await (options.message === true
-      ? store.message(effect)
-      : store.transaction(effect));
+    const body = await (options.message === undefined
+      ? store.transaction(effect)
+      : store.message(effect, options.message));
     return reply.code(statusOf(body)).send(body);
   }
   if (typeof header !== 'string' || !KEY_PATTERN.test(header)) {

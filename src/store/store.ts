@@ -21,13 +21,14 @@ import { beginIdempotent, saveIdempotent } from './ops/idempotency.js';
 import type { IdempotentRequest, StoredResponse } from './port/idempotency.js';
 import { rewrapMasterKeySecrets } from './ops/master-key-rotation.js';
 import { deliveryTarget, recordDeliveryAttempt } from './ops/webhook-deliveries.js';
-import type { Store, StoreOperations } from './port/index.js';
+import type { MessageSubject, Store, StoreOperations } from './port/index.js';
 import { ReplicaReads, type WritePositions } from './replica-reads.js';
 import { routeOf } from './replica-routes.js';
 import { Keyring } from './secrets/index.js';
 import type { SqlClient, SqlQueryable } from './sql/client.js';
 import { runTransaction } from './sql/transaction.js';
 import { SharedTransactions } from './sql/shared-transaction.js';
+import { vaultKey } from './vault-lock-sql.js';
 import { WRITES_WAITING_MAX, WriteGate } from './sql/write-gate.js';
 
 export * from './port/index.js';
@@ -98,11 +99,13 @@ const WRITE_TRANSACTION = { pipelineBegin: true } as const;
 
 /**
  * Lifecycle messages' shared transactions (Store.message) in flight at once, and messages in
- * one. One lane: with two, a batch met its vaults locked by the other lane's batch and sent
- * those messages to run alone (455 of 6,300 captures in 5 s), and answered fewer a second
- * (1,241-1,381 against 1,486-1,738 with one; bench:http `--only capture`). With 64
- * connections in a closed loop, 64 lets the batch that follows a commit take everything
- * waiting; a batch's statements of one round trip stay some tens of kilobytes.
+ * one. One lane: with two and no hint of each message's vault, a batch met vaults locked by
+ * the other lane's batch and sent those messages to run alone (455 of 6,300 captures in 5 s),
+ * 1,241-1,381 captures a second against 1,486-1,738 with one; with the hints, two lanes kept
+ * apart (none alone) but answered no more than one (1,400-1,494 against 1,548-1,635), and a
+ * message whose hold another process approved has no hint. With 64 connections in a closed
+ * loop, 64 lets the batch that follows a commit take everything waiting (bench:http `--only
+ * capture`, docs/performance.md).
  */
 const MESSAGE_LANES_MAX = 1;
 const MESSAGE_MEMBERS_MAX = 64;
@@ -119,7 +122,7 @@ export async function openStore(options: StoreOptions): Promise<OpenedStore> {
     runTransaction(ctx.client, (tx) => work(bound(tx)), WRITE_TRANSACTION);
   const single = perCallOperations(ctx, engine, replica);
   const writes = new WriteGate(options.writesOpenMax);
-  const messages = sharedMessages(ctx, writes);
+  const messages = sharedMessages(ctx, writes, engine, bound);
 
   return {
     ...single,
@@ -138,10 +141,10 @@ export async function openStore(options: StoreOptions): Promise<OpenedStore> {
       writes.run(() =>
         replica === null ? run(work) : runRecordingWrites(ctx, engine, replica, work),
       ),
-    message: (work) =>
+    message: (work, subject) =>
       // With a replica, each write notes its account's position: alone, as `transaction`.
       replica === null
-        ? messages.run((tx) => work(bound(tx)))
+        ? messages.run(work, subject)
         : writes.run(() => runRecordingWrites(ctx, engine, replica, work)),
     authorizeStats: () => engine.stats(),
     writeStats: () => writes.stats(),
@@ -182,7 +185,12 @@ export async function openStore(options: StoreOptions): Promise<OpenedStore> {
  * Store.message's shared transactions, each through the write gate as one write; a message
  * sent to run alone runs as Store.transaction's work does.
  */
-function sharedMessages(ctx: StoreContext, writes: WriteGate) {
+function sharedMessages(
+  ctx: StoreContext,
+  writes: WriteGate,
+  engine: AuthorizeEngine,
+  bound: (tx: SqlQueryable) => StoreOperations,
+) {
   const shared = new SharedTransactions({
     lanesMax: MESSAGE_LANES_MAX,
     membersMax: MESSAGE_MEMBERS_MAX,
@@ -190,10 +198,17 @@ function sharedMessages(ctx: StoreContext, writes: WriteGate) {
     runShared: (work) => writes.run(() => ctx.client.transaction(work, WRITE_TRANSACTION)),
   });
   return {
-    run: <T>(work: (tx: SqlQueryable) => Promise<T>): Promise<T> =>
-      shared.run(work, (alone) =>
-        writes.run(() => runTransaction(ctx.client, alone, WRITE_TRANSACTION)),
-      ),
+    run: <T>(
+      work: (operations: StoreOperations) => Promise<T>,
+      subject: MessageSubject | undefined,
+    ): Promise<T> => {
+      const vaultId = subject === undefined ? undefined : engine.vaultHintOf(subject);
+      return shared.run(
+        (tx) => work(bound(tx)),
+        (alone) => writes.run(() => runTransaction(ctx.client, alone, WRITE_TRANSACTION)),
+        vaultId === undefined ? undefined : vaultKey(vaultId),
+      );
+    },
     stats: () => shared.stats(),
   };
 }

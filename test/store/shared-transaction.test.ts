@@ -86,6 +86,33 @@ describe.each(['pg', 'pglite'] as const)(
       await t.expectInvariants();
     });
 
+    it("keeps a message out of a batch that has its hold's vault, told what it is about", async () => {
+      const owner = await t.scope();
+      const vaults = await Promise.all([0, 1].map(() => t.vault(owner, '100')));
+      const holds = await Promise.all(vaults.map((vault) => holdsOn(t, owner, vault.id, 6)));
+      const before = t.store.messageStats();
+      const captured = await Promise.all(
+        holds.flatMap(({ ids }) =>
+          ids.map((id) =>
+            t.store.message((operations) => operations.capture(owner, id, null), {
+              authorizationId: id,
+            }),
+          ),
+        ),
+      );
+      expect(captured.every((transaction) => transaction.status === 'completed')).toBe(true);
+      const change = statsChange(before);
+      // The store saw each hold approved in its vault: no batch took two of one vault, so none
+      // was sent on, and two vaults' twelve captures took at least six batches.
+      expect(change.deferred).toBe(0);
+      expect(change.members).toBe(12);
+      expect(change.batches).toBeGreaterThanOrEqual(6);
+      for (const vault of vaults) {
+        expect((await t.store.getVault(owner, vault.id)).ledger.toFixed(2)).toBe('94.00');
+      }
+      await t.expectInvariants();
+    });
+
     it('answers a refusal made before any write alone, and commits the rest', async () => {
       const owner = await t.scope();
       const vault = await t.vault(owner, '100');

@@ -158,8 +158,9 @@ export class ProcessorDispatcher {
   ): Promise<ProcessorResult> {
     const input = await this.#askingInput(source, scope, operation);
     const reason = operation.reason.slice(0, REASON_LENGTH_MAX) || 'processor_advice';
-    const outcome = await this.store.message((operations) =>
-      operations.advise(scope, { ...input, approved: operation.approved, reason }),
+    const outcome = await this.store.message(
+      (operations) => operations.advise(scope, { ...input, approved: operation.approved, reason }),
+      { cardId: input.cardId, scope },
     );
     return decisionResult(outcome, operation.amount.minor, operation.amount.currency);
   }
@@ -170,12 +171,14 @@ export class ProcessorDispatcher {
   ): Promise<ProcessorResult> {
     const hold = await this.#holdOf(scope, operation.authorizationNetworkId);
     const amount = holdAmountOf(operation.amount, hold, 'amount');
-    const outcome = await this.store.message((operations) =>
-      operations.incrementAuthorization(scope, hold.id, {
-        amount,
-        networkTransactionId: operation.networkTransactionId,
-        ...(operation.advice === true ? { advice: true } : {}),
-      }),
+    const outcome = await this.store.message(
+      (operations) =>
+        operations.incrementAuthorization(scope, hold.id, {
+          amount,
+          networkTransactionId: operation.networkTransactionId,
+          ...(operation.advice === true ? { advice: true } : {}),
+        }),
+      { authorizationId: hold.id },
     );
     return decisionResult(outcome, operation.amount.minor, operation.amount.currency);
   }
@@ -279,7 +282,10 @@ export class ProcessorDispatcher {
     ) => Promise<{ readonly transaction: TransactionRecord; readonly replayed: boolean }>,
   ): Promise<ProcessorResult> {
     const cardId = await this.#cardOf(source, scope, operation.processorCardId);
-    const outcome = await this.store.message((operations) => post(operations, cardId));
+    const outcome = await this.store.message((operations) => post(operations, cardId), {
+      cardId,
+      scope,
+    });
     return { kind: 'posting', transactionId: outcome.transaction.id, replayed: outcome.replayed };
   }
 

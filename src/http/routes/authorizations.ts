@@ -61,7 +61,7 @@ export function registerAuthorizationRoutes(
         200,
         async (operations) =>
           presentTransaction(await operations.capture(scope, id, amount, final)),
-        { message: true },
+        { message: { authorizationId: id } },
       );
     },
   );
@@ -78,7 +78,7 @@ export function registerAuthorizationRoutes(
         reply,
         200,
         async (operations) => presentTransaction(await operations.reverse(scope, id, amount)),
-        { message: true },
+        { message: { authorizationId: id } },
       );
     },
   );
@@ -143,8 +143,9 @@ function registerDecidingMessages(
     const { scope } = authOf(request);
     const { approved, reason } = request.body;
     const input = authorizeInputOf(request.body);
-    const outcome = await store.message((operations) =>
-      operations.advise(scope, { ...input, approved, reason }),
+    const outcome = await store.message(
+      (operations) => operations.advise(scope, { ...input, approved, reason }),
+      { cardId: input.cardId, scope },
     );
     if (outcome.replayed) void reply.header('Idempotent-Replayed', 'true');
     return presentAuthorization(
@@ -160,8 +161,9 @@ function registerDecidingMessages(
   routes.post('/v1/authorizations/:id/increment', incrementRoute, async (request, reply) => {
     const started = process.hrtime.bigint();
     const { scope } = authOf(request);
-    const outcome = await store.message((operations) =>
-      operations.incrementAuthorization(scope, request.params.id, request.body),
+    const outcome = await store.message(
+      (operations) => operations.incrementAuthorization(scope, request.params.id, request.body),
+      { authorizationId: request.params.id },
     );
     if (outcome.replayed) void reply.header('Idempotent-Replayed', 'true');
     countDecision(decisions, outcome);

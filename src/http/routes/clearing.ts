@@ -40,7 +40,7 @@ export function registerClearingRoutes(app: FastifyInstance, store: Store): void
           markRepeat(reply, outcome.replayed);
           return presentTransaction(outcome.transaction);
         },
-        { message: true },
+        { message: { cardId: request.body.cardId, scope } },
       );
     },
   );
@@ -69,7 +69,7 @@ export function registerClearingRoutes(app: FastifyInstance, store: Store): void
           markRepeat(reply, outcome.replayed);
           return presentTransaction(outcome.transaction);
         },
-        { message: true },
+        { message: { cardId: request.body.cardId, scope } },
       );
     },
   );

@@ -4,7 +4,13 @@ import type { ReplicaReads } from '../replica-reads.js';
 import { spendDayOf } from '../spend.js';
 import type { SqlQueryable, SqlTransaction } from '../sql/client.js';
 import { runTransaction } from '../sql/transaction.js';
-import type { AuthorizeBudget, AuthorizeInput, AuthorizeRequest } from './batch.js';
+import type { MessageSubject } from '../port/index.js';
+import {
+  cardKey,
+  type AuthorizeBudget,
+  type AuthorizeInput,
+  type AuthorizeRequest,
+} from './batch.js';
 import { KnownState } from './known-state.js';
 import { AuthorizeBatcher } from './lanes.js';
 import { authorizeContextOf, type AuthorizeContext } from './memory.js';
@@ -108,6 +114,19 @@ export class AuthorizeEngine {
     return outcome;
   }
 
+  /**
+   * The vault a lifecycle message is about, when this process has seen it: the card's (from
+   * the batches' locks) or the hold's (from its approval). A hint for Store.message, never
+   * the last word: the message's own lock is.
+   */
+  vaultHintOf(subject: MessageSubject): string | undefined {
+    return 'authorizationId' in subject
+      ? this.#ctx.authorizationVaults.get(subject.authorizationId)
+      : this.#ctx.cardVaults.get(
+          cardKey(subject.cardId, subject.scope.accountId, subject.scope.mode),
+        );
+  }
+
   /** Store.authorizeStats: the lanes' batches and fallbacks, and known state's. */
   stats(): AuthorizeBatcher['stats'] & KnownState['stats'] {
     return { ...this.#lanes.stats, ...this.#known.stats };
@@ -122,15 +141,25 @@ export class AuthorizeEngine {
   /** A batch, in a span of its own when one of its requests is traced (trace.ts). */
   async #runBatch(requests: readonly AuthorizeRequest[]): Promise<AuthorizationOutcome[]> {
     const trace = batchTraceOf(requests);
-    if (trace === undefined) return this.#decideBatch(requests, undefined);
+    if (trace === undefined) return this.#notingHolds(await this.#decideBatch(requests, undefined));
     try {
       const outcomes = await this.#decideBatch(requests, trace);
       trace.end();
-      return outcomes;
+      return this.#notingHolds(outcomes);
     } catch (error) {
       trace.end(error);
       throw error;
     }
+  }
+
+  /** Remembers the vault of each hold a batch placed (AuthorizeContext.authorizationVaults). */
+  #notingHolds(outcomes: AuthorizationOutcome[]): AuthorizationOutcome[] {
+    for (const { transaction } of outcomes) {
+      if (transaction?.status === 'pending') {
+        this.#ctx.authorizationVaults.set(transaction.id, transaction.vaultId);
+      }
+    }
+    return outcomes;
   }
 
   /** A batch in a transaction of its own: on known state if it can, else reading first. */

@@ -10,6 +10,7 @@ import type { PolicyHint } from './batch.js';
 const CARD_VAULTS_MAX = 100_000;
 const POLICY_HINTS_MAX = 100_000;
 const CARD_HINTS_MAX = 100_000;
+const AUTHORIZATION_VAULTS_MAX = 100_000;
 
 /**
  * The store's context with the hints the authorize engine keeps between batches, one set per
@@ -27,6 +28,11 @@ export interface AuthorizeContext extends StoreContext {
   readonly policyHints: RecentMap<PolicyHint>;
   /** Each card's own policy hint, by card id, as a vault's (card-policy-batch.ts). */
   readonly cardHints: RecentMap<PolicyHint>;
+  /**
+   * The vault of each hold this process approved, by transaction id: the shared transactions
+   * of lifecycle messages keep a capture out of a batch that holds its vault (Store.message).
+   */
+  readonly authorizationVaults: RecentMap<string>;
 }
 
 export function authorizeContextOf(ctx: StoreContext): AuthorizeContext {
@@ -35,5 +41,6 @@ export function authorizeContextOf(ctx: StoreContext): AuthorizeContext {
     cardVaults: new RecentMap(CARD_VAULTS_MAX),
     policyHints: new RecentMap(POLICY_HINTS_MAX),
     cardHints: new RecentMap(CARD_HINTS_MAX),
+    authorizationVaults: new RecentMap(AUTHORIZATION_VAULTS_MAX),
   };
 }

@@ -62,6 +62,13 @@ export interface StoreOperations
     DepositOperations,
     ProcessorOperations {}
 
+/**
+ * What a lifecycle message is about (Store.message): its hold, or its card. The store keeps a
+ * message out of a batch that already holds the vault it last saw that hold or card in.
+ */
+export type MessageSubject =
+  { readonly authorizationId: string } | { readonly cardId: string; readonly scope: Scope };
+
 /** The store as the service uses it: each operation in a transaction of its own, or composed. */
 export interface Store extends StoreOperations {
   /** Several operations in one transaction: all of them commit, or none. */
@@ -72,7 +79,10 @@ export interface Store extends StoreOperations {
    * (sql/shared-transaction.ts), and `work` may run more than once (only one run commits).
    * `work` must start with the message's lock (lockAuthorization or lockCardVault).
    */
-  message<T>(work: (operations: StoreOperations) => Promise<T>): Promise<T>;
+  message<T>(
+    work: (operations: StoreOperations) => Promise<T>,
+    subject?: MessageSubject,
+  ): Promise<T>;
   /**
    * One effect with its idempotency record, in one transaction (contract section 5). A replay
    * returns the stored response. A refusal (`SpendgateError`) that `keepRefusal` renders is

@@ -87,6 +87,8 @@ type Work = (tx: SqlQueryable) => Promise<unknown>;
 interface Member {
   readonly work: Work;
   readonly answer: (verdict: Verdict) => void;
+  /** The key the member is expected to claim (its vault, as last seen), if known. */
+  readonly claimHint: string | undefined;
 }
 
 /** A member in its batch: what its current attempt has sent, claimed and written. */
@@ -133,14 +135,24 @@ export interface SharedTransactionStats {
   readonly rolledBack: number;
 }
 
+/** Waiting messages looked at per batch formed: bounds the work of one pump. */
+const WAITING_SCAN_MAX = 1024;
+
 /**
  * Gathers concurrent messages into shared transactions (the invariants above). A message
  * starts a batch at once while a lane is free; otherwise it waits, and the next batch takes
- * every message waiting, up to `membersMax`. Under light load every batch holds one message.
+ * the messages waiting, up to `membersMax`. Under light load every batch holds one message.
+ *
+ * Batches keep apart by vault, as the authorizations' lanes do (store/authorize/lanes.ts): a
+ * batch skips a message whose vault (its claim hint: where this process last saw its hold or
+ * card) a running batch holds or expects, or one it takes already; the message waits for the
+ * next. So a message of a vault taken does not send its lock statements only to be sent on,
+ * and lanes past one do not meet each other's locks. A hint can be wrong or missing; then the
+ * claims and the locks decide.
  */
 export class SharedTransactions {
   readonly #waiting: Member[] = [];
-  #running = 0;
+  readonly #running = new Set<Batch>();
   #stats = { batches: 0, members: 0, restarts: 0, deferred: 0, left: 0, rolledBack: 0 };
 
   constructor(readonly options: SharedTransactionsOptions) {
@@ -157,6 +169,7 @@ export class SharedTransactions {
   async run<T>(
     work: (tx: SqlQueryable) => Promise<T>,
     runAlone: (work: (tx: SqlQueryable) => Promise<T>) => Promise<T>,
+    claimHint?: string,
   ): Promise<T> {
     if (this.#waiting.length >= this.options.waitingMax) {
       throw new SpendgateError(
@@ -167,8 +180,8 @@ export class SharedTransactions {
     for (let batches = 1; ; batches++) {
       const verdict = await new Promise<Verdict>((answer) => {
         // Sent on from a batch: first in the next one.
-        if (batches === 1) this.#waiting.push({ work, answer });
-        else this.#waiting.unshift({ work, answer });
+        if (batches === 1) this.#waiting.push({ work, answer, claimHint });
+        else this.#waiting.unshift({ work, answer, claimHint });
         this.#pump();
       });
       if (verdict.kind === 'next' && batches < NEXT_BATCHES_MAX) continue;
@@ -185,20 +198,44 @@ export class SharedTransactions {
   }
 
   #pump(): void {
-    while (this.#running < this.options.lanesMax && this.#waiting.length > 0) {
-      const members = this.#waiting.splice(0, this.options.membersMax);
-      this.#running += 1;
-      void this.#runBatch(members).finally(() => {
-        this.#running -= 1;
+    while (this.#running.size < this.options.lanesMax && this.#waiting.length > 0) {
+      const members = this.#take();
+      // Every message looked at waits on a running batch's vault: that batch's end pumps.
+      if (members.length === 0) return;
+      const batch = new Batch(members, this.#stats);
+      this.#running.add(batch);
+      void this.#runBatch(batch).finally(() => {
+        this.#running.delete(batch);
         this.#pump();
       });
     }
   }
 
-  async #runBatch(members: readonly Member[]): Promise<void> {
+  /** The next batch's members: waiting ones, first come first, apart from running batches. */
+  #take(): Member[] {
+    const busy = new Set<string>();
+    for (const running of this.#running) for (const key of running.keys()) busy.add(key);
+    const taken: Member[] = [];
+    const takenKeys = new Set<string>();
+    let index = 0;
+    for (let scanned = 0; scanned < WAITING_SCAN_MAX; scanned++) {
+      const member = this.#waiting[index];
+      if (member === undefined || taken.length >= this.options.membersMax) break;
+      const key = member.claimHint;
+      if (key !== undefined && (busy.has(key) || takenKeys.has(key))) {
+        index += 1;
+        continue;
+      }
+      this.#waiting.splice(index, 1);
+      taken.push(member);
+      if (key !== undefined) takenKeys.add(key);
+    }
+    return taken;
+  }
+
+  async #runBatch(batch: Batch): Promise<void> {
     this.#stats.batches += 1;
-    this.#stats.members += members.length;
-    const batch = new Batch(members, this.#stats);
+    this.#stats.members += batch.runs.length;
     let outcomes: readonly Outcome[];
     try {
       outcomes = await this.options.runShared((tx) => batch.run(tx));
@@ -254,6 +291,12 @@ class Batch {
     const outcomes = await Promise.all(this.runs.map((run) => this.#runMember(run, tx)));
     if (outcomes.some((outcome) => outcome.kind === 'failed')) throw new BatchRolledBack();
     return outcomes;
+  }
+
+  /** The keys this batch's members claimed or are expected to claim. */
+  *keys(): Iterable<string> {
+    for (const run of this.runs) if (run.member.claimHint !== undefined) yield run.member.claimHint;
+    yield* this.#claims.keys();
   }
 
   /** Whether `run` left before the batch ended (it was answered then, to run alone). */

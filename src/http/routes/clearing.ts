@@ -1,7 +1,7 @@
-import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
-import { presentTransaction } from '../../core/index.js';
-import type { Store } from '../../store/store.js';
+import { presentTransaction, type Scope, type TransactionRecord } from '../../core/index.js';
+import type { Store, StoreOperations } from '../../store/store.js';
 import { authOf } from '../auth.js';
 import { respond } from '../idempotency.js';
 import { forceCaptureBody, refundBody } from '../schemas/clearing.js';
@@ -28,21 +28,10 @@ export function registerClearingRoutes(app: FastifyInstance, store: Store): void
         response: { 201: transactionObject },
       },
     },
-    async (request, reply) => {
-      const { scope } = authOf(request);
-      return respond(
-        store,
-        request,
-        reply,
-        201,
-        async (operations) => {
-          const outcome = await operations.forceCapture(scope, request.body);
-          markRepeat(reply, outcome.replayed);
-          return presentTransaction(outcome.transaction);
-        },
-        { message: { cardId: request.body.cardId, scope } },
-      );
-    },
+    async (request, reply) =>
+      respondWithPosting(store, request, reply, request.body.cardId, (operations, scope) =>
+        operations.forceCapture(scope, request.body),
+      ),
   );
 
   routes.post(
@@ -57,29 +46,40 @@ export function registerClearingRoutes(app: FastifyInstance, store: Store): void
         response: { 201: transactionObject },
       },
     },
-    async (request, reply) => {
-      const { scope } = authOf(request);
-      return respond(
-        store,
-        request,
-        reply,
-        201,
-        async (operations) => {
-          const outcome = await operations.refund(scope, request.body);
-          markRepeat(reply, outcome.replayed);
-          return presentTransaction(outcome.transaction);
-        },
-        { message: { cardId: request.body.cardId, scope } },
-      );
-    },
+    async (request, reply) =>
+      respondWithPosting(store, request, reply, request.body.cardId, (operations, scope) =>
+        operations.refund(scope, request.body),
+      ),
   );
 }
 
 /**
- * A repeat of a network id answers Idempotent-Replayed. Set by each run of a message's effect,
- * which may run more than once (Store.message): the run that committed says last.
+ * A force capture's or a refund's answer: 201 with the posting, Idempotent-Replayed on a
+ * repeat of its network id. Set by each run of the effect, which may run more than once
+ * (Store.message): the run that committed says last.
  */
-function markRepeat(reply: FastifyReply, replayed: boolean): void {
-  if (replayed) void reply.header('Idempotent-Replayed', 'true');
-  else void reply.removeHeader('Idempotent-Replayed');
+function respondWithPosting(
+  store: Store,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  cardId: string,
+  post: (
+    operations: StoreOperations,
+    scope: Scope,
+  ) => Promise<{ readonly transaction: TransactionRecord; readonly replayed: boolean }>,
+): Promise<FastifyReply> {
+  const { scope } = authOf(request);
+  return respond(
+    store,
+    request,
+    reply,
+    201,
+    async (operations) => {
+      const outcome = await post(operations, scope);
+      if (outcome.replayed) void reply.header('Idempotent-Replayed', 'true');
+      else void reply.removeHeader('Idempotent-Replayed');
+      return presentTransaction(outcome.transaction);
+    },
+    { message: { cardId, scope } },
+  );
 }

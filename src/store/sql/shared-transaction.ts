@@ -30,8 +30,9 @@ import type { Corkable } from './pipeline.js';
  *   after it wrote, a statement the database refused, which fails every statement behind it)
  *   rolls the whole batch back, and every member runs again alone: nothing of the batch was
  *   committed, so running again is safe, and the answers are those of the runs alone.
- * - A failure of BEGIN or COMMIT is every member's answer, not a run again: a COMMIT that
- *   failed may have committed (as for a transaction alone, the caller learns it failed).
+ * - A failure of the COMMIT is every member's answer, not a run again: a COMMIT that failed
+ *   may have committed (as for a transaction alone, the caller learns it failed). A BEGIN
+ *   that failed fails every statement behind it: a rollback, and every member runs alone.
  * - Every member has settled before the transaction ends: none sends a statement after the
  *   COMMIT or the ROLLBACK.
  */

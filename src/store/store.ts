@@ -122,7 +122,12 @@ export async function openStore(options: StoreOptions): Promise<OpenedStore> {
     runTransaction(ctx.client, (tx) => work(bound(tx)), WRITE_TRANSACTION);
   const single = perCallOperations(ctx, engine, replica);
   const writes = new WriteGate(options.writesOpenMax);
-  const messages = sharedMessages(ctx, writes, engine, bound);
+  /** Store.transaction: one transaction through the write gate. */
+  const transaction = <T>(work: (operations: StoreOperations) => Promise<T>): Promise<T> =>
+    writes.run(() =>
+      replica === null ? run(work) : runRecordingWrites(ctx, engine, replica, work),
+    );
+  const messages = sharedMessages(ctx, writes, engine, bound, transaction);
 
   return {
     ...single,
@@ -137,15 +142,10 @@ export async function openStore(options: StoreOptions): Promise<OpenedStore> {
       replica?.keepPositionsIn(positions);
     },
     authorize: engine.authorize,
-    transaction: (work) =>
-      writes.run(() =>
-        replica === null ? run(work) : runRecordingWrites(ctx, engine, replica, work),
-      ),
+    transaction,
+    // With a replica, each write notes its account's position: alone, as `transaction`.
     message: (work, subject) =>
-      // With a replica, each write notes its account's position: alone, as `transaction`.
-      replica === null
-        ? messages.run(work, subject)
-        : writes.run(() => runRecordingWrites(ctx, engine, replica, work)),
+      replica === null ? messages.run(work, subject) : transaction(work),
     authorizeStats: () => engine.stats(),
     writeStats: () => writes.stats(),
     messageStats: () => messages.stats(),
@@ -183,13 +183,14 @@ export async function openStore(options: StoreOptions): Promise<OpenedStore> {
 
 /**
  * Store.message's shared transactions, each through the write gate as one write; a message
- * sent to run alone runs as Store.transaction's work does.
+ * sent to run alone runs as Store.transaction's work (`alone`).
  */
 function sharedMessages(
   ctx: StoreContext,
   writes: WriteGate,
   engine: AuthorizeEngine,
   bound: (tx: SqlQueryable) => StoreOperations,
+  alone: <T>(work: (operations: StoreOperations) => Promise<T>) => Promise<T>,
 ) {
   const shared = new SharedTransactions({
     lanesMax: MESSAGE_LANES_MAX,
@@ -205,7 +206,7 @@ function sharedMessages(
       const vaultId = subject === undefined ? undefined : engine.vaultHintOf(subject);
       return shared.run(
         (tx) => work(bound(tx)),
-        (alone) => writes.run(() => runTransaction(ctx.client, alone, WRITE_TRANSACTION)),
+        () => alone(work),
         vaultId === undefined ? undefined : vaultKey(vaultId),
       );
     },

@@ -164,12 +164,13 @@ export class SharedTransactions {
   }
 
   /**
-   * Runs `work` in a shared transaction, or alone (`runAlone`, the store's own transaction)
-   * when the batch sends it there. `work` may run more than once; only one run commits.
+   * Runs `work` in a shared transaction, or calls `runAlone` (the same work in the store's own
+   * transaction) when the batch sends it there. `work` may run more than once; only one run
+   * commits.
    */
   async run<T>(
     work: (tx: SqlQueryable) => Promise<T>,
-    runAlone: (work: (tx: SqlQueryable) => Promise<T>) => Promise<T>,
+    runAlone: () => Promise<T>,
     claimHint?: string,
   ): Promise<T> {
     if (this.#waiting.length >= this.options.waitingMax) {
@@ -188,7 +189,7 @@ export class SharedTransactions {
       if (verdict.kind === 'next' && batches < NEXT_BATCHES_MAX) continue;
       // Run alone from the caller's own context, not the batch's (the store's write gate is
       // re-entrant by context, and a run alone waits its turn like any write).
-      if (verdict.kind === 'alone' || verdict.kind === 'next') return runAlone(work);
+      if (verdict.kind === 'alone' || verdict.kind === 'next') return runAlone();
       if (verdict.kind === 'refused') throw verdict.error;
       return verdict.value as T;
     }

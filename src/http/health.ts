@@ -122,6 +122,18 @@ function observeStoreWrites(registry: Metrics['registry'], store: Store): void {
   });
 }
 
+type MessageBatchStats = ReturnType<Store['messageStats']>;
+
+/** The `event` label of each count of Store.messageStats. */
+const MESSAGE_BATCH_EVENTS: Readonly<Record<keyof MessageBatchStats, string>> = {
+  batches: 'batches',
+  members: 'members',
+  restarts: 'restarts',
+  deferred: 'deferred',
+  left: 'left',
+  rolledBack: 'rolled_back',
+};
+
 /** The lifecycle messages' shared transactions (Store.message), counted since start. */
 function observeMessageBatches(registry: Metrics['registry'], store: Store): void {
   let seen = store.messageStats();
@@ -132,12 +144,10 @@ function observeMessageBatches(registry: Metrics['registry'], store: Store): voi
     registers: [registry],
     collect() {
       const now = store.messageStats();
-      this.inc({ event: 'batches' }, now.batches - seen.batches);
-      this.inc({ event: 'members' }, now.members - seen.members);
-      this.inc({ event: 'restarts' }, now.restarts - seen.restarts);
-      this.inc({ event: 'deferred' }, now.deferred - seen.deferred);
-      this.inc({ event: 'left' }, now.left - seen.left);
-      this.inc({ event: 'rolled_back' }, now.rolledBack - seen.rolledBack);
+      for (const [count, event] of Object.entries(MESSAGE_BATCH_EVENTS)) {
+        const name = count as keyof MessageBatchStats;
+        this.inc({ event }, now[name] - seen[name]);
+      }
       seen = now;
     },
   });

@@ -1,6 +1,7 @@
 import { Decimal as DecimalJs } from 'decimal.js';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { approximateDecimal, BoundedDecimal, compareNear } from '../../src/core/money/compare.js';
 import {
   AMOUNT_MAX,
   compareDecimalInteger,
@@ -158,5 +159,52 @@ describe('comparing a decimal with an integer fact', () => {
       }),
       { numRuns: 5000 },
     );
+  });
+});
+
+describe('comparing a money fact with a constant through doubles', () => {
+  /** The generated code's rule: the bounds decide outside them, compareDecimals inside. */
+  const fastCompare = (x: Decimal, c: Decimal): number =>
+    compareNear(approximateDecimal(x), x, new BoundedDecimal(c));
+  const places = fc.integer({ min: 0, max: 30 });
+  const decimal = fc.oneof(
+    fc
+      .tuple(fc.bigInt({ min: -(10n ** 40n), max: 10n ** 40n }), places)
+      .map(([digits, scale]) =>
+        new Decimal(digits.toString()).dividedBy(new Decimal(10).pow(scale)),
+      ),
+    fc
+      .constantFrom('0', '-0', '1', '-1', '1e-300', '1e300', '1e-280', '9999999.9999999', '1e-7')
+      .map((x) => new Decimal(x)),
+  );
+  /** A constant, and values at and within a few units of its last places, either side. */
+  const nearPair = fc
+    .tuple(decimal, fc.integer({ min: -3, max: 3 }), fc.integer({ min: 0, max: 40 }))
+    .map(
+      ([c, units, scale]) =>
+        [c.plus(new Decimal(units).dividedBy(new Decimal(10).pow(scale))), c] as const,
+    );
+
+  it('answers as decimal.js cmp, for values far from the constant and next to it', () => {
+    fc.assert(
+      fc.property(fc.oneof(fc.tuple(decimal, decimal), nearPair), ([x, c]) => {
+        expect(fastCompare(x, c), `${x.toString()} vs ${c.toString()}`).toBe(x.cmp(c));
+      }),
+      { numRuns: 10_000 },
+    );
+  });
+
+  it('decides most comparisons by the doubles alone, and none it cannot prove', () => {
+    const x = new Decimal('42.50');
+    expect(approximateDecimal(x)).toBe(42.5);
+    expect(approximateDecimal(new Decimal('-0.05'))).toBe(-0.05);
+    expect(approximateDecimal(new Decimal('1e-300'))).toBeNaN();
+    expect(approximateDecimal(undefined)).toBeNaN();
+    const { below, above } = new BoundedDecimal(new Decimal('100'));
+    expect(below).toBeLessThan(100);
+    expect(above).toBeGreaterThan(100);
+    // Within the margin the doubles say nothing: 100 + 1e-20 is left to compareDecimals.
+    const justAbove = approximateDecimal(new Decimal('100.00000000000000000001'));
+    expect(justAbove > above || justAbove < below).toBe(false);
   });
 });

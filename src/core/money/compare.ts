@@ -84,3 +84,74 @@ export function compareDecimalInteger(x: Decimal, n: number): number {
   if (signedWhole !== n) return signedWhole > n ? 1 : -1;
   return fraction ? x.s : 0;
 }
+
+/**
+ * Largest |exponent| `approximateDecimal` answers for: its doubles stay normal (no underflow to
+ * denormals, no overflow), so their relative error bound holds. Money is far inside it.
+ */
+const APPROXIMATE_EXPONENT_MAX = 280;
+/** 10^k for k in 0..294, each the double nearest it (one rounding). */
+const POWERS_OF_TEN: readonly number[] = Array.from(
+  { length: APPROXIMATE_EXPONENT_MAX + 2 * WORD_DIGITS + 1 },
+  (_, k) => Number(`1e${k}`),
+);
+/**
+ * The margin around a constant inside which only the exact comparison decides. The
+ * approximation's relative error is below 1.1e-14 (three roundings of at most 2^-53 each, and
+ * the words after the third, each below 10^-14 of the value since the first word is at least
+ * 1); 1e-12 is a hundred times that.
+ */
+const APPROXIMATION_MARGIN = 1e-12;
+
+/**
+ * A double within a relative 1.1e-14 of `x`, or NaN when `x` is not a finite Decimal within
+ * 10^±280 (NaN compares false with everything, which sends the caller to the exact path). Read
+ * once per decision for each money fact, so that the policy's comparisons of it with constants
+ * are comparisons of doubles (`decimalBounds`), exact all the same.
+ */
+export function approximateDecimal(x: Decimal | undefined): number {
+  const words = x?.d;
+  if (x === undefined || !words) return NaN;
+  const exponent = x.e;
+  if (exponent > APPROXIMATE_EXPONENT_MAX || exponent < -APPROXIMATE_EXPONENT_MAX) return NaN;
+  // The first word's weight: 10^(e - (e mod 7)), the mod taken towards minus infinity.
+  const firstWeight = exponent - (((exponent % WORD_DIGITS) + WORD_DIGITS) % WORD_DIGITS);
+  // The first three words as one integer (below 10^21; exact below 2^53, one rounding above).
+  const leading =
+    ((words[0] as number) * WORD_BASE + (words[1] ?? 0)) * WORD_BASE + (words[2] ?? 0);
+  const scale = firstWeight - 2 * WORD_DIGITS;
+  const magnitude =
+    scale >= 0
+      ? leading * (POWERS_OF_TEN[scale] as number)
+      : leading / (POWERS_OF_TEN[-scale] as number);
+  return x.s < 0 ? -magnitude : magnitude;
+}
+
+/**
+ * A policy's money constant with doubles around it: when `approximateDecimal(x)` is above
+ * `above`, x > value; when it is below `below`, x < value; between them (or NaN), only
+ * `compareDecimals` can tell. Each bound is the value's approximation moved by
+ * APPROXIMATION_MARGIN of its size, more than both approximations' errors together.
+ * `test/core/money.property.test.ts` checks `compareNear` against `cmp`, next to the value too.
+ */
+export class BoundedDecimal {
+  readonly below: number;
+  readonly above: number;
+
+  constructor(readonly value: Decimal) {
+    const near = approximateDecimal(value);
+    const margin = Math.abs(near) * APPROXIMATION_MARGIN;
+    this.below = near - margin;
+    this.above = near + margin;
+  }
+}
+
+/**
+ * `compareDecimals(x, constant.value)`, given `near = approximateDecimal(x)`: two comparisons of
+ * doubles decide unless x is within the constant's bounds.
+ */
+export function compareNear(near: number, x: Decimal, constant: BoundedDecimal): number {
+  if (near > constant.above) return 1;
+  if (near < constant.below) return -1;
+  return compareDecimals(x, constant.value);
+}

@@ -1,7 +1,10 @@
 import { assert, InvariantError } from '../assert.js';
 import {
+  approximateDecimal,
+  BoundedDecimal,
   compareDecimalInteger,
   compareDecimals,
+  compareNear,
   hasDecimal,
   sortedUniqueDecimals,
 } from '../money/compare.js';
@@ -9,7 +12,7 @@ import { isCheckedTotal, isCount } from '../money/amount.js';
 import type { CurrencyInfo } from '../money/currencies.js';
 import { dayOfWeekUtc, hourUtc } from '../time.js';
 import { NO_SHADOW_MATCHES, type Decision, type ShadowMatch } from '../decision/result.js';
-import type { ComparisonIr, ConditionIr } from './condition-ir.js';
+import type { ComparisonIr, ConditionIr, ValueOf } from './condition-ir.js';
 import type { EvaluationInput } from './evaluation-input.js';
 import { aggregateUnread, type Source } from './facts.js';
 import { BILLING_TOTAL } from './aggregates.js';
@@ -29,7 +32,9 @@ import type { Operator } from './operators.js';
  * (all of them, with reasons, in rules/README.md; the differential test's reference engine
  * mirrors each one):
  * - money facts compare as decimals through `compareDecimals` (and with integer facts through
- *   `compareDecimalInteger`), never as floats;
+ *   `compareDecimalInteger`), never as floats; with a constant, a double near the fact (read
+ *   once) answers first wherever it is far enough from the constant to be sure
+ *   (`decimalBounds`), so the answer is the exact comparison's;
  * - `contains` / `doesNotContain` test substrings of string facts (json-rules-engine: arrays);
  * - an absent optional fact is `undefined`: it equals nothing and is in no list, and both
  *   substring tests are false for it (as json-rules-engine's fact validator makes them).
@@ -56,7 +61,9 @@ export type Predicate = (input: EvaluationInput) => boolean;
 
 /** Helpers the generated code calls, passed in rather than reached through any global. */
 const RUNTIME = Object.freeze({
+  approximateDecimal,
   compareDecimals,
+  compareNear,
   compareDecimalInteger,
   hasDecimal,
   isCheckedTotal,
@@ -69,7 +76,8 @@ const RUNTIME = Object.freeze({
 
 const PRELUDE =
   "'use strict';\n" +
-  'const cmp = rt.compareDecimals, cmpInt = rt.compareDecimalInteger, hasDecimal = rt.hasDecimal,\n' +
+  'const cmp = rt.compareDecimals, near = rt.approximateDecimal, cmpNear = rt.compareNear,\n' +
+  '  cmpInt = rt.compareDecimalInteger, hasDecimal = rt.hasDecimal,\n' +
   '  isTotal = rt.isCheckedTotal,\n' +
   '  isCount = rt.isCount, unread = rt.aggregateUnread, hourUtc = rt.hourUtc,\n' +
   '  dayOfWeekUtc = rt.dayOfWeekUtc,\n' +
@@ -194,6 +202,39 @@ const AND = 1;
 const RELATIONAL = 2;
 const ATOM = 3;
 
+/** A source's local id, made of spendgate's own names. */
+function sourceId(source: Source): string {
+  // Aggregate keys ("amount:daily") hold a colon, so they never equal a field's id.
+  switch (source.kind) {
+    case 'request':
+      return SOURCE_IDS.request[source.field];
+    case 'merchant':
+      return SOURCE_IDS.merchant[source.field];
+    case 'clock':
+      return SOURCE_IDS.clock[source.field];
+    case 'aggregate':
+      return source.aggregate.key;
+  }
+}
+
+/**
+ * The money sources compared with two or more constants in these conditions: only for them does
+ * a double near the fact (one `approximateDecimal` a call) cost less than exact comparisons.
+ */
+function sourcesComparedOften(conditions: readonly ConditionIr[]): ReadonlySet<string> {
+  const counts = new Map<string, number>();
+  const visit = (ir: ConditionIr): void => {
+    if (ir.kind === 'all' || ir.kind === 'any') ir.children.forEach(visit);
+    else if (ir.kind === 'not') visit(ir.child);
+    else if (ir.kind === 'compare' && ir.valueKind === 'money' && ir.operand.kind === 'constant') {
+      const id = sourceId(ir.source);
+      counts.set(id, (counts.get(id) ?? 0) + 1);
+    }
+  };
+  conditions.forEach(visit);
+  return new Set([...counts].filter(([, count]) => count >= 2).map(([id]) => id));
+}
+
 /** One generated function body: the sources it reads become locals, each read once. */
 class Body {
   readonly #locals = new Map<string, string>();
@@ -201,10 +242,16 @@ class Body {
   #currencyName: string | null = null;
   #billingTotalName: string | null = null;
 
+  readonly #comparedOften: ReadonlySet<string>;
+
+  /** `conditions`: all this body will hold, so that it knows which facts to approximate. */
   constructor(
     private readonly constants: Constants,
     private readonly currencyInfo: CurrencyInfo,
-  ) {}
+    conditions: readonly ConditionIr[],
+  ) {
+    this.#comparedOften = sourcesComparedOften(conditions);
+  }
 
   /** The constant billing totals are checked against (BILLING_TOTAL). */
   private billingTotal(): string {
@@ -229,22 +276,7 @@ class Body {
   }
 
   read(source: Source): string {
-    // Aggregate keys ("amount:daily") hold a colon, so they never equal a field's id.
-    let id: string;
-    switch (source.kind) {
-      case 'request':
-        id = SOURCE_IDS.request[source.field];
-        break;
-      case 'merchant':
-        id = SOURCE_IDS.merchant[source.field];
-        break;
-      case 'clock':
-        id = SOURCE_IDS.clock[source.field];
-        break;
-      case 'aggregate':
-        id = source.aggregate.key;
-        break;
-    }
+    const id = sourceId(source);
     const known = this.#locals.get(id);
     if (known !== undefined) return known;
     const local = LOCAL_NAMES.at(this.#locals.size);
@@ -274,6 +306,18 @@ class Body {
       }
     }
     return local;
+  }
+
+  /** A double near a money local (`approximateDecimal`), computed once after the local is read. */
+  private approximation(local: string): string {
+    // Field ids and aggregate keys never begin with a tilde: no source's id collides.
+    const id = `~${local}`;
+    const known = this.#locals.get(id);
+    if (known !== undefined) return known;
+    const name = LOCAL_NAMES.at(this.#locals.size);
+    this.#locals.set(id, name);
+    this.#reads += `const ${name} = near(${local});\n`;
+    return name;
   }
 
   prologue(): string {
@@ -358,6 +402,13 @@ class Body {
       assert(ir.operator === 'notIn', 'lists go with in or notIn');
       return `!${list}`;
     }
+    if (
+      ir.valueKind === 'money' &&
+      ir.operand.kind === 'constant' &&
+      this.#comparedOften.has(sourceId(ir.source))
+    ) {
+      return this.moneyConstant(left, ir.operator, ir.operand.value);
+    }
     const right =
       operand.kind === 'fact' ? this.read(operand.source) : this.constants.name(operand.value);
     if (ir.operator === 'contains' || ir.operator === 'doesNotContain') {
@@ -370,8 +421,21 @@ class Body {
     const token = COMPARE[ir.operator];
     if (token === undefined) throw new InvariantError(`the checker let ${ir.operator} through`);
     this.#level = RELATIONAL;
-    if (ir.valueKind === 'money') return `cmp(${left},${right})${token}0`;
-    return `${left}${token}${right}`;
+    if (ir.valueKind !== 'money') return `${left}${token}${right}`;
+    return `cmp(${left},${right})${token}0`;
+  }
+
+  /**
+   * A money fact against a policy's constant, for a fact compared with several. The constants
+   * are rarely near the fact: two comparisons of doubles decide, and the exact comparison runs
+   * only within the constant's bounds (the same answer: BoundedDecimal).
+   */
+  private moneyConstant(left: string, operator: Operator, value: ValueOf<'money'>): string {
+    const token = COMPARE[operator];
+    if (token === undefined) throw new InvariantError(`the checker let ${operator} through`);
+    this.#level = RELATIONAL;
+    const bounded = this.constants.name(new BoundedDecimal(value));
+    return `cmpNear(${this.approximation(left)},${left},${bounded})${token}0`;
   }
 }
 
@@ -412,7 +476,11 @@ function firstDeclineSource(
   constants: Constants,
   currency: CurrencyInfo,
 ): string {
-  const body = new Body(constants, currency);
+  const body = new Body(
+    constants,
+    currency,
+    checks.map((check) => check.condition),
+  );
   let declines = '';
   for (const check of checks) {
     declines += `if(${body.expression(check.condition)})return ${constants.name(check.decision)};\n`;
@@ -425,7 +493,11 @@ function shadowMatchesSource(
   constants: Constants,
   currency: CurrencyInfo,
 ): string {
-  const body = new Body(constants, currency);
+  const body = new Body(
+    constants,
+    currency,
+    checks.map((check) => check.condition),
+  );
   let matches = '';
   for (const check of checks) {
     matches += `if(${body.expression(check.condition)})(matches??=[]).push(${constants.name(check.match)});\n`;
@@ -439,7 +511,7 @@ function shadowMatchesSource(
 /** One condition as a predicate of its own, for per-rule inspection and tests. */
 export function generatePredicate(condition: ConditionIr, currency: CurrencyInfo): Predicate {
   const constants = new Constants();
-  const body = new Body(constants, currency);
+  const body = new Body(constants, currency, [condition]);
   const expression = body.expression(condition);
   return build(
     constants,

@@ -2,6 +2,7 @@ import http from 'node:http';
 import pg from 'pg';
 import { Child, freePort, sleep } from './child.js';
 import { machineBusySeconds, postgresSeconds, postgresSince, processSeconds } from './cpu.js';
+import { walPosition } from './wal.js';
 import { runClosedLoop, Tally, type Target } from './http-load.js';
 import { REDIS_URL } from './redis.js';
 
@@ -111,6 +112,7 @@ export interface Row {
   readonly nodeCpuUs: number;
   readonly postgresCpuUs: number;
   readonly clientCpuUs: number;
+  readonly walBytesPerRequest: number;
   readonly otherCores: number;
   readonly note: string;
 }
@@ -170,11 +172,18 @@ export interface Measured {
   readonly cpu: CpuSpan;
   /** Seconds the load ran (not the outbox's drain after it). */
   loadS: number;
+  /** WAL bytes the cluster wrote over the same spans as the CPU. */
+  walBytes: number;
 }
 
 /** A workload's measurement, accumulated over one or more runs (the alternated rounds). */
 export function newMeasured(expect: Expect, servicePid: number, database: string): Measured {
-  return { tally: new ExpectTally(expect), cpu: new CpuSpan(servicePid, database), loadS: 0 };
+  return {
+    tally: new ExpectTally(expect),
+    cpu: new CpuSpan(servicePid, database),
+    loadS: 0,
+    walBytes: 0,
+  };
 }
 
 /**
@@ -188,6 +197,7 @@ export async function runMeasured(
   checks: pg.Pool,
   connections = CONNECTIONS,
 ): Promise<void> {
+  const walBefore = await walPosition(checks);
   measured.cpu.start();
   measured.loadS += await runClosedLoop(target, {
     connections,
@@ -196,6 +206,7 @@ export async function runMeasured(
   });
   await drainOutbox(checks);
   measured.cpu.stop();
+  measured.walBytes += (await walPosition(checks)) - walBefore;
 }
 
 /** Waits (bounded) until the outbox has relayed every event; returns the events left. */
@@ -228,6 +239,7 @@ export function rowOf(name: string, measured: Measured, note = ''): Row {
     nodeCpuUs: perRequest(cpu.nodeS),
     postgresCpuUs: perRequest(cpu.postgresS),
     clientCpuUs: perRequest(cpu.clientS),
+    walBytesPerRequest: measured.walBytes / Math.max(1, requests),
     otherCores: cpu.otherCores(),
     note,
   };
@@ -241,12 +253,12 @@ export const met = (ok: boolean) => (ok ? 'met   ' : 'MISSED');
 export function printRows(title: string, rows: readonly Row[], baseline: Row): void {
   console.log(`\n${title}\n`);
   console.log(
-    `| workload | req/s | p50 ms | p99 ms | max ms | wrong answers | Node CPU us/req | PostgreSQL CPU us/req | client CPU us/req | req/s vs ${baseline.name} | Node CPU vs ${baseline.name} | other load (cores) |`,
+    `| workload | req/s | p50 ms | p99 ms | max ms | wrong answers | Node CPU us/req | PostgreSQL CPU us/req | client CPU us/req | WAL bytes/req | req/s vs ${baseline.name} | Node CPU vs ${baseline.name} | other load (cores) |`,
   );
-  console.log('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
+  console.log('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
   for (const row of rows) {
     console.log(
-      `| ${row.name} | ${fixed(row.perSecond, 0)} | ${fixed(row.p50Ms, 2)} | ${fixed(row.p99Ms, 2)} | ${fixed(row.maxMs, 1)} | ${row.wrong} | ${fixed(row.nodeCpuUs, 0)} | ${fixed(row.postgresCpuUs, 0)} | ${fixed(row.clientCpuUs, 0)} | ${fixed(row.perSecond / baseline.perSecond, 2)}x | ${fixed(row.nodeCpuUs / baseline.nodeCpuUs, 2)}x | ${fixed(row.otherCores, 2)} |`,
+      `| ${row.name} | ${fixed(row.perSecond, 0)} | ${fixed(row.p50Ms, 2)} | ${fixed(row.p99Ms, 2)} | ${fixed(row.maxMs, 1)} | ${row.wrong} | ${fixed(row.nodeCpuUs, 0)} | ${fixed(row.postgresCpuUs, 0)} | ${fixed(row.clientCpuUs, 0)} | ${fixed(row.walBytesPerRequest, 0)} | ${fixed(row.perSecond / baseline.perSecond, 2)}x | ${fixed(row.nodeCpuUs / baseline.nodeCpuUs, 2)}x | ${fixed(row.otherCores, 2)} |`,
     );
   }
   for (const row of rows) if (row.note.length > 0) console.log(`- ${row.name}: ${row.note}`);

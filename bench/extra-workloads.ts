@@ -17,6 +17,7 @@ import {
 import type { Target } from './http-load.js';
 import { setUpVaults } from './http-setup.js';
 import { checkLedgerInvariants, hold } from './ledger-checks.js';
+import { walPosition } from './wal.js';
 import { MESSAGE_WORKLOADS, runMessageWorkloads } from './message-workloads.js';
 import { createNaiveSchema, naiveAuthorization } from './naive-sql.js';
 import { PRICING_WORKLOADS, runPricingWorkloads, setUpSolVaults } from './pricing-workloads.js';
@@ -181,9 +182,11 @@ async function naiveSql(databaseUrl: string, database: string, seconds: number):
     const authorize = naiveAuthorization(pool, VAULTS, HTTP_BENCH_PURCHASE.amount);
     await runLoad('naive SQL warm-up', CONNECTIONS, 1000, authorize);
     const cpu = new CpuSpan(null, database);
+    const walBefore = await walPosition(pool);
     cpu.start();
     const result = await runLoad('naive SQL', CONNECTIONS, seconds * 1000, authorize);
     cpu.stop();
+    const walBytes = (await walPosition(pool)) - walBefore;
     const perRequest = (cpuSeconds: number) => (cpuSeconds * 1e6) / Math.max(1, result.operations);
     return {
       name: 'naive SQL',
@@ -196,6 +199,7 @@ async function naiveSql(databaseUrl: string, database: string, seconds: number):
       nodeCpuUs: perRequest(cpu.nodeS),
       postgresCpuUs: perRequest(cpu.postgresS),
       clientCpuUs: perRequest(cpu.clientS),
+      walBytesPerRequest: walBytes / Math.max(1, result.operations),
       otherCores: cpu.otherCores(),
       note: `${CONNECTIONS} clients, pool ${NAIVE_POOL_CONNECTIONS}, one transaction per authorization; its Node CPU is the SQL client (pg) in the bench process`,
     };

@@ -63,6 +63,7 @@ import {
 } from './server-latency.js';
 import { authorizationTargets, setUpVaults } from './http-setup.js';
 import { HTTP_BENCH_DEPOSIT, HTTP_BENCH_PURCHASE } from './workloads.js';
+import { walPosition } from './wal.js';
 import { ensureWrk, wrkVersion } from './wrk-load.js';
 import {
   IDLE_GAP_MS,
@@ -642,14 +643,6 @@ function withClientCpu(measured: Row, clientCpuS: number | undefined, spanS: num
     clientCpuUs: measured.clientCpuUs + (clientCpuS * 1e6) / Math.max(1, measured.requests),
     otherCores: Math.max(0, measured.otherCores - clientCpuS / spanS),
   };
-}
-
-/** The cluster's WAL insert position in bytes: a byte count fits a double for 8 PB. */
-async function walPosition(pool: pg.Pool): Promise<number> {
-  const { rows } = await pool.query<{ at: string }>(
-    "SELECT pg_wal_lsn_diff(pg_current_wal_insert_lsn(), '0/0')::text AS at",
-  );
-  return Number(rows[0]?.at ?? Number.NaN);
 }
 
 // ---------------------------------------------------------------------------------------------

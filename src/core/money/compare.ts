@@ -107,7 +107,7 @@ const APPROXIMATION_MARGIN = 1e-12;
  * A double within a relative 1.1e-14 of `x`, or NaN when `x` is not a finite Decimal within
  * 10^±280 (NaN compares false with everything, which sends the caller to the exact path). Read
  * once per decision for each money fact, so that the policy's comparisons of it with constants
- * are comparisons of doubles (`decimalBounds`), exact all the same.
+ * are comparisons of doubles (`compareNear`), exact all the same.
  */
 export function approximateDecimal(x: Decimal | undefined): number {
   const words = x?.d;

@@ -32,9 +32,9 @@ import type { Operator } from './operators.js';
  * (all of them, with reasons, in rules/README.md; the differential test's reference engine
  * mirrors each one):
  * - money facts compare as decimals through `compareDecimals` (and with integer facts through
- *   `compareDecimalInteger`), never as floats; with a constant, a double near the fact (read
- *   once) answers first wherever it is far enough from the constant to be sure
- *   (`decimalBounds`), so the answer is the exact comparison's;
+ *   `compareDecimalInteger`), never as floats; against constants, a double near the fact
+ *   (read once) answers first wherever it is far enough from the constant to be sure
+ *   (`compareNear`, `BoundedDecimal`), so the answer is the exact comparison's;
  * - `contains` / `doesNotContain` test substrings of string facts (json-rules-engine: arrays);
  * - an absent optional fact is `undefined`: it equals nothing and is in no list, and both
  *   substring tests are false for it (as json-rules-engine's fact validator makes them).
@@ -421,8 +421,8 @@ class Body {
     const token = COMPARE[ir.operator];
     if (token === undefined) throw new InvariantError(`the checker let ${ir.operator} through`);
     this.#level = RELATIONAL;
-    if (ir.valueKind !== 'money') return `${left}${token}${right}`;
-    return `cmp(${left},${right})${token}0`;
+    if (ir.valueKind === 'money') return `cmp(${left},${right})${token}0`;
+    return `${left}${token}${right}`;
   }
 
   /**
